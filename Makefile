@@ -1,0 +1,47 @@
+# Link's build. `make demo` and `make test` do all the set-up on a fresh
+# Debian machine; see README.md.
+SHELL := /bin/bash
+BIN   := $(CURDIR)/bin
+GO    ?= go
+export GOFLAGS := -buildvcs=false
+
+BINARIES := $(patsubst cmd/%/,%,$(wildcard cmd/*/))
+STATIC   := lnk-init
+
+.PHONY: all deps build vet test test-go test-user demo bench fuzz clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build:
+	@mkdir -p $(BIN)
+	@for b in $(BINARIES); do \
+	  if echo " $(STATIC) " | grep -q " $$b "; then cgo=0; else cgo=1; fi; \
+	  CGO_ENABLED=$$cgo $(GO) build -trimpath -o $(BIN)/$$b ./cmd/$$b || exit 1; \
+	done
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt: files above are not formatted"; exit 1; }
+
+test: deps build vet test-go test-user
+
+test-go:
+	LNK_BIN=$(BIN) $(GO) test -count=1 -timeout 20m ./...
+
+test-user:
+	@scripts/test-as-user.sh
+
+demo: deps build
+	@scripts/demo.sh
+
+bench: deps build
+	@scripts/bench.sh
+
+fuzz:
+	@scripts/fuzz.sh
+
+clean:
+	rm -rf $(BIN)

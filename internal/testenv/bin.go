@@ -1,0 +1,66 @@
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+var (
+	buildMu  sync.Mutex
+	buildDir string
+	built    = map[string]string{}
+)
+
+// Bin returns the path of Link's binary name (lnk, lnk-fsbroker, …). With
+// LNK_BIN set (make test sets it to the bin/ it has just built) it is
+// taken from there; otherwise it is built once per test process from this
+// checkout, so a test never runs a stale binary.
+func Bin(t testing.TB, name string) string {
+	t.Helper()
+	if dir := os.Getenv("LNK_BIN"); dir != "" {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("LNK_BIN=%s has no %s (make build makes it): %v", dir, name, err)
+		}
+		return p
+	}
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if p, ok := built[name]; ok {
+		return p
+	}
+	if buildDir == "" {
+		d, err := os.MkdirTemp("", "lnk-testbin-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(d, 0o755)
+		buildDir = d
+	}
+	out := filepath.Join(buildDir, name)
+	cmd := exec.Command("go", "build", "-o", out, "lnk.dev/lnk/cmd/"+name)
+	cmd.Dir = RepoRoot(t)
+	cmd.Env = os.Environ()
+	if name == "lnk-init" {
+		cmd.Env = append(cmd.Env, "CGO_ENABLED=0")
+	}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", name, err, b)
+	}
+	built[name] = out
+	return out
+}
+
+// RepoRoot is the folder holding go.mod.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("testenv: no caller")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}

@@ -1,0 +1,60 @@
+// Package testenv is what Link's tests share: a temporary HOME, the
+// built binaries, and the one way a sandbox test may skip.
+//
+// A test never touches the real HOME: Home points HOME (and XDG folders)
+// at a fresh temporary folder. A test that needs a kernel feature calls
+// Require; with LNK_REQUIRE_SANDBOX=1 (CI sets it) a missing feature is a
+// failure, never a skip.
+package testenv
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Home makes a temporary HOME for t, mode 0700, and points HOME,
+// XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_STATE_HOME and XDG_RUNTIME_DIR into
+// it for the rest of the test. It returns the folder's path.
+func Home(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "lnk-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// Resolve /tmp links once so paths compare equal to what the code sees.
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	t.Setenv("HOME", dir)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, ".config"))
+	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, ".local", "share"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, ".local", "state"))
+	run := filepath.Join(dir, ".run")
+	if err := os.Mkdir(run, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", run)
+	return dir
+}
+
+// Required reports whether CI demands every sandbox feature
+// (LNK_REQUIRE_SANDBOX=1).
+func Required() bool { return os.Getenv("LNK_REQUIRE_SANDBOX") == "1" }
+
+// Require skips t when ok is false, saying what is missing — or, under
+// LNK_REQUIRE_SANDBOX=1, fails it: in CI a missing feature is a failure.
+func Require(t testing.TB, ok bool, what string) {
+	t.Helper()
+	if ok {
+		return
+	}
+	if Required() {
+		t.Fatalf("LNK_REQUIRE_SANDBOX=1 and this machine lacks %s", what)
+	}
+	t.Skipf("this machine lacks %s", what)
+}

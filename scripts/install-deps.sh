@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what building and testing Link needs on a Debian machine, only
+# what is missing: system packages (as root, or with sudo), then the npm
+# test peers of every */testdata/npm folder.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pkgs=(bubblewrap libseccomp-dev pkg-config gcc tmux xvfb xauth zenity xdotool iproute2 curl python3 libnotify-bin dbus-x11 notification-daemon)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+command -v node >/dev/null && command -v npm >/dev/null || missing+=(nodejs npm)
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "installing: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+for d in $(find . -path ./node_modules -prune -o -type d -path '*/testdata/npm' -print); do
+  if [ ! -d "$d/node_modules" ]; then
+    echo "npm test peers in $d"
+    (cd "$d" && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-save --no-audit --no-fund --loglevel=error; })
+  fi
+done

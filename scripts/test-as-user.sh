@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs the sandbox suite again as an unprivileged owner (LNK_TEST_USER,
+# default lnktest), since owners run lnk as themselves. Test binaries and
+# Link's binaries are built as the caller, copied to a world-readable
+# folder with each package's testdata, and run there as the user.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+user=${LNK_TEST_USER:-lnktest}
+if ! id "$user" >/dev/null 2>&1; then
+  if [ "${CI:-}" = true ]; then echo "test-as-user: no user $user (.ci/run makes it)"; exit 1; fi
+  echo "test-as-user: no user $user; skipped (sudo useradd -m $user to run it)"; exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then echo "test-as-user: needs root to switch to $user; skipped"; exit 0; fi
+work=$(mktemp -d /tmp/lnk-usersuite.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+chmod 755 "$work"
+mkdir -p "$work/bin" "$work/home"
+cp bin/* "$work/bin/"
+chown "$user" "$work/home"
+chmod 700 "$work/home"
+status=0
+while read -r pkg; do
+  case "$pkg" in ''|'#'*) continue ;; esac
+  [ -d "$pkg" ] || { echo "test-as-user: $pkg is listed but missing"; status=1; continue; }
+  name=$(echo "$pkg" | tr '/.' '__')
+  dir="$work/pkg/$name"
+  mkdir -p "$dir"
+  go test -c -o "$dir/pkg.test" "./$pkg"
+  [ -f "$dir/pkg.test" ] || continue
+  [ -d "$pkg/testdata" ] && cp -r "$pkg/testdata" "$dir/"
+  chmod -R a+rX "$work/pkg"
+  echo "== as $user: $pkg"
+  if ! (cd "$dir" && runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$work/home" \
+      LNK_BIN="$work/bin" LNK_REQUIRE_SANDBOX="${LNK_REQUIRE_SANDBOX:-}" CI="${CI:-}" \
+      ./pkg.test -test.timeout 10m -test.count 1 2>&1 | sed 's/^/    /'; exit "${PIPESTATUS[0]}"); then
+    echo "FAIL as $user: $pkg"; status=1
+  else
+    echo "ok   as $user: $pkg"
+  fi
+done < scripts/user-suite.txt
+exit $status

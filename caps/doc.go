@@ -1,0 +1,29 @@
+// Package caps is an agent's grants: the sandbox spec (TOML), its two
+// layers (the agent's Config/sandbox.toml and the harness's
+// ~/.lnk/harnesses/<harness>.toml), the rules that stop a grant widening
+// the sandbox, and the compile step that turns both into one checked
+// [Compiled] value that the sandbox builder, the proxy, the kernel and the
+// tool bridge are handed.
+//
+// # Security
+//
+// Holds: nothing secret. It reads and writes only Link's own settings
+// files (folders 0700, files 0600), never following a link in Link's own
+// folders, and writes atomically (temp beside, fsync, rename, fsync the
+// folder); nothing is written on a refusal.
+//
+// Trusts: the owner's HOME and the owner's command line. It does not trust
+// a spec file's contents: decoding is strict (an unknown key or a wrong
+// type is refused naming the file, line and key), and a spec file that is
+// a link or not a regular file is refused.
+//
+// Refuses, each with its own typed error (see rules.go): a files folder
+// that is the home folder or holds it, a dot folder in it, Link's
+// settings, another agent's folder or a harness home; a path through a
+// symlink, with "..", or with a NUL byte; a read-only folder inside a
+// written one; a namespace name or one of Link's own tools as a tool
+// grant; [network] mode "host" without [localhost] ports "*" or the other
+// way round is allowed only together. ~/Link/Agents (but the agent's
+// own), ~/Link/History, ~/Link/Teams and ~/.lnk stay hidden whatever is
+// granted.
+package caps

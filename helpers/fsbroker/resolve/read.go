@@ -1,0 +1,163 @@
+package resolve
+
+import (
+	"io/fs"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// readFlags open a file for reading so that nothing can block or take
+// over the caller: O_NONBLOCK makes a FIFO's open return at once (and a
+// read of it EAGAIN), O_NOCTTY keeps a terminal from becoming the
+// process's. The file is then checked with fstat and refused unless it is
+// regular; see the package doc, "Why one open, not O_PATH and a reopen".
+const readFlags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY
+
+// openRegular opens name for reading and refuses anything but a regular
+// file. It returns the descriptor and its fstat.
+func (r *Root) openRegular(op, name string, st *unix.Stat_t) (int, error) {
+	fd, err := r.resolve(op, name, readFlags)
+	if err != nil {
+		return -1, err
+	}
+	if err := unix.Fstat(fd, st); err != nil {
+		unix.Close(fd)
+		return -1, fail(op, name, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return -1, refuse(op, name, ErrNotRegular)
+	}
+	return fd, nil
+}
+
+// Open opens the regular file name for reading and returns it with its
+// [Version]. A file larger than max bytes by fstat is refused
+// (ErrTooLarge); max <= 0 means no cap. The cap is on the size seen at
+// open: a reader of the returned file that needs a hard cap must stop at
+// max bytes itself (the file may grow), as [Root.ReadFile] does. The file
+// is in blocking mode; the broker hands its descriptor on over SCM_RIGHTS.
+func (r *Root) Open(name string, max int64) (*os.File, Version, error) {
+	var st unix.Stat_t
+	fd, err := r.openRegular("open", name, &st)
+	if err != nil {
+		return nil, Version{}, err
+	}
+	if max > 0 && st.Size > max {
+		unix.Close(fd)
+		return nil, Version{}, refuse("open", name, ErrTooLarge)
+	}
+	// A regular file ignores O_NONBLOCK, but whoever receives the
+	// descriptor should not see it.
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, Version{}, fail("open", name, err)
+	}
+	return os.NewFile(uintptr(fd), name), versionOf(&st), nil
+}
+
+// ReadFile reads the regular file name whole, refusing it (ErrTooLarge)
+// past max bytes — counted on the bytes read, so a file that grows while
+// it is read never passes the cap. max must be positive.
+func (r *Root) ReadFile(name string, max int64) ([]byte, Version, error) {
+	if max <= 0 {
+		return nil, Version{}, refuse("read", name, ErrTooLarge)
+	}
+	var st unix.Stat_t
+	fd, err := r.openRegular("read", name, &st)
+	if err != nil {
+		return nil, Version{}, err
+	}
+	defer unix.Close(fd)
+	if st.Size > max {
+		return nil, Version{}, refuse("read", name, ErrTooLarge)
+	}
+	buf := make([]byte, 0, st.Size+1) // +1 sees growth without a second read call
+	for {
+		if int64(len(buf)) > max {
+			return nil, Version{}, refuse("read", name, ErrTooLarge)
+		}
+		if len(buf) == cap(buf) {
+			n := int64(cap(buf)) * 2
+			if n > max+1 {
+				n = max + 1
+			}
+			if n < 512 {
+				n = 512
+			}
+			nb := make([]byte, len(buf), n)
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue
+		}
+		if err != nil {
+			return nil, Version{}, fail("read", name, err)
+		}
+		if n == 0 {
+			return buf, versionOf(&st), nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
+// Info is what [Root.Stat] says of a name.
+type Info struct {
+	Mode    fs.FileMode // type and permission bits, as io/fs has them
+	Size    int64
+	ModTime time.Time
+	Version Version // meaningful for a regular file
+}
+
+// Stat describes name without opening it for reading: any kind of file,
+// but never through a link, and a link itself is refused (ErrLink).
+func (r *Root) Stat(name string) (Info, error) {
+	fd, err := r.resolve("stat", name, unix.O_PATH)
+	if err != nil {
+		return Info{}, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return Info{}, fail("stat", name, err)
+	}
+	return Info{
+		Mode:    fileMode(st.Mode),
+		Size:    st.Size,
+		ModTime: time.Unix(0, st.Mtim.Nano()),
+		Version: versionOf(&st),
+	}, nil
+}
+
+// fileMode converts a stat mode to io/fs's bits.
+func fileMode(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	switch m & unix.S_IFMT {
+	case unix.S_IFDIR:
+		mode |= fs.ModeDir
+	case unix.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		mode |= fs.ModeSocket
+	case unix.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		mode |= fs.ModeDevice
+	}
+	if m&unix.S_ISUID != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if m&unix.S_ISGID != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if m&unix.S_ISVTX != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
+}

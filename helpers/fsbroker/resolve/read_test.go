@@ -1,0 +1,89 @@
+package resolve
+
+import (
+	"errors"
+	"io"
+	"path/filepath"
+	"testing"
+)
+
+// bothWalks runs f with openat2 and again with the fallback walk forced.
+func bothWalks(t *testing.T, f func(t *testing.T, r *Root)) {
+	base := testTree(t)
+	r := openRoot(t, filepath.Join(base, "root"))
+	t.Run("openat2", func(t *testing.T) { f(t, r) })
+	t.Run("fallback", func(t *testing.T) { f(t, r.forceFallback()) })
+}
+
+func TestReadRefusals(t *testing.T) {
+	bothWalks(t, func(t *testing.T, r *Root) {
+		for _, c := range []struct {
+			name string
+			want error
+		}{
+			{"a/b/c.txt", nil},
+			{"f.txt", nil},
+			{"ln-in/b/c.txt", ErrLink},
+			{"ln-in", ErrLink},
+			{"ln-out/secret", ErrLink},
+			{"ln-abs/secret", ErrLink},
+			{"ln-dangling", ErrLink},
+			{"ln-loop", ErrLink},
+			{"ln-loop/x", ErrLink},
+			{"fifo", ErrNotRegular},
+			{"a", ErrNotRegular},
+			{".", ErrNotRegular},
+			{"missing", ErrNotFound},
+			{"a/missing/x", ErrNotFound},
+			{"f.txt/x", ErrNotDir},
+			{"../outside/secret", ErrEscape},
+			{"a/../../outside/secret", ErrEscape},
+			{"/etc/passwd", ErrEscape},
+			{"ln/", ErrInvalid},
+			{"ln/.", ErrInvalid},
+			{"ln//", ErrInvalid},
+			{"a//b/c.txt", ErrInvalid},
+			{"./f.txt", ErrInvalid},
+			{"", ErrInvalid},
+			{"a\x00b", ErrInvalid},
+		} {
+			b, _, err := r.ReadFile(c.name, 1<<20)
+			if c.want == nil {
+				if err != nil {
+					t.Errorf("ReadFile(%q): %v", c.name, err)
+				}
+				continue
+			}
+			if !errors.Is(err, c.want) {
+				t.Errorf("ReadFile(%q) = %q, %v; want %v", c.name, b, err, c.want)
+			}
+			f, _, err := r.Open(c.name, 0)
+			if !errors.Is(err, c.want) {
+				t.Errorf("Open(%q) = %v; want %v", c.name, err, c.want)
+			}
+			if f != nil {
+				f.Close()
+			}
+		}
+	})
+}
+
+func TestOpenReturnsFile(t *testing.T) {
+	bothWalks(t, func(t *testing.T, r *Root) {
+		f, v, err := r.Open("a/b/c.txt", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		b, err := io.ReadAll(f)
+		if err != nil || string(b) != "in root" {
+			t.Fatalf("read %q, %v", b, err)
+		}
+		if v.IsZero() || v.IsAbsent() || v.Size != 7 {
+			t.Fatalf("version %+v", v)
+		}
+		if _, _, err := r.Open("a/b/c.txt", 6); !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("Open past cap: %v", err)
+		}
+	})
+}

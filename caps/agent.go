@@ -1,0 +1,197 @@
+package caps
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"golang.org/x/sys/unix"
+)
+
+// ErrNoAgent is returned for an agent name with no folder.
+var ErrNoAgent = errors.New("no such agent")
+
+// Agent is Config/agent.toml: who the agent is.
+type Agent struct {
+	ID      string `toml:"id" json:"id"`
+	Name    string `toml:"name" json:"name"`
+	Owner   string `toml:"owner" json:"owner"`
+	Harness string `toml:"harness,omitempty" json:"harness,omitempty"`
+	Created string `toml:"created" json:"created"`
+}
+
+// layoutFor is the layout under home, with home's own links resolved (the
+// owner's HOME is trusted; everything under it is not).
+func layoutFor(home string) (Layout, error) {
+	if home == "" || !filepath.IsAbs(home) {
+		return Layout{}, fmt.Errorf("HOME %q is not an absolute path", home)
+	}
+	real, err := filepath.EvalSymlinks(filepath.Clean(home))
+	if err != nil {
+		return Layout{}, fmt.Errorf("HOME: %w", err)
+	}
+	return Layout{Home: real}, nil
+}
+
+// NewID is a random 128-bit ID, 32 lowercase hex digits.
+func NewID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("caps: no randomness: " + err.Error())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// CreateAgent makes agent name under home: ~/Link/Agents/<name>/{Home,
+// Home/work, Agent, Config} (0700), Config/agent.toml and an empty
+// Config/sandbox.toml (0600).
+func CreateAgent(home, name string) (*Agent, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	if strings.HasPrefix(name, ".") {
+		return nil, at(ErrBadName, name, "an agent's name can't start with '.'")
+	}
+	l, err := layoutFor(home)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range []string{l.Link(), l.Agents()} {
+		if err := mkdirPrivate(d); err != nil {
+			return nil, err
+		}
+	}
+	dir := l.AgentDir(name)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, at(ErrAgentExists, name, "lnk agent list shows the agents; lnk agent delete "+name+" removes it")
+		}
+		return nil, err
+	}
+	for _, d := range []string{l.FilesDir(name), filepath.Join(l.FilesDir(name), "work"), filepath.Join(dir, "Agent"), l.ConfigDir(name)} {
+		if err := mkdirPrivate(d); err != nil {
+			return nil, err
+		}
+	}
+	u := strconv.Itoa(os.Getuid())
+	if cur, err := user.Current(); err == nil {
+		u = cur.Username
+	}
+	a := &Agent{ID: NewID(), Name: name, Owner: u, Created: time.Now().UTC().Format(time.RFC3339)}
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(a); err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(l.AgentFile(name), buf.Bytes()); err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(l.SandboxFile(name), []byte(sandboxHeader)); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+const sandboxHeader = "# What you grant this agent, whichever harness runs it (lnk agent allow|deny).\n"
+
+// LoadAgent reads agent name's Config/agent.toml.
+func LoadAgent(home, name string) (*Agent, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	l, err := layoutFor(home)
+	if err != nil {
+		return nil, err
+	}
+	return loadAgent(l, name)
+}
+
+func loadAgent(l Layout, name string) (*Agent, error) {
+	if kind, err := Resolve(l.AgentDir(name)); err != nil || kind != KindDir {
+		if errors.Is(err, ErrMissing) {
+			return nil, fmt.Errorf("%w: %s", ErrNoAgent, name)
+		}
+		if err == nil {
+			err = fmt.Errorf("%s is not a folder", l.AgentDir(name))
+		}
+		return nil, err
+	}
+	f, err := openNoLinks(l.AgentFile(name))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var a Agent
+	md, err := toml.NewDecoder(f).Decode(&a)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", l.AgentFile(name), oneLine(err.Error()))
+	}
+	_ = md
+	if a.Name != name || len(a.ID) != 32 {
+		return nil, fmt.Errorf("%s: names agent %q with id %q, not %q", l.AgentFile(name), a.Name, a.ID, name)
+	}
+	return &a, nil
+}
+
+// ListAgents lists the agents under home, by name.
+func ListAgents(home string) ([]Agent, error) {
+	l, err := layoutFor(home)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(l.Agents())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Agent
+	for _, e := range ents {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || CheckName(e.Name()) != nil {
+			continue
+		}
+		a, err := loadAgent(l, e.Name())
+		if err != nil {
+			continue
+		}
+		out = append(out, *a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// DeleteAgent moves agent name's folder to ~/Link/History/Agents as
+// <name>-<id>-<time>, and returns where it went.
+func DeleteAgent(home, name string) (string, error) {
+	if err := CheckName(name); err != nil {
+		return "", err
+	}
+	l, err := layoutFor(home)
+	if err != nil {
+		return "", err
+	}
+	a, err := loadAgent(l, name)
+	if err != nil {
+		return "", err
+	}
+	for _, d := range []string{l.History(), l.HistoryAgents()} {
+		if err := mkdirPrivate(d); err != nil {
+			return "", err
+		}
+	}
+	dest := filepath.Join(l.HistoryAgents(), fmt.Sprintf("%s-%s-%s", name, a.ID[:8], time.Now().UTC().Format("20060102T150405.000000000")))
+	if err := unix.Renameat2(unix.AT_FDCWD, l.AgentDir(name), unix.AT_FDCWD, dest, unix.RENAME_NOREPLACE); err != nil {
+		return "", &os.PathError{Op: "move", Path: l.AgentDir(name), Err: err}
+	}
+	return dest, nil
+}

@@ -1,0 +1,201 @@
+package caps
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Layer is one spec and whose it is: "agent" (Config/sandbox.toml, or a
+// file or flags given to lnk sandbox run) or "harness"
+// (~/.lnk/harnesses/<h>.toml).
+type Layer struct {
+	Whose string
+	File  string
+	Spec  *Spec
+}
+
+// Input is what Compile joins: the owner's HOME, the agent (nil for a
+// sandbox without one), the folder relative paths are taken against when
+// there is no agent, and the layers.
+type Input struct {
+	Home    string
+	Agent   *Agent
+	Base    string
+	Own     *Layer // the agent's layer (nil: nothing granted beyond defaults)
+	Harness *Layer // the harness's layer, or nil
+}
+
+// DefaultCommands is Link's [commands] list where a spec names none.
+var DefaultCommands = []string{"sh", "bash", "cat", "ls", "grep", "sed", "awk", "find", "head", "tail", "wc", "sort", "diff", "git"}
+
+// Compile joins the layers, applies the agent layer's defaults, checks
+// every rule and returns the one value the sandbox is built from. On any
+// refusal it returns the first, naming the rule.
+func Compile(in Input) (*Compiled, error) {
+	home, err := filepath.EvalSymlinks(filepath.Clean(in.Home))
+	if err != nil || !filepath.IsAbs(home) {
+		return nil, at(ErrBadPath, quote(in.Home), "HOME must be an existing absolute folder")
+	}
+	l := Layout{Home: home}
+	c := checker{l: l, lnkDir: lnkDir()}
+	out := &Compiled{Home: home, Tools: map[string]Tool{}, Teams: map[string]TeamGrant{}, Limits: DefaultLimits}
+	base := in.Base
+	if in.Agent != nil {
+		c.self = in.Agent.Name
+		out.AgentID, out.AgentName = in.Agent.ID, in.Agent.Name
+		out.AgentDir, out.FilesDir = l.AgentDir(in.Agent.Name), l.FilesDir(in.Agent.Name)
+		base = out.FilesDir
+	}
+	agent := &Layer{Whose: "agent", Spec: &Spec{}}
+	if in.Own != nil && in.Own.Spec != nil {
+		agent = in.Own
+	}
+	layers := []*Layer{withDefaults(agent, in.Agent != nil)}
+	if in.Harness != nil && in.Harness.Spec != nil {
+		if err := harnessOnlyAgentKeys(in.Harness); err != nil {
+			return nil, err
+		}
+		layers = append(layers, in.Harness)
+	}
+	if err := compileFiles(c, base, out, layers); err != nil {
+		return nil, err
+	}
+	if err := compileNet(out, layers); err != nil {
+		return nil, err
+	}
+	if err := compileTools(out, layers); err != nil {
+		return nil, err
+	}
+	if err := compileLimits(&out.Limits, agent.Spec); err != nil {
+		return nil, err
+	}
+	out.Hidden = []string{l.Settings(), l.Agents(), l.History(), l.Teams()}
+	return out, nil
+}
+
+// withDefaults fills what the agent's layer leaves unsaid with Link's
+// defaults: [internet] on for any host, Link's [commands], and for an
+// agent [files] write = ["work"] in its Home.
+func withDefaults(a *Layer, isAgent bool) *Layer {
+	s := *a.Spec
+	if s.Internet == nil {
+		on := true
+		s.Internet = &InternetSpec{On: &on}
+	}
+	if s.Commands == nil {
+		s.Commands = &CommandsSpec{Allow: DefaultCommands}
+	}
+	if isAgent && (s.Files == nil || s.Files.Write == nil) {
+		f := FilesSpec{Write: []string{"work"}}
+		if s.Files != nil {
+			f.Read = s.Files.Read
+		}
+		s.Files = &f
+	}
+	return &Layer{Whose: a.Whose, File: a.File, Spec: &s}
+}
+
+// harnessOnlyAgentKeys refuses what only the agent's own spec may set.
+func harnessOnlyAgentKeys(h *Layer) error {
+	s := h.Spec
+	if (s.Tools != nil && len(s.Tools.Strangers) > 0) || s.Tool != nil || s.Run != nil {
+		return at(ErrHarnessOnly, h.File)
+	}
+	return nil
+}
+
+// compileFiles turns [files] read/write of every layer into Folders,
+// ReadOnly, each path checked and resolved without following a link.
+func compileFiles(c checker, base string, out *Compiled, layers []*Layer) error {
+	var reads, writes []string
+	for _, ly := range layers {
+		if ly.Spec.Files == nil {
+			continue
+		}
+		for _, p := range ly.Spec.Files.Write {
+			abs, err := checkedPath(c, base, p, true)
+			if err != nil {
+				return err
+			}
+			writes = appendNew(writes, abs)
+		}
+		for _, p := range ly.Spec.Files.Read {
+			abs, err := checkedPath(c, base, p, false)
+			if err != nil {
+				return err
+			}
+			reads = appendNew(reads, abs)
+		}
+	}
+	if out.FilesDir != "" && !coveredBy(out.FilesDir, writes) {
+		reads = appendNew(reads, out.FilesDir)
+	}
+	if err := checkNesting(reads, writes); err != nil {
+		return err
+	}
+	for _, w := range writes {
+		out.Folders = append(out.Folders, Folder{Path: w, Access: Access{Read: true, Write: true}})
+		for _, top := range []string{".git", ".envrc", ".vscode", ".idea"} {
+			out.ReadOnly = append(out.ReadOnly, filepath.Join(w, top))
+		}
+	}
+	for _, r := range reads {
+		out.Folders = append(out.Folders, Folder{Path: r, Access: Access{Read: true}})
+	}
+	sort.Slice(out.Folders, func(i, j int) bool { return out.Folders[i].Path < out.Folders[j].Path })
+	return nil
+}
+
+// checkedPath is one [files] entry made absolute, checked by the rules,
+// then resolved without following a link.
+func checkedPath(c checker, base, p string, write bool) (string, error) {
+	abs, err := GrantPath(c.l.Home, base, p)
+	if err != nil {
+		return "", err
+	}
+	if write {
+		err = c.checkWrite(abs)
+	} else {
+		err = c.checkRead(abs)
+	}
+	if err != nil {
+		return "", err
+	}
+	if _, err := Resolve(abs); err != nil {
+		return "", err
+	}
+	return abs, nil
+}
+
+func coveredBy(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if within(p, d) {
+			return true
+		}
+	}
+	return false
+}
+
+func appendNew(list []string, v string) []string {
+	for _, x := range list {
+		if x == v {
+			return list
+		}
+	}
+	return append(list, v)
+}
+
+// lnkDir is the folder holding the running program when it is lnk (never
+// a test binary): writing it would change what runs outside the sandbox.
+func lnkDir() string {
+	exe, err := os.Executable()
+	if err != nil || !strings.HasPrefix(filepath.Base(exe), "lnk") {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	return filepath.Dir(exe)
+}

@@ -1,0 +1,146 @@
+package caps
+
+import "strings"
+
+// Grants are a spec's flags, as lnk agent allow|deny and lnk sandbox run
+// take them. Each list adds (allow) or removes (deny) its entries.
+type Grants struct {
+	Read          []string // --read
+	Write         []string // --write
+	Internet      *bool    // --internet / --no-internet: [internet] on
+	InternetHosts []string // --internet-host
+	TCP           []string // --tcp host:port
+	NetworkMode   string   // --network-mode host
+	LANHosts      []string // --lan-host
+	Ports         []string // --port N or '*'
+	BrowserHosts  []string // --browser-host
+	Tool          string   // --tool NAME
+	ToolAllow     []string // --allow CALL (with --tool)
+	ToolAskNone   bool     // --ask none (with --tool)
+	Commands      []string // --command
+	Models        []string // --model
+}
+
+// Empty reports whether g grants nothing.
+func (g Grants) Empty() bool {
+	return len(g.Read)+len(g.Write)+len(g.InternetHosts)+len(g.TCP)+len(g.LANHosts)+
+		len(g.Ports)+len(g.BrowserHosts)+len(g.Commands)+len(g.Models) == 0 &&
+		g.Internet == nil && g.NetworkMode == "" && g.Tool == ""
+}
+
+// AddTo adds g to s (lnk agent allow). A path written from a read grant
+// to a write grant moves: a folder is read or written, never both.
+func (g Grants) AddTo(s *Spec) error {
+	if len(g.ToolAllow) > 0 || g.ToolAskNone {
+		if g.Tool == "" {
+			return at(ErrBadName, "--allow/--ask", "name the tool: --tool NAME --allow CALL")
+		}
+	}
+	if len(g.Read)+len(g.Write) > 0 {
+		if s.Files == nil {
+			s.Files = &FilesSpec{}
+		}
+		for _, p := range g.Write {
+			s.Files.Write = addStr(s.Files.Write, p)
+			s.Files.Read = removeStr(s.Files.Read, p)
+		}
+		for _, p := range g.Read {
+			s.Files.Read = addStr(s.Files.Read, p)
+		}
+	}
+	if g.Internet != nil || len(g.InternetHosts)+len(g.TCP) > 0 {
+		if s.Internet == nil {
+			s.Internet = &InternetSpec{}
+		}
+		if g.Internet != nil {
+			v := *g.Internet
+			s.Internet.On = &v
+		}
+		for _, h := range g.InternetHosts {
+			s.Internet.Hosts = addStr(s.Internet.Hosts, strings.ToLower(h))
+		}
+		for _, e := range g.TCP {
+			s.Internet.TCP = addStr(s.Internet.TCP, e)
+		}
+	}
+	if g.NetworkMode != "" {
+		s.Network = &NetworkSpec{Mode: g.NetworkMode}
+	}
+	if len(g.Ports) > 0 {
+		if s.Localhost == nil {
+			s.Localhost = &LocalhostSpec{}
+		}
+		for _, p := range g.Ports {
+			s.Localhost.Ports = addStr(s.Localhost.Ports, p)
+		}
+	}
+	addHosts(&s.LAN, g.LANHosts)
+	addHosts(&s.Browser, g.BrowserHosts)
+	if g.Tool != "" {
+		if s.Tools == nil {
+			s.Tools = &ToolsSpec{}
+		}
+		if s.Tools.Grant == nil {
+			s.Tools.Grant = map[string]ToolSpec{}
+		}
+		t := s.Tools.Grant[g.Tool]
+		for _, c := range g.ToolAllow {
+			t.Allow = addStr(t.Allow, c)
+		}
+		if g.ToolAskNone {
+			t.Ask = "none"
+		}
+		s.Tools.Grant[g.Tool] = t
+	}
+	if len(g.Commands) > 0 {
+		if s.Commands == nil {
+			s.Commands = &CommandsSpec{Allow: append([]string(nil), DefaultCommands...)}
+		}
+		for _, c := range g.Commands {
+			s.Commands.Allow = addStr(s.Commands.Allow, c)
+		}
+	}
+	if len(g.Models) > 0 {
+		if s.Model == nil {
+			s.Model = &ModelSpec{}
+		}
+		for _, m := range g.Models {
+			s.Model.Allow = addStr(s.Model.Allow, m)
+		}
+	}
+	return nil
+}
+
+func addHosts(dst **HostsSpec, hosts []string) {
+	if len(hosts) == 0 {
+		return
+	}
+	if *dst == nil {
+		*dst = &HostsSpec{}
+	}
+	for _, h := range hosts {
+		(*dst).Hosts = addStr((*dst).Hosts, strings.ToLower(h))
+	}
+}
+
+func addStr(list []string, v string) []string {
+	for _, x := range list {
+		if x == v {
+			return list
+		}
+	}
+	return append(list, v)
+}
+
+func removeStr(list []string, v string) []string {
+	var out []string
+	for _, x := range list {
+		if x != v {
+			out = append(out, x)
+		}
+	}
+	if out == nil && list != nil {
+		return []string{}
+	}
+	return out
+}

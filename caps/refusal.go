@@ -1,0 +1,97 @@
+package caps
+
+import "fmt"
+
+// Refusal is a grant refused by a rule. Each rule has one sentinel below;
+// errors.Is(err, ErrDotFolder) tells a refusal by that rule apart from any
+// other, and errors.As gives the path and hint.
+type Refusal struct {
+	rule string // the rule's short name, e.g. "dot-folder"
+	why  string // what the rule keeps closed, one lowercase phrase
+	Path string // the path or name refused ("" on a sentinel)
+	hint string
+}
+
+func (r *Refusal) Error() string {
+	if r.Path == "" {
+		return r.why
+	}
+	return fmt.Sprintf("refused %s: %s (rule %s)", r.Path, r.why, r.rule)
+}
+
+// Rule names the rule that refused.
+func (r *Refusal) Rule() string { return r.rule }
+
+// Hint is a command or sentence that would do what was meant, or "".
+func (r *Refusal) Hint() string { return r.hint }
+
+// Is matches the sentinel of the same rule.
+func (r *Refusal) Is(target error) bool {
+	t, ok := target.(*Refusal)
+	return ok && t.Path == "" && t.rule == r.rule
+}
+
+func rule(name, why string) *Refusal { return &Refusal{rule: name, why: why} }
+
+// at makes a refusal of sentinel s for path p, with an optional hint.
+func at(s *Refusal, p string, hint ...string) *Refusal {
+	r := &Refusal{rule: s.rule, why: s.why, Path: p}
+	if len(hint) > 0 {
+		r.hint = hint[0]
+	}
+	return r
+}
+
+// The rules. Each refusal names one of these.
+var (
+	// Paths themselves.
+	ErrNUL       = rule("nul-byte", "a path with a NUL byte")
+	ErrDotDot    = rule("dot-dot", `a path with ".." in it names a folder by a detour`)
+	ErrEmptyPath = rule("empty-path", "an empty path")
+	ErrSymlink   = rule("symlink", "a path through a symbolic link: grant the real folder")
+	ErrMissing   = rule("missing", "no such file or folder")
+	ErrBadPath   = rule("bad-path", "a path that is neither absolute, ~-relative nor relative to the files folder")
+
+	// Folders a grant may not write (Nothing it writes can widen the sandbox).
+	ErrHomeFolder   = rule("home-folder", "the home folder itself can't be written: its dot files run outside the sandbox")
+	ErrHoldsHome    = rule("holds-home", "a folder holding the home folder can't be written")
+	ErrDotFolder    = rule("dot-folder", "a dot folder of the home folder (~/.config, ~/.local, ~/.ssh, ...) can't be written: what is there runs outside the sandbox")
+	ErrLaunchAgents = rule("launch-agents", "~/Library/LaunchAgents can't be written: what is there runs outside the sandbox")
+	ErrLinkSettings = rule("link-settings", "Link's settings (~/.lnk) are never granted")
+	ErrLinkOwn      = rule("link-own", "Link's own folder (~/Link outside the agent's own) is never written")
+	ErrOtherAgent   = rule("other-agent", "another agent's folder is never granted")
+	ErrOwnAgentDir  = rule("own-agent-folder", "the agent's own folder outside its Home (its settings, memory and jobs) is never granted")
+	ErrHarnessHome  = rule("harness-home", "a harness's home is never granted: no harness reaches another's")
+	ErrHidden       = rule("hidden", "~/Link/History and ~/Link/Teams stay hidden; a team's folder is granted only as [teams.<team>]")
+	ErrHoldsHidden  = rule("holds-hidden", "a written folder can't hold Link's settings or other agents' folders")
+
+	// How the grants fit together.
+	ErrReadInsideWrite = rule("read-inside-write", "a read-only folder can't be inside a written one")
+
+	// Names.
+	ErrBadName       = rule("bad-name", "a name is letters, digits, '-', '_' and '.' only, at most 64")
+	ErrNamespaceName = rule("namespace-name", "a namespace's name (task, tool, file, agent) is Link's and no grant takes it")
+	ErrOwnTool       = rule("link-tool", "Link's own tools (memory-<id>, scheduler-<id>, run-<id>, file-<id>) are handed only to their agent's harness")
+	ErrStrangerTool  = rule("stranger-tool", "a stranger's message can't be given the scheduler or run: through them the agent acts as itself")
+	ErrHarnessOnly   = rule("agent-only", "only the agent's own spec sets [tools] strangers, [tool.*] limits and [run]")
+	ErrBadAsk        = rule("bad-ask", `a tool's ask is "none" or left out`)
+	ErrBadCommand    = rule("bad-command", "a command is *, a program's name, or its absolute path")
+	ErrBadHost       = rule("bad-host", "a host is a DNS name or an IP address, optionally with a leading *.")
+	ErrBadPort       = rule("bad-port", "a port is 1-65535, or * with [network] mode = \"host\"")
+	ErrAllPorts      = rule("all-ports-without-host", `[localhost] ports = ["*"] only with [network] mode = "host": behind its proxy every port would be other agents' proxies too`)
+	ErrBadMode       = rule("bad-network-mode", `[network] mode is "host" or empty`)
+	ErrBadLimit      = rule("bad-limit", "a limit is a positive number, or a duration such as 90s or 2m")
+	ErrUnsandboxed   = rule("unsandboxed", "no sandbox at all is never a grant")
+
+	// Files.
+	ErrSpecLink       = rule("spec-link", "a spec file that is a symbolic link is refused")
+	ErrSpecNotRegular = rule("spec-not-regular", "a spec file that is not a regular file is refused")
+	ErrSpecSyntax     = rule("spec-syntax", "not a valid TOML spec")
+	ErrSpecUnknownKey = rule("spec-unknown-key", "an unknown key in a spec")
+	ErrSpecWrongType  = rule("spec-wrong-type", "a key with the wrong type in a spec")
+	ErrSpecTooBig     = rule("spec-too-big", "a spec file too big")
+
+	// Agents.
+	ErrAgentExists   = rule("agent-exists", "an agent of that name already exists")
+	ErrHeldByHarness = rule("held-by-harness", "the harness's grant still holds it")
+)

@@ -1,0 +1,325 @@
+package askbroker
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The store's refusals, each a typed error a caller can tell apart.
+var (
+	ErrLink       = errors.New("is a link, never followed")
+	ErrNotPrivate = errors.New("is not the owner's alone")
+	ErrAnswered   = errors.New("already answered: the first answer is final")
+	ErrNoQuestion = errors.New("no such question")
+)
+
+// A Store is the owner's waiting questions, ~/.lnk/questions: one
+// <id>.q file per question (0600), and an <id>.a file beside it once
+// answered, linked in place so the first answer is final.
+type Store struct {
+	fd int // the questions folder, O_DIRECTORY|O_NOFOLLOW
+
+	watchOnce sync.Once
+	watch     *watcher
+	watchErr  error
+}
+
+// A Waiting question is one in the store.
+type Waiting struct {
+	ID       string    `json:"id"`
+	Asked    time.Time `json:"asked"`
+	Deadline time.Time `json:"deadline"`
+	Question
+}
+
+// An Answer is the owner's (or the clock's) word on a question.
+type Answer struct {
+	Allow bool   `json:"allow"`
+	By    string `json:"by"` // "store", "terminal", "dialog", "chat", "timeout", …
+}
+
+const maxRecord = MaxQuestionBytes * 2
+
+// OpenStore opens home/.lnk/questions, making .lnk and questions (0700)
+// where missing. Neither may be a link or anyone's but the owner's.
+func OpenStore(home string) (*Store, error) {
+	h, err := unix.Open(home, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening home %s: %w", home, err)
+	}
+	defer unix.Close(h)
+	lnk, err := privateDir(h, ".lnk")
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(lnk)
+	q, err := privateDir(lnk, "questions")
+	if err != nil {
+		return nil, err
+	}
+	return &Store{fd: q}, nil
+}
+
+// NewStore takes the questions folder as an open fd (as the kernel hands
+// it to the broker); it must be a folder of the owner's alone.
+func NewStore(f *os.File) (*Store, error) {
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPrivate(fd, "the questions folder", unix.S_IFDIR); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return &Store{fd: fd}, nil
+}
+
+// Close releases the store's folder.
+func (s *Store) Close() error {
+	if s.watch != nil {
+		s.watch.close()
+	}
+	return unix.Close(s.fd)
+}
+
+func privateDir(parent int, name string) (int, error) {
+	if err := unix.Mkdirat(parent, name, 0o700); err != nil && err != unix.EEXIST {
+		return -1, fmt.Errorf("making %s: %w", name, err)
+	}
+	fd, err := unix.Openat(parent, name, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == unix.ELOOP || err == unix.ENOTDIR {
+		return -1, fmt.Errorf("%s %w", name, ErrLink)
+	}
+	if err != nil {
+		return -1, fmt.Errorf("opening %s: %w", name, err)
+	}
+	if err := checkPrivate(fd, name, unix.S_IFDIR); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+func checkPrivate(fd int, what string, kind uint32) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != kind {
+		return fmt.Errorf("%s is not a %s", what, map[uint32]string{unix.S_IFDIR: "folder", unix.S_IFREG: "file"}[kind])
+	}
+	if int(st.Uid) != os.Geteuid() || st.Mode&0o077 != 0 {
+		return fmt.Errorf("%s (mode %o) %w", what, st.Mode&0o777, ErrNotPrivate)
+	}
+	return nil
+}
+
+var idEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// newID is 80 random bits, 16 letters and digits.
+func newID() string {
+	var b [10]byte
+	rand.Read(b[:])
+	return strings.ToLower(idEncoding.EncodeToString(b[:]))
+}
+
+// ValidID reports whether id is shaped like a question's id, so no name
+// built from it can leave the store.
+func ValidID(id string) bool {
+	if len(id) != 16 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
+
+// Put adds q to the store, waiting until deadline, and returns its id.
+func (s *Store) Put(q *Question, deadline time.Time) (string, error) {
+	w := Waiting{ID: newID(), Asked: time.Now().UTC(), Deadline: deadline.UTC(), Question: *q}
+	b, err := json.Marshal(w)
+	if err != nil {
+		return "", err
+	}
+	tmp, err := s.writeTemp(b)
+	if err != nil {
+		return "", err
+	}
+	if err := unix.Renameat(s.fd, tmp, s.fd, w.ID+".q"); err != nil {
+		unix.Unlinkat(s.fd, tmp, 0)
+		return "", fmt.Errorf("storing question: %w", err)
+	}
+	return w.ID, unix.Fsync(s.fd)
+}
+
+// writeTemp writes b to a fresh 0600 file in the store, synced, and
+// returns its name.
+func (s *Store) writeTemp(b []byte) (string, error) {
+	name := ".tmp-" + newID()
+	fd, err := unix.Openat(s.fd, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("writing to the store: %w", err)
+	}
+	defer unix.Close(fd)
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err != nil {
+			unix.Unlinkat(s.fd, name, 0)
+			return "", fmt.Errorf("writing to the store: %w", err)
+		}
+		b = b[n:]
+	}
+	if err := unix.Fsync(fd); err != nil {
+		unix.Unlinkat(s.fd, name, 0)
+		return "", err
+	}
+	return name, nil
+}
+
+// Answer records a as the answer to question id. The answer is linked
+// in place: the first one wins, and any later one gets [ErrAnswered].
+func (s *Store) Answer(id string, a Answer) error {
+	if _, err := s.Read(id); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(a)
+	tmp, err := s.writeTemp(b)
+	if err != nil {
+		return err
+	}
+	defer unix.Unlinkat(s.fd, tmp, 0)
+	if err := unix.Linkat(s.fd, tmp, s.fd, id+".a", 0); err != nil {
+		if err == unix.EEXIST {
+			return fmt.Errorf("question %s %w", id, ErrAnswered)
+		}
+		return fmt.Errorf("answering %s: %w", id, err)
+	}
+	return unix.Fsync(s.fd)
+}
+
+// readFile reads a regular 0600 file of the store, never through a link.
+func (s *Store) readFile(name string) ([]byte, error) {
+	fd, err := unix.Openat(s.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err == unix.ELOOP {
+		return nil, fmt.Errorf("%s %w", name, ErrLink)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	if err := checkPrivate(fd, name, unix.S_IFREG); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, maxRecord+1)
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Read(fd, buf[n:])
+		if err != nil {
+			return nil, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	if n > maxRecord {
+		return nil, fmt.Errorf("%s is larger than %d bytes", name, maxRecord)
+	}
+	return buf[:n], nil
+}
+
+// Read returns the waiting question id.
+func (s *Store) Read(id string) (*Waiting, error) {
+	if !ValidID(id) {
+		return nil, fmt.Errorf("%q: %w", id, ErrNoQuestion)
+	}
+	b, err := s.readFile(id + ".q")
+	if errors.Is(err, unix.ENOENT) {
+		return nil, fmt.Errorf("%s: %w", id, ErrNoQuestion)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var w Waiting
+	if err := json.Unmarshal(b, &w); err != nil || w.ID != id {
+		return nil, fmt.Errorf("question %s is damaged", id)
+	}
+	w.Question.Clean() // shown as it is, whoever wrote the file
+	return &w, nil
+}
+
+// ReadAnswer returns question id's answer, and whether it has one.
+func (s *Store) ReadAnswer(id string) (Answer, bool, error) {
+	var a Answer
+	if !ValidID(id) {
+		return a, false, fmt.Errorf("%q: %w", id, ErrNoQuestion)
+	}
+	b, err := s.readFile(id + ".a")
+	if errors.Is(err, unix.ENOENT) {
+		return a, false, nil
+	}
+	if err != nil {
+		return a, false, err
+	}
+	if err := json.Unmarshal(b, &a); err != nil {
+		return a, false, fmt.Errorf("answer to %s is damaged", id)
+	}
+	return a, true, nil
+}
+
+// List returns the questions still waiting for an answer, oldest first.
+// A file that is a link or damaged is left out, never followed.
+func (s *Store) List() ([]Waiting, error) {
+	names, err := s.names()
+	if err != nil {
+		return nil, err
+	}
+	var out []Waiting
+	for _, n := range names {
+		id, ok := strings.CutSuffix(n, ".q")
+		if !ok || !ValidID(id) {
+			continue
+		}
+		w, err := s.Read(id)
+		if err != nil {
+			continue
+		}
+		if _, answered, _ := s.ReadAnswer(id); answered {
+			continue
+		}
+		out = append(out, *w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Asked.Before(out[j].Asked) })
+	return out, nil
+}
+
+func (s *Store) names() ([]string, error) {
+	fd, err := unix.Openat(s.fd, ".", unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), "questions")
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+// Remove takes question id and its answer out of the store.
+func (s *Store) Remove(id string) {
+	if ValidID(id) {
+		unix.Unlinkat(s.fd, id+".q", 0)
+		unix.Unlinkat(s.fd, id+".a", 0)
+	}
+}

@@ -144,3 +144,78 @@ func removeStr(list []string, v string) []string {
 	}
 	return out
 }
+
+// RemoveFrom takes g out of s (lnk agent deny). --internet with false
+// turns [internet] off; --tool without --allow or --ask removes the tool.
+func (g Grants) RemoveFrom(s *Spec) {
+	if s.Files != nil {
+		for _, p := range g.Read {
+			s.Files.Read = removeStr(s.Files.Read, p)
+		}
+		for _, p := range g.Write {
+			s.Files.Write = removeStr(s.Files.Write, p)
+		}
+	}
+	if g.Internet != nil {
+		if s.Internet == nil {
+			s.Internet = &InternetSpec{}
+		}
+		v := !*g.Internet
+		s.Internet.On = &v
+	}
+	if s.Internet != nil {
+		for _, h := range g.InternetHosts {
+			s.Internet.Hosts = removeStr(s.Internet.Hosts, strings.ToLower(h))
+		}
+		for _, e := range g.TCP {
+			s.Internet.TCP = removeStr(s.Internet.TCP, e)
+		}
+	}
+	if g.NetworkMode != "" && s.Network != nil && s.Network.Mode == g.NetworkMode {
+		s.Network = nil
+	}
+	if s.Localhost != nil {
+		for _, p := range g.Ports {
+			s.Localhost.Ports = removeStr(s.Localhost.Ports, p)
+		}
+	}
+	for _, hs := range []struct {
+		spec  *HostsSpec
+		hosts []string
+	}{{s.LAN, g.LANHosts}, {s.Browser, g.BrowserHosts}} {
+		if hs.spec != nil {
+			for _, h := range hs.hosts {
+				hs.spec.Hosts = removeStr(hs.spec.Hosts, strings.ToLower(h))
+			}
+		}
+	}
+	if g.Tool != "" && s.Tools != nil && s.Tools.Grant != nil {
+		t, ok := s.Tools.Grant[g.Tool]
+		switch {
+		case !ok:
+		case len(g.ToolAllow) == 0 && !g.ToolAskNone:
+			delete(s.Tools.Grant, g.Tool)
+		default:
+			for _, c := range g.ToolAllow {
+				t.Allow = removeStr(t.Allow, c)
+			}
+			if g.ToolAskNone {
+				t.Ask = ""
+			}
+			s.Tools.Grant[g.Tool] = t
+		}
+	}
+	if len(g.Commands) > 0 {
+		if s.Commands == nil {
+			s.Commands = &CommandsSpec{Allow: append([]string(nil), DefaultCommands...)}
+		}
+		for _, c := range g.Commands {
+			s.Commands.Allow = removeStr(s.Commands.Allow, c)
+		}
+	}
+	if s.Model != nil {
+		for _, m := range g.Models {
+			s.Model.Allow = removeStr(s.Model.Allow, m)
+		}
+	}
+}

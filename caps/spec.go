@@ -45,7 +45,7 @@ type FilesSpec struct {
 type InternetSpec struct {
 	On        *bool    `toml:"on,omitempty"`
 	Hosts     []string `toml:"hosts,omitempty"`
-	PerMinute int      `toml:"per_minute,omitempty"`
+	PerMinute int      `toml:"per_minute,omitzero"`
 	TCP       []string `toml:"tcp,omitempty"`
 }
 
@@ -98,24 +98,24 @@ type ToolLimitsSpec struct {
 // RunLimitsSpec is [tool.run]; durations as "90s", "2m", sizes in bytes.
 type RunLimitsSpec struct {
 	Timeout           string `toml:"timeout,omitempty"`
-	Output            int64  `toml:"output,omitempty"`
+	Output            int64  `toml:"output,omitzero"`
 	BackgroundTimeout string `toml:"background_timeout,omitempty"`
-	Background        int    `toml:"background,omitempty"`
-	BackgroundOutput  int64  `toml:"background_output,omitempty"`
-	BackgroundPerDay  int    `toml:"background_per_day,omitempty"`
+	Background        int    `toml:"background,omitzero"`
+	BackgroundOutput  int64  `toml:"background_output,omitzero"`
+	BackgroundPerDay  int    `toml:"background_per_day,omitzero"`
 	BackgroundKeep    string `toml:"background_keep,omitempty"`
 }
 
 // MemoryLimitsSpec is [tool.memory].
 type MemoryLimitsSpec struct {
-	Notes int64 `toml:"notes,omitempty"`
+	Notes int64 `toml:"notes,omitzero"`
 }
 
 // SchedulerLimitsSpec is [tool.scheduler].
 type SchedulerLimitsSpec struct {
-	Hops      int `toml:"hops,omitempty"`
-	PerDay    int `toml:"per_day,omitempty"`
-	Subagents int `toml:"subagents,omitempty"`
+	Hops      int `toml:"hops,omitzero"`
+	PerDay    int `toml:"per_day,omitzero"`
+	Subagents int `toml:"subagents,omitzero"`
 }
 
 // RunSpec is [run].

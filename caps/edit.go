@@ -1,0 +1,156 @@
+package caps
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Allow adds g to agent name's own layer (Config/sandbox.toml), after
+// compiling the result with every rule: a refusal writes nothing. It
+// returns the compiled grants as they now are.
+func Allow(home, name string, g Grants) (*Compiled, error) {
+	in, err := agentInput(home, name)
+	if err != nil {
+		return nil, err
+	}
+	own := in.Own.Spec
+	if len(g.Write) > 0 && (own.Files == nil || own.Files.Write == nil) {
+		// Keep the default write grant (work/ in Home) once others are added.
+		if own.Files == nil {
+			own.Files = &FilesSpec{}
+		}
+		own.Files.Write = []string{"work"}
+	}
+	if err := g.AddTo(own); err != nil {
+		return nil, err
+	}
+	return compileAndSave(in)
+}
+
+// Deny removes g from agent name's own layer. A deny that the harness's
+// layer still grants fails with ErrHeldByHarness naming the harness's
+// file, and writes nothing.
+func Deny(home, name string, g Grants) (*Compiled, error) {
+	in, err := agentInput(home, name)
+	if err != nil {
+		return nil, err
+	}
+	if in.Harness != nil {
+		if held := heldBy(in, g); held != "" {
+			return nil, at(ErrHeldByHarness, held+" (in "+in.Harness.File+")",
+				"lnk agent harness deny --harness "+strings.TrimPrefix(in.Harness.Whose, "harness ")+" takes it from the harness")
+		}
+	}
+	g.RemoveFrom(in.Own.Spec)
+	return compileAndSave(in)
+}
+
+// compileAndSave compiles in and, only when every rule held, writes the
+// agent's own layer atomically.
+func compileAndSave(in Input) (*Compiled, error) {
+	c, err := Compile(in)
+	if err != nil {
+		return nil, err
+	}
+	data, err := EncodeSpec(in.Own.Spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(in.Own.File, data); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// EncodeSpec writes s as TOML, with the agent file's header line.
+func EncodeSpec(s *Spec) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteString(sandboxHeader)
+	if err := toml.NewEncoder(&buf).Encode(s); err != nil {
+		return nil, fmt.Errorf("encoding the spec: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// heldBy names the first entry of g that the harness's layer grants.
+func heldBy(in Input, g Grants) string {
+	h := in.Harness.Spec
+	base := ""
+	if in.Agent != nil {
+		base = Layout{Home: in.Home}.FilesDir(in.Agent.Name)
+	}
+	samePath := func(a, b string) bool {
+		x, err1 := GrantPath(in.Home, base, a)
+		y, err2 := GrantPath(in.Home, base, b)
+		return a == b || (err1 == nil && err2 == nil && x == y)
+	}
+	find := func(want []string, have []string, same func(a, b string) bool, flag string) string {
+		for _, w := range want {
+			for _, x := range have {
+				if same(w, x) {
+					return flag + " " + w
+				}
+			}
+		}
+		return ""
+	}
+	eqFold := strings.EqualFold
+	var files FilesSpec
+	if h.Files != nil {
+		files = *h.Files
+	}
+	var inet InternetSpec
+	if h.Internet != nil {
+		inet = *h.Internet
+	}
+	var lan, browser, ports, cmds []string
+	if h.LAN != nil {
+		lan = h.LAN.Hosts
+	}
+	if h.Browser != nil {
+		browser = h.Browser.Hosts
+	}
+	if h.Localhost != nil {
+		ports = h.Localhost.Ports
+	}
+	if h.Commands != nil {
+		cmds = h.Commands.Allow
+	}
+	for _, s := range []string{
+		find(g.Read, append(files.Read, files.Write...), samePath, "--read"),
+		find(g.Write, files.Write, samePath, "--write"),
+		find(g.InternetHosts, inet.Hosts, eqFold, "--internet-host"),
+		find(g.TCP, inet.TCP, eqFold, "--tcp"),
+		find(g.LANHosts, lan, eqFold, "--lan-host"),
+		find(g.BrowserHosts, browser, eqFold, "--browser-host"),
+		find(g.Ports, ports, eqFold, "--port"),
+		find(g.Commands, cmds, eqFold, "--command"),
+	} {
+		if s != "" {
+			return s
+		}
+	}
+	if g.NetworkMode != "" && h.Network != nil && h.Network.Mode == g.NetworkMode {
+		return "--network-mode " + g.NetworkMode
+	}
+	if g.Internet != nil && !*g.Internet && h.Internet != nil && (h.Internet.On == nil || *h.Internet.On) {
+		return "--internet"
+	}
+	if g.Tool != "" && h.Tools != nil {
+		if t, ok := h.Tools.Grant[g.Tool]; ok {
+			if len(g.ToolAllow) == 0 && !g.ToolAskNone {
+				return "--tool " + g.Tool
+			}
+			if s := find(g.ToolAllow, t.Allow, eqFold, "--tool "+g.Tool+" --allow"); s != "" {
+				return s
+			}
+			if g.ToolAskNone && t.Ask == "none" {
+				return "--tool " + g.Tool + " --ask none"
+			}
+		}
+	}
+	return ""
+}

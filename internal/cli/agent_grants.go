@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"lnk.dev/lnk/caps"
+)
+
+// lnk agent allow|deny AGENT with a spec's flags: each change is checked
+// by every rule in caps before Config/sandbox.toml is written.
+
+// grantFlags binds the spec's flags to g.
+func grantFlags(c *cobra.Command, g *caps.Grants, internet *bool, ask *string) {
+	f := c.Flags()
+	f.StringArrayVar(&g.Read, "read", nil, "a folder to read (absolute, ~/…, or relative to the agent's Home)")
+	f.StringArrayVar(&g.Write, "write", nil, "a folder to write")
+	f.BoolVar(internet, "internet", false, "[internet] on (with allow) or off (with deny)")
+	f.StringArrayVar(&g.InternetHosts, "internet-host", nil, "an internet host, through the proxy")
+	f.StringArrayVar(&g.TCP, "tcp", nil, "a TCP endpoint host:port")
+	f.StringVar(&g.NetworkMode, "network-mode", "", `[network] mode: "host"`)
+	f.StringArrayVar(&g.LANHosts, "lan-host", nil, "a host of your local network")
+	f.StringArrayVar(&g.Ports, "port", nil, `a localhost port, or '*' (only with --network-mode host)`)
+	f.StringArrayVar(&g.BrowserHosts, "browser-host", nil, "a host whose pages may open in your browser, after asking")
+	f.StringVar(&g.Tool, "tool", "", "an outside tool by name")
+	f.StringArrayVar(&g.ToolAllow, "allow", nil, "with --tool: a call that goes through without asking")
+	f.StringVar(ask, "ask", "", `with --tool: "none" lets every call through without asking`)
+	f.StringArrayVar(&g.Commands, "command", nil, "a program that may start: a name, an absolute path, or '*'")
+	f.StringArrayVar(&g.Models, "model", nil, "a model the agent may use")
+}
+
+func grantCommand(verb string, do func(home, name string, g caps.Grants) (*caps.Compiled, error)) func() *cobra.Command {
+	return func() *cobra.Command {
+		var g caps.Grants
+		var internet bool
+		var ask string
+		short := "Grant an agent more: folders, hosts, ports, tools, commands"
+		if verb == "deny" {
+			short = "Take grants back from an agent (a grant its harness holds stays, and says so)"
+		}
+		c := &cobra.Command{
+			Use:   verb + " AGENT [flags]",
+			Short: short,
+			Args:  cobra.ExactArgs(1),
+			RunE: func(c *cobra.Command, args []string) error {
+				if c.Flags().Changed("internet") {
+					g.Internet = &internet
+					if verb == "deny" {
+						off := !internet
+						g.Internet = &off
+					}
+				}
+				switch ask {
+				case "":
+				case "none":
+					g.ToolAskNone = true
+				default:
+					return Usage(`--ask takes "none"`, "lnk agent "+verb+" AGENT --tool NAME --ask none")
+				}
+				if g.Empty() {
+					return Usage("nothing to "+verb, "lnk agent "+verb+" --help lists the flags")
+				}
+				if _, err := do(os.Getenv("HOME"), args[0], g); err != nil {
+					return agentErr(err, args[0])
+				}
+				fmt.Fprintf(c.OutOrStdout(), "%s: done; lnk agent show %s --permissions shows the grants\n", verb, args[0])
+				return nil
+			},
+		}
+		grantFlags(c, &g, &internet, &ask)
+		return c
+	}
+}
+
+func init() {
+	register("agent", grantCommand("allow", caps.Allow))
+	register("agent", grantCommand("deny", caps.Deny))
+}

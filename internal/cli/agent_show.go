@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"lnk.dev/lnk/caps"
+)
+
+// lnk agent show AGENT --permissions [--json]: both layers joined, each
+// line marked whose and its route.
+
+func init() {
+	register("agent", func() *cobra.Command {
+		var perms, asJSON bool
+		c := &cobra.Command{
+			Use:   "show AGENT",
+			Short: "Show an agent: with --permissions, what it may do, whose grant each is, and its route",
+			Args:  cobra.ExactArgs(1),
+			RunE: func(c *cobra.Command, args []string) error {
+				home := os.Getenv("HOME")
+				if !perms {
+					a, err := caps.LoadAgent(home, args[0])
+					if err != nil {
+						return agentErr(err, args[0])
+					}
+					if asJSON {
+						return writeJSON(c.OutOrStdout(), a)
+					}
+					fmt.Fprintf(c.OutOrStdout(), "name     %s\nid       %s\nowner    %s\nharness  %s\ncreated  %s\n", a.Name, a.ID, a.Owner, dash(a.Harness), a.Created)
+					return nil
+				}
+				lines, _, err := caps.Permissions(home, args[0])
+				if err != nil {
+					return agentErr(err, args[0])
+				}
+				if asJSON {
+					return writeJSON(c.OutOrStdout(), lines)
+				}
+				tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "GRANT\tVALUE\tWHOSE\tROUTE")
+				for _, l := range lines {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.Grant, l.Value, l.Whose, l.Route)
+				}
+				return tw.Flush()
+			},
+		}
+		c.Flags().BoolVar(&perms, "permissions", false, "show the grants, both layers joined")
+		c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+		return c
+	})
+}

@@ -1,0 +1,79 @@
+package netbroker
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+)
+
+// Resolver looks names up; *net.Resolver is one. Tests hand the proxy a
+// resolver of their own that maps test names to loopback or namespace
+// addresses, so nothing is ever looked up off the machine.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Checker turns a granted host into the addresses the proxy may dial:
+// it resolves a name once, judges every answer, refuses the whole name if
+// any answer is forbidden, and returns only checked addresses, so the
+// dial never looks the name up again (no DNS rebinding).
+type Checker struct {
+	Rules    *Rules
+	Resolver Resolver
+	// Own are this machine's own addresses (see [OwnAddrs]): never dialed.
+	Own map[netip.Addr]bool
+}
+
+// OwnAddrs lists this machine's interface addresses, loopback aside.
+func OwnAddrs() map[netip.Addr]bool {
+	own := map[netip.Addr]bool{}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return own
+	}
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil && !p.Addr().IsLoopback() {
+			own[p.Addr().WithZone("")] = true
+		}
+	}
+	return own
+}
+
+// classify is Classify, knowing this machine's own addresses.
+func (c *Checker) classify(a netip.Addr) Class {
+	cl := Classify(a)
+	if cl != Loopback && cl != Metadata && c.Own[a.Unmap().WithZone("")] {
+		return Own
+	}
+	return cl
+}
+
+// Check decides h:port and returns the addresses to dial, in order.
+func (c *Checker) Check(ctx context.Context, h Host, port uint16) ([]netip.AddrPort, error) {
+	lan, err := c.Rules.allowHost(h, port)
+	if err != nil {
+		return nil, err
+	}
+	var addrs []netip.Addr
+	switch {
+	case h.IsAddr():
+		addrs = []netip.Addr{h.Addr}
+	case isLocalhostName(h):
+		addrs = []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+	default:
+		addrs, err = c.Resolver.LookupNetIP(ctx, "ip", h.Name)
+		if err != nil || len(addrs) == 0 {
+			return nil, &Refusal{Status: 502, Kind: KindUpstream,
+				Reason: fmt.Sprintf("%s does not resolve", h)}
+		}
+	}
+	out := make([]netip.AddrPort, 0, len(addrs))
+	for _, a := range addrs {
+		if err := c.Rules.allowAddr(h, port, c.classify(a), lan); err != nil {
+			return nil, err
+		}
+		out = append(out, netip.AddrPortFrom(a.Unmap().WithZone(""), port))
+	}
+	return out, nil
+}

@@ -1,0 +1,54 @@
+// Package netbroker is lnk-netbroker's filtering proxy: a sandbox's only
+// way to the network. One proxy serves one sandbox, on a unix socket the
+// sandbox builder binds into the sandbox (a relay inside forwards
+// 127.0.0.1:<port> to it).
+//
+// It serves CONNECT host:port tunnels (for TLS) and absolute-form
+// http:// requests, one request per connection; origin-form requests
+// under /_link/ go to Link's own routes (Config.Routes: the tool bridge,
+// sealed secrets) and are never forwarded.
+//
+// # Starting a proxy
+//
+// The sandbox builder calls [Start] with the agent's [caps.Compiled]
+// grants and the owner's HOME. Start makes ~/.lnk/agents/.net/<agent
+// id>/ (0700, no link followed anywhere under ~/.lnk; a one-run folder
+// for a run with no agent), binds proxy.sock (0600) there, and serves it
+// until [Running.Close]. A caller that already holds a listener (an fd
+// handed over SCM_RIGHTS) uses [RulesFrom], [New] and [Proxy.Serve].
+// cmd/lnk-netbroker wraps Start for a process of its own.
+//
+// # Decisions
+//
+// For each request: the target is parsed strictly ([ParseTarget],
+// [ParseHost]: odd IPv4 spellings are normalised to the address they
+// mean; NUL, userinfo, zones, Unicode names and overflowing numbers are
+// refused); an absolute-form request's Host header must name its URL's
+// host; the host must be granted ([internet] hosts — exact, or "*."
+// and a domain of two labels or more, never the bare domain — on ports
+// 80 and 443, [internet] tcp host:port endpoints, [lan] hosts,
+// [localhost] ports); a name is resolved once and every answer judged by
+// [Classify] (loopback, unspecified, RFC 1918, CGNAT, link-local,
+// multicast, broadcast, reserved, ULA, site-local, cloud metadata, this
+// machine's own addresses, and every IPv6 form carrying an IPv4 address,
+// judged as that address); one forbidden answer refuses the name; the
+// dial goes only to the checked addresses; [internet] per_minute caps
+// tunnels and requests. Every refusal is a [*Refusal]: a status (400,
+// 403, 408, 429, 431, 502), a kind, one line of reason and the `lnk
+// agent allow …` command that would allow it, answered to the client and
+// logged once.
+//
+// # Security
+//
+// Holds: the sandbox's network grants, its socket, and (through
+// Config.Routes) the routes of Link's own bridges. May: resolve names,
+// dial checked TCP addresses, accept on its own socket. Trusts: the
+// grants it was started with and the owner's HOME folder; nothing a
+// sandboxed client sends. Refuses: every host, port and address class
+// not granted; metadata services and this machine's own addresses
+// always; requests it cannot parse strictly; headers over 32 KiB; a
+// client that takes over 10 s to send its headers; more than 256
+// connections at once. It never follows a redirect (the client's next
+// request is checked like any other), never logs a body, a header's
+// value, a query or a route's path, and links no os/exec.
+package netbroker

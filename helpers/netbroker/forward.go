@@ -1,0 +1,103 @@
+package netbroker
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strings"
+)
+
+// hopHeaders are a connection's own headers, never passed on.
+var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authorization",
+	"Proxy-Authenticate", "Te", "Trailer", "Upgrade"}
+
+// forward answers an absolute-form http:// request: its Host header must
+// name the URL's host, the host is checked and dialed at a checked
+// address, the request goes upstream in origin form, and the answer comes
+// back with Connection: close. Redirects are passed back, never followed:
+// the client's next request is checked like any other.
+func (p *Proxy) forward(ctx context.Context, c net.Conn, req *http.Request, raw []byte, t Target) {
+	ev := Event{Kind: "http", Host: t.Host.String(), Port: t.Port}
+	if err := checkHostHeader(raw, t); err != nil {
+		p.refuse(c, ev, err)
+		return
+	}
+	up, addr, err := p.dial(ctx, t.Host, t.Port)
+	if err != nil {
+		p.refuse(c, ev, err)
+		return
+	}
+	defer up.Close()
+	defer p.untrack(nil, up)
+	ev.Addr = addr.String()
+	for _, h := range req.Header.Values("Connection") {
+		for _, name := range strings.Split(h, ",") {
+			req.Header.Del(strings.TrimSpace(name))
+		}
+	}
+	for _, h := range hopHeaders {
+		req.Header.Del(h)
+	}
+	hostport := t.Host.HostPort(t.Port)
+	req.Host = hostport
+	if t.Port == 80 {
+		req.Host = strings.TrimSuffix(hostport, ":80")
+	}
+	req.URL = &url.URL{Scheme: "http", Host: hostport, Opaque: t.Path}
+	req.RequestURI = ""
+	req.Close = true
+	upCount := &countingWriter{w: up}
+	if err := req.Write(upCount); err != nil {
+		p.refuse(c, ev, &Refusal{Status: 502, Kind: KindUpstream, Reason: "sending the request upstream failed: " + firstLine(err.Error())})
+		return
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(up), req)
+	if err != nil {
+		p.refuse(c, ev, &Refusal{Status: 502, Kind: KindUpstream, Reason: "malformed answer from upstream: " + firstLine(err.Error())})
+		return
+	}
+	defer resp.Body.Close()
+	for _, h := range hopHeaders {
+		resp.Header.Del(h)
+	}
+	resp.Close = true
+	down := &countingWriter{w: c}
+	resp.Write(down)
+	ev.Decision, ev.Status, ev.Up, ev.Down = "allow", resp.StatusCode, upCount.n, down.n
+	p.log(ev)
+}
+
+// checkHostHeader refuses an absolute-form request with two Host headers
+// or one naming another host or port than its URL.
+func checkHostHeader(raw []byte, t Target) error {
+	tr := textproto.NewReader(bufio.NewReader(bytes.NewReader(raw)))
+	if _, err := tr.ReadLine(); err != nil {
+		return malformed("malformed request line")
+	}
+	mh, err := tr.ReadMIMEHeader()
+	if err != nil {
+		return malformed("malformed headers")
+	}
+	hosts := mh.Values("Host")
+	switch len(hosts) {
+	case 0:
+		return nil
+	case 1:
+	default:
+		return &Refusal{Status: 400, Kind: KindMismatch, Reason: "more than one Host header"}
+	}
+	h, port, err := parseAuthority(hosts[0], 80)
+	if err != nil {
+		return err
+	}
+	if h != t.Host || port != t.Port {
+		return &Refusal{Status: 400, Kind: KindMismatch,
+			Reason: fmt.Sprintf("Host header %q names another host than the URL's %s", hosts[0], t.Host.HostPort(t.Port))}
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package netbroker
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestParseHostRefuses(t *testing.T) {
+	for _, s := range []string{
+		"", "exa\x00mple.com", "example.com\x00.evil.com", "user@example.com", "a@b",
+		"ex ample.com", "exämple.com", "пример.рф", "example..com", ".example.com",
+		"-a.example.com", "a-.example.com", "256.0.0.1", "1.2.3.4.5", "4294967296",
+		"0x100000000", "1.16777216", "1.2.65536", "08.0.0.1", "0x7g.0.0.1", "foo.123",
+		"example.0x1", "[fe80::1%25eth0]", "fe80::1%eth0", "[::1", "[1.2.3.4]", "ex_ample.com:80",
+		"example.com/evil", "a\\b.com",
+	} {
+		if h, err := ParseHost(s); err == nil {
+			t.Errorf("ParseHost(%q) = %+v, want a refusal", s, h)
+		} else {
+			var r *Refusal
+			if !errors.As(err, &r) || r.Status != 400 {
+				t.Errorf("ParseHost(%q): %v is not a 400 refusal", s, err)
+			}
+		}
+	}
+}
+
+func TestParseHostNormalises(t *testing.T) {
+	for in, want := range map[string]string{
+		"Example.COM":           "example.com",
+		"example.com.":          "example.com",
+		"xn--e1afmkfd.xn--p1ai": "xn--e1afmkfd.xn--p1ai",
+		"123.example.com":       "123.example.com",
+		"0x7f.1":                "127.0.0.1",
+		"[::FFFF:1.2.3.4]":      "::ffff:1.2.3.4",
+	} {
+		h, err := ParseHost(in)
+		if err != nil {
+			t.Errorf("ParseHost(%q): %v", in, err)
+			continue
+		}
+		if h.String() != want {
+			t.Errorf("ParseHost(%q) = %q, want %q", in, h, want)
+		}
+	}
+}
+
+func TestWildcards(t *testing.T) {
+	p, err := ParsePattern("*.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for host, want := range map[string]bool{
+		"api.example.com":     true,
+		"a.b.example.com":     true,
+		"API.Example.Com.":    true,
+		"example.com":         false,
+		"evil-example.com":    false,
+		"example.com.evil.io": false,
+		"xexample.com":        false,
+		"example.co":          false,
+	} {
+		h, err := ParseHost(host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Match(h); got != want {
+			t.Errorf("*.example.com matches %q = %v, want %v", host, got, want)
+		}
+	}
+	for _, bad := range []string{"*", "*.com", "*.", "a.*.com", "*example.com", "**.example.com", "*.*.example.com", "*.1.2.3.4"} {
+		if _, err := ParsePattern(bad); err == nil {
+			t.Errorf("ParsePattern(%q) was accepted", bad)
+		}
+	}
+	exact, _ := ParsePattern("example.com")
+	sub, _ := ParseHost("api.example.com")
+	if exact.Match(sub) {
+		t.Error("exact example.com matched api.example.com")
+	}
+}
+
+func TestParseTarget(t *testing.T) {
+	good := []struct {
+		method, uri string
+		kind        TargetKind
+		host        string
+		port        uint16
+		path        string
+	}{
+		{"CONNECT", "example.com:443", Tunnel, "example.com", 443, ""},
+		{"CONNECT", "[2606:4700::1]:443", Tunnel, "2606:4700::1", 443, ""},
+		{"GET", "http://example.com/a?b=c", Forward, "example.com", 80, "/a?b=c"},
+		{"GET", "HTTP://example.com:8080", Forward, "example.com", 8080, "/"},
+		{"GET", "http://example.com?q", Forward, "example.com", 80, "/?q"},
+		{"POST", "/_link/s/abc/mcp/x", Route, "", 0, "/_link/s/abc/mcp/x"},
+	}
+	for _, g := range good {
+		tg, err := ParseTarget(g.method, g.uri)
+		if err != nil {
+			t.Errorf("%s %s: %v", g.method, g.uri, err)
+			continue
+		}
+		if tg.Kind != g.kind || tg.Port != g.port || tg.Path != g.path || (g.host != "" && tg.Host.String() != g.host) {
+			t.Errorf("%s %s = %+v", g.method, g.uri, tg)
+		}
+	}
+	for _, b := range [][2]string{
+		{"CONNECT", "example.com"}, {"CONNECT", "example.com:0"}, {"CONNECT", "example.com:65536"},
+		{"CONNECT", "example.com:+443"}, {"CONNECT", "example.com:0443"}, {"CONNECT", "u:p@example.com:443"},
+		{"CONNECT", "http://example.com:443"}, {"CONNECT", "::1:443"}, {"GET", "http://user@example.com/"},
+		{"GET", "http://u:p@example.com:80/"}, {"GET", "https://example.com/"}, {"GET", "ftp://example.com/"},
+		{"GET", "/index.html"}, {"GET", "example.com/"}, {"GET", "http://example.com/#frag"},
+		{"GET", "/_link/../etc"}, {"GET", "/_link/a/../../x"}, {"GET", "http://exa%6dple.com/"},
+		{"GET", "http://[::1/"}, {"GET", "http://example.com:80:80/"},
+	} {
+		if tg, err := ParseTarget(b[0], b[1]); err == nil {
+			t.Errorf("%s %s = %+v, want a refusal", b[0], b[1], tg)
+		}
+	}
+}

@@ -1,0 +1,288 @@
+package netbroker
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+)
+
+// Config is one sandbox's proxy.
+type Config struct {
+	// Rules are the sandbox's network grants (see [RulesFrom]). Required.
+	Rules *Rules
+	// Resolver looks names up once per request; net.DefaultResolver if nil.
+	Resolver Resolver
+	// Own are this machine's addresses, never dialed; [OwnAddrs] if nil.
+	Own map[netip.Addr]bool
+	// Log receives one event per connection, request or route; JSON
+	// lines on stderr if nil.
+	Log func(Event)
+	// Routes serves /_link/… (the tool bridge, sealed secrets); every
+	// route is refused with 404 if nil.
+	Routes http.Handler
+	// MaxConns bounds the connections open at once (256 if 0).
+	MaxConns int
+	// HeaderTimeout bounds reading a request's headers (10 s if 0).
+	HeaderTimeout time.Duration
+	// MaxHeaderBytes bounds a request line and headers (32 KiB if 0).
+	MaxHeaderBytes int
+	// DialTimeout bounds each dial of a checked address (10 s if 0).
+	DialTimeout time.Duration
+	// Now is the clock for per_minute (time.Now if nil).
+	Now func() time.Time
+}
+
+// Proxy is one sandbox's filtering proxy. Make it with [New], serve it
+// with [Proxy.Serve], end it with [Proxy.Close].
+type Proxy struct {
+	cfg     Config
+	checker *Checker
+	limit   *limiter
+	slots   chan struct{}
+
+	mu     sync.Mutex
+	closed bool
+	lns    map[net.Listener]bool
+	conns  map[net.Conn]bool
+	wg     sync.WaitGroup
+}
+
+// New checks cfg and fills in its defaults.
+func New(cfg Config) (*Proxy, error) {
+	if cfg.Rules == nil {
+		return nil, errors.New("netbroker: no rules")
+	}
+	if cfg.Resolver == nil {
+		cfg.Resolver = net.DefaultResolver
+	}
+	if cfg.Own == nil {
+		cfg.Own = OwnAddrs()
+	}
+	if cfg.Log == nil {
+		cfg.Log = JSONLog(os.Stderr)
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = 256
+	}
+	if cfg.HeaderTimeout <= 0 {
+		cfg.HeaderTimeout = 10 * time.Second
+	}
+	if cfg.MaxHeaderBytes <= 0 {
+		cfg.MaxHeaderBytes = 32 << 10
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 10 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Proxy{
+		cfg:     cfg,
+		checker: &Checker{Rules: cfg.Rules, Resolver: cfg.Resolver, Own: cfg.Own},
+		limit:   newLimiter(cfg.Rules.PerMinute, cfg.Now),
+		slots:   make(chan struct{}, cfg.MaxConns),
+		lns:     map[net.Listener]bool{},
+		conns:   map[net.Conn]bool{},
+	}, nil
+}
+
+// ErrClosed is returned by Serve after Close.
+var ErrClosed = errors.New("netbroker: proxy closed")
+
+// Serve accepts connections on ln until Close, serving each on its own
+// goroutine.
+func (p *Proxy) Serve(ln net.Listener) error {
+	if !p.track(ln, nil) {
+		ln.Close()
+		return ErrClosed
+	}
+	defer p.untrack(ln, nil)
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if p.isClosed() {
+				return ErrClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		if !p.track(nil, c) {
+			c.Close()
+			return ErrClosed
+		}
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			defer p.untrack(nil, c)
+			defer c.Close()
+			p.serveConn(c)
+		}()
+	}
+}
+
+// Close stops every listener and connection and waits for their
+// goroutines.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	for ln := range p.lns {
+		ln.Close()
+	}
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+	return nil
+}
+
+func (p *Proxy) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
+}
+
+// track records ln or c so Close reaches it; false once closed.
+func (p *Proxy) track(ln net.Listener, c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	if ln != nil {
+		p.lns[ln] = true
+	}
+	if c != nil {
+		p.conns[c] = true
+	}
+	return true
+}
+
+func (p *Proxy) untrack(ln net.Listener, c net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.lns, ln)
+	delete(p.conns, c)
+}
+
+// serveConn reads one request and answers it: a tunnel, a forwarded
+// request or a route. One request per connection keeps every decision
+// tied to one line of the log.
+func (p *Proxy) serveConn(c net.Conn) {
+	select {
+	case p.slots <- struct{}{}:
+		defer func() { <-p.slots }()
+	default:
+		p.refuse(c, Event{Kind: "connect"}, &Refusal{Status: 429, Kind: KindBusy,
+			Reason: fmt.Sprintf("this sandbox already has %d connections open through its proxy", p.cfg.MaxConns)})
+		return
+	}
+	c.SetReadDeadline(time.Now().Add(p.cfg.HeaderTimeout))
+	rec := &recordingReader{r: c, left: p.cfg.MaxHeaderBytes}
+	br := bufio.NewReaderSize(rec, 4096)
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		var ne net.Error
+		switch {
+		case rec.over:
+			p.refuse(c, Event{Kind: "http"}, &Refusal{Status: 431, Kind: KindTooLarge,
+				Reason: fmt.Sprintf("request line and headers over %d bytes", p.cfg.MaxHeaderBytes)})
+		case errors.As(err, &ne) && ne.Timeout():
+			p.refuse(c, Event{Kind: "http"}, &Refusal{Status: 408, Kind: KindMalformed,
+				Reason: fmt.Sprintf("no complete request within %s", p.cfg.HeaderTimeout)})
+		case len(rec.buf) == 0:
+			// closed before a byte: not a request, nothing to log
+		default:
+			p.refuse(c, Event{Kind: "http"}, malformed("malformed request: "+firstLine(err.Error())))
+		}
+		return
+	}
+	c.SetReadDeadline(time.Time{})
+	rec.left = -1 // the body is bounded by its own handler, not the header cap
+	t, err := ParseTarget(req.Method, req.RequestURI)
+	if err != nil {
+		p.refuse(c, Event{Kind: "http"}, err)
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	switch t.Kind {
+	case Tunnel:
+		p.tunnel(ctx, c, br, t)
+	case Forward:
+		p.forward(ctx, c, req, rec.buf, t)
+	case Route:
+		p.route(c, rec.stopRecording())
+	}
+}
+
+// refuse logs r once and answers it on c.
+func (p *Proxy) refuse(c net.Conn, ev Event, err error) {
+	var r *Refusal
+	if !errors.As(err, &r) {
+		r = &Refusal{Status: 502, Kind: KindUpstream, Reason: firstLine(err.Error())}
+	}
+	ev.Decision, ev.Rule, ev.Reason, ev.Status = "refuse", r.Kind, r.Reason, r.Status
+	p.log(ev)
+	body := r.Body()
+	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nX-Lnk-Refused: %s\r\n\r\n%s",
+		r.Status, http.StatusText(r.Status), len(body), r.Kind, body)
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+}
+
+func (p *Proxy) log(ev Event) {
+	ev.Time = p.cfg.Now()
+	if ev.Agent == "" {
+		ev.Agent = p.cfg.Rules.Agent
+	}
+	p.cfg.Log(ev)
+}
+
+// dial checks h:port and dials the first checked address that answers.
+func (p *Proxy) dial(ctx context.Context, h Host, port uint16) (net.Conn, netip.AddrPort, error) {
+	addrs, err := p.checker.Check(ctx, h, port)
+	if err != nil {
+		return nil, netip.AddrPort{}, err
+	}
+	if !p.limit.allow() {
+		return nil, netip.AddrPort{}, &Refusal{Status: 429, Kind: KindRate,
+			Reason: fmt.Sprintf("over this sandbox's [internet] per_minute of %d", p.cfg.Rules.PerMinute)}
+	}
+	d := net.Dialer{Timeout: p.cfg.DialTimeout}
+	var last error
+	for _, a := range addrs {
+		up, err := d.DialContext(ctx, "tcp", a.String())
+		if err == nil {
+			if !p.track(nil, up) {
+				up.Close()
+				return nil, a, ErrClosed
+			}
+			return up, a, nil
+		}
+		last = err
+	}
+	return nil, netip.AddrPort{}, &Refusal{Status: 502, Kind: KindUpstream,
+		Reason: fmt.Sprintf("%s did not answer on port %d: %s", h, port, firstLine(last.Error()))}
+}
+
+func firstLine(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}

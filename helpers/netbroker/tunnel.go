@@ -1,0 +1,66 @@
+package netbroker
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+)
+
+// tunnel answers CONNECT: check, dial the checked address, then copy
+// both ways. Between two sockets io.Copy splices in the kernel, so the
+// bytes never pass through this process's memory.
+func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, t Target) {
+	ev := Event{Kind: "connect", Host: t.Host.String(), Port: t.Port}
+	up, addr, err := p.dial(ctx, t.Host, t.Port)
+	if err != nil {
+		p.refuse(c, ev, err)
+		return
+	}
+	defer up.Close()
+	defer p.untrack(nil, up)
+	ev.Addr = addr.String()
+	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		return
+	}
+	var early int64
+	if n := br.Buffered(); n > 0 {
+		b, _ := br.Peek(n)
+		w, err := up.Write(b)
+		early = int64(w)
+		if err != nil {
+			return
+		}
+	}
+	upN, downN := splice(c, up)
+	ev.Decision, ev.Up, ev.Down = "allow", early+upN, downN
+	p.log(ev)
+}
+
+type closeWriter interface{ CloseWrite() error }
+
+// splice copies a→b and b→a until both directions end, passing each
+// end's EOF on as a half-close, and returns the bytes each way.
+func splice(a, b net.Conn) (ab, ba int64) {
+	done := make(chan int64, 1)
+	go func() {
+		n, err := io.Copy(b, a)
+		halfClose(b, a, err)
+		done <- n
+	}()
+	ba, err := io.Copy(a, b)
+	halfClose(a, b, err)
+	ab = <-done
+	return ab, ba
+}
+
+// halfClose ends writes to dst after its source src ended cleanly;
+// after an error, or where dst can't half-close, both are closed so the
+// other copy ends too.
+func halfClose(dst, src net.Conn, err error) {
+	if cw, ok := dst.(closeWriter); ok && err == nil && cw.CloseWrite() == nil {
+		return
+	}
+	dst.Close()
+	src.Close()
+}

@@ -31,14 +31,11 @@ func validate(name string) error {
 	if name == "." {
 		return nil
 	}
-	if name == "" || len(name) > MaxPath {
+	if name == "" {
 		return ErrInvalid
 	}
 	if name[0] == '/' {
 		return ErrEscape
-	}
-	if strings.IndexByte(name, 0) >= 0 {
-		return ErrInvalid
 	}
 	n, start := 0, 0
 	var bad error
@@ -59,7 +56,7 @@ func validate(name string) error {
 	if bad != nil {
 		return bad
 	}
-	if n > MaxComponent {
+	if n > MaxComponent || len(name) > MaxPath || strings.IndexByte(name, 0) >= 0 {
 		return ErrInvalid
 	}
 	return nil

@@ -3,6 +3,8 @@ package resolve
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -80,14 +82,19 @@ func ParseVersion(s string) (Version, error) {
 	case "":
 		return Version{}, nil
 	}
-	var v Version
-	var size, mt, ct uint64
-	var rest string
-	n, err := fmt.Sscanf(s, "v1:%x:%x:%x:%x:%x%s", &v.Dev, &v.Ino, &size, &mt, &ct, &rest)
-	if n != 5 || (err != nil && err.Error() != "unexpected EOF") || rest != "" || v.String() == "" {
+	parts := strings.Split(s, ":")
+	if len(parts) != 6 || parts[0] != "v1" {
 		return Version{}, errVersionSyntax
 	}
-	v.Size, v.MtimeNs, v.CtimeNs = int64(size), int64(mt), int64(ct)
+	var n [5]uint64
+	for i, p := range parts[1:] {
+		x, err := strconv.ParseUint(p, 16, 64)
+		if err != nil {
+			return Version{}, errVersionSyntax
+		}
+		n[i] = x
+	}
+	v := Version{Dev: n[0], Ino: n[1], Size: int64(n[2]), MtimeNs: int64(n[3]), CtimeNs: int64(n[4])}
 	if v.String() != s {
 		return Version{}, errVersionSyntax // one spelling per version
 	}

@@ -10,7 +10,7 @@ import (
 // WalkOptions bound a walk (find's).
 type WalkOptions struct {
 	SkipHidden bool // neither report nor enter a name starting with "."
-	MaxDepth   int  // folders entered below name; 0 means 32
+	MaxDepth   int  // levels reported below name, as find -maxdepth; 0 means 32
 	Max        int  // entries reported in all, else ErrTooLarge; 0 means 100,000
 }
 
@@ -70,7 +70,7 @@ func (w *walker) dir(fd int, dir string, depth int) error {
 		if ferr != nil {
 			return ferr
 		}
-		if !e.IsDir() || depth+1 > w.opt.MaxDepth {
+		if !e.IsDir() || depth+1 >= w.opt.MaxDepth {
 			continue
 		}
 		sub, oerr := w.r.at(fd, "walk", e.Name, unix.O_RDONLY|unix.O_DIRECTORY)

@@ -40,9 +40,19 @@ func (r *Root) walk(dirfd int, op, name string, flags int) (int, error) {
 			cur, owned = fd, true
 			continue
 		}
+		if flags&unix.O_DIRECTORY != 0 {
+			// A folder is looked at before it is opened as asked, so a
+			// link is told from a file without a second lookup by name.
+			fd, err := r.openDirAt(cur, comp, flags)
+			release()
+			if err != nil {
+				return -1, &Error{Op: op, Path: full, Kind: classify(err), Err: err}
+			}
+			return fd, nil
+		}
 		fd, err := openNoFollow(cur, comp, flags)
-		if err == unix.ENOTDIR || err == unix.ENXIO {
-			// O_DIRECTORY on a link answers ENOTDIR; say it was a link.
+		if err == unix.ENXIO {
+			// A socket; say so if it was a link by now.
 			var st unix.Stat_t
 			if unix.Fstatat(cur, comp, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
 				err = unix.ELOOP
@@ -65,6 +75,39 @@ func (r *Root) walk(dirfd int, op, name string, flags int) (int, error) {
 	}
 	release()
 	return -1, refuse(op, full, ErrInvalid)
+}
+
+// openDirAt opens the folder comp in dirfd with flags: O_PATH|O_NOFOLLOW
+// first, checked to be a folder on the same filesystem and not a link,
+// then, unless O_PATH was asked for, reopened as "." from that handle.
+func (r *Root) openDirAt(dirfd int, comp string, flags int) (int, error) {
+	fd, err := openNoFollow(dirfd, comp, unix.O_PATH)
+	if err != nil {
+		return -1, err
+	}
+	if k := r.checkStep(fd, true); k != nil {
+		unix.Close(fd)
+		return -1, errnoOf(k)
+	}
+	if flags&unix.O_PATH != 0 {
+		return fd, nil
+	}
+	dfd, err := openNoFollow(fd, ".", flags)
+	unix.Close(fd)
+	return dfd, err
+}
+
+// errnoOf is the errno that classify turns back into k.
+func errnoOf(k error) error {
+	switch k {
+	case ErrLink:
+		return unix.ELOOP
+	case ErrNotDir:
+		return unix.ENOTDIR
+	case ErrEscape:
+		return unix.EXDEV
+	}
+	return unix.EIO
 }
 
 func openNoFollow(dirfd int, comp string, flags int) (int, error) {

@@ -30,6 +30,12 @@ func (r *Root) openRegular(op, name string, st *unix.Stat_t) (int, error) {
 		unix.Close(fd)
 		return -1, refuse(op, name, ErrNotRegular)
 	}
+	// A regular file ignores O_NONBLOCK on most filesystems; clear it so
+	// none answers EAGAIN and whoever receives the descriptor never sees it.
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return -1, fail(op, name, err)
+	}
 	return fd, nil
 }
 
@@ -48,12 +54,6 @@ func (r *Root) Open(name string, max int64) (*os.File, Version, error) {
 	if max > 0 && st.Size > max {
 		unix.Close(fd)
 		return nil, Version{}, refuse("open", name, ErrTooLarge)
-	}
-	// A regular file ignores O_NONBLOCK, but whoever receives the
-	// descriptor should not see it.
-	if err := unix.SetNonblock(fd, false); err != nil {
-		unix.Close(fd)
-		return nil, Version{}, fail("open", name, err)
 	}
 	return os.NewFile(uintptr(fd), name), versionOf(&st), nil
 }
@@ -74,32 +74,40 @@ func (r *Root) ReadFile(name string, max int64) ([]byte, Version, error) {
 	if st.Size > max {
 		return nil, Version{}, refuse("read", name, ErrTooLarge)
 	}
-	buf := make([]byte, 0, st.Size+1) // +1 sees growth without a second read call
+	b, err := readCapped(fd, st.Size, max)
+	if err == errTooMany {
+		return nil, Version{}, refuse("read", name, ErrTooLarge)
+	}
+	if err != nil {
+		return nil, Version{}, fail("read", name, err)
+	}
+	return b, versionOf(&st), nil
+}
+
+// readCapped reads fd to its end, failing with errTooMany once more than
+// max bytes came, whatever size said: size only sizes the first buffer.
+func readCapped(fd int, size, limit int64) ([]byte, error) {
+	size = min(max(size, 0), limit)
+	buf := make([]byte, 0, size+1) // +1 sees growth without a second read call
 	for {
-		if int64(len(buf)) > max {
-			return nil, Version{}, refuse("read", name, ErrTooLarge)
+		if int64(len(buf)) > limit {
+			return nil, errTooMany
 		}
 		if len(buf) == cap(buf) {
-			n := int64(cap(buf)) * 2
-			if n > max+1 {
-				n = max + 1
-			}
-			if n < 512 {
-				n = 512
-			}
+			n := min(max(int64(cap(buf))*2, 512), limit+1)
 			nb := make([]byte, len(buf), n)
 			copy(nb, buf)
 			buf = nb
 		}
 		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
-		if err == unix.EINTR || err == unix.EAGAIN {
+		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return nil, Version{}, fail("read", name, err)
+			return nil, err
 		}
 		if n == 0 {
-			return buf, versionOf(&st), nil
+			return buf, nil
 		}
 		buf = buf[:len(buf)+n]
 	}

@@ -47,6 +47,7 @@ func TestAskWaitBounds(t *testing.T) {
 // 1,000 questions answered concurrently through the store (a chat holds
 // the answering lock), none lost or doubled.
 func TestThousandQuestionsThroughTheStore(t *testing.T) {
+	t.Parallel()
 	s, _ := testStore(t)
 	release, err := s.Answering()
 	if err != nil {

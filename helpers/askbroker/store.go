@@ -162,11 +162,15 @@ func (s *Store) Put(q *Question, deadline time.Time) (string, error) {
 		unix.Unlinkat(s.fd, tmp, 0)
 		return "", fmt.Errorf("storing question: %w", err)
 	}
-	return w.ID, unix.Fsync(s.fd)
+	return w.ID, nil
 }
 
-// writeTemp writes b to a fresh 0600 file in the store, synced, and
-// returns its name.
+// writeTemp writes b to a fresh 0600 file in the store and returns its
+// name. The store does not fsync: a question lives no longer than the
+// broker waiting on it, and after a crash that call is refused anyway;
+// what a reader sees is whole all the same (O_EXCL temp, then rename or
+// link), and a file left damaged by a crash reads as damaged, never as
+// an answer.
 func (s *Store) writeTemp(b []byte) (string, error) {
 	name := ".tmp-" + newID()
 	fd, err := unix.Openat(s.fd, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
@@ -181,10 +185,6 @@ func (s *Store) writeTemp(b []byte) (string, error) {
 			return "", fmt.Errorf("writing to the store: %w", err)
 		}
 		b = b[n:]
-	}
-	if err := unix.Fsync(fd); err != nil {
-		unix.Unlinkat(s.fd, name, 0)
-		return "", err
 	}
 	return name, nil
 }
@@ -207,7 +207,7 @@ func (s *Store) Answer(id string, a Answer) error {
 		}
 		return fmt.Errorf("answering %s: %w", id, err)
 	}
-	return unix.Fsync(s.fd)
+	return nil
 }
 
 // readFile reads a regular 0600 file of the store, never through a link.

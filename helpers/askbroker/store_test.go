@@ -13,9 +13,11 @@ import (
 	"lnk.dev/lnk/internal/testenv"
 )
 
+// testStore is a store in a fresh folder standing for HOME; it sets no
+// environment, so tests using it may run in parallel.
 func testStore(t *testing.T) (*Store, string) {
 	t.Helper()
-	home := testenv.Home(t)
+	home := t.TempDir()
 	s, err := OpenStore(home)
 	if err != nil {
 		t.Fatal(err)
@@ -143,6 +145,7 @@ func TestAnsweringLock(t *testing.T) {
 // Two answers racing, from the store and a terminal: exactly one wins,
 // every time.
 func TestRacingAnswersExactlyOneWins(t *testing.T) {
+	t.Parallel()
 	s, _ := testStore(t)
 	for i := 0; i < 1000; i++ {
 		id, err := s.Put(sampleQuestion(), time.Now().Add(time.Minute))
@@ -175,8 +178,9 @@ func TestRacingAnswersExactlyOneWins(t *testing.T) {
 }
 
 func TestStoreWaitWakesOnAnswer(t *testing.T) {
+	t.Parallel()
 	s, _ := testStore(t)
-	const n = 1000
+	const n = 200
 	ids := make([]string, n)
 	for i := range ids {
 		id, err := s.Put(sampleQuestion(), time.Now().Add(time.Minute))

@@ -195,3 +195,28 @@ func DeleteAgent(home, name string) (string, error) {
 	}
 	return dest, nil
 }
+
+// SetHarness records in agent name's Config/agent.toml the harness that
+// runs it, whose layer (~/.lnk/harnesses/<harness>.toml) then joins its
+// grants. "" clears it.
+func SetHarness(home, name, harness string) error {
+	if harness != "" {
+		if err := CheckName(harness); err != nil {
+			return err
+		}
+	}
+	l, err := layoutFor(home)
+	if err != nil {
+		return err
+	}
+	a, err := loadAgent(l, name)
+	if err != nil {
+		return err
+	}
+	a.Harness = harness
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(a); err != nil {
+		return err
+	}
+	return writeFileAtomic(l.AgentFile(name), buf.Bytes())
+}

@@ -57,7 +57,7 @@ func compileNet(out *Compiled, layers []*Layer) error {
 					out.AllLocalhost = true
 					continue
 				}
-				n, err := parsePort(p)
+				n, err := parsePort(string(p))
 				if err != nil {
 					return err
 				}

@@ -114,7 +114,9 @@ func heldBy(in Input, g Grants) string {
 		browser = h.Browser.Hosts
 	}
 	if h.Localhost != nil {
-		ports = h.Localhost.Ports
+		for _, p := range h.Localhost.Ports {
+			ports = append(ports, string(p))
+		}
 	}
 	if h.Commands != nil {
 		cmds = h.Commands.Allow

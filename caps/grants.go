@@ -71,7 +71,7 @@ func (g Grants) AddTo(s *Spec) error {
 			s.Localhost = &LocalhostSpec{}
 		}
 		for _, p := range g.Ports {
-			s.Localhost.Ports = addStr(s.Localhost.Ports, p)
+			s.Localhost.Ports = addStr(s.Localhost.Ports, Port(p))
 		}
 	}
 	addHosts(&s.LAN, g.LANHosts)
@@ -123,7 +123,7 @@ func addHosts(dst **HostsSpec, hosts []string) {
 	}
 }
 
-func addStr(list []string, v string) []string {
+func addStr[S ~string](list []S, v S) []S {
 	for _, x := range list {
 		if x == v {
 			return list
@@ -132,15 +132,15 @@ func addStr(list []string, v string) []string {
 	return append(list, v)
 }
 
-func removeStr(list []string, v string) []string {
-	var out []string
+func removeStr[S ~string](list []S, v S) []S {
+	var out []S
 	for _, x := range list {
 		if x != v {
 			out = append(out, x)
 		}
 	}
 	if out == nil && list != nil {
-		return []string{}
+		return []S{}
 	}
 	return out
 }
@@ -176,7 +176,7 @@ func (g Grants) RemoveFrom(s *Spec) {
 	}
 	if s.Localhost != nil {
 		for _, p := range g.Ports {
-			s.Localhost.Ports = removeStr(s.Localhost.Ports, p)
+			s.Localhost.Ports = removeStr(s.Localhost.Ports, Port(p))
 		}
 	}
 	for _, hs := range []struct {

@@ -81,7 +81,6 @@ var (
 	ErrAllPorts      = rule("all-ports-without-host", `[localhost] ports = ["*"] only with [network] mode = "host": behind its proxy every port would be other agents' proxies too`)
 	ErrBadMode       = rule("bad-network-mode", `[network] mode is "host" or empty`)
 	ErrBadLimit      = rule("bad-limit", "a limit is a positive number, or a duration such as 90s or 2m")
-	ErrUnsandboxed   = rule("unsandboxed", "no sandbox at all is never a grant")
 
 	// Files.
 	ErrSpecLink       = rule("spec-link", "a spec file that is a symbolic link is refused")
@@ -95,3 +94,16 @@ var (
 	ErrAgentExists   = rule("agent-exists", "an agent of that name already exists")
 	ErrHeldByHarness = rule("held-by-harness", "the harness's grant still holds it")
 )
+
+// AllRules lists every rule's sentinel, for documentation and for the
+// test that each has a case.
+var AllRules = []*Refusal{
+	ErrNUL, ErrDotDot, ErrEmptyPath, ErrSymlink, ErrMissing, ErrBadPath,
+	ErrHomeFolder, ErrHoldsHome, ErrDotFolder, ErrLaunchAgents, ErrLinkSettings,
+	ErrLinkOwn, ErrOtherAgent, ErrOwnAgentDir, ErrHarnessHome, ErrHidden,
+	ErrHoldsHidden, ErrReadInsideWrite, ErrBadName, ErrNamespaceName, ErrOwnTool,
+	ErrStrangerTool, ErrHarnessOnly, ErrBadAsk, ErrBadCommand, ErrBadHost,
+	ErrBadPort, ErrAllPorts, ErrBadMode, ErrBadLimit, ErrSpecLink,
+	ErrSpecNotRegular, ErrSpecSyntax, ErrSpecUnknownKey, ErrSpecWrongType,
+	ErrSpecTooBig, ErrAgentExists, ErrHeldByHarness,
+}

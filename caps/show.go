@@ -71,7 +71,9 @@ func Permissions(home, name string) ([]Line, *Compiled, error) {
 	case !c.Internet.On:
 		add("internet", "off", w.find(func(s *Spec) bool { return s.Internet != nil }), net)
 	case len(c.Internet.Hosts) == 0:
-		add("internet", "any host", w.find(func(s *Spec) bool { return s.Internet != nil && (s.Internet.On == nil || *s.Internet.On) && len(s.Internet.Hosts) == 0 }), net)
+		add("internet", "any host", w.find(func(s *Spec) bool {
+			return s.Internet != nil && (s.Internet.On == nil || *s.Internet.On) && len(s.Internet.Hosts) == 0
+		}), net)
 	}
 	for _, h := range c.Internet.Hosts {
 		add("internet host", h, w.find(func(s *Spec) bool { return s.Internet != nil && has(s.Internet.Hosts, h) }), net)
@@ -177,9 +179,9 @@ func (w whoser) path(abs string, filesDir bool) string {
 	return who
 }
 
-func has(list []string, v string) bool {
+func has[S ~string](list []S, v string) bool {
 	for _, x := range list {
-		if strings.EqualFold(x, v) {
+		if strings.EqualFold(string(x), v) {
 			return true
 		}
 	}

@@ -56,7 +56,32 @@ type CommandsSpec struct {
 
 // LocalhostSpec is [localhost]: ports, each a number or "*".
 type LocalhostSpec struct {
-	Ports []string `toml:"ports"`
+	Ports []Port `toml:"ports"`
+}
+
+// Port is a [localhost] port as written: a number, or the string "*".
+// Compile checks its range.
+type Port string
+
+// UnmarshalTOML takes an integer or a string.
+func (p *Port) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case int64:
+		*p = Port(strconv.FormatInt(x, 10))
+	case string:
+		*p = Port(x)
+	default:
+		return fmt.Errorf(`wrong type: a port is a number or "*", not %T`, v)
+	}
+	return nil
+}
+
+// MarshalTOML writes a number as a number, anything else as a string.
+func (p Port) MarshalTOML() ([]byte, error) {
+	if n, err := strconv.ParseUint(string(p), 10, 16); err == nil && strconv.FormatUint(n, 10) == string(p) {
+		return []byte(string(p)), nil
+	}
+	return []byte(strconv.Quote(string(p))), nil
 }
 
 // HostsSpec is [lan] and [browser]: host names.
@@ -169,7 +194,11 @@ func ParseSpec(file string, data []byte) (*Spec, error) {
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, &SpecError{File: file, Line: pe.Position.Line, Key: pe.LastKey, Why: oneLine(pe.Message), rule: "spec-syntax"}
+			rule := "spec-syntax"
+			if strings.HasPrefix(pe.Message, "wrong type") {
+				rule = "spec-wrong-type"
+			}
+			return nil, &SpecError{File: file, Line: pe.Position.Line, Key: pe.LastKey, Why: oneLine(pe.Message), rule: rule}
 		}
 		msg := oneLine(err.Error())
 		if m := typeErrRE.FindStringSubmatch(msg); m != nil {

@@ -32,7 +32,9 @@ func (r *Root) openRegular(op, name string, st *unix.Stat_t) (int, error) {
 	}
 	// A regular file ignores O_NONBLOCK on most filesystems; clear it so
 	// none answers EAGAIN and whoever receives the descriptor never sees it.
-	if err := unix.SetNonblock(fd, false); err != nil {
+	// F_SETFL with 0 clears it in one call: no other status flag that
+	// F_SETFL changes (O_APPEND, O_ASYNC, O_DIRECT, O_NOATIME) was set.
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
 		unix.Close(fd)
 		return -1, fail(op, name, err)
 	}
@@ -43,19 +45,29 @@ func (r *Root) openRegular(op, name string, st *unix.Stat_t) (int, error) {
 // [Version]. A file larger than max bytes by fstat is refused
 // (ErrTooLarge); max <= 0 means no cap. The cap is on the size seen at
 // open: a reader of the returned file that needs a hard cap must stop at
-// max bytes itself (the file may grow), as [Root.ReadFile] does. The file
-// is in blocking mode; the broker hands its descriptor on over SCM_RIGHTS.
+// max bytes itself (the file may grow), as [Root.ReadFile] does.
 func (r *Root) Open(name string, max int64) (*os.File, Version, error) {
-	var st unix.Stat_t
-	fd, err := r.openRegular("open", name, &st)
+	fd, v, err := r.OpenFd(name, max)
 	if err != nil {
 		return nil, Version{}, err
 	}
+	return os.NewFile(uintptr(fd), name), v, nil
+}
+
+// OpenFd is [Root.Open] returning the bare descriptor (O_RDONLY,
+// O_CLOEXEC, blocking), which the caller owns and must close: what the
+// broker hands on over SCM_RIGHTS, without an *os.File's cost.
+func (r *Root) OpenFd(name string, max int64) (int, Version, error) {
+	var st unix.Stat_t
+	fd, err := r.openRegular("open", name, &st)
+	if err != nil {
+		return -1, Version{}, err
+	}
 	if max > 0 && st.Size > max {
 		unix.Close(fd)
-		return nil, Version{}, refuse("open", name, ErrTooLarge)
+		return -1, Version{}, refuse("open", name, ErrTooLarge)
 	}
-	return os.NewFile(uintptr(fd), name), versionOf(&st), nil
+	return fd, versionOf(&st), nil
 }
 
 // ReadFile reads the regular file name whole, refusing it (ErrTooLarge)

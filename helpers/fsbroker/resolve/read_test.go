@@ -5,6 +5,8 @@ import (
 	"io"
 	"path/filepath"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // bothWalks runs f with openat2 and again with the fallback walk forced.
@@ -84,6 +86,28 @@ func TestOpenReturnsFile(t *testing.T) {
 		}
 		if _, _, err := r.Open("a/b/c.txt", 6); !errors.Is(err, ErrTooLarge) {
 			t.Fatalf("Open past cap: %v", err)
+		}
+	})
+}
+
+// TestOpenFdFlags: the descriptor handed on is close-on-exec, blocking
+// (O_NONBLOCK cleared) and read-only.
+func TestOpenFdFlags(t *testing.T) {
+	bothWalks(t, func(t *testing.T, r *Root) {
+		fd, _, err := r.OpenFd("f.txt", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(fd)
+		fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+		must(t, err)
+		if fl&unix.O_NONBLOCK != 0 || fl&unix.O_ACCMODE != unix.O_RDONLY {
+			t.Errorf("status flags %#x", fl)
+		}
+		fdfl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		must(t, err)
+		if fdfl&unix.FD_CLOEXEC == 0 {
+			t.Error("not close-on-exec")
 		}
 	})
 }

@@ -1,0 +1,119 @@
+package resolve
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	pathrs "github.com/cyphar/filepath-securejoin/pathrs-lite"
+	"golang.org/x/sys/unix"
+)
+
+// BenchmarkOpenDepth8 opens a file 8 components below the held folder for
+// reading and closes it, each way in the same run, interleaved in rounds
+// so the machine's load falls on all of them alike:
+//
+//	base-ns/op        plain open(2) of the absolute path (the baseline)
+//	link-ns/op        Root.OpenFd: openat2, fstat, a bare descriptor (the
+//	                  broker's open, set against open(2)'s bare descriptor)
+//	link-file-ns/op   Root.Open: the same made an *os.File
+//	fallback-ns/op    Root.Open with the per-component walk forced
+//	osroot-ns/op      Go's os.Root.Open
+//	securejoin-ns/op  filepath-securejoin OpenatInRoot + Reopen(O_RDONLY)
+//
+// x-baseline is link/base (the target is ≤ 1.2); x-osroot and
+// x-securejoin are link-file (an *os.File, as each of those returns) over
+// each: below 1 means Link is faster.
+func BenchmarkOpenDepth8(b *testing.B) {
+	dir := b.TempDir()
+	rel := "d1/d2/d3/d4/d5/d6/d7/file.txt"
+	abs := filepath.Join(dir, rel)
+	must(b, os.MkdirAll(filepath.Dir(abs), 0o700))
+	must(b, os.WriteFile(abs, []byte(strings.Repeat("x", 4096)), 0o600))
+	r := openRoot(b, dir)
+	fb := r.forceFallback()
+	osr, err := os.OpenRoot(dir)
+	must(b, err)
+	defer osr.Close()
+	sjRoot, err := os.Open(dir)
+	must(b, err)
+	defer sjRoot.Close()
+
+	ways := []struct {
+		metric string
+		op     func()
+	}{
+		{"base-ns/op", func() {
+			fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			unix.Close(fd)
+		}},
+		{"link-ns/op", func() {
+			fd, _, err := r.OpenFd(rel, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			unix.Close(fd)
+		}},
+		{"link-file-ns/op", func() {
+			f, _, err := r.Open(rel, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
+		}},
+		{"fallback-ns/op", func() {
+			f, _, err := fb.Open(rel, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
+		}},
+		{"osroot-ns/op", func() {
+			f, err := osr.Open(rel)
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
+		}},
+		{"securejoin-ns/op", func() {
+			h, err := pathrs.OpenatInRoot(sjRoot, rel)
+			if err != nil {
+				b.Fatal(err)
+			}
+			f, err := pathrs.Reopen(h, unix.O_RDONLY)
+			h.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
+		}},
+	}
+	total := make([]time.Duration, len(ways))
+	const round = 200
+	b.ResetTimer()
+	for done := 0; done < b.N; done += round {
+		n := min(round, b.N-done)
+		for i, w := range ways {
+			start := time.Now()
+			for range n {
+				w.op()
+			}
+			total[i] += time.Since(start)
+		}
+	}
+	b.StopTimer()
+	ns := make([]float64, len(ways))
+	for i, w := range ways {
+		ns[i] = float64(total[i].Nanoseconds()) / float64(b.N)
+		b.ReportMetric(ns[i], w.metric)
+	}
+	b.ReportMetric(ns[1]/ns[0], "x-baseline")
+	b.ReportMetric(ns[2]/ns[4], "x-osroot")
+	b.ReportMetric(ns[2]/ns[5], "x-securejoin")
+	b.ReportMetric(0, "ns/op") // the per-way figures above are the ones to read
+}

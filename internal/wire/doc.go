@@ -1,0 +1,63 @@
+// Package wire is the record protocol Link's kernel and every broker
+// share: one record per SOCK_SEQPACKET message, file descriptors beside it
+// in SCM_RIGHTS, a request table as data on the serving side.
+//
+// # Record format
+//
+// Every record is one datagram, little-endian:
+//
+//	off size
+//	0   4    length of the whole record, header included; must equal the datagram's length
+//	4   1    version, 1
+//	5   1    kind: 1 request, 2 reply, 3 error reply
+//	6   1    number of fds carried in SCM_RIGHTS; must equal what arrived
+//	7   1    zero
+//	8   2    request type
+//	10  2    zero
+//	12  8    request id, chosen by the caller; a reply carries its request's id
+//	20  ...  body: one JSON object
+//
+// A record is at most [MaxRecord] bytes and carries at most [MaxFDs] fds.
+// The cap is 128 KiB, not more, so that a record always fits a unix
+// socket's default send buffer (net.core.wmem_default) without raising it;
+// bulk data (a file's contents) travels in an fd (a memfd or the file
+// itself), never in a record.
+//
+// Bodies are decoded strictly ([Unmarshal]): a field that is not in the
+// Go type, a field given twice, a key whose case differs, a missing field
+// (one whose json tag lacks omitempty), a null for anything but a
+// pointer, slice or map, and trailing data are all errors. JSON was
+// chosen over a binary TLV because every broker can declare its requests
+// as plain Go structs; at these sizes decoding costs about a microsecond.
+//
+// # Requests are a table
+//
+// A server's [Route] list is its request table: type, name, the fds the
+// request and its reply carry, flags ([Once]) and the states it is
+// permitted in. An unknown type, a type not permitted in the channel's
+// state, a second [Once] request, a wrong fd count, a malformed header or
+// body, a truncated datagram (MSG_TRUNC) or truncated control data
+// (MSG_CTRUNC) all close the channel: every fd that arrived with the
+// record is closed and [Server.Serve] returns the reason. A handler's
+// error is not a violation: it travels back as an error reply ([Error])
+// and the channel stays open.
+//
+// # Callers
+//
+// A [Client] may have many calls in flight; replies are matched by id.
+// A call returns when its reply arrives, when its context ends, or when
+// the channel dies — a dead peer (kill -9) gives every waiting caller
+// [ErrClosed], never a hang.
+//
+// # Security
+//
+// Every fd received is made close-on-exec by the kernel
+// (MSG_CMSG_CLOEXEC) before Go sees it. Both sides trust nothing in a
+// record: sizes, fd counts and types are checked before any handler
+// runs. The package holds no authority of its own; it moves the fds its
+// callers hand it and closes every fd it refuses.
+//
+// Waiting is a blocking recvmsg in one goroutine per channel (not the
+// netpoller): for one-record round trips it has the lower latency, and
+// shutdown(2) wakes it when the channel closes.
+package wire

@@ -1,0 +1,120 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+	"sync/atomic"
+)
+
+// MaxInFlight caps the requests one server channel runs at once; the
+// reader waits for a free slot, so a flooding peer slows only itself.
+const MaxInFlight = 32
+
+// Server serves one channel through a request table.
+type Server struct {
+	c      *conn
+	routes map[Type]*Route
+	logf   func(format string, a ...any)
+	state  atomic.Uint32
+}
+
+// NewServer takes ownership of f (a SOCK_SEQPACKET socket) and serves it
+// through routes (see [Table]). logf, if not nil, gets one line per
+// violation that closed the channel.
+func NewServer(f *os.File, routes map[Type]*Route, logf func(format string, a ...any)) (*Server, error) {
+	c, err := newConn(f)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{c: c, routes: routes, logf: logf}, nil
+}
+
+// Close stops Serve: the channel is shut down and Serve returns once the
+// handlers in flight have.
+func (s *Server) Close() { s.c.shutdown() }
+
+// Serve reads and serves requests until the channel closes, ctx ends or
+// the peer breaks the protocol; it returns why (an [ErrClosed] error when
+// the peer went or Close was called, an [ErrProtocol] one for a
+// violation), after every handler has returned and the socket is closed.
+func (s *Server) Serve(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	stop := context.AfterFunc(ctx, s.c.shutdown)
+	defer func() {
+		stop()
+		cancel()
+		s.c.shutdown()
+		wg.Wait()
+		s.c.release()
+	}()
+	sem := make(chan struct{}, MaxInFlight)
+	used := map[Type]bool{}
+	for {
+		rec, files, err := s.c.recv()
+		if err != nil {
+			return s.refuse(err)
+		}
+		rt, body, err := checkRequest(s.routes, rec, State(s.state.Load()))
+		if err == nil && rt.Flags&Once != 0 {
+			if used[rt.Type] {
+				err = violation("request %s is permitted once", rt.Name)
+			}
+			used[rt.Type] = true
+		}
+		if err != nil {
+			CloseFiles(files)
+			return s.refuse(err)
+		}
+		req := &Request{Spec: rt.Spec, ID: rec.ID, Files: files, srv: s}
+		if rt.Flags&Once != 0 {
+			s.run(ctx, rt, req, body)
+			continue
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			CloseFiles(files)
+			return s.refuse(ctx.Err())
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			s.run(ctx, rt, req, body)
+		}()
+	}
+}
+
+func (s *Server) refuse(err error) error {
+	if s.logf != nil && errors.Is(err, ErrProtocol) {
+		s.logf("wire: closing the channel: %v", err)
+	}
+	return err
+}
+
+func (s *Server) run(ctx context.Context, rt *Route, req *Request, body any) {
+	resp, out, err := rt.serve(ctx, req, body)
+	CloseFiles(req.Files)
+	defer CloseFiles(out)
+	r := Record{Kind: KindReply, Type: rt.Type, ID: req.ID}
+	if err == nil {
+		r.Body, err = Marshal(resp)
+	}
+	if err != nil {
+		r.Kind = KindError
+		r.Body, _ = Marshal(toWireError(err))
+		out = nil
+	}
+	serr := s.c.send(r, out)
+	if serr != nil && !errors.Is(serr, ErrClosed) && r.Kind == KindReply {
+		// Most likely a reply over the cap: the caller still gets an answer.
+		r.Kind = KindError
+		r.Body, _ = Marshal(toWireError(serr))
+		serr = s.c.send(r, nil)
+	}
+	if serr != nil && !errors.Is(serr, ErrClosed) && s.logf != nil {
+		s.logf("wire: reply to %s: %v", rt.Name, serr)
+	}
+}

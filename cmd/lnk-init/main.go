@@ -1,0 +1,34 @@
+// Command lnk-init is the sandbox's first stage, built static
+// (CGO_ENABLED=0) so it starts fast and needs no library inside the
+// sandbox. bubblewrap runs it as `lnk-init --plan-fd N`; it confines
+// itself by the plan (landlock, seccomp, NO_NEW_PRIVS) and execs the
+// command. `lnk-init relay SOCKET` is the proxy relay it starts. The
+// logic is internal/initstage.
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"lnk.dev/lnk/internal/initstage"
+)
+
+func main() {
+	var err error
+	switch {
+	case len(os.Args) == 3 && os.Args[1] == "--plan-fd":
+		fd, perr := strconv.Atoi(os.Args[2])
+		if perr != nil || fd < 3 {
+			err = fmt.Errorf("bad --plan-fd %q", os.Args[2])
+			break
+		}
+		err = initstage.Run(fd)
+	case len(os.Args) == 3 && os.Args[1] == initstage.RelayArg:
+		err = initstage.RunRelay(os.Args[2])
+	default:
+		err = fmt.Errorf("usage: lnk-init --plan-fd N | lnk-init relay SOCKET (lnk sandbox run starts it)")
+	}
+	fmt.Fprintf(os.Stderr, "lnk-init: %v\n", err)
+	os.Exit(126)
+}

@@ -1,0 +1,37 @@
+package initstage_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"lnk.dev/lnk/internal/initstage"
+)
+
+// FuzzParsePlan: any bytes either fail with ErrBadPlan or give a plan
+// whose command and paths are absolute and clean, and that encodes and
+// parses back the same.
+func FuzzParsePlan(f *testing.F) {
+	f.Add([]byte(`{"argv":["/bin/sh","-c","true"],"paths":[{"path":"/usr","read":true,"exec":true}]}`))
+	f.Add([]byte(`{"argv":["/bin/true"],"relay":{"port":3128,"socket":"/run/lnk/proxy.sock"},"connect_tcp":[3128]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := initstage.ParsePlan(b)
+		if err != nil {
+			return
+		}
+		if !filepath.IsAbs(p.Argv[0]) {
+			t.Fatalf("relative command %q accepted", p.Argv[0])
+		}
+		for _, r := range p.Paths {
+			if !filepath.IsAbs(r.Path) || filepath.Clean(r.Path) != r.Path {
+				t.Fatalf("path %q accepted", r.Path)
+			}
+		}
+		again, err := p.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := initstage.ParsePlan(again); err != nil {
+			t.Fatalf("a plan that parsed does not parse again: %v", err)
+		}
+	})
+}

@@ -1,0 +1,91 @@
+package initstage
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+
+	"golang.org/x/sys/unix"
+	"lnk.dev/lnk/internal/landlock"
+)
+
+// RelayArg is lnk-init's first argument when it runs as the relay.
+const RelayArg = "relay"
+
+// startRelay listens on 127.0.0.1:r.Port and starts this program as the
+// relay with the listener as fd 3. The listener exists before the command
+// starts, so the command never races the relay.
+func startRelay(r *Relay) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("relay: socket: %w", err)
+	}
+	defer unix.Close(fd)
+	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: int(r.Port), Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return fmt.Errorf("relay: listen on 127.0.0.1:%d: %w", r.Port, err)
+	}
+	if err := unix.Listen(fd, 128); err != nil {
+		return fmt.Errorf("relay: listen: %w", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		exe = "/proc/self/exe"
+	}
+	l := os.NewFile(uintptr(fd), "relay-listener")
+	_, err = os.StartProcess("/proc/self/exe", []string{exe, RelayArg, r.Socket}, &os.ProcAttr{
+		Env:   []string{},
+		Files: []*os.File{nil, nil, os.Stderr, l},
+	})
+	if err != nil {
+		return fmt.Errorf("relay: start: %w", err)
+	}
+	return nil
+}
+
+// Relay is the relay's main: confine itself (no files, no TCP connect or
+// bind, scoped), then forward every connection on fd 3 to socket.
+func RunRelay(socket string) error {
+	runtime.LockOSThread()
+	l, err := net.FileListener(os.NewFile(3, "relay-listener"))
+	if err != nil {
+		return fmt.Errorf("relay: listener: %w", err)
+	}
+	closeFrom(4)
+	if _, err := landlock.Restrict(); err != nil && !errors.Is(err, landlock.ErrUnsupported) {
+		return err
+	}
+	if err := loadFilter(); err != nil && !errors.Is(err, ErrNoSeccomp) {
+		return err
+	}
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return fmt.Errorf("relay: accept: %w", err)
+		}
+		go forward(c, socket)
+	}
+}
+
+func forward(c net.Conn, socket string) {
+	defer c.Close()
+	u, err := net.Dial("unix", socket)
+	if err != nil {
+		return
+	}
+	defer u.Close()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		io.Copy(u, c)
+		u.(*net.UnixConn).CloseWrite()
+	}()
+	io.Copy(c, u)
+	c.(*net.TCPConn).CloseWrite()
+	wg.Wait()
+}

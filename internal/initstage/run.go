@@ -1,0 +1,125 @@
+package initstage
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+	"lnk.dev/lnk/internal/landlock"
+)
+
+// Run is lnk-init's first stage: read the plan from planFD, confine,
+// exec. It returns only on failure.
+func Run(planFD int) error {
+	runtime.LockOSThread()
+	p, err := readPlan(planFD)
+	if err != nil {
+		return err
+	}
+	closeFrom(3)
+	if p.Relay != nil {
+		if err := startRelay(p.Relay); err != nil {
+			return err
+		}
+	}
+	if err := confine(p); err != nil {
+		return err
+	}
+	err = unix.Exec(p.Argv[0], p.Argv, os.Environ())
+	return fmt.Errorf("exec %s: %w", p.Argv[0], err)
+}
+
+func readPlan(fd int) (*Plan, error) {
+	f := os.NewFile(uintptr(fd), "plan")
+	if f == nil {
+		return nil, fmt.Errorf("%w: no plan fd %d", ErrBadPlan, fd)
+	}
+	defer f.Close()
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("%w: plan fd: %v", ErrBadPlan, err)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxPlan+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: read: %v", ErrBadPlan, err)
+	}
+	return ParsePlan(b)
+}
+
+// closeFrom closes every fd from lo up: nothing of bubblewrap's or the
+// caller's leaks into the command.
+func closeFrom(lo int) {
+	if err := unix.CloseRange(uint(lo), ^uint(0), 0); err == nil {
+		return
+	}
+	ents, _ := os.ReadDir("/proc/self/fd")
+	for _, e := range ents {
+		var fd int
+		if _, err := fmt.Sscan(e.Name(), &fd); err == nil && fd >= lo {
+			unix.Close(fd)
+		}
+	}
+}
+
+// confine applies landlock then seccomp to this thread. Where either is
+// missing, it fails unless the plan is degraded.
+func confine(p *Plan) error {
+	rules, fds, err := landlockRules(p)
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	if _, err := landlock.RestrictThread(rules...); err != nil {
+		if !(p.Degraded && errors.Is(err, landlock.ErrUnsupported)) {
+			return err
+		}
+	}
+	if err := loadFilter(); err != nil {
+		if !(p.Degraded && errors.Is(err, ErrNoSeccomp)) {
+			return err
+		}
+	}
+	return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+}
+
+func landlockRules(p *Plan) ([]landlock.Rule, []int, error) {
+	var rules []landlock.Rule
+	var fds []int
+	for _, r := range p.Paths {
+		fd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			if r.Optional {
+				continue
+			}
+			return nil, fds, fmt.Errorf("landlock rule %s: %w", r.Path, err)
+		}
+		fds = append(fds, fd)
+		var right landlock.Right
+		if r.Read {
+			right |= landlock.Read
+		}
+		if r.Write {
+			right |= landlock.Write
+		}
+		if r.Exec {
+			right |= landlock.Exec
+		}
+		rules = append(rules, landlock.Beneath(fd, right))
+	}
+	if p.AnyTCP {
+		rules = append(rules, landlock.AnyTCP())
+	}
+	for _, port := range p.ConnectTCP {
+		rules = append(rules, landlock.ConnectTCP(port))
+	}
+	for _, port := range p.BindTCP {
+		rules = append(rules, landlock.BindTCP(port))
+	}
+	return rules, fds, nil
+}

@@ -1,0 +1,332 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/initstage"
+)
+
+// DefaultRelayPort is where the relay listens inside the sandbox.
+const DefaultRelayPort = 3128
+
+// Options are what Build needs beyond the grants.
+type Options struct {
+	Argv        []string // the command and its arguments
+	Dir         string   // working folder (absolute); "" or ungranted: HOME
+	InitPath    string   // lnk-init on the host
+	Bwrap       string   // bubblewrap; "" looks up bwrap on PATH
+	ProxySocket string   // the proxy's unix socket on the host; "" for none
+	RelayPort   uint16   // 0: DefaultRelayPort
+	Degraded    bool     // run without landlock or seccomp where missing
+	ExtraExec   []string // host programs bound in read-only at their own path and executable (the probes)
+}
+
+// Sandbox is a built sandbox, ready to Exec or Start once.
+type Sandbox struct {
+	Bwrap    string
+	Plan     initstage.Plan
+	Enforced Enforced
+	Notices  []string // said at every start: host network, degraded
+	args     []string // bubblewrap's arguments, fd numbers as placeholders
+	fdArgs   map[int]int
+	files    []*os.File
+}
+
+// Enforced is what the sandbox enforces, for --json-status and check.
+type Enforced struct {
+	Namespaces  []string `json:"namespaces"`
+	LandlockABI int      `json:"landlock_abi"`
+	Landlock    bool     `json:"landlock"`
+	Seccomp     bool     `json:"seccomp"`
+	Network     string   `json:"network"` // "none", "proxy" or "host"
+	Degraded    bool     `json:"degraded"`
+}
+
+// ErrFolderChanged refuses a granted folder that is no longer what caps
+// checked: a link now, or gone.
+var ErrFolderChanged = errors.New("a granted folder changed since its grant was checked")
+
+// Build makes the sandbox for c and opt. The caller must Exec, Start or
+// Close it.
+func Build(c *caps.Compiled, opt Options) (*Sandbox, error) {
+	if len(opt.Argv) == 0 {
+		return nil, errors.New("no command to run")
+	}
+	en, err := enforceable(opt.Degraded)
+	if err != nil {
+		return nil, err
+	}
+	bw := opt.Bwrap
+	if bw == "" {
+		if bw, err = exec.LookPath("bwrap"); err != nil {
+			return nil, &MissingError{What: []string{"bubblewrap (bwrap)"}}
+		}
+	}
+	s := &Sandbox{Bwrap: bw, Enforced: en, fdArgs: map[int]int{}}
+	if opt.Degraded && (!en.Landlock || !en.Seccomp) {
+		s.Notices = append(s.Notices, "degraded: running without "+strings.Join(missingNames(en), " and ")+" (--degraded)")
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Close()
+		}
+	}()
+	if err := s.build(c, opt); err != nil {
+		return nil, err
+	}
+	ok = true
+	return s, nil
+}
+
+func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
+	home := c.Home
+	if c.FilesDir != "" {
+		home = c.FilesDir
+	}
+	relay := uint16(0)
+	s.args = []string{"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"}
+	s.Enforced.Namespaces = []string{"user", "pid", "ipc", "uts", "cgroup"}
+	switch {
+	case c.NetworkMode == "host":
+		s.Enforced.Network = "host"
+		s.Notices = append(s.Notices, `network: [network] mode = "host": the sandbox shares this machine's network`)
+		s.Plan.AnyTCP = true
+	default:
+		s.args = append(s.args, "--unshare-net")
+		s.Enforced.Namespaces = append(s.Enforced.Namespaces, "net")
+		s.Enforced.Network = "none"
+		if opt.ProxySocket != "" {
+			s.Enforced.Network = "proxy"
+			relay = opt.RelayPort
+			if relay == 0 {
+				relay = DefaultRelayPort
+			}
+			s.Plan.Relay = &initstage.Relay{Port: relay, Socket: proxyInside}
+			s.Plan.ConnectTCP = []uint16{relay}
+		}
+	}
+	s.args = append(s.args, "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
+	sys, readable := systemArgs()
+	s.args = append(s.args, sys...)
+	for _, p := range readable {
+		s.rule(initstage.PathRule{Path: p, Read: true})
+	}
+	s.rule(initstage.PathRule{Path: "/proc", Read: true})
+	s.rule(initstage.PathRule{Path: "/dev", Read: true, Write: true})
+	s.rule(initstage.PathRule{Path: "/tmp", Read: true, Write: true})
+	s.args = append(s.args, "--ro-bind", opt.InitPath, initInside)
+	if opt.ProxySocket != "" && relay != 0 {
+		s.args = append(s.args, "--bind", opt.ProxySocket, proxyInside)
+	}
+	if err := s.folders(c); err != nil {
+		return err
+	}
+	if c.FilesDir == "" {
+		s.args = append(s.args, "--dir", home)
+	}
+	for _, x := range opt.ExtraExec {
+		s.args = append(s.args, "--ro-bind", x, x)
+	}
+	if err := s.commands(c, opt); err != nil {
+		return err
+	}
+	dir := home
+	if opt.Dir != "" && s.granted(opt.Dir) {
+		dir = opt.Dir
+	}
+	s.args = append(s.args, "--chdir", dir)
+	s.args = append(s.args, envArgs(Env(home, relay))...)
+	s.Plan.Degraded = opt.Degraded
+	plan, err := s.Plan.Encode()
+	if err != nil {
+		return err
+	}
+	pf, err := memfd("lnk-plan", plan)
+	if err != nil {
+		return err
+	}
+	s.args = append(s.args, "--", initInside, "--plan-fd")
+	s.fdArg(pf)
+	return nil
+}
+
+const (
+	initInside  = "/run/lnk/init"
+	proxyInside = "/run/lnk/proxy.sock"
+)
+
+func (s *Sandbox) rule(r initstage.PathRule) { s.Plan.Paths = append(s.Plan.Paths, r) }
+
+// fdArg appends a placeholder for f's fd number.
+func (s *Sandbox) fdArg(f *os.File) {
+	s.fdArgs[len(s.args)] = len(s.files)
+	s.files = append(s.files, f)
+	s.args = append(s.args, "")
+}
+
+// folders binds the granted folders from fds opened without following a
+// link, covers the hidden paths and the read-only ones.
+func (s *Sandbox) folders(c *caps.Compiled) error {
+	fs := append([]caps.Folder(nil), c.Folders...)
+	sort.Slice(fs, func(i, j int) bool { return fs[i].Path < fs[j].Path })
+	for _, f := range fs {
+		file, err := openNoLinks(f.Path)
+		if err != nil {
+			return err
+		}
+		if f.Access.Write {
+			s.args = append(s.args, "--bind-fd")
+		} else {
+			s.args = append(s.args, "--ro-bind-fd")
+		}
+		s.fdArg(file)
+		s.args = append(s.args, f.Path)
+		s.rule(initstage.PathRule{Path: f.Path, Read: f.Access.Read || f.Access.Write, Write: f.Access.Write, Exec: f.Access.Exec})
+	}
+	for _, h := range c.Hidden {
+		if !s.granted(h) {
+			continue // not in any bound folder: absent already
+		}
+		fi, err := os.Lstat(h)
+		if err != nil {
+			continue
+		}
+		if fi.IsDir() {
+			s.args = append(s.args, "--perms", "0000", "--tmpfs", h, "--remount-ro", h)
+		} else {
+			s.args = append(s.args, "--ro-bind", "/dev/null", h)
+		}
+	}
+	for _, r := range c.ReadOnly {
+		file, err := openNoLinks(r)
+		if err != nil {
+			continue // absent: a known gap (lnk sandbox check reports it)
+		}
+		s.args = append(s.args, "--ro-bind-fd")
+		s.fdArg(file)
+		s.args = append(s.args, r)
+	}
+	return nil
+}
+
+// granted reports whether p is a granted folder or inside one.
+func (s *Sandbox) granted(p string) bool {
+	for _, r := range s.Plan.Paths {
+		if r.Path == "/tmp" || r.Path == "/proc" || r.Path == "/dev" {
+			continue
+		}
+		if p == r.Path || strings.HasPrefix(p, r.Path+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// openNoLinks opens path O_PATH without following any link on the way.
+func openNoLinks(path string) (*os.File, error) {
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrFolderChanged, path, err)
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// commands grants execute on [commands] (or everything readable with
+// "*"), and refuses a command that is not among them.
+func (s *Sandbox) commands(c *caps.Compiled, opt Options) error {
+	dir := opt.Dir
+	if dir == "" {
+		dir = "/"
+	}
+	argv0, err := lookPath(opt.Argv[0], dir)
+	if err != nil {
+		return err
+	}
+	s.Plan.Argv = append([]string{argv0}, opt.Argv[1:]...)
+	allowed := map[string]bool{}
+	any := false
+	for _, name := range append(append([]string(nil), c.Commands...), opt.ExtraExec...) {
+		if name == "*" {
+			any = true
+			continue
+		}
+		p, err := lookPath(name, "/")
+		if err != nil {
+			continue // not installed: nothing to allow
+		}
+		files, err := execFiles(p)
+		if err != nil {
+			continue
+		}
+		for _, f := range files {
+			if !allowed[f] {
+				allowed[f] = true
+				s.rule(initstage.PathRule{Path: f, Read: true, Exec: true, Optional: true})
+			}
+		}
+	}
+	if any {
+		for _, d := range append([]string{"/usr", "/bin", "/sbin"}, systemDirs...) {
+			s.rule(initstage.PathRule{Path: d, Read: true, Exec: true, Optional: true})
+		}
+		return nil
+	}
+	real, err := filepath.EvalSymlinks(argv0)
+	if err != nil || !(allowed[real] || s.execGranted(real)) {
+		return &NotACommandError{Program: opt.Argv[0]}
+	}
+	return nil
+}
+
+func (s *Sandbox) execGranted(p string) bool {
+	for _, r := range s.Plan.Paths {
+		if r.Exec && (p == r.Path || strings.HasPrefix(p, r.Path+"/")) {
+			return true
+		}
+	}
+	return false
+}
+
+// argv renders bubblewrap's command line with fd numbers from fdOf.
+func (s *Sandbox) argv(fdOf func(i int) int) []string {
+	out := append([]string{s.Bwrap}, s.args...)
+	for at, i := range s.fdArgs {
+		out[at+1] = strconv.Itoa(fdOf(i))
+	}
+	return out
+}
+
+// Close releases the fds (after a failed Exec or a finished Start).
+func (s *Sandbox) Close() {
+	for _, f := range s.files {
+		f.Close()
+	}
+	s.files = nil
+}
+
+func memfd(name string, b []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("memfd: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, err
+	}
+	unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_WRITE|unix.F_SEAL_GROW|unix.F_SEAL_SHRINK|unix.F_SEAL_SEAL)
+	return f, nil
+}

@@ -1,0 +1,44 @@
+// Package sandbox builds and runs Link's sandbox: bubblewrap for the
+// namespaces and the mounts, then lnk-init (internal/initstage) inside
+// for landlock, seccomp and NO_NEW_PRIVS, then the command.
+//
+// Build turns a caps.Compiled (the grants, checked) into a Sandbox: the
+// bubblewrap arguments, the fds bubblewrap binds from, and the plan
+// lnk-init enforces. Exec replaces the calling process with bubblewrap
+// (the cheapest shape: no Link process waits beside the command); Start
+// runs it as a child, for callers that wait, forward signals or report
+// the sandbox's pid (--json-status).
+//
+// What the command gets:
+//   - new user, pid, ipc, uts and cgroup namespaces, and a network
+//     namespace with only loopback unless [network] mode = "host";
+//     --die-with-parent, --new-session; a fresh /proc, a minimal /dev,
+//     its own /tmp;
+//   - the system folders read-only (/usr, /lib*, /bin, /sbin and a fixed
+//     list of /etc entries: never /etc/shadow); the granted folders bound
+//     read-only or read-write from fds opened without following any link
+//     (openat2 RESOLVE_NO_SYMLINKS), so a link swapped in after caps
+//     checked the path is refused, never followed; the hidden paths
+//     (~/.lnk, other agents' folders, ~/Link/History, ~/Link/Teams)
+//     covered with an empty read-only tmpfs where a grant would show
+//     them; the read-only paths of written folders (.git, .envrc, .vscode,
+//     .idea) bound read-only over themselves where they exist;
+//   - the environment cleared to Env's fixed list;
+//   - no fd beyond 0–2 (lnk-init closes the rest);
+//   - landlock: read on the system folders, the grants' rights on theirs,
+//     execute only on [commands] (each resolved to its file, with its #!
+//     and ELF interpreters), TCP connect only to the relay's port, signals
+//     and abstract unix sockets scoped; seccomp's deny list;
+//   - with a proxy socket: a relay inside on 127.0.0.1:RelayPort to it,
+//     and HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (and lowercase) pointing there.
+//
+// # Security
+//
+// Holds: the fds of the granted folders and the plan memfd, until
+// bubblewrap starts. May: open the granted folders (O_PATH, no links),
+// run bubblewrap. Trusts: caps.Compiled (checked by caps), bubblewrap
+// and lnk-init at the paths it is given. Refuses: a granted folder that
+// became a link or vanished (ErrFolderChanged); a command not in
+// [commands] (ErrNotACommand); a kernel without landlock or seccomp
+// (ErrMissing) unless Options.Degraded.
+package sandbox

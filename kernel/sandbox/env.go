@@ -1,0 +1,70 @@
+package sandbox
+
+import (
+	"os"
+	"sort"
+	"strconv"
+)
+
+// Path is the sandbox's PATH.
+const Path = "/usr/local/bin:/usr/bin:/bin"
+
+// passedThrough are the only variables taken from the owner's
+// environment: how to draw and which language, nothing that grants.
+var passedThrough = []string{"TERM", "COLORTERM", "NO_COLOR", "LANG", "LC_ALL", "LC_CTYPE", "TZ"}
+
+// Env is the command's whole environment: PATH, HOME, USER, LOGNAME,
+// SHELL, TMPDIR, LNK_SANDBOX=1, the variables in passedThrough when the
+// owner has them, and with a relay HTTP_PROXY, HTTPS_PROXY, ALL_PROXY
+// (and their lowercase forms). Nothing else — no SSH_AUTH_SOCK, no tokens.
+func Env(home string, relayPort uint16) map[string]string {
+	env := map[string]string{
+		"PATH":        Path,
+		"HOME":        home,
+		"SHELL":       "/bin/sh",
+		"TMPDIR":      "/tmp",
+		"LNK_SANDBOX": "1",
+	}
+	if u := os.Getenv("USER"); u != "" && safeValue(u) {
+		env["USER"], env["LOGNAME"] = u, u
+	}
+	for _, k := range passedThrough {
+		if v, ok := os.LookupEnv(k); ok && safeValue(v) {
+			env[k] = v
+		}
+	}
+	if relayPort != 0 {
+		url := "http://127.0.0.1:" + strconv.Itoa(int(relayPort))
+		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
+			env[k] = url
+		}
+	}
+	return env
+}
+
+// safeValue refuses control characters and absurd lengths.
+func safeValue(v string) bool {
+	if len(v) > 256 {
+		return false
+	}
+	for _, r := range v {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// envArgs is env as bubblewrap arguments, sorted for a stable plan.
+func envArgs(env map[string]string) []string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	args := []string{"--clearenv"}
+	for _, k := range keys {
+		args = append(args, "--setenv", k, env[k])
+	}
+	return args
+}

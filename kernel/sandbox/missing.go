@@ -1,0 +1,54 @@
+package sandbox
+
+import (
+	"errors"
+	"strings"
+
+	"golang.org/x/sys/unix"
+	"lnk.dev/lnk/internal/landlock"
+)
+
+// ErrMissing is a kernel (or machine) without what the sandbox needs.
+var ErrMissing = errors.New("this machine lacks what the sandbox needs")
+
+// MissingError names what is missing.
+type MissingError struct{ What []string }
+
+func (e *MissingError) Error() string {
+	return "this machine lacks " + strings.Join(e.What, " and ") + ", which the sandbox needs"
+}
+func (e *MissingError) Unwrap() error { return ErrMissing }
+
+// Hint says what the owner can do.
+func (e *MissingError) Hint() string {
+	return "use a kernel with landlock and seccomp (lsm=landlock,…), or pass --degraded to run with less"
+}
+
+// seccompAvailable reports whether the kernel filters syscalls.
+func seccompAvailable() bool {
+	_, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0)
+	return err == nil
+}
+
+// enforceable says what this kernel can enforce, and refuses unless
+// degraded where landlock or seccomp is missing.
+func enforceable(degraded bool) (Enforced, error) {
+	en := Enforced{LandlockABI: landlock.ABI(), Seccomp: seccompAvailable()}
+	en.Landlock = en.LandlockABI > 0
+	en.Degraded = degraded && (!en.Landlock || !en.Seccomp)
+	if m := missingNames(en); len(m) > 0 && !degraded {
+		return en, &MissingError{What: m}
+	}
+	return en, nil
+}
+
+func missingNames(en Enforced) []string {
+	var m []string
+	if !en.Landlock {
+		m = append(m, "landlock")
+	}
+	if !en.Seccomp {
+		m = append(m, "seccomp")
+	}
+	return m
+}

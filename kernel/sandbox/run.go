@@ -1,0 +1,115 @@
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Exec replaces the calling process with bubblewrap: the command's exit
+// status becomes the caller's, and no Link process waits beside it. It
+// returns only on failure.
+func (s *Sandbox) Exec() error {
+	for _, f := range s.files {
+		if _, err := unix.FcntlInt(f.Fd(), unix.F_SETFD, 0); err != nil {
+			return fmt.Errorf("sandbox: hand fd to bubblewrap: %w", err)
+		}
+	}
+	argv := s.argv(func(i int) int { return int(s.files[i].Fd()) })
+	err := unix.Exec(s.Bwrap, argv, os.Environ())
+	s.Close()
+	return fmt.Errorf("sandbox: exec bubblewrap: %w", err)
+}
+
+// Status is what Start reports once the sandbox runs.
+type Status struct {
+	Pid int `json:"pid"` // the sandbox's first process, as this machine sees it
+	Enforced
+}
+
+// Start runs the sandbox as a child with stdio, reports its pid to
+// status (if not nil), forwards SIGINT, SIGTERM and SIGHUP to it, waits,
+// and returns the command's exit code (128+N for signal N).
+func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(Status)) (int, error) {
+	defer s.Close()
+	var pr, pw *os.File
+	if status != nil {
+		var err error
+		if pr, pw, err = os.Pipe(); err != nil {
+			return 0, err
+		}
+		defer pr.Close()
+		s.files = append(s.files, pw)
+	}
+	argv := s.argv(func(i int) int { return 3 + i })
+	if status != nil {
+		statusFD := 3 + len(s.files) - 1
+		argv = append([]string{argv[0], "--json-status-fd", fmt.Sprint(statusFD)}, argv[1:]...)
+	}
+	cmd := exec.Command(s.Bwrap, argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	cmd.ExtraFiles = s.files
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("sandbox: start bubblewrap: %w", err)
+	}
+	s.Close() // the child holds them now
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case sig := <-sigs:
+				cmd.Process.Signal(sig)
+			case <-done:
+				return
+			}
+		}
+	}()
+	if status != nil {
+		pw.Close()
+		if pid, ok := childPid(pr); ok {
+			status(Status{Pid: pid, Enforced: s.Enforced})
+		}
+	}
+	err := cmd.Wait()
+	return exitCode(cmd, err)
+}
+
+// childPid reads bubblewrap's first status document.
+func childPid(r io.Reader) (int, bool) {
+	dec := json.NewDecoder(bufio.NewReader(r))
+	var st struct {
+		ChildPid int `json:"child-pid"`
+	}
+	if err := dec.Decode(&st); err != nil || st.ChildPid == 0 {
+		return 0, false
+	}
+	return st.ChildPid, true
+}
+
+func exitCode(cmd *exec.Cmd, err error) (int, error) {
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return 0, err
+	}
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok {
+		return cmd.ProcessState.ExitCode(), nil
+	}
+	if ws.Signaled() {
+		return 128 + int(ws.Signal()), nil
+	}
+	return ws.ExitStatus(), nil
+}

@@ -2,6 +2,7 @@ package caps
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -56,10 +57,13 @@ func Permissions(home, name string) ([]Line, *Compiled, error) {
 		}
 		add(kind, f.Path, w.path(f.Path, f.Path == c.FilesDir), RouteFiles)
 	}
-	for _, p := range c.ReadOnly {
-		add("files read-only", p, "link", RouteFiles)
+	for i := 0; i+3 < len(c.ReadOnly); i += 4 {
+		add("files read-only", filepath.Dir(c.ReadOnly[i])+"/{.git,.envrc,.vscode,.idea}", "link", RouteFiles)
 	}
 	for _, p := range c.Hidden {
+		if p == filepath.Join(c.Home, "Link", "Agents") && c.AgentName != "" {
+			p += " (but its own Home)"
+		}
 		add("hidden", p, "link", RouteHidden)
 	}
 	net := RouteProxy
@@ -127,7 +131,7 @@ func Permissions(home, name string) ([]Line, *Compiled, error) {
 		add("model", m, w.find(func(s *Spec) bool { return s.Model != nil && has(s.Model.Allow, m) }), RouteModel)
 	}
 	lim := c.Limits
-	add("limits", fmt.Sprintf("run timeout %s, output %d B, background %d at once, %d a day; memory notes %d B; scheduler hops %d, %d a day",
+	add("limits", fmt.Sprintf("run %s, %d B out; background %d, %d/day; notes %d B; hops %d, %d/day",
 		lim.Run.Timeout, lim.Run.Output, lim.Run.Background, lim.Run.BackgroundPerDay, lim.Memory.Notes, lim.Scheduler.Hops, lim.Scheduler.PerDay),
 		w.find(func(s *Spec) bool { return s.Tool != nil || s.Run != nil }), RouteLimits)
 	return out, c, nil

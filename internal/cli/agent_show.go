@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -43,7 +45,7 @@ func init() {
 				tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "GRANT\tVALUE\tWHOSE\tROUTE")
 				for _, l := range lines {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.Grant, l.Value, l.Whose, l.Route)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.Grant, tilde(home, l.Value), l.Whose, l.Route)
 				}
 				return tw.Flush()
 			},
@@ -52,4 +54,23 @@ func init() {
 		c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 		return c
 	})
+}
+
+// tilde shows a path under home as ~/… (the table only; --json keeps it
+// absolute).
+func tilde(home, s string) string {
+	home = strings.TrimSuffix(home, "/")
+	if home == "" {
+		return s
+	}
+	if real, err := filepath.EvalSymlinks(home); err == nil {
+		home = real
+	}
+	if s == home {
+		return "~"
+	}
+	if strings.HasPrefix(s, home+"/") {
+		return "~/" + s[len(home)+1:]
+	}
+	return s
 }

@@ -80,6 +80,7 @@ func readDir(fd int, dir string, skipHidden bool, max int) ([]Entry, error) {
 				continue
 			}
 			if len(out) >= max {
+				sortEntries(out)
 				return out, errTooMany
 			}
 			t, err := direntType(fd, name, typ)
@@ -92,9 +93,11 @@ func readDir(fd int, dir string, skipHidden bool, max int) ([]Entry, error) {
 			out = append(out, Entry{Path: join(dir, name), Name: name, Type: t})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sortEntries(out)
 	return out, nil
 }
+
+func sortEntries(e []Entry) { sort.Slice(e, func(i, j int) bool { return e[i].Name < e[j].Name }) }
 
 // errTooMany is an errno-shaped marker classify turns into ErrTooLarge.
 var errTooMany = unix.EFBIG

@@ -1,0 +1,14 @@
+// Package toolbridge runs the MCP tools an owner added outside every
+// sandbox and relays a sandbox's calls to them (tools-and-asking.txt,
+// "Tools that run outside" through "A tool at a URL").
+//
+// The definitions live in tooldef; the bridge, its sessions and what it
+// rewrites between client and server grow here.
+//
+// # Security
+//
+// Holds: the tools' definitions (read outside every sandbox, never
+// through a link), their --env values as secrets, and one server process
+// per session. Trusts: the owner's definitions. Never trusts: a sandbox's
+// requests, or a server's answers, which are passed on as untrusted text.
+package toolbridge

@@ -47,15 +47,16 @@ func startRelay(r *Relay) error {
 	return nil
 }
 
-// Relay is the relay's main: confine itself (no files, no TCP connect or
+// RunRelay is the relay's main: confine itself (no files, no TCP connect or
 // bind, scoped), then forward every connection on fd 3 to socket.
 func RunRelay(socket string) error {
 	runtime.LockOSThread()
-	l, err := net.FileListener(os.NewFile(3, "relay-listener"))
+	closeFrom(4) // before the runtime's poller opens an fd of its own
+	lf := os.NewFile(3, "relay-listener")
+	l, err := net.FileListener(lf)
 	if err != nil {
 		return fmt.Errorf("relay: listener: %w", err)
 	}
-	closeFrom(4)
 	if _, err := landlock.Restrict(); err != nil && !errors.Is(err, landlock.ErrUnsupported) {
 		return err
 	}

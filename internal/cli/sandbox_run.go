@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/kernel/sandbox"
+)
+
+// lnk sandbox run [spec flags | --agent NAME | --sandbox-file FILE] -- COMMAND...
+
+// sandboxSpec is the flags that choose a sandbox's grants, shared by run
+// and check.
+type sandboxSpec struct {
+	g        caps.Grants
+	internet bool
+	ask      string
+	agent    string
+	file     string
+	degraded bool
+}
+
+func (s *sandboxSpec) bind(c *cobra.Command) {
+	grantFlags(c, &s.g, &s.internet, &s.ask)
+	f := c.Flags()
+	f.StringVar(&s.agent, "agent", "", "run under agent NAME's grants")
+	f.StringVar(&s.file, "sandbox-file", "", "run under a sandbox spec file's grants")
+	f.BoolVar(&s.degraded, "degraded", false, "run even where landlock or seccomp is missing (said at every start)")
+	f.SetInterspersed(false)
+}
+
+// compile turns the flags into checked grants.
+func (s *sandboxSpec) compile(c *cobra.Command) (*caps.Compiled, error) {
+	if c.Flags().Changed("internet") {
+		s.g.Internet = &s.internet
+	}
+	home := os.Getenv("HOME")
+	cwd, _ := os.Getwd()
+	switch {
+	case s.agent != "" && (s.file != "" || !s.g.Empty()):
+		return nil, Usage("--agent takes no other grants", "change the agent's grants with lnk agent allow "+s.agent+" …")
+	case s.file != "" && !s.g.Empty():
+		return nil, Usage("--sandbox-file takes no other grants", "write them into the file")
+	case s.agent != "":
+		comp, err := caps.CompileAgent(home, s.agent)
+		if errors.Is(err, caps.ErrNoAgent) {
+			return nil, Fail(ExitMissing, err, "lnk agent list shows the agents")
+		}
+		return comp, err
+	case s.file != "":
+		return caps.CompileFile(home, cwd, s.file)
+	default:
+		return caps.CompileFlags(home, cwd, s.g)
+	}
+}
+
+// buildSandbox builds the sandbox for argv, mapping refusals to exit codes.
+func buildSandbox(comp *caps.Compiled, argv []string, degraded bool, extra ...string) (*sandbox.Sandbox, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cwd, _ := os.Getwd()
+	s, err := sandbox.Build(comp, sandbox.Options{
+		Argv: argv, Dir: cwd, InitPath: filepath.Join(filepath.Dir(exe), "lnk-init"),
+		Degraded: degraded, ExtraExec: extra,
+	})
+	var missing *sandbox.MissingError
+	switch {
+	case errors.As(err, &missing):
+		return nil, Fail(ExitNoSandbox, err, missing.Hint())
+	case errors.Is(err, sandbox.ErrFolderChanged):
+		return nil, Refused(err, "check the folder, then run again")
+	}
+	return s, err
+}
+
+func init() {
+	register("sandbox", func() *cobra.Command {
+		var spec sandboxSpec
+		var jsonStatus bool
+		c := &cobra.Command{
+			Use:   "run [spec flags | --agent NAME | --sandbox-file FILE] -- COMMAND...",
+			Short: "Run a command confined to exactly what the grants say",
+			Long: `Runs COMMAND in Link's sandbox: bubblewrap namespaces, then landlock,
+seccomp and NO_NEW_PRIVS, with only the granted folders, programs and
+network. Returns the command's exit status (128+N for signal N).`,
+			Args: cobra.MinimumNArgs(1),
+			RunE: func(c *cobra.Command, args []string) error {
+				comp, err := spec.compile(c)
+				if err != nil {
+					return err
+				}
+				s, err := buildSandbox(comp, args, spec.degraded)
+				if err != nil {
+					return err
+				}
+				for _, n := range s.Notices {
+					fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
+				}
+				if !jsonStatus {
+					return s.Exec()
+				}
+				code, err := s.Start(os.Stdin, c.OutOrStdout(), c.ErrOrStderr(), func(st sandbox.Status) {
+					b, _ := json.Marshal(st)
+					fmt.Fprintf(c.ErrOrStderr(), "%s\n", b)
+				})
+				if err != nil {
+					return err
+				}
+				return &ExitError{Code: code, Silent: true, Err: fmt.Errorf("exit %d", code)}
+			},
+		}
+		spec.bind(c)
+		c.Flags().BoolVar(&jsonStatus, "json-status", false, "print the sandbox's pid and what it enforces as one JSON line on stderr")
+		return c
+	})
+}

@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/audit"
+	"lnk.dev/lnk/internal/textsafe"
+)
+
+// lnk sandbox log [--follow] [--json] [--lines N]: the audit log, made
+// safe to print (internal/audit bounds what is read; internal/textsafe
+// strips what a terminal would obey).
+
+func init() {
+	register("sandbox", func() *cobra.Command {
+		var follow, asJSON bool
+		var lines int
+		c := &cobra.Command{
+			Use:   "log",
+			Short: "Show the audit log: every grant, capability use, refusal and question",
+			Args:  cobra.NoArgs,
+			RunE: func(c *cobra.Command, _ []string) error {
+				if lines < 1 {
+					return Usage("--lines must be at least 1")
+				}
+				home, err := homeDir()
+				if err != nil {
+					return err
+				}
+				dir, err := audit.OpenDirFromHome(home)
+				if errors.Is(err, unix.ENOENT) {
+					fmt.Fprintln(c.ErrOrStderr(), "the audit log is empty: no kernel has run yet")
+					return nil
+				}
+				if err != nil {
+					return Refused(fmt.Errorf("audit log: %w", err), "look at ~/.lnk/log yourself: Link never follows a link there")
+				}
+				defer dir.Close()
+				tail, fl, err := audit.Tail(dir, lines)
+				if err != nil {
+					return Refused(fmt.Errorf("audit log: %w", err))
+				}
+				defer fl.Close()
+				out := c.OutOrStdout()
+				for _, l := range tail {
+					printLogLine(out, []byte(l), asJSON)
+				}
+				if !follow {
+					return nil
+				}
+				tick := time.NewTicker(200 * time.Millisecond)
+				defer tick.Stop()
+				for {
+					if err := fl.Poll(func(l []byte) { printLogLine(out, l, asJSON) }); err != nil {
+						return Refused(fmt.Errorf("audit log: %w", err))
+					}
+					select {
+					case <-c.Context().Done():
+						return nil
+					case <-tick.C:
+					}
+				}
+			},
+		}
+		c.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing lines as they are written")
+		c.Flags().BoolVar(&asJSON, "json", false, "print the JSON lines as kept, for journald or a SIEM")
+		c.Flags().IntVarP(&lines, "lines", "n", 200, "how many of the last lines to show")
+		return c
+	})
+}
+
+// printLogLine prints one line of the log: as JSON (cleaned of anything
+// a terminal would obey), or as words.
+func printLogLine(w io.Writer, l []byte, asJSON bool) {
+	if asJSON {
+		fmt.Fprintln(w, textsafe.Line(string(l)))
+		return
+	}
+	var e audit.Entry
+	if err := json.Unmarshal(l, &e); err != nil {
+		fmt.Fprintln(w, "(unreadable line) "+textsafe.Line(string(l)))
+		return
+	}
+	var b strings.Builder
+	b.WriteString(e.Time.Local().Format("2006-01-02 15:04:05"))
+	fmt.Fprintf(&b, " %-8s", e.Kind)
+	field := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, " %s=%s", k, v)
+		}
+	}
+	field("agent", e.Agent)
+	if e.Start != 0 {
+		field("start", fmt.Sprint(e.Start))
+	}
+	field("request", e.Request)
+	field("cap", e.Cap)
+	field("rights", e.Rights)
+	field("route", e.Route)
+	if e.Peer != nil {
+		field("peer", fmt.Sprintf("uid %d pid %d", e.Peer.UID, e.Peer.PID))
+	}
+	if e.Count != 0 {
+		field("count", fmt.Sprint(e.Count))
+	}
+	if e.Reason != "" {
+		b.WriteString(" — " + e.Reason)
+	}
+	fmt.Fprintln(w, textsafe.Line(b.String()))
+}

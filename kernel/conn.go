@@ -1,0 +1,232 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/audit"
+	"lnk.dev/lnk/internal/wire"
+	"lnk.dev/lnk/kernel/proto"
+)
+
+// maxInFlight caps the requests one connection runs at once; its reader
+// waits for a free slot, so a flooding peer slows only itself.
+const maxInFlight = 32
+
+// conn is one accepted connection: a blocking SOCK_SEQPACKET socket with
+// one reader and a writer lock.
+type conn struct {
+	k    *Kernel
+	f    *os.File
+	fd   int
+	peer audit.Peer
+
+	wmu      sync.Mutex // serialises answers
+	inflight sync.WaitGroup
+	sem      chan struct{}
+	sdOnce   sync.Once
+}
+
+// stopReading shuts the socket for reading: what the peer sent before is
+// still read (and answered "stopping"); the reader then sees the end.
+// Answers can still be written.
+func (c *conn) stopReading() { c.sdOnce.Do(func() { unix.Shutdown(c.fd, unix.SHUT_RD) }) }
+
+// serve reads and dispatches records until the peer goes, breaks the
+// protocol, or the kernel drains; then it waits for the requests in
+// flight to be answered and closes the socket.
+func (c *conn) serve(ctx context.Context) {
+	defer func() {
+		c.waitInFlight()
+		c.f.Close()
+	}()
+	buf := make([]byte, wire.MaxRecord+1)
+	oob := make([]byte, unix.CmsgSpace(4*wire.MaxFDs))
+	for {
+		rec, files, err := c.recv(buf, oob)
+		if err != nil {
+			if errors.Is(err, wire.ErrProtocol) {
+				c.k.refuse(audit.Entry{Peer: &c.peer, Reason: "connection closed: " + err.Error()})
+			}
+			return
+		}
+		rt, body, err := decodeRequest(c.k.routes, rec)
+		if err != nil {
+			wire.CloseFiles(files)
+			c.k.refuse(audit.Entry{Peer: &c.peer, Request: nameOf(rt), Reason: "connection closed: " + err.Error()})
+			return
+		}
+		if c.k.draining.Load() {
+			wire.CloseFiles(files)
+			c.answer(rec, nil, wire.Errorf(proto.CodeStopping, "the kernel is stopping"), nil)
+			continue
+		}
+		c.sem <- struct{}{}
+		c.inflight.Add(1)
+		c.k.requests.Add(1)
+		cl := &call{conn: c, id: rec.ID, files: files}
+		go func() {
+			defer func() { <-c.sem; c.inflight.Done() }()
+			c.k.dispatch(ctx, rt, rec, cl, body)
+		}()
+	}
+}
+
+// waitInFlight waits for this connection's handlers, at most until the
+// kernel's drain bound; past it the socket is shut so nothing hangs.
+func (c *conn) waitInFlight() {
+	done := make(chan struct{})
+	go func() { c.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-c.k.drainExpired:
+		unix.Shutdown(c.fd, unix.SHUT_RDWR)
+		<-done
+	}
+}
+
+func nameOf(rt *route) string {
+	if rt == nil {
+		return ""
+	}
+	return rt.spec.Name
+}
+
+// recv reads one record. Any violation closes every fd that came with it.
+func (c *conn) recv(buf, oob []byte) (wire.Record, []*os.File, error) {
+	var n, oobn, flags int
+	var err error
+	for {
+		n, oobn, flags, _, err = unix.Recvmsg(c.fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return wire.Record{}, nil, fmt.Errorf("%w: %v", wire.ErrClosed, err)
+	}
+	fds, cerr := rights(oob[:oobn])
+	switch {
+	case cerr != nil:
+	case flags&unix.MSG_CTRUNC != 0:
+		cerr = fmt.Errorf("%w: control data truncated (MSG_CTRUNC)", wire.ErrProtocol)
+	case flags&unix.MSG_TRUNC != 0 || n > wire.MaxRecord:
+		cerr = fmt.Errorf("%w: record over the %d-byte cap", wire.ErrProtocol, wire.MaxRecord)
+	case n == 0 && len(fds) == 0:
+		return wire.Record{}, nil, wire.ErrClosed
+	}
+	var rec wire.Record
+	if cerr == nil {
+		rec, cerr = wire.ParseRecord(buf[:n], len(fds))
+	}
+	if cerr != nil {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return wire.Record{}, nil, cerr
+	}
+	rec.Body = append([]byte(nil), rec.Body...)
+	files := make([]*os.File, len(fds))
+	for i, fd := range fds {
+		files[i] = os.NewFile(uintptr(fd), "request-fd")
+	}
+	return rec, files, nil
+}
+
+// rights returns every fd in the control data; anything but SCM_RIGHTS
+// is a violation (the fds found are still returned, to be closed).
+func rights(oob []byte) ([]int, error) {
+	if len(oob) == 0 {
+		return nil, nil
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, fmt.Errorf("%w: control data: %v", wire.ErrProtocol, err)
+	}
+	var fds []int
+	var bad error
+	for _, m := range msgs {
+		if m.Header.Level != unix.SOL_SOCKET || m.Header.Type != unix.SCM_RIGHTS {
+			bad = fmt.Errorf("%w: control message is not SCM_RIGHTS", wire.ErrProtocol)
+			continue
+		}
+		got, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			bad = fmt.Errorf("%w: SCM_RIGHTS: %v", wire.ErrProtocol, err)
+			continue
+		}
+		fds = append(fds, got...)
+	}
+	return fds, bad
+}
+
+// decodeRequest finds rec's route in routes and decodes its body
+// strictly. Every error is a [wire.ErrProtocol] violation.
+func decodeRequest(routes map[wire.Type]*route, rec wire.Record) (*route, any, error) {
+	if rec.Kind != wire.KindRequest {
+		return nil, nil, fmt.Errorf("%w: a record of kind %d where a request belongs", wire.ErrProtocol, rec.Kind)
+	}
+	rt, ok := routes[rec.Type]
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: unknown request type %d", wire.ErrProtocol, rec.Type)
+	}
+	if !rt.spec.States.Has(proto.StateServing) {
+		return rt, nil, fmt.Errorf("%w: %s is not permitted now", wire.ErrProtocol, rt.spec.Name)
+	}
+	fdsOK := rec.NFD == rt.spec.FDs || (rt.spec.MaxFDs > rt.spec.FDs && rec.NFD >= rt.spec.FDs && rec.NFD <= rt.spec.MaxFDs)
+	if !fdsOK {
+		return rt, nil, fmt.Errorf("%w: %s carries %d fds", wire.ErrProtocol, rt.spec.Name, rec.NFD)
+	}
+	body, err := rt.decode(rec.Body)
+	if err != nil {
+		return rt, nil, fmt.Errorf("%w: %s: %v", wire.ErrProtocol, rt.spec.Name, err)
+	}
+	return rt, body, nil
+}
+
+// answer writes a reply (or, with err, an error reply) to rec. The
+// files stay the caller's.
+func (c *conn) answer(rec wire.Record, resp any, err error, files []*os.File) error {
+	r := wire.Record{Kind: wire.KindReply, Type: rec.Type, ID: rec.ID}
+	if err == nil {
+		r.Body, err = wire.Marshal(resp)
+	}
+	if err != nil {
+		var we *wire.Error
+		if !errors.As(err, &we) {
+			we = &wire.Error{Code: proto.CodeFailed, Message: err.Error()}
+		}
+		r.Kind = wire.KindError
+		r.Body, _ = wire.Marshal(&wire.Error{Code: we.Code, Message: err.Error()})
+		files = nil
+	}
+	r.NFD = len(files)
+	b, aerr := wire.AppendRecord(nil, r)
+	if aerr != nil {
+		return aerr
+	}
+	var oob []byte
+	if len(files) > 0 {
+		fds := make([]int, len(files))
+		for i, f := range files {
+			fds[i] = int(f.Fd())
+		}
+		oob = unix.UnixRights(fds...)
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	for {
+		err = unix.Sendmsg(c.fd, b, oob, nil, unix.MSG_NOSIGNAL)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	runtime.KeepAlive(files)
+	return err
+}

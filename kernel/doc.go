@@ -1,0 +1,44 @@
+// Package kernel is Link's core: one process per owner (uid) that holds
+// the root folder handles, the capability table and the audit log, starts
+// the brokers, and answers the lnk CLI and services on a unix socket.
+//
+// # Lifecycle
+//
+// [Run] opens the roots, takes ~/.lnk/run/kernel.lock (flock: one kernel
+// per uid; a kernel killed with -9 releases it), replaces a stale socket
+// left by a dead kernel (only a socket of this uid, never a link or a
+// file), listens, and serves until SIGTERM, SIGINT, a stop request or its
+// context ends. Stopping is in order: no new connection is accepted; every
+// connection is shut for reading, so what a peer sent before is still
+// read and answered "stopping", and a request already being handled
+// finishes and its answer is written before its connection closes (bounded
+// by [Options].Drain); then the brokers are stopped, the socket removed
+// and the audit log closed.
+//
+// # Security
+//
+// It holds: O_PATH|O_DIRECTORY|O_NOFOLLOW handles of ~/.lnk, ~/.lnk/run,
+// ~/.lnk/log, ~/Link and ~/Link/Agents, and of each granted folder of a
+// running start; the capability table (128-bit random handle → folder
+// handle, rights, agent, start); the audit log; one channel per broker.
+//
+// It may: append to the audit log; create ~/.lnk and its run and log
+// folders (0700); bind its socket (0600, in a 0700 folder); remove that
+// socket, or a stale one of this uid's; start its brokers as children.
+//
+// It trusts: only connections whose SO_PEERCRED uid is its own. Another
+// uid's connection is refused and logged before a byte is read. Within a
+// connection it trusts no record: a malformed, truncated or oversized
+// record, an unknown type, a type not permitted now, or a wrong fd count
+// closes the connection and is logged; a handle that does not exist, was
+// revoked at its start's end, or is another agent's is refused (a typed
+// [Refusal]) and logged.
+//
+// It refuses a root that is a link, is another uid's, or is looser than
+// the spec's mode (~/.lnk and its folders 0700; ~/Link and ~/Link/Agents
+// writable by the owner alone).
+//
+// The audit log gets one line per grant, revocation, capability use,
+// refusal (with its reason) and broker restart; never a file's contents,
+// a path asked for inside a granted folder, an answer or a secret.
+package kernel

@@ -1,0 +1,52 @@
+package kernel
+
+import (
+	"errors"
+	"testing"
+
+	"lnk.dev/lnk/internal/wire"
+	"lnk.dev/lnk/kernel/proto"
+)
+
+// FuzzKernelRequest feeds datagrams to the kernel's request decoding (the
+// record layer, then the kernel's table and strict bodies): it never
+// panics, every refusal is a protocol violation, and what it accepts
+// encodes back to a body that decodes the same.
+func FuzzKernelRequest(f *testing.F) {
+	k := &Kernel{opts: Options{Testing: true}}
+	routes := k.table()
+	add := func(s wire.Spec, body string) {
+		b, _ := wire.AppendRecord(nil, wire.Record{Kind: wire.KindRequest, Type: s.Type, ID: 7, NFD: s.FDs, Body: []byte(body)})
+		f.Add(b, uint8(s.FDs))
+	}
+	add(proto.Ping, `{}`)
+	add(proto.Start, `{"agent":"main","folders":[{"path":"/h/Link","read":true,"write":false}]}`)
+	add(proto.End, `{"agent":"main","start":3}`)
+	add(proto.Check, `{"agent":"main","handle":"0123456789abcdef0123456789abcdef"}`)
+	add(proto.Write, `{"agent":"a","handle":"00","path":"x"}`)
+	add(proto.Hold, `{}`)
+	f.Fuzz(func(t *testing.T, b []byte, nfd uint8) {
+		rec, err := wire.ParseRecord(b, int(nfd%4))
+		if err != nil {
+			return
+		}
+		rt, body, err := decodeRequest(routes, rec)
+		if err != nil {
+			if !errors.Is(err, wire.ErrProtocol) {
+				t.Fatalf("refusal %v is not a protocol violation", err)
+			}
+			return
+		}
+		if rec.NFD != rt.spec.FDs {
+			t.Fatalf("%s accepted with %d fds", rt.spec.Name, rec.NFD)
+		}
+		again, err := wire.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Body = again
+		if _, _, err := decodeRequest(routes, rec); err != nil {
+			t.Fatalf("%s: re-encoded body refused: %v (%s)", rt.spec.Name, err, again)
+		}
+	})
+}

@@ -1,0 +1,162 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/audit"
+	"lnk.dev/lnk/internal/wire"
+	"lnk.dev/lnk/kernel/proto"
+)
+
+// agentName is caps' rule for a name: letters, digits, '-', '_', '.'.
+var agentName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+func (k *Kernel) handlePing(ctx context.Context, c *call, _ *proto.Empty) (*proto.Empty, []*os.File, error) {
+	return &proto.Empty{}, nil, nil
+}
+
+func (k *Kernel) handleStatus(ctx context.Context, c *call, _ *proto.Empty) (*proto.StatusReply, []*os.File, error) {
+	r := &proto.StatusReply{PID: os.Getpid(), UID: os.Geteuid(), Socket: filepath.Join(k.opts.Home, ".lnk", "run", SocketName),
+		Started: k.started.UTC().Format(time.RFC3339), Caps: k.caps.Len(), Requests: k.requests.Load(),
+		Starts: []proto.StartInfo{}, Brokers: k.bro.info()}
+	for s, v := range k.caps.Starts() {
+		r.Starts = append(r.Starts, proto.StartInfo{Agent: v[0].(string), Start: s, Caps: v[1].(int)})
+	}
+	sort.Slice(r.Starts, func(i, j int) bool { return r.Starts[i].Start < r.Starts[j].Start })
+	return r, nil, nil
+}
+
+func (k *Kernel) handleStop(ctx context.Context, c *call, _ *proto.Empty) (*proto.Empty, []*os.File, error) {
+	c.after = k.Stop // once this answer is written
+	return &proto.Empty{}, nil, nil
+}
+
+func (k *Kernel) handleStart(ctx context.Context, c *call, req *proto.StartRequest) (*proto.StartReply, []*os.File, error) {
+	if !agentName.MatchString(req.Agent) || req.Agent == "." || req.Agent == ".." {
+		k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Reason: "agent name is not letters, digits, '-', '_' and '.'"})
+		return nil, nil, wire.Errorf(proto.CodeRefused, "agent name %q is not letters, digits, '-', '_' and '.'", req.Agent)
+	}
+	adir, err := OpenRoot(k.roots.Agents, req.Agent, false, loose)
+	if errors.Is(err, unix.ENOENT) {
+		return nil, nil, wire.Errorf(proto.CodeMissing, "no agent %s", req.Agent)
+	}
+	if err != nil {
+		return nil, nil, wire.Errorf(proto.CodeRefused, "agent %s's folder: %v", req.Agent, err)
+	}
+	start := k.caps.Begin(req.Agent)
+	k.mu.Lock()
+	k.agentDirs[start] = adir
+	k.mu.Unlock()
+	reply := &proto.StartReply{Start: start, Caps: []proto.CapInfo{}}
+	for _, f := range req.Folders {
+		ci, err := k.grantFolder(req.Agent, start, f)
+		if err != nil {
+			k.endStart(start)
+			k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Route: f.Path, Reason: err.Error()})
+			return nil, nil, wire.Errorf(proto.CodeRefused, "%v", err)
+		}
+		reply.Caps = append(reply.Caps, ci)
+	}
+	return reply, nil, nil
+}
+
+// grantFolder opens one granted folder, never through a link, and makes
+// it a capability of the start.
+func (k *Kernel) grantFolder(agent string, start uint64, f proto.Folder) (proto.CapInfo, error) {
+	if !filepath.IsAbs(f.Path) || filepath.Clean(f.Path) != f.Path {
+		return proto.CapInfo{}, fmt.Errorf("folder %q is not an absolute, clean path", f.Path)
+	}
+	settings := filepath.Join(k.opts.Home, ".lnk")
+	if f.Path == settings || strings.HasPrefix(f.Path, settings+"/") || f.Path == "/" {
+		return proto.CapInfo{}, fmt.Errorf("folder %s holds Link's settings, which no agent is granted", f.Path)
+	}
+	var rights Rights
+	if f.Read {
+		rights |= RightRead
+	}
+	if f.Write {
+		rights |= RightWrite
+	}
+	if rights == 0 {
+		return proto.CapInfo{}, fmt.Errorf("folder %s is granted no right", f.Path)
+	}
+	fd, err := unix.Openat2(unix.AT_FDCWD, f.Path, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) {
+			return proto.CapInfo{}, fmt.Errorf("folder %s is reached through a link: %w", f.Path, ErrBadRoot)
+		}
+		return proto.CapInfo{}, fmt.Errorf("open folder %s: %w", f.Path, err)
+	}
+	dir := os.NewFile(uintptr(fd), f.Path)
+	h, err := k.caps.Grant(agent, start, f.Path, rights, dir)
+	if err != nil {
+		dir.Close()
+		return proto.CapInfo{}, err
+	}
+	k.record(audit.Entry{Kind: audit.KindGrant, Agent: agent, Start: start, Cap: h.Short(), Rights: rights.String(), Route: f.Path})
+	return proto.CapInfo{Handle: h.String(), Route: f.Path, Rights: rights.String()}, nil
+}
+
+// endStart revokes a start's capabilities and lets go of its agent folder.
+func (k *Kernel) endStart(start uint64) int {
+	n := k.caps.Revoke(start)
+	k.mu.Lock()
+	if d := k.agentDirs[start]; d != nil {
+		d.Close()
+		delete(k.agentDirs, start)
+	}
+	k.mu.Unlock()
+	return n
+}
+
+func (k *Kernel) handleEnd(ctx context.Context, c *call, req *proto.EndRequest) (*proto.EndReply, []*os.File, error) {
+	agent, ok := k.caps.Agent(req.Start)
+	if !ok || agent != req.Agent {
+		k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Start: req.Start, Request: "end", Reason: "no such start of this agent's"})
+		return nil, nil, wire.Errorf(proto.CodeMissing, "agent %s has no start %d", req.Agent, req.Start)
+	}
+	n := k.endStart(req.Start)
+	k.record(audit.Entry{Kind: audit.KindRevoke, Agent: req.Agent, Start: req.Start, Count: n})
+	return &proto.EndReply{Revoked: n}, nil, nil
+}
+
+func (k *Kernel) handleCheck(ctx context.Context, c *call, req *proto.CapRequest) (*proto.CapInfo, []*os.File, error) {
+	return &proto.CapInfo{Handle: c.cap.Handle.String(), Route: c.cap.Route, Rights: c.cap.Rights.String()}, nil, nil
+}
+
+// handleHold (testing only) writes one byte to the socket it was handed,
+// then waits for that socket's end or the drain bound, then answers.
+func (k *Kernel) handleHold(ctx context.Context, c *call, _ *proto.Empty) (*proto.Empty, []*os.File, error) {
+	f := c.files[0]
+	if _, err := f.Write([]byte{1}); err != nil {
+		return nil, nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		var b [1]byte
+		for {
+			if n, err := f.Read(b[:]); n == 0 || err != nil {
+				break
+			}
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-k.drainExpired:
+	}
+	return &proto.Empty{}, nil, nil
+}

@@ -1,0 +1,271 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/audit"
+	"lnk.dev/lnk/internal/wire"
+	"lnk.dev/lnk/kernel/proto"
+)
+
+// Options configure a kernel.
+type Options struct {
+	Home    string        // the owner's HOME
+	Drain   time.Duration // how long in-flight requests may run after SIGTERM (default 10 s)
+	Testing bool          // serve the Hold request (LNK_KERNEL_TESTING=1)
+	BinDir  string        // where the broker binaries are (default: beside this program)
+	// Ready, if set, is called once the socket listens.
+	Ready func(socket string)
+	// Logf gets the kernel's own messages (default: stderr).
+	Logf func(format string, a ...any)
+}
+
+// Kernel is one running kernel.
+type Kernel struct {
+	opts   Options
+	roots  *Roots
+	log    *audit.Log
+	caps   *CapTable
+	routes map[wire.Type]*route
+	ln     *listener
+	bro    *brokers
+
+	started      time.Time
+	requests     atomic.Uint64
+	draining     atomic.Bool
+	drainExpired chan struct{}
+	stopOnce     sync.Once
+	stopCh       chan struct{}
+
+	mu     sync.Mutex         // guards conns, agentDirs and the drain flag's setting
+	conns  map[*conn]struct{} // open connections
+	connWG sync.WaitGroup
+	// agentDirs hold each running start's agent folder
+	// (~/Link/Agents/<agent>), a root of its own while the start runs.
+	agentDirs map[uint64]*os.File
+}
+
+// Run runs a kernel until ctx ends, SIGTERM or SIGINT arrives, or a stop
+// request is answered; then it stops in order (see the package doc).
+func Run(ctx context.Context, opts Options) error {
+	if opts.Drain <= 0 {
+		opts.Drain = 10 * time.Second
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(f string, a ...any) { fmt.Fprintf(os.Stderr, "lnk kernel: "+f+"\n", a...) }
+	}
+	syscall.Umask(0o077)
+	roots, err := OpenRoots(opts.Home)
+	if err != nil {
+		return err
+	}
+	defer roots.Close()
+	logDir, err := audit.OpenDir(roots.Lnk, true)
+	if err != nil {
+		return err
+	}
+	log, err := audit.Open(logDir, audit.Options{})
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	ln, err := listen(roots.Run)
+	if err != nil {
+		return err
+	}
+	k := &Kernel{opts: opts, roots: roots, log: log, caps: NewCapTable(), ln: ln,
+		started: time.Now(), drainExpired: make(chan struct{}), stopCh: make(chan struct{}),
+		conns: map[*conn]struct{}{}, agentDirs: map[uint64]*os.File{}}
+	k.routes = k.table()
+	k.bro = newBrokers(k)
+	k.record(audit.Entry{Kind: audit.KindKernel, Reason: fmt.Sprintf("kernel started, pid %d", os.Getpid())})
+	k.bro.startAll()
+
+	sigc := make(chan os.Signal, 2)
+	signal.Notify(sigc, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigc)
+
+	acceptDone := make(chan struct{})
+	go func() { defer close(acceptDone); k.accept(ctx) }()
+	if opts.Ready != nil {
+		opts.Ready(procPath(roots.Run, SocketName))
+	}
+	why := "stop request"
+	select {
+	case <-ctx.Done():
+		why = "context ended"
+	case s := <-sigc:
+		why = s.String()
+	case <-k.stopCh:
+	}
+	k.shutdown(why)
+	<-acceptDone
+	return nil
+}
+
+// Stop asks the kernel to stop, as a stop request does.
+func (k *Kernel) Stop() { k.stopOnce.Do(func() { close(k.stopCh) }) }
+
+// shutdown stops in order: no new connection; every connection shut for
+// reading; in-flight requests answered (bounded by Drain); brokers
+// stopped; capabilities revoked; socket removed.
+func (k *Kernel) shutdown(why string) {
+	k.record(audit.Entry{Kind: audit.KindKernel, Reason: "kernel stopping: " + why})
+	k.mu.Lock()
+	k.draining.Store(true)
+	k.ln.ln.Close()
+	for c := range k.conns {
+		c.stopReading()
+	}
+	k.mu.Unlock()
+	timer := time.AfterFunc(k.opts.Drain, func() { close(k.drainExpired) })
+	k.connWG.Wait()
+	timer.Stop()
+	k.bro.stopAll()
+	k.caps.RevokeAll()
+	k.mu.Lock()
+	for s, d := range k.agentDirs {
+		d.Close()
+		delete(k.agentDirs, s)
+	}
+	k.mu.Unlock()
+	k.ln.remove()
+	k.record(audit.Entry{Kind: audit.KindKernel, Reason: "kernel stopped"})
+}
+
+// accept takes connections until the listener closes.
+func (k *Kernel) accept(ctx context.Context) {
+	for {
+		uc, err := k.ln.ln.AcceptUnix()
+		if err != nil {
+			if k.draining.Load() || errors.Is(err, os.ErrClosed) {
+				return
+			}
+			k.opts.Logf("accept: %v", err)
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		f, err := uc.File()
+		uc.Close()
+		if err != nil {
+			k.opts.Logf("accept: %v", err)
+			continue
+		}
+		fd := int(f.Fd()) // Fd puts it in blocking mode: its reader waits in recvmsg
+		cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+		if err != nil {
+			f.Close()
+			continue
+		}
+		peer := audit.Peer{UID: int(cred.Uid), PID: int(cred.Pid)}
+		if int(cred.Uid) != os.Geteuid() {
+			k.refuse(audit.Entry{Peer: &peer, Reason: fmt.Sprintf("connection from uid %d, not the owner's", cred.Uid)})
+			f.Close()
+			continue
+		}
+		c := &conn{k: k, f: f, fd: fd, peer: peer, sem: make(chan struct{}, maxInFlight)}
+		k.mu.Lock()
+		if k.draining.Load() {
+			k.mu.Unlock()
+			f.Close()
+			return
+		}
+		k.conns[c] = struct{}{}
+		k.connWG.Add(1)
+		k.mu.Unlock()
+		go func() {
+			defer k.connWG.Done()
+			c.serve(ctx)
+			k.mu.Lock()
+			delete(k.conns, c)
+			k.mu.Unlock()
+		}()
+	}
+}
+
+// record appends e to the audit log; a log that fails is said on stderr.
+func (k *Kernel) record(e audit.Entry) {
+	if err := k.log.Write(e); err != nil {
+		k.opts.Logf("audit log: %v", err)
+	}
+}
+
+// refuse logs a refusal once, with its reason.
+func (k *Kernel) refuse(e audit.Entry) {
+	e.Kind = audit.KindRefuse
+	k.record(e)
+}
+
+// dispatch runs one request: the capability it needs first, then its
+// handler; the answer is written before after runs.
+func (k *Kernel) dispatch(ctx context.Context, rt *route, rec wire.Record, cl *call, body any) {
+	c := cl.conn
+	defer wire.CloseFiles(cl.files)
+	if rt.needs != needNothing {
+		agent, hs := body.(capRef).CapRef()
+		cp, dir, err := k.useCap(rt.needs, agent, hs)
+		if err != nil {
+			k.refuse(audit.Entry{Peer: &c.peer, Agent: agent, Request: rt.spec.Name, Cap: shortOf(hs), Reason: err.Error()})
+			c.answer(rec, nil, wire.Errorf(proto.CodeRefused, "%v", err), nil)
+			return
+		}
+		cl.cap, cl.dir = cp, dir
+		defer func() {
+			if cl.dir != nil {
+				cl.dir.Close()
+			}
+		}()
+	}
+	resp, files, err := rt.serve(ctx, cl, body)
+	if rt.needs != needNothing {
+		e := audit.Entry{Kind: audit.KindUse, Agent: cl.cap.Agent, Start: cl.cap.Start, Request: rt.spec.Name,
+			Cap: cl.cap.Handle.Short(), Rights: cl.cap.Rights.String(), Route: cl.cap.Route}
+		if err != nil {
+			e.Kind, e.Reason = audit.KindRefuse, err.Error()
+		}
+		k.record(e)
+	}
+	var ref *Refusal
+	if errors.As(err, &ref) {
+		err = wire.Errorf(proto.CodeRefused, "%v", err)
+	}
+	c.answer(rec, resp, err, files)
+	wire.CloseFiles(files)
+	if cl.after != nil {
+		cl.after()
+	}
+}
+
+// useCap looks up the capability a request names, with the rights needs.
+func (k *Kernel) useCap(needs need, agent, hs string) (Cap, *os.File, error) {
+	h, err := ParseHandle(hs)
+	if err != nil {
+		return Cap{}, nil, &Refusal{err, shortOf(hs)}
+	}
+	switch needs {
+	case needRead:
+		return k.caps.OpenDir(h, agent, RightRead)
+	case needWrite:
+		return k.caps.OpenDir(h, agent, RightWrite)
+	}
+	c, err := k.caps.Lookup(h, agent)
+	return c, nil, err
+}
+
+// shortOf is what the log says of a handle as given: at most 8 characters.
+func shortOf(hs string) string {
+	if len(hs) > 8 {
+		return hs[:8]
+	}
+	return hs
+}

@@ -1,0 +1,136 @@
+// Package proto is what the lnk CLI (and every service) and the kernel
+// say to each other: the request types and their bodies, as the
+// [wire] record protocol carries them on the kernel's socket.
+//
+// Each request's body is a Go struct decoded strictly by [wire.Unmarshal]
+// on the kernel's side: a missing or unknown field closes the connection.
+// Fd counts are part of each [wire.Spec].
+//
+// # Security
+//
+// It is data only: it holds nothing and may do nothing. Everything in a
+// body is untrusted by the kernel until checked; a handle is 32 lowercase
+// hex digits (128 random bits) and proves nothing by its form alone.
+package proto
+
+import "lnk.dev/lnk/internal/wire"
+
+// States of a kernel connection.
+const (
+	StateServing  wire.State = 0 // the kernel takes requests
+	StateDraining wire.State = 1 // SIGTERM came: requests are answered "stopping"
+)
+
+// The kernel's requests. Names pair with the kernel's handlers
+// (kernel.handlePing answers Ping, …).
+var (
+	Ping   = wire.Spec{Type: 1, Name: "ping", States: wire.In(StateServing)}
+	Status = wire.Spec{Type: 2, Name: "status", States: wire.In(StateServing)}
+	Stop   = wire.Spec{Type: 3, Name: "stop", States: wire.In(StateServing)}
+	Start  = wire.Spec{Type: 4, Name: "start", States: wire.In(StateServing)}
+	End    = wire.Spec{Type: 5, Name: "end", States: wire.In(StateServing)}
+	Check  = wire.Spec{Type: 6, Name: "check", States: wire.In(StateServing)}
+	Read   = wire.Spec{Type: 7, Name: "read", ReplyFDs: 1, States: wire.In(StateServing)}
+	Write  = wire.Spec{Type: 8, Name: "write", FDs: 1, States: wire.In(StateServing)}
+	// Hold is served only by a kernel started with LNK_KERNEL_TESTING=1:
+	// it writes one byte to the socket it carries, then waits for that
+	// socket's end, so a test can hold a request in flight by an event.
+	Hold = wire.Spec{Type: 9, Name: "hold", FDs: 1, States: wire.In(StateServing)}
+)
+
+// Error codes in a [wire.Error] from the kernel.
+const (
+	CodeRefused  = "refused"  // a rule refused it (unknown, revoked or another agent's handle, …)
+	CodeMissing  = "missing"  // the agent or start does not exist
+	CodeStopping = "stopping" // the kernel is stopping
+	CodeBroker   = "broker"   // the broker failed or died mid-request
+	CodeFailed   = "failed"   // anything else
+)
+
+// Empty is the body of a request or reply that carries nothing.
+type Empty struct{}
+
+// StatusReply is what `lnk kernel status` shows.
+type StatusReply struct {
+	PID      int          `json:"pid"`
+	UID      int          `json:"uid"`
+	Socket   string       `json:"socket"`
+	Started  string       `json:"started"`
+	Caps     int          `json:"caps"`
+	Starts   []StartInfo  `json:"starts"`
+	Brokers  []BrokerInfo `json:"brokers"`
+	Requests uint64       `json:"requests"`
+}
+
+// StartInfo is one agent's running start.
+type StartInfo struct {
+	Agent string `json:"agent"`
+	Start uint64 `json:"start"`
+	Caps  int    `json:"caps"`
+}
+
+// BrokerInfo is one broker the kernel runs.
+type BrokerInfo struct {
+	Name     string `json:"name"`
+	PID      int    `json:"pid"`
+	Restarts int    `json:"restarts"`
+}
+
+// StartRequest turns an agent's compiled grants into capabilities bound
+// to a new start.
+// The folders are caps.Compiled's, which the caller compiled and checked.
+type StartRequest struct {
+	Agent   string   `json:"agent"`
+	Folders []Folder `json:"folders"`
+}
+
+// Folder is one granted folder: an absolute path and its rights.
+type Folder struct {
+	Path  string `json:"path"`
+	Read  bool   `json:"read"`
+	Write bool   `json:"write"`
+}
+
+// StartReply names the new start and its capabilities.
+type StartReply struct {
+	Start uint64    `json:"start"`
+	Caps  []CapInfo `json:"caps"`
+}
+
+// CapInfo describes one capability; Handle is its 128-bit handle in hex.
+type CapInfo struct {
+	Handle string `json:"handle"`
+	Route  string `json:"route"`
+	Rights string `json:"rights"`
+}
+
+// EndRequest revokes every capability of an agent's start.
+type EndRequest struct {
+	Agent string `json:"agent"`
+	Start uint64 `json:"start"`
+}
+
+// EndReply says how many capabilities were revoked.
+type EndReply struct {
+	Revoked int `json:"revoked"`
+}
+
+// CapRequest names a capability as an agent uses it.
+type CapRequest struct {
+	Agent  string `json:"agent"`
+	Handle string `json:"handle"`
+}
+
+// FileRequest uses a folder capability on a file beneath it: Path is
+// relative to the capability's folder.
+type FileRequest struct {
+	Agent  string `json:"agent"`
+	Handle string `json:"handle"`
+	Path   string `json:"path"`
+}
+
+// CapRef names the capability a request uses: its agent and handle.
+func (r *CapRequest) CapRef() (agent, handle string) { return r.Agent, r.Handle }
+
+// CapRef names the capability a request uses: its agent and handle.
+func (r *FileRequest) CapRef() (agent, handle string) { return r.Agent, r.Handle }

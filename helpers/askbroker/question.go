@@ -1,11 +1,11 @@
 package askbroker
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+
+	"lnk.dev/lnk/internal/wire"
 )
 
 // MaxQuestionBytes caps one question as it arrives.
@@ -27,61 +27,43 @@ type Question struct {
 // ErrBadQuestion is returned for a question that does not decode strictly.
 var ErrBadQuestion = errors.New("malformed question")
 
-var questionFields = []string{"what", "sandbox", "agent", "call", "allow"}
+// AskRequest is a question as it arrives on the broker's channel: every
+// field present (agent may be empty), none other.
+type AskRequest struct {
+	What    string `json:"what"`
+	Sandbox string `json:"sandbox"`
+	Agent   string `json:"agent"`
+	Call    string `json:"call"`
+	Allow   string `json:"allow"`
+}
 
-// DecodeQuestion reads one question strictly: a JSON object with exactly
-// the fields what, sandbox, agent, call and allow, each a string, at most
-// [MaxQuestionBytes] — a missing, extra or repeated field is an error, as
-// is an empty what, sandbox, call or allow. The result is cleaned.
+// Question checks r and returns it cleaned: what, sandbox, call and allow
+// may not be empty.
+func (r *AskRequest) Question() (*Question, error) {
+	for _, f := range []struct{ name, v string }{{"what", r.What}, {"sandbox", r.Sandbox}, {"call", r.Call}, {"allow", r.Allow}} {
+		if strings.TrimSpace(f.v) == "" {
+			return nil, fmt.Errorf("%w: field %q is empty", ErrBadQuestion, f.name)
+		}
+	}
+	q := &Question{What: r.What, Sandbox: r.Sandbox, Agent: r.Agent, Call: r.Call, Allow: r.Allow}
+	q.Clean()
+	return q, nil
+}
+
+// DecodeQuestion reads one question strictly, as the channel does
+// (wire.Unmarshal): a JSON object with exactly the fields of
+// [AskRequest], each a string, at most [MaxQuestionBytes] — a missing,
+// extra or repeated field is an error, as is an empty what, sandbox, call
+// or allow. The result is cleaned.
 func DecodeQuestion(b []byte) (*Question, error) {
 	if len(b) > MaxQuestionBytes {
 		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrBadQuestion, len(b), MaxQuestionBytes)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('{') {
-		return nil, fmt.Errorf("%w: not a JSON object", ErrBadQuestion)
-	}
-	got := map[string]string{}
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrBadQuestion, err)
-		}
-		key, _ := k.(string)
-		if _, dup := got[key]; dup {
-			return nil, fmt.Errorf("%w: field %q twice", ErrBadQuestion, key)
-		}
-		known := false
-		for _, f := range questionFields {
-			known = known || f == key
-		}
-		if !known {
-			return nil, fmt.Errorf("%w: unknown field %q", ErrBadQuestion, key)
-		}
-		var v string
-		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("%w: field %q is not a string", ErrBadQuestion, key)
-		}
-		got[key] = v
-	}
-	if _, err := dec.Token(); err != nil {
+	var r AskRequest
+	if err := wire.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadQuestion, err)
 	}
-	if _, err := dec.Token(); err == nil {
-		return nil, fmt.Errorf("%w: data after the object", ErrBadQuestion)
-	}
-	for _, f := range questionFields {
-		if _, ok := got[f]; !ok {
-			return nil, fmt.Errorf("%w: missing field %q", ErrBadQuestion, f)
-		}
-		if f != "agent" && strings.TrimSpace(got[f]) == "" {
-			return nil, fmt.Errorf("%w: field %q is empty", ErrBadQuestion, f)
-		}
-	}
-	q := &Question{What: got["what"], Sandbox: got["sandbox"], Agent: got["agent"], Call: got["call"], Allow: got["allow"]}
-	q.Clean()
-	return q, nil
+	return r.Question()
 }
 
 // Clean makes every field showable: the call keeps its lines, every other

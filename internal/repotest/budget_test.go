@@ -14,7 +14,7 @@ import (
 // link. A broker that cannot link a package cannot be made to use it.
 var budget = map[string][]string{
 	"lnk-fsbroker":  {"net", "net/http", "os/exec"},
-	"lnk-askbroker": {"net/http"},
+	"lnk-askbroker": {"net", "net/http"},
 	"lnk-keybroker": {"os/exec", "net/http"},
 	"lnk-netbroker": {"os/exec"},
 	"lnk-init":      {"net/http", "crypto/tls"},

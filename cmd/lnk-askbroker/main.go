@@ -1,0 +1,109 @@
+// Command lnk-askbroker asks the owner (package helpers/askbroker) in a
+// process of its own, started by the kernel.
+//
+// It takes: fd 3, the store folder ~/.lnk/questions (O_DIRECTORY, opened
+// without following a link); fd 4, its channel to the kernel (a
+// SOCK_SEQPACKET socket speaking internal/wire, askbroker.AskSpec);
+// with --terminal, fd 5, the proxy's controlling terminal. --ask-wait is
+// ask_wait from Link's settings (two minutes by default, at most a day).
+// A dialog gets only the desktop session's variables from its
+// environment. One line per question and refusal goes to stderr, the
+// kernel's audit log; never a terminal's code.
+//
+// Before serving it loads seccomp's common deny list for brokers, with
+// exec (for the dialog program only: it execs nothing else) and AF_UNIX
+// sockets (the dialog's X or Wayland connection) and no other socket
+// family. Without seccomp it refuses to start unless given --degraded.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/helpers/askbroker"
+	"lnk.dev/lnk/internal/seccomp"
+)
+
+const (
+	storeFD    = 3
+	channelFD  = 4
+	terminalFD = 5
+)
+
+func main() {
+	wait := flag.Duration("ask-wait", askbroker.DefaultWait, "how long a question waits for an answer (ask_wait; at most 24h)")
+	degraded := flag.Bool("degraded", false, "run without seccomp where the kernel lacks it")
+	terminal := flag.Bool("terminal", false, "fd 5 is the proxy's controlling terminal")
+	flag.Parse()
+	if err := run(*wait, *degraded, *terminal); err != nil {
+		fmt.Fprintf(os.Stderr, "lnk-askbroker: %s\n", err)
+		os.Exit(1)
+	}
+}
+
+func open(fd int, name string) *os.File {
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+		return nil
+	}
+	unix.CloseOnExec(fd)
+	return os.NewFile(uintptr(fd), name)
+}
+
+func run(wait time.Duration, degraded, terminal bool) error {
+	if wait <= 0 || wait > askbroker.MaxWait {
+		return fmt.Errorf("--ask-wait %v is out of range: more than nothing, at most %v", wait, askbroker.MaxWait)
+	}
+	storeF := open(storeFD, "questions")
+	ch := open(channelFD, "channel")
+	if storeF == nil || ch == nil {
+		return fmt.Errorf("needs the store folder on fd %d and the kernel's channel on fd %d", storeFD, channelFD)
+	}
+	store, err := askbroker.NewStore(storeF)
+	storeF.Close()
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	cfg := askbroker.Config{Store: store, Wait: wait, Log: func(l string) { fmt.Fprintf(os.Stderr, "lnk-askbroker: %s\n", l) }}
+	if terminal {
+		tf := open(terminalFD, "terminal")
+		if tf == nil {
+			return fmt.Errorf("--terminal given and no fd %d", terminalFD)
+		}
+		t, err := askbroker.NewTerminal(tf)
+		tf.Close()
+		if err != nil {
+			return fmt.Errorf("fd %d: %w", terminalFD, err)
+		}
+		defer t.Close()
+		cfg.Terminal = t
+	}
+	if d := askbroker.FindDialog(os.Environ()); d != nil {
+		cfg.Dialog = d
+	}
+	if err := seccomp.ConfineBroker(seccomp.Policy{Exec: true, Sockets: seccomp.SocketsUnix}); err != nil {
+		if !degraded {
+			return fmt.Errorf("seccomp: %w (--degraded runs without it)", err)
+		}
+		cfg.Log("degraded: no seccomp: " + err.Error())
+	}
+	b, err := askbroker.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	err = b.Serve(ctx, ch, func(format string, a ...any) { cfg.Log(fmt.Sprintf(format, a...)) })
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/helpers/askbroker"
+	"lnk.dev/lnk/internal/testenv"
+	"lnk.dev/lnk/internal/wire"
+)
+
+// startBroker runs the real lnk-askbroker with a store, a channel and,
+// when tty is not nil, a terminal, and returns a client on its channel.
+func startBroker(t *testing.T, tty *os.File) *wire.Client {
+	t.Helper()
+	home := t.TempDir()
+	s, err := askbroker.OpenStore(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	dir, err := os.Open(filepath.Join(home, ".lnk", "questions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "kernel"), os.NewFile(uintptr(fds[1]), "broker")
+	defer theirs.Close()
+	args := []string{"--ask-wait", "1m"}
+	if tty != nil {
+		args = append(args, "--terminal")
+	}
+	cmd := exec.Command(testenv.Bin(t, "lnk-askbroker"), args...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home}
+	cmd.ExtraFiles = []*os.File{dir, theirs}
+	if tty != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, tty)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := wire.NewClient(ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cl.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("lnk-askbroker's log:\n%s", stderr.String())
+		}
+	})
+	return cl
+}
+
+var question = askbroker.AskRequest{What: "mcp call", Sandbox: "work", Agent: "ann", Call: "tools/call delete_repo", Allow: "lnk agent allow --tool gh --allow delete_repo"}
+
+func TestNoWayIsRefusedAtOnce(t *testing.T) {
+	cl := startBroker(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var r askbroker.Reply
+	if _, err := cl.Call(ctx, askbroker.AskSpec, &question, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Allow || r.Refused != askbroker.CodeNoWay || !strings.Contains(r.Reason, "lnk agent allow --tool gh") {
+		t.Fatalf("reply %+v; want refused at once with no way to ask, naming the --allow", r)
+	}
+}
+
+func TestBadQuestionIsRefused(t *testing.T) {
+	cl := startBroker(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q := question
+	q.Call = " "
+	var r askbroker.Reply
+	if _, err := cl.Call(ctx, askbroker.AskSpec, &q, &r); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Fatalf("an empty call: %+v, %v; want refused", r, err)
+	}
+}
+
+func TestAnsweredOnItsTerminal(t *testing.T) {
+	_, err := exec.LookPath("tmux")
+	testenv.Require(t, err == nil, "tmux")
+	sock := filepath.Join(t.TempDir(), "tmux.sock")
+	tmux := func(args ...string) string {
+		out, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	tmux("-f", "/dev/null", "new-session", "-d", "-s", "ask", "-x", "200", "-y", "60", "sleep 100000")
+	t.Cleanup(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
+	path := strings.TrimSpace(tmux("display-message", "-p", "-t", "ask", "#{pane_tty}"))
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty := os.NewFile(uintptr(fd), path)
+	defer tty.Close()
+	cl := startBroker(t, tty)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	got := make(chan askbroker.Reply, 1)
+	go func() {
+		var r askbroker.Reply
+		if _, err := cl.Call(ctx, askbroker.AskSpec, &question, &r); err != nil {
+			t.Error(err)
+		}
+		got <- r
+	}()
+	prompt := regexp.MustCompile(`Type ([a-z]{4}) to allow it once`)
+	var code string
+	for code == "" {
+		if ctx.Err() != nil {
+			t.Fatal("the terminal never showed the question")
+		}
+		if m := prompt.FindStringSubmatch(tmux("capture-pane", "-p", "-J", "-t", "ask")); m != nil {
+			code = m[1]
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tmux("send-keys", "-t", "ask", "-l", code)
+	tmux("send-keys", "-t", "ask", "Enter")
+	select {
+	case r := <-got:
+		if !r.Allow || r.By != "terminal" || r.Refused != "" {
+			t.Fatalf("reply %+v; want allowed on the terminal", r)
+		}
+	case <-ctx.Done():
+		t.Fatal("no reply")
+	}
+}

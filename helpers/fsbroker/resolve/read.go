@@ -30,14 +30,6 @@ func (r *Root) openRegular(op, name string, st *unix.Stat_t) (int, error) {
 		unix.Close(fd)
 		return -1, refuse(op, name, ErrNotRegular)
 	}
-	// A regular file ignores O_NONBLOCK on most filesystems; clear it so
-	// none answers EAGAIN and whoever receives the descriptor never sees it.
-	// F_SETFL with 0 clears it in one call: no other status flag that
-	// F_SETFL changes (O_APPEND, O_ASYNC, O_DIRECT, O_NOATIME) was set.
-	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
-		unix.Close(fd)
-		return -1, fail(op, name, err)
-	}
 	return fd, nil
 }
 
@@ -51,12 +43,19 @@ func (r *Root) Open(name string, max int64) (*os.File, Version, error) {
 	if err != nil {
 		return nil, Version{}, err
 	}
+	if err := clearNonblock(fd); err != nil {
+		unix.Close(fd)
+		return nil, Version{}, fail("open", name, err)
+	}
 	return os.NewFile(uintptr(fd), name), v, nil
 }
 
-// OpenFd is [Root.Open] returning the bare descriptor (O_RDONLY,
-// O_CLOEXEC, blocking), which the caller owns and must close: what the
-// broker hands on over SCM_RIGHTS, without an *os.File's cost.
+// OpenFd is [Root.Open] returning the bare descriptor, which the caller
+// owns and must close: what the broker hands on over SCM_RIGHTS, without
+// an *os.File's cost. It is O_RDONLY|O_CLOEXEC and still carries the
+// O_NONBLOCK it was opened with, which a regular file ignores; one fcntl
+// is saved on the hot path, and a receiver that wants it off calls
+// fcntl(F_SETFL, 0) (Open does).
 func (r *Root) OpenFd(name string, max int64) (int, Version, error) {
 	var st unix.Stat_t
 	fd, err := r.openRegular("open", name, &st)
@@ -96,6 +95,14 @@ func (r *Root) ReadFile(name string, max int64) ([]byte, Version, error) {
 	return b, versionOf(&st), nil
 }
 
+// clearNonblock clears O_NONBLOCK in one call: F_SETFL with 0, since no
+// other flag F_SETFL changes (O_APPEND, O_ASYNC, O_DIRECT, O_NOATIME) was
+// set by readFlags.
+func clearNonblock(fd int) error {
+	_, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0)
+	return err
+}
+
 // readCapped reads fd to its end, failing with errTooMany once more than
 // max bytes came, whatever size said: size only sizes the first buffer.
 func readCapped(fd int, size, limit int64) ([]byte, error) {
@@ -115,6 +122,8 @@ func readCapped(fd int, size, limit int64) ([]byte, error) {
 		if err == unix.EINTR {
 			continue
 		}
+		// EAGAIN (O_NONBLOCK is still set) is not retried: a regular
+		// file that answers it is a filesystem to refuse, not to spin on.
 		if err != nil {
 			return nil, err
 		}

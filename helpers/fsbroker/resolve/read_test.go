@@ -61,16 +61,26 @@ func TestOpenReturnsFile(t *testing.T) {
 	})
 }
 
-// TestOpenFdFlags: the descriptor handed on is close-on-exec, blocking
-// (O_NONBLOCK cleared) and read-only.
-func TestOpenFdFlags(t *testing.T) {
+// TestOpenFlags: Open's file is close-on-exec, blocking (O_NONBLOCK
+// cleared) and read-only; OpenFd's the same but for O_NONBLOCK.
+func TestOpenFlags(t *testing.T) {
 	bothWalks(t, func(t *testing.T, r *Root) {
-		fd, _, err := r.OpenFd("f.txt", 0)
+		raw, _, err := r.OpenFd("f.txt", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer unix.Close(fd)
-		fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+		fl, err := unix.FcntlInt(uintptr(raw), unix.F_GETFL, 0)
+		unix.Close(raw)
+		if err != nil || fl&unix.O_ACCMODE != unix.O_RDONLY {
+			t.Fatalf("OpenFd status flags %#x, %v", fl, err)
+		}
+		f, _, err := r.Open("f.txt", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		fd := int(f.Fd())
+		fl, err = unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
 		must(t, err)
 		if fl&unix.O_NONBLOCK != 0 || fl&unix.O_ACCMODE != unix.O_RDONLY {
 			t.Errorf("status flags %#x", fl)

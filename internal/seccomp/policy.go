@@ -93,6 +93,11 @@ func Denials(p Policy) []Denial {
 		for _, c := range familiesRefused(p.Sockets) {
 			d = append(d, Denial{Syscall: s, Errno: unix.EAFNOSUPPORT, Conds: []Cond{c}})
 		}
+		// Raw and packet-type sockets, whatever the family (root in a user
+		// namespace may otherwise open them): the type's low 4 bits.
+		for _, t := range []uint64{unix.SOCK_RAW, unix.SOCK_PACKET} {
+			d = append(d, Denial{Syscall: s, Errno: unix.EPERM, Conds: []Cond{{Arg: 1, Mask: 0xf, Value: t}}})
+		}
 	}
 	return d
 }

@@ -58,8 +58,9 @@ func child(which string) {
 	report("unix", sock(unix.AF_UNIX))
 	report("inet", sock(unix.AF_INET))
 	report("inet6", sock(unix.AF_INET6))
-	report("netlink", raw(unix.AF_NETLINK, unix.SOCK_RAW))
-	report("packet", raw(unix.AF_PACKET, unix.SOCK_RAW))
+	report("netlink", raw(unix.AF_NETLINK, unix.SOCK_DGRAM))
+	report("packet", raw(unix.AF_PACKET, unix.SOCK_DGRAM))
+	report("raw-inet", raw(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC))
 	report("vsock", sock(unix.AF_VSOCK))
 	report("family-high-bits", errnoErr2(unix.Syscall(unix.SYS_SOCKET, 1<<32|unix.AF_UNIX, unix.SOCK_STREAM, 0)))
 	_, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, 0, 0)
@@ -133,7 +134,7 @@ func TestSandboxPolicy(t *testing.T) {
 	out := runChild(t, "sandbox")
 	want(t, out, "ptrace EPERM", "unshare-user EPERM", "tiocsti EPERM", "tiocsti-high-bits EPERM",
 		"unix ok", "inet ok", "netlink EAFNOSUPPORT", "packet EAFNOSUPPORT",
-		"vsock EAFNOSUPPORT", "io_uring EPERM", "personality EPERM", "exec ok")
+		"vsock EAFNOSUPPORT", "raw-inet EPERM", "io_uring EPERM", "personality EPERM", "exec ok")
 }
 
 func TestBPFIsWholeInstructions(t *testing.T) {

@@ -35,8 +35,9 @@ type Sandbox struct {
 	Bwrap    string
 	Plan     initstage.Plan
 	Enforced Enforced
-	Notices  []string // said at every start: host network, degraded
-	args     []string // bubblewrap's arguments, fd numbers as placeholders
+	Notices  []string          // said at every start: host network, degraded
+	Env      map[string]string // the command's whole environment
+	args     []string          // bubblewrap's arguments, fd numbers as placeholders
 	fdArgs   map[int]int
 	files    []*os.File
 }
@@ -115,7 +116,7 @@ func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
 			s.Plan.ConnectTCP = []uint16{relay}
 		}
 	}
-	s.args = append(s.args, "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
+	s.args = append(s.args, "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
 	sys, readable := systemArgs()
 	s.args = append(s.args, sys...)
 	for _, p := range readable {
@@ -145,7 +146,9 @@ func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
 		dir = opt.Dir
 	}
 	s.args = append(s.args, "--chdir", dir)
-	s.args = append(s.args, envArgs(Env(home, relay))...)
+	s.Env = Env(home, relay)
+	s.Env["PWD"] = dir
+	s.args = append(s.args, envArgs(s.Env)...)
 	s.Plan.Degraded = opt.Degraded
 	plan, err := s.Plan.Encode()
 	if err != nil {

@@ -14,7 +14,8 @@ const Path = "/usr/local/bin:/usr/bin:/bin"
 var passedThrough = []string{"TERM", "COLORTERM", "NO_COLOR", "LANG", "LC_ALL", "LC_CTYPE", "TZ"}
 
 // Env is the command's whole environment: PATH, HOME, USER, LOGNAME,
-// SHELL, TMPDIR, LNK_SANDBOX=1, the variables in passedThrough when the
+// SHELL, TMPDIR, LNK_SANDBOX=1, PWD (bubblewrap sets it to the working
+// folder), the variables in passedThrough when the
 // owner has them, and with a relay HTTP_PROXY, HTTPS_PROXY, ALL_PROXY
 // (and their lowercase forms). Nothing else — no SSH_AUTH_SOCK, no tokens.
 func Env(home string, relayPort uint16) map[string]string {
@@ -25,6 +26,7 @@ func Env(home string, relayPort uint16) map[string]string {
 		"TMPDIR":      "/tmp",
 		"LNK_SANDBOX": "1",
 	}
+	env["PWD"] = home // bubblewrap sets it to --chdir; named so the list is whole
 	if u := os.Getenv("USER"); u != "" && safeValue(u) {
 		env["USER"], env["LOGNAME"] = u, u
 	}

@@ -1,0 +1,271 @@
+package probe
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Run runs every probe, inside the sandbox.
+func Run(s Spec) []Result {
+	out := make([]Result, 0, len(s.Probes))
+	for _, p := range s.Probes {
+		got, detail := attempt(p, s)
+		out = append(out, Result{Probe: p, Got: got, Detail: detail})
+	}
+	return out
+}
+
+// verdict turns an attempt's error into Open (it worked) or Closed.
+func verdict(err error) (string, string) {
+	if err == nil {
+		return Open, ""
+	}
+	return Closed, err.Error()
+}
+
+func attempt(p Probe, s Spec) (string, string) {
+	switch p.Kind {
+	case "none":
+		return "skipped", "not tried: it would change the owner's folder"
+	case "read":
+		return verdict(readSome(p.Arg))
+	case "write":
+		return verdict(writeIn(p.Arg))
+	case "exec":
+		return verdict(startAndKill(p.Arg))
+	case "dropped":
+		return verdict(dropAndRun(p.Arg))
+	case "tcp", "internet":
+		return verdict(dial("tcp", p.Arg))
+	case "abstract":
+		return verdict(dial("unix", "@"+p.Arg))
+	case "raw":
+		return verdict(socket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP))
+	case "packet":
+		return verdict(socket(unix.AF_PACKET, unix.SOCK_RAW, 0))
+	case "ptrace":
+		pid, err := pidOf(p.Arg)
+		if err != nil {
+			return "skipped", err.Error()
+		}
+		err = unix.PtraceAttach(pid)
+		if err == nil {
+			unix.PtraceDetach(pid)
+		}
+		return verdict(err)
+	case "signal":
+		pid, err := pidOf(p.Arg)
+		if err != nil {
+			return "skipped", err.Error()
+		}
+		return verdict(unix.Kill(pid, 0))
+	case "io_uring_setup":
+		var params [120]byte
+		return seccompVerdict(unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptrOf(&params[0]), 0))
+	case "TIOCSTI":
+		return seccompVerdict(unix.Syscall(unix.SYS_IOCTL, ^uintptr(0), unix.TIOCSTI, 0))
+	case "keyctl":
+		return seccompVerdict(unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_GET_KEYRING_ID, ^uintptr(2), 0)) // KEY_SPEC_SESSION_KEYRING
+	case "bpf":
+		return seccompVerdict(unix.Syscall(unix.SYS_BPF, 0, 0, 0))
+	case "mount":
+		return verdict(unix.Mount("none", "/tmp", "tmpfs", 0, ""))
+	case "unshare(CLONE_NEWUSER)":
+		return verdict(unix.Unshare(unix.CLONE_NEWUSER))
+	case "caps":
+		return capsVerdict()
+	case "procs":
+		if _, err := os.Stat("/proc/" + p.Arg); err == nil {
+			return Open, "the checking lnk's pid " + p.Arg + " is visible"
+		}
+		return Closed, ""
+	case "fds":
+		return fdsVerdict()
+	case "env":
+		return envVerdict(s.AllowedEnv)
+	}
+	return "skipped", "unknown probe " + p.Kind
+}
+
+func uintptrOf(b *byte) uintptr { return uintptr(unsafePointer(b)) }
+
+// seccompVerdict: EPERM (or ENOSYS) is the filter's refusal; any other
+// outcome means the call reached the kernel.
+func seccompVerdict(_, _ uintptr, e unix.Errno) (string, string) {
+	if e == unix.EPERM || e == unix.ENOSYS {
+		return Closed, e.Error()
+	}
+	if e == 0 {
+		return Open, "succeeded"
+	}
+	return Open, "reached the kernel: " + e.Error()
+}
+
+func readSome(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		if _, err = f.Readdirnames(1); errors.Is(err, io.EOF) {
+			return nil
+		}
+		return err
+	}
+	if _, err = f.Read(make([]byte, 1)); errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// writeIn creates a file in folder p (or opens file p for writing).
+func writeIn(p string) error {
+	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+		if err == nil {
+			f.Close()
+		}
+		return err
+	}
+	dir, name := p, ".lnk-probe-"+strconv.Itoa(os.Getpid())
+	if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+		dir, name = filepath.Dir(p), filepath.Base(p)
+	}
+	path := filepath.Join(dir, name)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(path)
+}
+
+func startAndKill(path string) error {
+	cmd := exec.Command(path)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	return nil
+}
+
+func dropAndRun(dir string) error {
+	path := filepath.Join(dir, ".lnk-probe-exe-"+strconv.Itoa(os.Getpid()))
+	if err := os.WriteFile(path, []byte("#!/bin/sh\nexit 0\n"), 0o700); err != nil {
+		return fmt.Errorf("could not drop it: %w", err)
+	}
+	defer os.Remove(path)
+	return exec.Command(path).Run()
+}
+
+func dial(network, addr string) error {
+	c, err := net.DialTimeout(network, addr, 3*time.Second)
+	if err == nil {
+		c.Close()
+	}
+	return err
+}
+
+func socket(fam, typ, proto int) error {
+	fd, err := unix.Socket(fam, typ|unix.SOCK_CLOEXEC, proto)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return err
+}
+
+// pidOf is a pid given as a number, or "relay": the relay's.
+func pidOf(arg string) (int, error) {
+	if arg != "relay" {
+		return strconv.Atoi(arg)
+	}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(b), "relay\x00") {
+			return strconv.Atoi(e.Name())
+		}
+	}
+	return 0, errors.New("no relay found")
+}
+
+func capsVerdict() (string, string) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return "skipped", err.Error()
+	}
+	defer f.Close()
+	capEff, nnp := "", ""
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), ":")
+		switch k {
+		case "CapEff":
+			capEff = strings.TrimSpace(v)
+		case "NoNewPrivs":
+			nnp = strings.TrimSpace(v)
+		}
+	}
+	if strings.Trim(capEff, "0") == "" && nnp == "1" {
+		return Closed, ""
+	}
+	return Open, "CapEff " + capEff + ", NoNewPrivs " + nnp
+}
+
+func fdsVerdict() (string, string) {
+	d, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return "skipped", err.Error()
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	var extra []string
+	for _, n := range names {
+		fd, _ := strconv.Atoi(n)
+		if fd > 2 && fd != int(d.Fd()) && !ownFD(fd) {
+			target, _ := os.Readlink("/proc/self/fd/" + n)
+			extra = append(extra, n+"->"+target)
+		}
+	}
+	if len(extra) > 0 {
+		return Open, strings.Join(extra, ", ")
+	}
+	return Closed, ""
+}
+
+// ownFD tells the Go runtime's own fds (its poller) from inherited ones.
+func ownFD(fd int) bool {
+	t, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	return strings.HasPrefix(t, "anon_inode:[eventpoll]") || strings.HasPrefix(t, "anon_inode:[eventfd]")
+}
+
+func envVerdict(allowed []string) (string, string) {
+	ok := map[string]bool{}
+	for _, k := range allowed {
+		ok[k] = true
+	}
+	var extra []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !ok[k] {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) > 0 {
+		return Open, strings.Join(extra, ", ")
+	}
+	return Closed, ""
+}

@@ -1,0 +1,193 @@
+package probe
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"lnk.dev/lnk/caps"
+)
+
+// What a probe should find.
+const (
+	Closed = "closed"
+	Open   = "open"
+	Gap    = "open (known gap)" // open, and documented as such
+)
+
+// Probe is one attempt.
+type Probe struct {
+	Name   string `json:"name"`
+	Kind   string `json:"kind"`
+	Arg    string `json:"arg,omitempty"`
+	Expect string `json:"expect"`
+}
+
+// Spec is what the probes inside are given.
+type Spec struct {
+	Probes     []Probe  `json:"probes"`
+	AllowedEnv []string `json:"allowed_env"`
+}
+
+// Result is one probe's outcome.
+type Result struct {
+	Probe
+	Got    string `json:"result"` // Open, Closed or "skipped"
+	Detail string `json:"detail,omitempty"`
+}
+
+// Host is what the check set up outside for the probes to reach.
+type Host struct {
+	TCPPort   int    // a listener on the host's 127.0.0.1
+	Abstract  string // a listening abstract unix socket's name
+	LnkPid    int    // the checking lnk's pid, which must not be visible
+	HostNet   bool   // [network] mode = "host"
+	RelayPort int    // the relay's port, 0 without one
+}
+
+// List makes the probes for grants c.
+func List(c *caps.Compiled, h Host, allowedEnv []string) Spec {
+	var p []Probe
+	add := func(name, kind, arg, expect string) { p = append(p, Probe{name, kind, arg, expect}) }
+	home := c.Home
+	add("read ~/.ssh", "read", filepath.Join(home, ".ssh"), Closed)
+	add("read ~/.lnk", "read", filepath.Join(home, ".lnk"), Closed)
+	add("read another agent's folder", "read", otherAgent(c), Closed)
+	add("read ~/Link/History", "read", filepath.Join(home, "Link", "History"), Closed)
+	add("read /etc/shadow", "read", "/etc/shadow", Closed)
+	add("write outside the grants", "write", "/lnk-probe", Closed)
+	add("write /usr", "write", "/usr/lnk-probe", Closed)
+	for _, f := range c.Folders {
+		if f.Access.Write {
+			add("write granted "+f.Path+" (control)", "write", f.Path, Open)
+		} else {
+			add("read granted "+f.Path+" (control)", "read", f.Path, Open)
+			add("create in read-only "+f.Path, "write", f.Path, Closed)
+		}
+	}
+	for _, r := range c.ReadOnly {
+		if _, err := os.Lstat(r); err == nil {
+			add("write "+r, "write", r, Closed)
+		} else if filepath.Base(r) == ".envrc" || filepath.Base(r) == ".git" {
+			add("make a new "+r, "none", r, Gap)
+		}
+	}
+	add("run a listed command (control)", "exec", listed(c), Open)
+	add("run a program not in [commands]", "exec", notListed(c), Closed)
+	add("run a program dropped in /tmp", "dropped", "/tmp", Closed)
+	for _, f := range c.Folders {
+		if f.Access.Write {
+			exp := Closed
+			if f.Access.Exec {
+				exp = Open
+			}
+			add("run a program dropped in "+f.Path, "dropped", f.Path, exp)
+		}
+	}
+	tcpExpect, inet := Closed, "internet"
+	if h.HostNet {
+		tcpExpect, inet = Gap, "none"
+	}
+	add("connect to the host's 127.0.0.1 port", "tcp", "127.0.0.1:"+strconv.Itoa(h.TCPPort), tcpExpect)
+	add("connect to a host abstract unix socket", "abstract", h.Abstract, Closed)
+	add("reach the internet directly", inet, "192.0.2.1:443", Closed)
+	if h.RelayPort != 0 {
+		add("reach the proxy relay (control)", "tcp", "127.0.0.1:"+strconv.Itoa(h.RelayPort), Open)
+		add("ptrace the relay", "ptrace", "relay", Closed)
+		add("signal the relay", "signal", "relay", Closed)
+	}
+	for _, k := range []string{"raw", "packet"} {
+		add(k+" socket", k, "", Closed)
+	}
+	add("ptrace PID 1", "ptrace", "1", Closed)
+	add("open /proc/1/mem", "read", "/proc/1/mem", Closed)
+	for _, k := range []string{"io_uring_setup", "TIOCSTI", "keyctl", "mount", "unshare(CLONE_NEWUSER)", "bpf"} {
+		add(k, k, "", Closed)
+	}
+	add("a setuid binary gains nothing (CapEff 0, NoNewPrivs 1)", "caps", "", Closed)
+	add("/proc shows only the sandbox", "procs", strconv.Itoa(h.LnkPid), Closed)
+	add("no leaked fds", "fds", "", Closed)
+	add("environment outside the fixed list", "env", "", Closed)
+	return Spec{Probes: p, AllowedEnv: allowedEnv}
+}
+
+// otherAgent is another agent's folder than c's own, or ~/Link/Agents.
+func otherAgent(c *caps.Compiled) string {
+	dir := filepath.Join(c.Home, "Link", "Agents")
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() && e.Name() != c.AgentName {
+			return filepath.Join(dir, e.Name())
+		}
+	}
+	return dir
+}
+
+// listed is the first program [commands] lists that is installed.
+func listed(c *caps.Compiled) string {
+	for _, n := range c.Commands {
+		if n == "*" {
+			return "/bin/sh"
+		}
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	return "/bin/sh"
+}
+
+// notListed is an installed program [commands] does not list.
+func notListed(c *caps.Compiled) string {
+	listed := map[string]bool{}
+	for _, n := range c.Commands {
+		listed[filepath.Base(n)] = true
+	}
+	for _, n := range []string{"id", "uname", "env", "whoami", "hostname", "true"} {
+		p := filepath.Join("/usr/bin", n)
+		if _, err := os.Stat(p); err == nil && !listed[n] {
+			return p
+		}
+	}
+	return "/usr/bin/id"
+}
+
+// Failed reports whether any probe found other than it should: a closed
+// way found open, or a control found closed.
+func Failed(rs []Result) bool {
+	for _, r := range rs {
+		if r.Got == "skipped" {
+			continue
+		}
+		if (r.Expect == Closed && r.Got != Closed) || (r.Expect == Open && r.Got != Open) {
+			return true
+		}
+	}
+	return false
+}
+
+// Table prints PROBE / EXPECTED / RESULT.
+func Table(w io.Writer, rs []Result) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROBE\tEXPECTED\tRESULT")
+	sorted := append([]Result(nil), rs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return bad(sorted[i]) && !bad(sorted[j]) })
+	for _, r := range sorted {
+		got := r.Got
+		if bad(r) {
+			got = strings.ToUpper(got) + "  <- FAIL"
+		}
+		if r.Detail != "" && r.Got != Closed {
+			got += " (" + r.Detail + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Expect, got)
+	}
+	tw.Flush()
+}
+
+func bad(r Result) bool { return Failed([]Result{r}) }

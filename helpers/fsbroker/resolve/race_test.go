@@ -153,7 +153,13 @@ func TestMkdirAllRacingRemoveAllAndSwaps(t *testing.T) {
 		stop := make(chan struct{})
 		var removes atomic.Int64
 		wg.Add(1)
-		go func() { // RemoveAll of what the makers make, through the real path
+		// RemoveAll of what the makers make, by os.Root, which never
+		// follows a link: a folder wrongly made outside stays there for
+		// the hash below to see.
+		osr, err := os.OpenRoot(root)
+		must(t, err)
+		defer osr.Close()
+		go func() {
 			defer wg.Done()
 			for {
 				select {
@@ -161,10 +167,11 @@ func TestMkdirAllRacingRemoveAllAndSwaps(t *testing.T) {
 					return
 				default:
 				}
-				os.RemoveAll(filepath.Join(root, "d", "m"))
+				osr.RemoveAll("d/m")
 				removes.Add(1)
 			}
 		}()
+		var made, refused atomic.Int64
 		var makers sync.WaitGroup
 		for g := 0; g < 4; g++ {
 			makers.Add(1)
@@ -172,6 +179,11 @@ func TestMkdirAllRacingRemoveAllAndSwaps(t *testing.T) {
 				defer makers.Done()
 				for i := 0; i < 2000; i++ {
 					err := r.MkdirAll("d/m/x/y/z", 0)
+					if err == nil {
+						made.Add(1)
+					} else {
+						refused.Add(1)
+					}
 					if err != nil && !errors.Is(err, ErrLink) && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrBusy) {
 						t.Errorf("MkdirAll: %v", err)
 						return
@@ -183,7 +195,7 @@ func TestMkdirAllRacingRemoveAllAndSwaps(t *testing.T) {
 		close(stop)
 		wg.Wait()
 		a.halt()
-		t.Logf("fallback=%v: %d swaps, %d removes", fallback, a.swaps.Load(), removes.Load())
+		t.Logf("fallback=%v: %d made, %d refused; %d swaps, %d removes", fallback, made.Load(), refused.Load(), a.swaps.Load(), removes.Load())
 	}
 	if after := treeHash(t, filepath.Join(base, "outside")); after != before {
 		t.Fatal("a folder was made outside the root")

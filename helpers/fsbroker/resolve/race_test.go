@@ -26,6 +26,7 @@ func swapTree(t *testing.T) (base string) {
 	must(t, os.MkdirAll(filepath.Join(base, "outside"), 0o700))
 	must(t, os.WriteFile(filepath.Join(base, "root", "d", "f"), []byte("inside"), 0o600))
 	must(t, os.WriteFile(filepath.Join(base, "outside", "f"), []byte(sentinel), 0o600))
+	must(t, os.WriteFile(filepath.Join(base, "outside", "only-outside"), nil, 0o600))
 	must(t, os.Symlink("../outside", filepath.Join(base, "root", "ln")))
 	return base
 }
@@ -199,5 +200,33 @@ func TestMkdirAllRacingRemoveAllAndSwaps(t *testing.T) {
 	}
 	if after := treeHash(t, filepath.Join(base, "outside")); after != before {
 		t.Fatal("a folder was made outside the root")
+	}
+}
+
+// TestWalkRacingSwaps walks the root while a folder in it is swapped for a
+// link to outside: no walk ever lists a name from outside.
+func TestWalkRacingSwaps(t *testing.T) {
+	base := swapTree(t)
+	root := filepath.Join(base, "root")
+	r := openRoot(t, root)
+	for _, rr := range []*Root{r, r.forceFallback()} {
+		a := startAttacker(t, root)
+		entered := 0
+		for i := 0; i < 3000; i++ {
+			err := rr.Walk(".", WalkOptions{}, func(e Entry) error {
+				if e.Name == "only-outside" {
+					t.Fatalf("walk listed %s from outside", e.Path)
+				}
+				if e.Path == "d/f" || e.Path == "ln/f" {
+					entered++
+				}
+				return nil
+			})
+			if err != nil && !errors.Is(err, ErrLink) && !errors.Is(err, ErrNotFound) {
+				t.Fatalf("walk: %v", err)
+			}
+		}
+		a.halt()
+		t.Logf("fallback=%v: entered the swapped folder %d times of 3000; %d swaps", rr.fallback, entered, a.swaps.Load())
 	}
 }

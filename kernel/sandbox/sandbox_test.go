@@ -94,13 +94,13 @@ func TestBackgroundLoopDiesWithSandbox(t *testing.T) {
 	}
 }
 
-// processesWith lists pids whose command line holds s.
+// processesWith lists the pids of `sleep s`.
 func processesWith(s string) []string {
 	var pids []string
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(b, []byte(s)) {
+		if err == nil && bytes.Equal(b, []byte("sleep\x00"+s+"\x00")) {
 			pids = append(pids, e.Name())
 		}
 	}

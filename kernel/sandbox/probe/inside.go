@@ -37,7 +37,7 @@ func verdict(err error) (string, string) {
 func attempt(p Probe, s Spec) (string, string) {
 	switch p.Kind {
 	case "none":
-		return "skipped", "not tried: it would change the owner's folder"
+		return "skipped", "not tried: it would change the owner's folder or leave the machine"
 	case "read":
 		return verdict(readSome(p.Arg))
 	case "write":

@@ -79,7 +79,11 @@ func List(c *caps.Compiled, h Host, allowedEnv []string) Spec {
 		}
 	}
 	add("run a listed command (control)", "exec", listed(c), Open)
-	add("run a program not in [commands]", "exec", notListed(c), Closed)
+	if listsAll(c) {
+		add("run any program ([commands] \"*\")", "exec", notListed(c), Open)
+	} else {
+		add("run a program not in [commands]", "exec", notListed(c), Closed)
+	}
 	add("run a program dropped in /tmp", "dropped", "/tmp", Closed)
 	for _, f := range c.Folders {
 		if f.Access.Write {
@@ -90,13 +94,13 @@ func List(c *caps.Compiled, h Host, allowedEnv []string) Spec {
 			add("run a program dropped in "+f.Path, "dropped", f.Path, exp)
 		}
 	}
-	tcpExpect, inet := Closed, "internet"
+	tcpExpect, inet, inetExpect := Closed, "internet", Closed
 	if h.HostNet {
-		tcpExpect, inet = Gap, "none"
+		tcpExpect, inet, inetExpect = Gap, "none", Gap // never send traffic off the machine
 	}
 	add("connect to the host's 127.0.0.1 port", "tcp", "127.0.0.1:"+strconv.Itoa(h.TCPPort), tcpExpect)
 	add("connect to a host abstract unix socket", "abstract", h.Abstract, Closed)
-	add("reach the internet directly", inet, "192.0.2.1:443", Closed)
+	add("reach the internet directly", inet, "192.0.2.1:443", inetExpect)
 	if h.RelayPort != 0 {
 		add("reach the proxy relay (control)", "tcp", "127.0.0.1:"+strconv.Itoa(h.RelayPort), Open)
 		add("ptrace the relay", "ptrace", "relay", Closed)
@@ -127,6 +131,15 @@ func otherAgent(c *caps.Compiled) string {
 		}
 	}
 	return dir
+}
+
+func listsAll(c *caps.Compiled) bool {
+	for _, n := range c.Commands {
+		if n == "*" {
+			return true
+		}
+	}
+	return false
 }
 
 // listed is the first program [commands] lists that is installed.

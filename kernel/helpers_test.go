@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if sock := os.Getenv("LNK_KERNEL_TEST_CONNECT"); sock != "" {
 		os.Exit(connectAndPing(sock))
 	}
+	if os.Getenv("LNK_KERNEL_TEST_BROKER") == "1" {
+		os.Exit(testBroker())
+	}
 	// A kernel `lnk kernel start` leaves behind is reparented to this
 	// process, so a test can wait for it to end.
 	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)

@@ -28,6 +28,9 @@ type Options struct {
 	Ready func(socket string)
 	// Logf gets the kernel's own messages (default: stderr).
 	Logf func(format string, a ...any)
+	// Brokers are the brokers to start and keep up (default: those of
+	// DefaultBrokers whose binary is in BinDir).
+	Brokers []BrokerSpec
 }
 
 // Kernel is one running kernel.
@@ -65,6 +68,9 @@ func Run(ctx context.Context, opts Options) error {
 		opts.Logf = func(f string, a ...any) { fmt.Fprintf(os.Stderr, "lnk kernel: "+f+"\n", a...) }
 	}
 	syscall.Umask(0o077)
+	if err := markInheritedCloexec(); err != nil {
+		return err
+	}
 	roots, err := OpenRoots(opts.Home)
 	if err != nil {
 		return err

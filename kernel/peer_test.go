@@ -97,4 +97,8 @@ func copyFile(t *testing.T, from, to string) {
 	if err := out.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// Explicitly: an in-process kernel of another test set umask 077.
+	if err := os.Chmod(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -85,9 +85,14 @@ func (k *Kernel) table() map[wire.Type]*route {
 		handle(proto.Read, needRead, k.handleRead),
 		handle(proto.Write, needWrite, k.handleWrite),
 	}
-	hold := handle(proto.Hold, needNothing, k.handleHold)
-	hold.testing = true
-	rows = append(rows, hold)
+	for _, r := range []route{
+		handle(proto.Hold, needNothing, k.handleHold),
+		handle(proto.BrokerHold, needNothing, k.handleBrokerHold),
+		handle(proto.BrokerFDs, needNothing, k.handleBrokerFDs),
+	} {
+		r.testing = true
+		rows = append(rows, r)
+	}
 	m := map[wire.Type]*route{}
 	for i := range rows {
 		r := &rows[i]

@@ -36,7 +36,24 @@ var (
 	// it writes one byte to the socket it carries, then waits for that
 	// socket's end, so a test can hold a request in flight by an event.
 	Hold = wire.Spec{Type: 9, Name: "hold", FDs: 1, States: wire.In(StateServing)}
+	// BrokerHold and BrokerFDs are served only with LNK_KERNEL_TESTING=1
+	// by a kernel running a broker named "test": the first passes its fd
+	// to the broker's hold (a request in flight in a broker, held by an
+	// event); the second asks which fds the broker inherited.
+	BrokerHold = wire.Spec{Type: 10, Name: "broker-hold", FDs: 1, States: wire.In(StateServing)}
+	BrokerFDs  = wire.Spec{Type: 11, Name: "broker-fds", States: wire.In(StateServing)}
 )
+
+// The test broker's own requests (see BrokerHold).
+var (
+	TestBrokerFDs  = wire.Spec{Type: 1, Name: "fds", States: wire.AnyState}
+	TestBrokerHold = wire.Spec{Type: 2, Name: "hold", FDs: 1, States: wire.AnyState}
+)
+
+// FDsReply lists the fds a broker inherited, as "0,1,2,3".
+type FDsReply struct {
+	FDs string `json:"fds"`
+}
 
 // Error codes in a [wire.Error] from the kernel.
 const (

@@ -23,6 +23,10 @@ type Options struct {
 	// Home is the owner's HOME; the socket goes in
 	// Home/.lnk/agents/.net/<agent id>/ (or a one-run folder).
 	Home string
+	// NetDir, if set, is ~/.lnk/agents/.net already opened (see
+	// [OpenNetDir]), for a process confined before it starts the proxy.
+	// Start borrows it; the caller closes it after Close.
+	NetDir *os.File
 	// Config carries the hooks (Resolver, Log, Routes, limits); its
 	// Rules are made from the grants by Start.
 	Config Config
@@ -34,12 +38,12 @@ type Running struct {
 	// Socket is the unix socket's path, mode 0600 in a 0700 folder.
 	Socket string
 	// Dir is the folder holding it.
-	Dir    string
-	home   string
-	oneRun bool
-	dirFD  int
-	served chan error
-	ln     net.Listener
+	Dir      string
+	parentFD int
+	oneRun   bool
+	dirFD    int
+	served   chan error
+	ln       net.Listener
 }
 
 // Start starts the proxy for one sandbox with grants c: it makes the
@@ -65,11 +69,23 @@ func Start(c *caps.Compiled, o Options) (*Running, error) {
 	} else if !isAgentID(name) {
 		return nil, fmt.Errorf("netbroker: agent id %q is not 32 lowercase hex digits", name)
 	}
-	fd, err := openFolder(o.Home, []string{".lnk", "agents", ".net", name})
+	netDir := o.NetDir
+	if netDir == nil {
+		if netDir, err = OpenNetDir(o.Home); err != nil {
+			return nil, err
+		}
+		defer netDir.Close()
+	}
+	fd, err := openBelow(int(netDir.Fd()), []string{name})
 	if err != nil {
 		return nil, err
 	}
-	r := &Running{Proxy: p, Dir: filepath.Join(o.Home, ".lnk", "agents", ".net", name), home: o.Home,
+	parent, err := unix.FcntlInt(netDir.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	r := &Running{Proxy: p, Dir: filepath.Join(o.Home, ".lnk", "agents", ".net", name), parentFD: parent,
 		oneRun: oneRun, dirFD: fd, served: make(chan error, 1)}
 	r.Socket = filepath.Join(r.Dir, SocketName)
 	unix.Unlinkat(fd, SocketName, 0)
@@ -78,12 +94,14 @@ func Start(c *caps.Compiled, o Options) (*Running, error) {
 	ln, err := net.Listen("unix", "/proc/self/fd/"+strconv.Itoa(fd)+"/"+SocketName)
 	if err != nil {
 		unix.Close(fd)
+		unix.Close(parent)
 		return nil, fmt.Errorf("netbroker: binding %s: %w", r.Socket, err)
 	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(false)
 	if err := unix.Fchmodat(fd, SocketName, 0o600, 0); err != nil {
 		ln.Close()
 		unix.Close(fd)
+		unix.Close(parent)
 		return nil, fmt.Errorf("netbroker: chmod %s: %w", r.Socket, err)
 	}
 	r.ln = ln
@@ -98,12 +116,9 @@ func (r *Running) Close() error {
 	unix.Unlinkat(r.dirFD, SocketName, 0)
 	unix.Close(r.dirFD)
 	if r.oneRun {
-		parent, err := openFolder(r.home, []string{".lnk", "agents", ".net"})
-		if err == nil {
-			unix.Unlinkat(parent, filepath.Base(r.Dir), unix.AT_REMOVEDIR)
-			unix.Close(parent)
-		}
+		unix.Unlinkat(r.parentFD, filepath.Base(r.Dir), unix.AT_REMOVEDIR)
 	}
+	unix.Close(r.parentFD)
 	return nil
 }
 
@@ -119,17 +134,32 @@ func isAgentID(s string) bool {
 	return true
 }
 
-// openFolder opens home, then each of parts below it, making each with
-// mode 0700 if missing, never following a link, and refusing a folder
-// that isn't the owner's or that others can reach. It returns the last
-// one's fd (O_PATH-free, O_CLOEXEC).
-func openFolder(home string, parts []string) (int, error) {
+// OpenNetDir opens (making them 0700 if missing) ~/.lnk/agents/.net,
+// never following a link below home.
+func OpenNetDir(home string) (*os.File, error) {
 	if !filepath.IsAbs(home) {
-		return -1, errors.New("netbroker: HOME is not an absolute path")
+		return nil, errors.New("netbroker: HOME is not an absolute path")
 	}
-	fd, err := unix.Open(home, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	h, err := unix.Open(home, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, fmt.Errorf("netbroker: opening HOME: %w", err)
+		return nil, fmt.Errorf("netbroker: opening HOME: %w", err)
+	}
+	fd, err := openBelow(h, []string{".lnk", "agents", ".net"})
+	unix.Close(h)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(home, ".lnk", "agents", ".net")), nil
+}
+
+// openBelow opens each of parts below the folder fd (which it leaves
+// open), making each with mode 0700 if missing, never following a link,
+// and refusing a folder that isn't the owner's or that others can reach.
+// It returns the last one's fd (O_CLOEXEC).
+func openBelow(fd int, parts []string) (int, error) {
+	fd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
 	}
 	for i, part := range parts {
 		err := unix.Mkdirat(fd, part, 0o700)
@@ -140,7 +170,7 @@ func openFolder(home string, parts []string) (int, error) {
 		next, err := unix.Openat(fd, part, unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		unix.Close(fd)
 		if err != nil {
-			return -1, fmt.Errorf("netbroker: opening ~/%s (a link is never followed): %w", filepath.Join(parts[:i+1]...), err)
+			return -1, fmt.Errorf("netbroker: opening %s (a link is never followed): %w", filepath.Join(parts[:i+1]...), err)
 		}
 		fd = next
 		var st unix.Stat_t
@@ -150,7 +180,7 @@ func openFolder(home string, parts []string) (int, error) {
 		}
 		if int(st.Uid) != os.Geteuid() || st.Mode&0o077 != 0 {
 			unix.Close(fd)
-			return -1, fmt.Errorf("netbroker: ~/%s must be the owner's and mode 0700 (it is %o)", filepath.Join(parts[:i+1]...), st.Mode&0o777)
+			return -1, fmt.Errorf("netbroker: %s must be the owner's and mode 0700 (it is %o)", filepath.Join(parts[:i+1]...), st.Mode&0o777)
 		}
 	}
 	return fd, nil

@@ -1,0 +1,127 @@
+// Command lnk-netbroker is one sandbox's filtering proxy (package
+// helpers/netbroker) in a process of its own.
+//
+// It reads the sandbox's compiled grants (caps.Compiled as JSON, at most
+// 1 MiB, unknown fields refused) on stdin, confines itself — landlock to
+// ~/.lnk/agents/.net and the resolver's files, any TCP port; seccomp with
+// no exec and only unix and inet sockets — then makes its socket, prints
+// the socket's path on stdout and serves until SIGTERM or SIGINT. Its log
+// (one JSON line per connection) goes to stderr. Without landlock or
+// seccomp it refuses to start unless given --degraded, and says so.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/helpers/netbroker"
+	"lnk.dev/lnk/internal/landlock"
+	"lnk.dev/lnk/internal/seccomp"
+)
+
+// resolverFiles are what Go's own resolver reads.
+var resolverFiles = []string{"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/services"}
+
+func main() {
+	home := flag.String("home", os.Getenv("HOME"), "the owner's HOME")
+	degraded := flag.Bool("degraded", false, "run without landlock or seccomp where the kernel lacks them")
+	flag.Parse()
+	if err := run(*home, *degraded); err != nil {
+		fmt.Fprintf(os.Stderr, "lnk-netbroker: %s\n", err)
+		os.Exit(1)
+	}
+}
+
+// netDirEnv carries the sockets' folder's fd across landlock's re-exec
+// (on a kernel without landlock TSYNC), which opening HOME again could
+// not survive: the domain no longer holds HOME.
+const netDirEnv = "LNK_NETBROKER_NETDIR_FD"
+
+func run(home string, degraded bool) error {
+	netDir, err := openNetDir(home)
+	if err != nil {
+		return err
+	}
+	defer netDir.Close()
+	// Inheritable only for the re-exec, close-on-exec again after.
+	fd := int(netDir.Fd())
+	unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0)
+	os.Setenv(netDirEnv, strconv.Itoa(fd))
+	err = confineFiles(fd, degraded)
+	unix.CloseOnExec(fd)
+	os.Unsetenv(netDirEnv)
+	if err != nil {
+		return err
+	}
+	var c caps.Compiled
+	dec := json.NewDecoder(io.LimitReader(os.Stdin, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return fmt.Errorf("reading the grants on stdin: %w", err)
+	}
+	if err := seccomp.ConfineBroker(seccomp.Policy{Sockets: seccomp.SocketsInet}); err != nil {
+		if !degraded {
+			return fmt.Errorf("seccomp: %w (--degraded runs without it)", err)
+		}
+		fmt.Fprintf(os.Stderr, "lnk-netbroker: degraded: no seccomp: %s\n", err)
+	}
+	r, err := netbroker.Start(&c, netbroker.Options{Home: home, NetDir: netDir,
+		Config: netbroker.Config{Resolver: &net.Resolver{PreferGo: true}}})
+	if err != nil {
+		return err
+	}
+	fmt.Println(r.Socket)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	<-ctx.Done()
+	return r.Close()
+}
+
+// openNetDir opens ~/.lnk/agents/.net, or takes it from the run before
+// landlock's re-exec.
+func openNetDir(home string) (*os.File, error) {
+	if v := os.Getenv(netDirEnv); v != "" {
+		fd, err := strconv.Atoi(v)
+		var st unix.Stat_t
+		if err != nil || unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return nil, fmt.Errorf("%s=%q is no open folder", netDirEnv, v)
+		}
+		unix.CloseOnExec(fd)
+		return os.NewFile(uintptr(fd), filepath.Join(home, ".lnk", "agents", ".net")), nil
+	}
+	return netbroker.OpenNetDir(home)
+}
+
+// confineFiles applies landlock: read and write beneath the sockets'
+// folder, read of the resolver's files, TCP to any port.
+func confineFiles(netDir int, degraded bool) error {
+	rules := []landlock.Rule{landlock.Beneath(netDir, landlock.Read|landlock.Write), landlock.AnyTCP()}
+	for _, p := range resolverFiles {
+		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		defer unix.Close(fd)
+		rules = append(rules, landlock.Beneath(fd, landlock.Read))
+	}
+	if _, err := landlock.Restrict(rules...); err != nil {
+		if !degraded || !errors.Is(err, landlock.ErrUnsupported) {
+			return fmt.Errorf("landlock: %w (--degraded runs without it)", err)
+		}
+		fmt.Fprintf(os.Stderr, "lnk-netbroker: degraded: no landlock: %s\n", err)
+	}
+	return nil
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/landlock"
+	"lnk.dev/lnk/internal/testenv"
+)
+
+// syncBuffer is stderr, written by the process and read by the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// The real binary, confined by landlock and seccomp, serves its socket:
+// a granted loopback port passes, an ungranted one and metadata are
+// refused and logged, and SIGTERM removes the socket.
+func TestBrokerServesConfined(t *testing.T) {
+	testenv.Require(t, landlock.ABI() >= 1, "landlock")
+	home := testenv.Home(t)
+	echo, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { echo.Close() })
+	go func() {
+		for {
+			c, err := echo.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); io.Copy(c, c) }()
+		}
+	}()
+	port := uint16(echo.Addr().(*net.TCPAddr).Port)
+	grants, _ := json.Marshal(caps.Compiled{AgentID: strings.Repeat("ab", 16), AgentName: "main", Home: home, LocalhostPorts: []uint16{port}})
+
+	cmd := exec.Command(testenv.Bin(t, "lnk-netbroker"), "--home", home)
+	cmd.Stdin = bytes.NewReader(grants)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			t.Error("lnk-netbroker did not exit after SIGKILL")
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no socket path on stdout: %v; stderr: %s", err, stderr)
+	}
+	socket := strings.TrimSpace(line)
+	want := filepath.Join(home, ".lnk", "agents", ".net", strings.Repeat("ab", 16), "proxy.sock")
+	if socket != want {
+		t.Fatalf("socket %q, want %q", socket, want)
+	}
+	for p, mode := range map[string]os.FileMode{socket: 0o600, filepath.Dir(socket): 0o700} {
+		st, err := os.Lstat(p)
+		if err != nil || st.Mode().Perm() != mode {
+			t.Fatalf("%s: %v, mode %v, want %o", p, err, st.Mode().Perm(), mode)
+		}
+	}
+
+	ask := func(req string) (*http.Response, net.Conn) {
+		c, err := net.Dial("unix", socket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		io.WriteString(c, req)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("%q: %v", req, err)
+		}
+		return resp, c
+	}
+	if resp, c := ask(fmt.Sprintf("CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\nping", port)); resp.StatusCode != 200 {
+		t.Fatalf("granted port: %s", resp.Status)
+	} else {
+		b := make([]byte, 4)
+		if _, err := io.ReadFull(c, b); err != nil || string(b) != "ping" {
+			t.Fatalf("echo through the tunnel: %q %v", b, err)
+		}
+	}
+	if resp, _ := ask(fmt.Sprintf("CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n", port+1)); resp.StatusCode != 403 {
+		t.Fatalf("ungranted port: %s", resp.Status)
+	}
+	if resp, _ := ask("GET http://169.254.169.254/ HTTP/1.1\r\nHost: 169.254.169.254\r\n\r\n"); resp.StatusCode != 403 {
+		t.Fatalf("metadata: %s", resp.Status)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(stderr.String(), "cloud metadata address") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(stderr.String(), `"decision":"refuse"`) || !strings.Contains(stderr.String(), "cloud metadata") {
+		t.Fatalf("the refusals are not in the log:\n%s", stderr)
+	}
+
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		exited <- err
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v; stderr: %s", err, stderr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no exit within 30 s of SIGTERM")
+	}
+	if _, err := os.Lstat(socket); !os.IsNotExist(err) {
+		t.Fatalf("socket left behind: %v", err)
+	}
+}

@@ -1,0 +1,111 @@
+package netbroker
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+// FuzzParseHost: a host that parses prints back to itself, holds only
+// the bytes a name may, and an address judged in its IPv4-mapped form is
+// judged the same.
+func FuzzParseHost(f *testing.F) {
+	for _, s := range []string{"example.com", "0x7f.1", "[::ffff:a9fe:a9fe]", "2852039166", "a@b", "xn--p1ai"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		h, err := ParseHost(s)
+		if err != nil {
+			return
+		}
+		again, err := ParseHost(h.String())
+		if err != nil || again != h {
+			t.Fatalf("%q parsed to %q, which parses to %+v, %v", s, h, again, err)
+		}
+		if h.IsAddr() {
+			if h.Addr.Is4() && Classify(h.Addr) != Classify(netip.AddrFrom16(h.Addr.As16())) {
+				t.Fatalf("%s and its mapped form are judged apart", h.Addr)
+			}
+			return
+		}
+		if strings.ContainsAny(h.Name, "@%:/\\ \x00*") || strings.ToLower(h.Name) != h.Name {
+			t.Fatalf("name %q holds a byte no name may", h.Name)
+		}
+	})
+}
+
+// FuzzParseTarget: a parsed target has a host for a tunnel or forward,
+// a port, and a route only under RoutePrefix.
+func FuzzParseTarget(f *testing.F) {
+	f.Add("CONNECT", "example.com:443")
+	f.Add("GET", "http://u@example.com/")
+	f.Add("GET", "/_link/s/x/mcp/y")
+	f.Add("GET", "http://[::1]:80/?q#f")
+	f.Fuzz(func(t *testing.T, method, uri string) {
+		tg, err := ParseTarget(method, uri)
+		if err != nil {
+			return
+		}
+		switch tg.Kind {
+		case Tunnel, Forward:
+			if tg.Port == 0 || tg.Host == (Host{}) {
+				t.Fatalf("%s %q gave %+v", method, uri, tg)
+			}
+			if strings.Contains(tg.Path, "#") {
+				t.Fatalf("%q kept a fragment", uri)
+			}
+		case Route:
+			if !strings.HasPrefix(tg.Path, RoutePrefix) || strings.Contains(tg.Path, "/../") {
+				t.Fatalf("route %q", tg.Path)
+			}
+		default:
+			t.Fatalf("%s %q: no kind", method, uri)
+		}
+	})
+}
+
+// FuzzPatternMatch: a wildcard never matches its bare domain or a name
+// that doesn't end in "." and that domain.
+func FuzzPatternMatch(f *testing.F) {
+	f.Add("*.example.com", "api.example.com")
+	f.Add("*.example.com", "evil-example.com")
+	f.Add("example.com", "EXAMPLE.com.")
+	f.Fuzz(func(t *testing.T, pattern, host string) {
+		p, err := ParsePattern(pattern)
+		if err != nil {
+			return
+		}
+		h, err := ParseHost(host)
+		if err != nil || !p.Match(h) {
+			return
+		}
+		if rest, ok := strings.CutPrefix(p.String(), "*"); ok {
+			if h.IsAddr() || !strings.HasSuffix(h.Name, rest) || h.Name == rest[1:] {
+				t.Fatalf("%s matched %q", p, h)
+			}
+		} else if h.String() != p.String() {
+			t.Fatalf("%s matched %q", p, h)
+		}
+	})
+}
+
+// FuzzClassify: every 16-byte address is judged, and an IPv4-mapped one
+// as its IPv4 address.
+func FuzzClassify(f *testing.F) {
+	f.Add([]byte(netip.MustParseAddr("::ffff:169.254.169.254").AsSlice()))
+	f.Add([]byte(netip.MustParseAddr("64:ff9b::7f00:1").AsSlice()))
+	f.Add([]byte(netip.MustParseAddr("2002:a9fe:a9fe::").AsSlice()))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, ok := netip.AddrFromSlice(b)
+		if !ok {
+			return
+		}
+		c := Classify(a)
+		if c == Invalid {
+			t.Fatalf("%s judged invalid", a)
+		}
+		if a.Is4In6() && c != Classify(a.Unmap()) {
+			t.Fatalf("%s judged apart from %s", a, a.Unmap())
+		}
+	})
+}

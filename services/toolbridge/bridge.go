@@ -1,0 +1,384 @@
+package toolbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/services/toolbridge/tooldef"
+)
+
+// Definitions is where the bridge reads a tool's definition at each
+// request, so a tool added again or removed takes effect at once.
+type Definitions interface {
+	Load(name string) (*tooldef.Definition, error)
+}
+
+// Event is one line of the wire's log: never a call's arguments or answer.
+type Event struct {
+	Agent   string `json:"agent"`
+	Tool    string `json:"tool"`
+	Call    string `json:"call"`    // the method, or a tools/call's name
+	Outcome string `json:"outcome"` // passed, asked-yes, refused: why, …
+}
+
+// Bridge runs one sandbox's tools: its sessions, their servers, and what
+// passes between a client in the sandbox and each server.
+type Bridge struct {
+	Agent    string               // the agent the sandbox runs for (logs, questions)
+	Grants   map[string]caps.Tool // the sandbox's [tools]: only these are reached
+	Defs     Definitions
+	Asker    Asker       // nil: a call that must ask is refused
+	Log      func(Event) // nil: nothing logged
+	Settings Settings
+
+	once     sync.Once
+	mu       sync.Mutex
+	sessions map[string]*session
+	slots    chan struct{} // one per live or starting session
+	starts   chan struct{} // one per starting session
+	stopReap chan struct{}
+	closed   bool
+	refused  int // refused calls, toward a pause
+}
+
+// Reply is the bridge's answer to one request.
+type Reply struct {
+	Status    int
+	Body      []byte // a JSON-RPC message, or a line of text for a refusal without one
+	SessionID string // set on the answer to initialize
+}
+
+func (b *Bridge) init() {
+	b.once.Do(func() {
+		b.Settings = b.Settings.orDefaults()
+		b.sessions = map[string]*session{}
+		b.slots = make(chan struct{}, b.Settings.Sessions)
+		b.starts = make(chan struct{}, b.Settings.Starts)
+		b.stopReap = make(chan struct{})
+		go b.reap()
+	})
+}
+
+func (b *Bridge) log(tool, call, outcome string) {
+	if b.Log != nil {
+		b.Log(Event{Agent: b.Agent, Tool: tool, Call: call, Outcome: outcome})
+	}
+}
+
+func text(status int, msg string) Reply { return Reply{Status: status, Body: []byte(msg + "\n")} }
+
+// Handle answers one request: body is one JSON-RPC message for tool, in
+// the session sessionID ("" to start one with initialize). ctx ends when
+// the client has closed its connection (a half-close is not a close).
+func (b *Bridge) Handle(ctx context.Context, tool, sessionID string, body []byte) Reply {
+	b.init()
+	if len(body) > MaxBody {
+		b.log(tool, "", "refused: "+ErrTooLarge.Error())
+		return text(http.StatusRequestEntityTooLarge, ErrTooLarge.Error())
+	}
+	if _, ok := b.Grants[tool]; !ok {
+		b.log(tool, "", "refused: not granted")
+		return text(http.StatusForbidden, fmt.Sprintf("tool %s is not granted to this sandbox (lnk agent allow %s --tool %s)", tool, b.Agent, tool))
+	}
+	m, err := parseMessage(body)
+	if err != nil {
+		b.log(tool, "", "refused: "+err.Error())
+		return text(http.StatusBadRequest, err.Error())
+	}
+	def, err := b.Defs.Load(tool)
+	if err != nil {
+		b.endTool(tool)
+		b.log(tool, m.Method, "refused: "+err.Error())
+		if errors.Is(err, tooldef.ErrNotFound) {
+			return text(http.StatusNotFound, fmt.Sprintf("tool %s was removed", tool))
+		}
+		return text(http.StatusBadGateway, err.Error())
+	}
+	digest := def.Digest()
+	if sessionID == "" {
+		defer def.Destroy()
+		if m.Method != "initialize" || !m.isRequest() {
+			b.log(tool, m.Method, "refused: no session")
+			return text(http.StatusBadRequest, "no session: a session starts with initialize")
+		}
+		return b.start(ctx, tool, def, digest, m)
+	}
+	def.Destroy()
+	s := b.lookup(sessionID, tool)
+	if s == nil || s.digest != digest || !s.srv.alive() {
+		if s != nil {
+			b.end(s)
+		}
+		b.log(tool, m.Method, "refused: session gone")
+		if m.isRequest() {
+			return Reply{Status: http.StatusNotFound, Body: errorResponse(m.ID, codeGone, "the session is gone: start another with initialize")}
+		}
+		return text(http.StatusNotFound, "the session is gone")
+	}
+	return b.relay(ctx, s, m)
+}
+
+// relay passes one message of a live session.
+func (b *Bridge) relay(ctx context.Context, s *session, m *message) Reply {
+	if m.isNotification() {
+		if !notificationsPassed[m.Method] {
+			b.countRefusal()
+			b.log(s.tool, m.Method, "refused: a message without an id that is not one of MCP's notifications")
+			return text(http.StatusForbidden, fmt.Sprintf("%s without an id is refused: only MCP's own notifications reach a server", m.Method))
+		}
+		if err := s.srv.notify(m); err != nil {
+			return text(http.StatusBadGateway, err.Error())
+		}
+		return Reply{Status: http.StatusAccepted}
+	}
+	if m.isResponse() {
+		b.log(s.tool, "", "refused: an answer to a request no server may send")
+		return text(http.StatusForbidden, "a client answers nothing: the bridge refuses what servers ask of it")
+	}
+	call, asks := callName(m)
+	logName := m.Method
+	if asks {
+		logName = call
+		if ok, why := b.mayCall(ctx, s, m, call); !ok {
+			b.countRefusal()
+			b.log(s.tool, call, "refused: "+why)
+			return Reply{Status: http.StatusOK, Body: errorResponse(m.ID, codeRefused, "refused: "+why)}
+		}
+	}
+	params, err := stripMetaCapabilities(m.Params)
+	if err != nil {
+		return text(http.StatusBadRequest, err.Error())
+	}
+	m.Params = params
+	s.touch(+1)
+	answer, err := s.srv.call(context.WithoutCancel(ctx), m)
+	s.touch(-1)
+	if err != nil {
+		b.end(s)
+		b.log(s.tool, logName, "failed: "+err.Error())
+		return Reply{Status: http.StatusBadGateway, Body: errorResponse(m.ID, codeGone, err.Error())}
+	}
+	if m.Method == "tools/list" {
+		if h := hintsFromList(answer); h != nil {
+			s.setHints(h)
+		}
+	}
+	b.log(s.tool, logName, "passed")
+	if ctx.Err() != nil {
+		return Reply{} // the client left; the call went on and its answer has nowhere to go
+	}
+	return Reply{Status: http.StatusOK, Body: answer}
+}
+
+// mayCall applies the tool's rules, asking the owner where they say to.
+func (b *Bridge) mayCall(ctx context.Context, s *session, m *message, call string) (bool, string) {
+	if allowed(b.Grants[s.tool], call) {
+		return true, ""
+	}
+	if b.Asker == nil {
+		return false, fmt.Sprintf("%s is not allowed by name and no one can be asked (lnk agent allow %s --tool %s --allow %s)", call, b.Agent, s.tool, call)
+	}
+	args := argumentsOf(m)
+	ok, err := b.Asker.Ask(ctx, Question{Agent: b.Agent, Tool: s.tool, Call: call, Hints: s.hintsOf(call), Arguments: args, Digest: digestOf(args)})
+	if err != nil {
+		return false, "asking failed: " + err.Error()
+	}
+	if !ok {
+		return false, "the owner said no"
+	}
+	return true, ""
+}
+
+func (b *Bridge) countRefusal() {
+	b.mu.Lock()
+	b.refused++
+	b.mu.Unlock()
+}
+
+// Refused counts the calls refused so far, toward a pause.
+func (b *Bridge) Refused() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.refused
+}
+
+// start makes a session: a slot among the sandbox's sessions, a turn
+// among those starting, a server, and the client's initialize relayed
+// with the client's capabilities removed.
+func (b *Bridge) start(ctx context.Context, tool string, def *tooldef.Definition, digest string, m *message) Reply {
+	deadline := time.NewTimer(b.Settings.StartWait)
+	defer deadline.Stop()
+	if !b.acquire(ctx, b.slots, deadline.C) {
+		return b.notStarted(ctx, tool)
+	}
+	if !b.acquire(ctx, b.starts, deadline.C) {
+		<-b.slots
+		return b.notStarted(ctx, tool)
+	}
+	defer func() { <-b.starts }()
+	srv, err := startServer(def)
+	if err != nil {
+		<-b.slots
+		b.log(tool, "initialize", "failed: "+err.Error())
+		return Reply{Status: http.StatusBadGateway, Body: errorResponse(m.ID, codeGone, err.Error())}
+	}
+	params, err := stripClientCapabilities(m.Params)
+	if err != nil {
+		srv.stop()
+		<-b.slots
+		return text(http.StatusBadRequest, "initialize: "+err.Error())
+	}
+	m.Params = params
+	answer, err := srv.call(ctx, m)
+	if err != nil {
+		// A client that closed before its session started gets none: the
+		// server is stopped and holds no place.
+		srv.stop()
+		<-b.slots
+		if ctx.Err() != nil {
+			b.log(tool, "initialize", "abandoned: the client closed before its session started")
+			return Reply{}
+		}
+		msg := err.Error()
+		if e := srv.stderr.String(); e != "" {
+			msg += "; it wrote: " + e
+		}
+		b.log(tool, "initialize", "failed: "+err.Error())
+		return Reply{Status: http.StatusBadGateway, Body: errorResponse(m.ID, codeGone, msg)}
+	}
+	s := &session{id: newSessionID(), tool: tool, digest: digest, srv: srv, last: time.Now()}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		srv.stop()
+		<-b.slots
+		return text(http.StatusServiceUnavailable, "the bridge is closing")
+	}
+	b.sessions[s.id] = s
+	b.mu.Unlock()
+	b.log(tool, "initialize", "passed")
+	return Reply{Status: http.StatusOK, Body: answer, SessionID: s.id}
+}
+
+func (b *Bridge) acquire(ctx context.Context, sem chan struct{}, deadline <-chan time.Time) bool {
+	select {
+	case sem <- struct{}{}:
+		return true
+	case <-deadline:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+func (b *Bridge) notStarted(ctx context.Context, tool string) Reply {
+	if ctx.Err() != nil {
+		b.log(tool, "initialize", "abandoned: the client closed while waiting its turn")
+		return Reply{}
+	}
+	b.log(tool, "initialize", "refused: still waiting for a turn")
+	return text(http.StatusTooManyRequests, fmt.Sprintf("no session free after %s: this sandbox keeps at most %d, %d starting at once", b.Settings.StartWait, b.Settings.Sessions, b.Settings.Starts))
+}
+
+func (b *Bridge) lookup(id, tool string) *session {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.sessions[id]
+	if s == nil || s.tool != tool {
+		return nil
+	}
+	return s
+}
+
+// end stops a session's server and frees its place. Ending twice is a no-op.
+func (b *Bridge) end(s *session) {
+	b.mu.Lock()
+	_, ok := b.sessions[s.id]
+	delete(b.sessions, s.id)
+	b.mu.Unlock()
+	if ok {
+		s.srv.stop()
+		<-b.slots
+	}
+}
+
+// endTool ends every session of tool (it was removed or changed).
+func (b *Bridge) endTool(tool string) {
+	b.mu.Lock()
+	var ss []*session
+	for _, s := range b.sessions {
+		if s.tool == tool {
+			ss = append(ss, s)
+		}
+	}
+	b.mu.Unlock()
+	for _, s := range ss {
+		b.end(s)
+	}
+}
+
+// Terminate ends the session id of tool, as a client's DELETE asks.
+func (b *Bridge) Terminate(tool, id string) {
+	b.init()
+	if s := b.lookup(id, tool); s != nil {
+		b.end(s)
+		b.log(tool, "", "session ended by its client")
+	}
+}
+
+// Sessions counts the live sessions.
+func (b *Bridge) Sessions() int {
+	b.init()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.sessions)
+}
+
+// reap ends sessions with no call for Settings.Idle.
+func (b *Bridge) reap() {
+	tick := time.NewTicker(max(b.Settings.Idle/10, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-b.stopReap:
+			return
+		case now := <-tick.C:
+			b.mu.Lock()
+			var idle []*session
+			for _, s := range b.sessions {
+				if d, busy := s.idleFor(now); !busy && d >= b.Settings.Idle {
+					idle = append(idle, s)
+				}
+			}
+			b.mu.Unlock()
+			for _, s := range idle {
+				b.end(s)
+				b.log(s.tool, "", "session ended: idle")
+			}
+		}
+	}
+}
+
+// Close ends every session and stops the bridge.
+func (b *Bridge) Close() {
+	b.init()
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return
+	}
+	b.closed = true
+	var ss []*session
+	for _, s := range b.sessions {
+		ss = append(ss, s)
+	}
+	b.mu.Unlock()
+	close(b.stopReap)
+	for _, s := range ss {
+		b.end(s)
+	}
+}

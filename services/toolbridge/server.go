@@ -1,0 +1,271 @@
+package toolbridge
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"lnk.dev/lnk/services/toolbridge/tooldef"
+)
+
+// server is one session's MCP server: a process of the tool's command,
+// run in / with the definition's environment alone, speaking
+// newline-delimited JSON-RPC on its stdin and stdout.
+//
+// The bridge gives each request an id of its own toward the server and
+// puts the client's back on the answer, so a client can neither collide
+// with nor answer for anything the server sent. What the server asks of
+// the client is refused here; its notifications stay here.
+type server struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr *capBuffer
+
+	writeMu sync.Mutex
+	mu      sync.Mutex
+	nextID  uint64
+	waiting map[uint64]chan json.RawMessage
+	done    chan struct{} // closed when its stdout ends
+	exitErr error
+}
+
+// maxLine caps one message from a server.
+const maxLine = 64 << 20
+
+// startServer starts def's command. It returns once the process runs; the
+// MCP handshake is the client's, relayed through call.
+func startServer(def *tooldef.Definition) (*server, error) {
+	env := def.Environ()
+	prog, err := lookPath(def.Command[0], envValue(env, "PATH"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(prog, def.Command[1:]...)
+	cmd.Args[0] = def.Command[0]
+	cmd.Dir = "/"
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	s := &server{cmd: cmd, stderr: &capBuffer{max: 16 << 10}, waiting: map[uint64]chan json.RawMessage{}, done: make(chan struct{})}
+	cmd.Stderr = s.stderr
+	if s.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", def.Command[0], err)
+	}
+	go s.read(out)
+	return s, nil
+}
+
+func envValue(env []string, k string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, k+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// lookPath finds name on the tool's own PATH (its snapshot), never the
+// bridge's.
+func lookPath(name, path string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue // a relative PATH entry would be relative to /
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: not found on the tool's PATH", name)
+}
+
+// read dispatches what the server writes until its stdout ends.
+func (s *server) read(r io.Reader) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := readLine(br)
+		if len(bytes.TrimSpace(line)) > 0 {
+			s.dispatch(line)
+		}
+		if err != nil {
+			break
+		}
+	}
+	s.exitErr = s.cmd.Wait()
+	s.mu.Lock()
+	for id, ch := range s.waiting {
+		close(ch)
+		delete(s.waiting, id)
+	}
+	s.mu.Unlock()
+	close(s.done)
+}
+
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		frag, isPrefix, err := br.ReadLine()
+		line = append(line, frag...)
+		if len(line) > maxLine {
+			return nil, errors.New("a message from the server over its cap")
+		}
+		if err != nil || !isPrefix {
+			return line, err
+		}
+	}
+}
+
+func (s *server) dispatch(line []byte) {
+	var m message
+	if err := json.Unmarshal(line, &m); err != nil {
+		return // not JSON-RPC: the server's noise stays outside
+	}
+	switch {
+	case m.isResponse():
+		id, err := strconv.ParseUint(string(m.ID), 10, 64)
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		ch := s.waiting[id]
+		delete(s.waiting, id)
+		s.mu.Unlock()
+		if ch != nil {
+			ch <- line
+		}
+	case m.isRequest():
+		// What a server asks of the client (sampling, elicitation, roots)
+		// is refused outside and never reaches the sandbox. A ping is
+		// answered, so a server that checks its client keeps going.
+		if m.Method == "ping" {
+			s.write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{}}`))
+			return
+		}
+		s.write(errorResponse(m.ID, codeMethodNotFound, "refused outside the sandbox: Link's bridge answers no request of a server"))
+	default:
+		// Notifications (logging, progress, list changes) stay outside.
+	}
+}
+
+func (s *server) write(b []byte) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if _, err := s.stdin.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("writing to the tool's server: %w", err)
+	}
+	return nil
+}
+
+// errServerGone is returned for a call whose server ended.
+var errServerGone = errors.New("the tool's server ended")
+
+// call sends a request with the bridge's own id and returns the answer
+// with the client's id put back. ctx only stops the waiting: a call sent
+// is left to run (a client that closes lets it go).
+func (s *server) call(ctx context.Context, m *message) ([]byte, error) {
+	s.mu.Lock()
+	s.nextID++
+	id := s.nextID
+	ch := make(chan json.RawMessage, 1)
+	s.waiting[id] = ch
+	s.mu.Unlock()
+	out := *m
+	out.ID = json.RawMessage(strconv.FormatUint(id, 10))
+	b, err := json.Marshal(&out)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.write(b); err != nil {
+		return nil, err
+	}
+	select {
+	case line, ok := <-ch:
+		if !ok {
+			return nil, errServerGone
+		}
+		return withID(line, m.ID)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// notify sends a notification as it is.
+func (s *server) notify(m *message) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return s.write(b)
+}
+
+// withID puts id in place of an answer's id, keeping the rest as it is.
+func withID(line []byte, id json.RawMessage) ([]byte, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(line, &obj); err != nil {
+		return nil, err
+	}
+	obj["id"] = id
+	return json.Marshal(obj)
+}
+
+// stop ends the server and everything it started.
+func (s *server) stop() {
+	if s.cmd.Process != nil {
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	}
+	s.stdin.Close()
+	<-s.done
+}
+
+// alive reports whether the server still runs.
+func (s *server) alive() bool {
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// capBuffer keeps the first max bytes written to it: a server's stderr,
+// shown when it never starts.
+type capBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (c *capBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.max - len(c.b); room > 0 {
+		c.b = append(c.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (c *capBuffer) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return string(c.b)
+}

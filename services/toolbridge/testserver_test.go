@@ -1,0 +1,75 @@
+package toolbridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The tests' own MCP server, built with the official go-sdk: the test
+// binary runs it on stdio when LNK_TEST_MCP_SERVER=1.
+func TestMain(m *testing.M) {
+	if os.Getenv("LNK_TEST_MCP_SERVER") == "1" {
+		runTestServer()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+type echoIn struct {
+	Text string `json:"text"`
+}
+
+func runTestServer() {
+	if d := os.Getenv("LNK_TEST_START_DELAY"); d != "" {
+		if dur, err := time.ParseDuration(d); err == nil {
+			time.Sleep(dur)
+		}
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "lnk-test", Version: "1"}, nil)
+	yes := true
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "says it back", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "delete", Description: "pretends to delete", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}},
+		func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "deleted " + in.Text}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "names its environment"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			var names []string
+			for _, kv := range os.Environ() {
+				k, _, _ := strings.Cut(kv, "=")
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			wd, _ := os.Getwd()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "cwd=" + wd + " env=" + strings.Join(names, ",")}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "sample", Description: "asks the client for a model"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			caps, _ := json.Marshal(req.Session.InitializeParams().Capabilities)
+			_, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 5, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("client capabilities %s; sampling answered: %v", caps, err)}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "answers after a while"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			time.Sleep(300 * time.Millisecond)
+			if f := os.Getenv("LNK_TEST_MARK"); f != "" {
+				os.WriteFile(f, []byte(in.Text), 0o600)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slow " + in.Text}}}, nil, nil
+		})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "test server:", err)
+		os.Exit(1)
+	}
+}

@@ -148,10 +148,12 @@ func ListAgents(home string) ([]Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	ents, err := os.ReadDir(l.Agents())
-	if errors.Is(err, os.ErrNotExist) {
+	if _, err := Resolve(l.Agents()); errors.Is(err, ErrMissing) {
 		return nil, nil
+	} else if err != nil {
+		return nil, err
 	}
+	ents, err := os.ReadDir(l.Agents())
 	if err != nil {
 		return nil, err
 	}

@@ -223,3 +223,52 @@ func TestDenyHeldByHarness(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestConcurrentAllowsKeepEveryChange: allows at once, each adding its
+// own host, all land (the Config folder's flock serializes them).
+func TestConcurrentAllowsKeepEveryChange(t *testing.T) {
+	home := testenv.Home(t)
+	CreateAgent(home, "c")
+	const n = 8
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func(i int) {
+			_, err := Allow(home, "c", Grants{InternetHosts: []string{"h" + string(rune('a'+i)) + ".example.com"}})
+			errs <- err
+		}(i)
+	}
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := CompileAgent(home, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Internet.Hosts) != n {
+		t.Fatalf("%d of %d hosts kept: %v", len(c.Internet.Hosts), n, c.Internet.Hosts)
+	}
+}
+
+// TestHandEditedSpecRefusedByLine: a sandbox.toml edited by hand with an
+// unknown key is refused at load, naming file, line and key, and allow
+// writes nothing over it.
+func TestHandEditedSpecRefusedByLine(t *testing.T) {
+	home := testenv.Home(t)
+	CreateAgent(home, "e")
+	l := Layout{Home: home}
+	bad := []byte("[files]\nread = [\"~\"]\nwrites = [\"~/x\"]\n")
+	os.WriteFile(l.SandboxFile("e"), bad, 0o600)
+	_, err := CompileAgent(home, "e")
+	hit(t, err, ErrSpecUnknownKey)
+	if want := l.SandboxFile("e") + ":3: key files.writes: unknown key"; err.Error() != want {
+		t.Fatalf("got %q, want %q", err, want)
+	}
+	if _, err := Allow(home, "e", Grants{Read: []string{"~"}}); err == nil {
+		t.Fatal("allow over a bad spec")
+	}
+	if b, _ := os.ReadFile(l.SandboxFile("e")); !bytes.Equal(b, bad) {
+		t.Fatal("the bad spec was overwritten")
+	}
+}

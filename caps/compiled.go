@@ -33,8 +33,13 @@ type Compiled struct {
 	// they exist yet or not).
 	ReadOnly []string `json:"read_only"`
 	// Hidden are paths that must stay unreachable even under a granted
-	// folder (--read '~'): ~/Link/Agents but the agent's own folder,
-	// ~/Link/History, ~/Link/Teams and ~/.lnk.
+	// folder (--read '~'): ~/.lnk, ~/Link/Agents, ~/Link/History and
+	// ~/Link/Teams. A Folder inside a Hidden path (only ever the agent's
+	// own Home, or a folder of it) is mounted again over the hiding.
+	//
+	// Every path here was checked at compile time; the builder must still
+	// open each one without following a link when it mounts it, since the
+	// tree may change between the two.
 	Hidden []string `json:"hidden"`
 
 	// Commands are the programs the sandbox may start ([commands]): a bare
@@ -75,7 +80,9 @@ type Compiled struct {
 type Access struct {
 	Read  bool `json:"read"`
 	Write bool `json:"write"`
-	Exec  bool `json:"exec"`
+	// Exec is never set by caps on a granted folder: what may start is
+	// [commands] (Commands), which the sandbox builder resolves itself.
+	Exec bool `json:"exec"`
 }
 
 // Folder is one granted folder: an absolute, cleaned path and its rights.

@@ -22,8 +22,11 @@
 // settings, another agent's folder or a harness home; a path through a
 // symlink, with "..", or with a NUL byte; a read-only folder inside a
 // written one; a namespace name or one of Link's own tools as a tool
-// grant; [network] mode "host" without [localhost] ports "*" or the other
-// way round is allowed only together. ~/Link/Agents (but the agent's
-// own), ~/Link/History, ~/Link/Teams and ~/.lnk stay hidden whatever is
-// granted.
+// grant; [localhost] ports = ["*"] without [network] mode = "host".
+// ~/Link/Agents (but the agent's own Home), ~/Link/History, ~/Link/Teams
+// and ~/.lnk stay hidden whatever is granted.
+//
+// Two lnk agent allow|deny at once don't lose each other's change: each
+// holds an flock on the agent's Config folder while it reads, checks and
+// writes sandbox.toml.
 package caps

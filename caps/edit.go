@@ -6,12 +6,18 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"golang.org/x/sys/unix"
 )
 
 // Allow adds g to agent name's own layer (Config/sandbox.toml), after
 // compiling the result with every rule: a refusal writes nothing. It
 // returns the compiled grants as they now are.
 func Allow(home, name string, g Grants) (*Compiled, error) {
+	unlock, err := lockConfig(home, name)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	in, err := agentInput(home, name)
 	if err != nil {
 		return nil, err
@@ -34,6 +40,11 @@ func Allow(home, name string, g Grants) (*Compiled, error) {
 // layer still grants fails with ErrHeldByHarness naming the harness's
 // file, and writes nothing.
 func Deny(home, name string, g Grants) (*Compiled, error) {
+	unlock, err := lockConfig(home, name)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	in, err := agentInput(home, name)
 	if err != nil {
 		return nil, err
@@ -155,4 +166,31 @@ func heldBy(in Input, g Grants) string {
 		}
 	}
 	return ""
+}
+
+// lockConfig holds an exclusive flock on agent name's Config folder,
+// opened through no link, until the returned func is called.
+func lockConfig(home, name string) (func(), error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	l, err := layoutFor(home)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := loadAgent(l, name); err != nil {
+		return nil, err
+	}
+	fd, err := unix.Openat2(unix.AT_FDCWD, l.ConfigDir(name), &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", l.ConfigDir(name), err)
+	}
+	if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("locking %s: %w", l.ConfigDir(name), err)
+	}
+	return func() { unix.Close(fd) }, nil
 }

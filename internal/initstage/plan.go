@@ -12,7 +12,9 @@ const MaxPlan = 1 << 20
 
 // Plan is what lnk-init enforces before it execs the command.
 type Plan struct {
-	// Argv is the command: Argv[0] an absolute path inside the sandbox.
+	// Path is the program exec'd, an absolute path inside the sandbox;
+	// Argv its arguments, Argv[0] as the owner typed it.
+	Path string   `json:"path"`
 	Argv []string `json:"argv"`
 	// Paths are the landlock rules: each path inside the sandbox and what
 	// may be done beneath it.
@@ -56,7 +58,10 @@ func ParsePlan(b []byte) (*Plan, error) {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadPlan, err)
 	}
-	if len(p.Argv) == 0 || !filepath.IsAbs(p.Argv[0]) {
+	if p.Path == "" && len(p.Argv) > 0 {
+		p.Path = p.Argv[0]
+	}
+	if len(p.Argv) == 0 || !filepath.IsAbs(p.Path) {
 		return nil, fmt.Errorf("%w: the command must be an absolute path", ErrBadPlan)
 	}
 	for _, r := range p.Paths {

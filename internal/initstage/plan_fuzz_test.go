@@ -18,8 +18,8 @@ func FuzzParsePlan(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !filepath.IsAbs(p.Argv[0]) {
-			t.Fatalf("relative command %q accepted", p.Argv[0])
+		if !filepath.IsAbs(p.Path) || len(p.Argv) == 0 {
+			t.Fatalf("relative command %q accepted", p.Path)
 		}
 		for _, r := range p.Paths {
 			if !filepath.IsAbs(r.Path) || filepath.Clean(r.Path) != r.Path {

@@ -28,8 +28,8 @@ func Run(planFD int) error {
 	if err := confine(p); err != nil {
 		return err
 	}
-	err = unix.Exec(p.Argv[0], p.Argv, os.Environ())
-	return fmt.Errorf("exec %s: %w", p.Argv[0], err)
+	err = unix.Exec(p.Path, p.Argv, os.Environ())
+	return fmt.Errorf("exec %s: %w", p.Path, err)
 }
 
 func readPlan(fd int) (*Plan, error) {

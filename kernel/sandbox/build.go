@@ -258,7 +258,7 @@ func (s *Sandbox) commands(c *caps.Compiled, opt Options) error {
 	if err != nil {
 		return err
 	}
-	s.Plan.Argv = append([]string{argv0}, opt.Argv[1:]...)
+	s.Plan.Path, s.Plan.Argv = argv0, opt.Argv
 	allowed := map[string]bool{}
 	any := false
 	for _, name := range append(append([]string(nil), c.Commands...), opt.ExtraExec...) {

@@ -1,0 +1,136 @@
+package sandbox_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"lnk.dev/lnk/internal/testenv"
+)
+
+// BenchmarkSandboxRunTrue times `lnk sandbox run -- /bin/true` with the
+// full layering and no network against bare bubblewrap in the same run,
+// interleaved, and reports medians and their ratio.
+func BenchmarkSandboxRunTrue(b *testing.B) {
+	requireBench(b)
+	lnkBin := testenv.Bin(b, "lnk")
+	testenv.Bin(b, "lnk-init")
+	link := []string{lnkBin, "sandbox", "run", "--command", "true", "--", "/bin/true"}
+	bare := []string{"bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "/bin/true"}
+	var l, base []time.Duration
+	for i := 0; i < b.N; i++ {
+		l = append(l, timeRun(b, link))
+		base = append(base, timeRun(b, bare))
+	}
+	report(b, median(l), median(base))
+}
+
+// BenchmarkSandboxProcesses counts Link's processes beside the command
+// and their peak memory, against bare bubblewrap's.
+func BenchmarkSandboxProcesses(b *testing.B) {
+	requireBench(b)
+	lnkBin := testenv.Bin(b, "lnk")
+	testenv.Bin(b, "lnk-init")
+	var procs, peak, baseProcs, basePeak float64
+	for i := 0; i < b.N; i++ {
+		mark := "3600." + strconv.Itoa(os.Getpid()) + strconv.Itoa(i)
+		procs, peak = measureTree(b, []string{lnkBin, "sandbox", "run", "--command", "sleep", "--", "sleep", mark}, mark)
+		baseProcs, basePeak = measureTree(b, []string{"bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "sleep", mark}, mark)
+	}
+	b.ReportMetric(procs, "link-procs")
+	b.ReportMetric(baseProcs, "base-procs")
+	b.ReportMetric(peak, "link-peak-MiB")
+	b.ReportMetric(basePeak, "base-peak-MiB")
+	b.ReportMetric(peak/basePeak, "x-baseline")
+}
+
+func requireBench(b *testing.B) {
+	_, err := exec.LookPath("bwrap")
+	testenv.Require(b, err == nil, "bubblewrap (bwrap)")
+	testenv.Home(b)
+}
+
+func timeRun(b *testing.B, argv []string) time.Duration {
+	start := time.Now()
+	if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+		b.Fatalf("%v: %v\n%s", argv, err, out)
+	}
+	return time.Since(start)
+}
+
+func median(d []time.Duration) float64 {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return float64(s[len(s)/2].Nanoseconds())
+}
+
+func report(b *testing.B, link, base float64) {
+	b.ReportMetric(link, "link-ns/op")
+	b.ReportMetric(base, "base-ns/op")
+	b.ReportMetric(link/base, "x-baseline")
+}
+
+// measureTree starts argv (whose command is `sleep mark`), waits until
+// the sleep runs, then counts the processes between it and argv's pid and
+// sums their peak memory (VmHWM) in MiB. (lnk itself has exec'd into
+// bubblewrap by then; its own peak is BenchmarkSandboxRunTrue's business.)
+func measureTree(b *testing.B, argv []string, mark string) (float64, float64) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	var tree []int
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		tree = descendants(cmd.Process.Pid)
+		if len(tree) > 0 && isSleep(tree[len(tree)-1], mark) {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%v did not start", argv)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	var kib float64
+	for _, p := range append([]int{cmd.Process.Pid}, tree[:len(tree)-1]...) {
+		kib += hwm(p)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	return float64(len(tree) - 1), kib / 1024
+}
+
+// descendants lists pid's descendants, depth first, children in order.
+func descendants(pid int) []int {
+	var out []int
+	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "task", strconv.Itoa(pid), "children"))
+	for _, f := range strings.Fields(string(b)) {
+		c, _ := strconv.Atoi(f)
+		out = append(out, c)
+		out = append(out, descendants(c)...)
+	}
+	return out
+}
+
+func isSleep(pid int, mark string) bool {
+	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	return string(b) == "sleep\x00"+mark+"\x00"
+}
+
+func hwm(pid int) float64 {
+	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			v, _ := strconv.ParseFloat(strings.Fields(l)[1], 64)
+			return v
+		}
+	}
+	return 0
+}

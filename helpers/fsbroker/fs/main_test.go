@@ -120,3 +120,35 @@ func startBroker(t testing.TB, tr tree) (*Client, *brokerproc.Proc) {
 	})
 	return c, p
 }
+
+// fdsOf lists /proc/pid/fd as number → link target.
+func fdsOf(t *testing.T, pid int) map[int]string {
+	t.Helper()
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[int]string{}
+	for _, e := range ents {
+		n, _ := strconv.Atoi(e.Name())
+		m[n], _ = os.Readlink(filepath.Join(dir, e.Name()))
+	}
+	return m
+}
+
+// sendRaw writes one datagram with n copies of fd beside it.
+func sendRaw(t *testing.T, sock int, b []byte, n int, fd ...int) {
+	t.Helper()
+	var fds []int
+	for i := 0; i < n; i++ {
+		fds = append(fds, fd[0])
+	}
+	var oob []byte
+	if n > 0 {
+		oob = unix.UnixRights(fds...)
+	}
+	if err := unix.Sendmsg(sock, b, oob, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -79,7 +79,7 @@ func testBroker() int {
 
 // runKernel runs a kernel in this process with the test broker, until
 // the test ends.
-func runKernel(t *testing.T, home string) {
+func runKernel(t testing.TB, home string) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {

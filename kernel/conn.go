@@ -67,10 +67,14 @@ func (c *conn) serve(ctx context.Context) {
 			c.answer(rec, nil, wire.Errorf(proto.CodeStopping, "the kernel is stopping"), nil)
 			continue
 		}
-		c.sem <- struct{}{}
-		c.inflight.Add(1)
 		c.k.requests.Add(1)
 		cl := &call{conn: c, id: rec.ID, files: files}
+		if rt.inline {
+			c.k.dispatch(ctx, rt, rec, cl, body)
+			continue
+		}
+		c.sem <- struct{}{}
+		c.inflight.Add(1)
 		go func() {
 			defer func() { <-c.sem; c.inflight.Done() }()
 			c.k.dispatch(ctx, rt, rec, cl, body)

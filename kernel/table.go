@@ -24,6 +24,9 @@ type route struct {
 	spec    wire.Spec
 	needs   need
 	testing bool // served only with LNK_KERNEL_TESTING=1
+	// inline routes never block (no broker, no wait): the reader runs
+	// them itself, which saves a goroutine hand-off per request.
+	inline bool
 	decode  func(body []byte) (any, error)
 	serve   func(ctx context.Context, c *call, body any) (any, []*os.File, error)
 }
@@ -92,6 +95,12 @@ func (k *Kernel) table() map[wire.Type]*route {
 	} {
 		r.testing = true
 		rows = append(rows, r)
+	}
+	for i := range rows {
+		switch rows[i].spec.Type {
+		case proto.Ping.Type, proto.Status.Type, proto.Check.Type, proto.End.Type:
+			rows[i].inline = true
+		}
 	}
 	m := map[wire.Type]*route{}
 	for i := range rows {

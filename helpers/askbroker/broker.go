@@ -202,7 +202,7 @@ wait:
 			}
 		}
 	}
-	withdraw(fmt.Errorf("answered by %s", final.By))
+	withdraw(decided(final))
 	wg.Wait()
 	d := Decision{ID: a.ID, Allow: final.Allow, By: final.By}
 	switch {
@@ -217,3 +217,14 @@ wait:
 }
 
 var errTimeUp = errors.New("no answer in time: refused")
+
+// decided is the final answer as the cause that withdraws every way, so
+// each can say truthfully how its question ended.
+type decided Answer
+
+func (d decided) Error() string {
+	if d.Allow {
+		return "allowed once, answered by " + d.By
+	}
+	return "refused, answered by " + d.By
+}

@@ -29,6 +29,9 @@ var (
 type Store struct {
 	fd int // the questions folder, O_DIRECTORY|O_NOFOLLOW
 
+	sweepMu sync.Mutex
+	swept   time.Time
+
 	watchOnce sync.Once
 	watch     *watcher
 	watchErr  error
@@ -149,6 +152,7 @@ func ValidID(id string) bool {
 
 // Put adds q to the store, waiting until deadline, and returns its id.
 func (s *Store) Put(q *Question, deadline time.Time) (string, error) {
+	s.sweep(time.Now())
 	w := Waiting{ID: newID(), Asked: time.Now().UTC(), Deadline: deadline.UTC(), Question: *q}
 	b, err := json.Marshal(w)
 	if err != nil {
@@ -193,6 +197,9 @@ func (s *Store) writeTemp(b []byte) (string, error) {
 // in place: the first one wins, and any later one gets [ErrAnswered].
 func (s *Store) Answer(id string, a Answer) error {
 	if _, err := s.Read(id); err != nil {
+		if _, answered, _ := s.ReadAnswer(id); answered && errors.Is(err, ErrNoQuestion) {
+			return fmt.Errorf("question %s %w", id, ErrAnswered)
+		}
 		return err
 	}
 	b, _ := json.Marshal(a)
@@ -316,10 +323,45 @@ func (s *Store) names() ([]string, error) {
 	return f.Readdirnames(-1)
 }
 
-// Remove takes question id and its answer out of the store.
+// Remove takes question id out of the store. Its answer stays behind
+// for a while as a tombstone, so an answer racing the removal (read the
+// question, then link) still finds the first answer in place and is
+// refused, never taken for the winner; Put sweeps old tombstones.
 func (s *Store) Remove(id string) {
 	if ValidID(id) {
 		unix.Unlinkat(s.fd, id+".q", 0)
-		unix.Unlinkat(s.fd, id+".a", 0)
+	}
+}
+
+// TombstoneAge is how long an answer outlives its question.
+const TombstoneAge = 10 * time.Minute
+
+// sweep removes answers whose question has been gone for TombstoneAge,
+// and temp files as old; at most once a minute.
+func (s *Store) sweep(now time.Time) {
+	s.sweepMu.Lock()
+	if now.Sub(s.swept) < time.Minute {
+		s.sweepMu.Unlock()
+		return
+	}
+	s.swept = now
+	s.sweepMu.Unlock()
+	names, err := s.names()
+	if err != nil {
+		return
+	}
+	have := map[string]bool{}
+	for _, n := range names {
+		have[n] = true
+	}
+	for _, n := range names {
+		id, isAnswer := strings.CutSuffix(n, ".a")
+		if !(isAnswer && !have[id+".q"]) && !strings.HasPrefix(n, ".tmp-") {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(s.fd, n, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && now.Sub(time.Unix(st.Mtim.Unix())) > TombstoneAge {
+			unix.Unlinkat(s.fd, n, 0)
+		}
 	}
 }

@@ -61,8 +61,11 @@ func TestStoreFirstAnswerIsFinal(t *testing.T) {
 		t.Errorf("an answered question is still listed: %+v", ws)
 	}
 	s.Remove(id)
-	if err := s.Answer(id, Answer{Allow: true}); !errors.Is(err, ErrNoQuestion) {
-		t.Errorf("answer to a removed question: %v, want ErrNoQuestion", err)
+	if err := s.Answer(id, Answer{Allow: true}); !errors.Is(err, ErrAnswered) {
+		t.Errorf("answer to a decided, removed question: %v, want ErrAnswered", err)
+	}
+	if err := s.Answer("aaaaaaaaaaaaaaaa", Answer{Allow: true}); !errors.Is(err, ErrNoQuestion) {
+		t.Errorf("answer to no question: %v, want ErrNoQuestion", err)
 	}
 	if err := s.Answer("../../etc/passwd", Answer{Allow: true}); !errors.Is(err, ErrNoQuestion) {
 		t.Errorf("answer to a path: %v, want ErrNoQuestion", err)

@@ -55,8 +55,12 @@ func NewTerminal(f *os.File) (*Terminal, error) {
 	return &Terminal{fd: fd, turn: make(chan struct{}, 1)}, nil
 }
 
-// Close lets the terminal go.
-func (t *Terminal) Close() error { return unix.Close(t.fd) }
+// Close lets the terminal go, once the question on it (if any) has ended
+// and said so.
+func (t *Terminal) Close() error {
+	t.turn <- struct{}{}
+	return unix.Close(t.fd)
+}
 
 // Way names the terminal in answers and logs.
 func (t *Terminal) Way() string { return "terminal" }
@@ -78,31 +82,32 @@ func (t *Terminal) write(s string) error {
 
 // Ask shows a's question and reads one line back. It returns when the
 // owner answers, or when ctx ends (the question answered another way, or
-// its time up), saying so on the terminal with ctx's cause.
+// its time up). Either way, once ctx ends — the broker ends it with the
+// final decision as its cause — it says on the terminal how the question
+// ended, before the next question may show.
 func (t *Terminal) Ask(ctx context.Context, a *Asked) (bool, error) {
 	select {
 	case t.turn <- struct{}{}:
-		defer func() { <-t.turn }()
 	case <-ctx.Done():
 		return false, context.Cause(ctx)
+	}
+	tell := func() {
+		<-ctx.Done()
+		t.write(fmt.Sprintf("\n[lnk question %s: %v]\n", a.ID, context.Cause(ctx)))
+		<-t.turn
 	}
 	// What was typed before the question showed answers nothing.
 	unix.IoctlSetInt(t.fd, unix.TCFLSH, unix.TCIFLUSH)
 	if err := t.write(fmt.Sprintf("\n[lnk question %s]\n%s\nType %s to allow it once; anything else refuses it: ", a.ID, a.Question.Text(), a.Code)); err != nil {
+		<-t.turn
 		return false, err
 	}
 	line, err := t.readLine(ctx)
+	go tell()
 	if err != nil {
-		t.write(fmt.Sprintf("\n[lnk question %s: %v]\n", a.ID, err))
 		return false, err
 	}
-	ok := subtle.ConstantTimeCompare([]byte(strings.ToLower(strings.TrimSpace(line))), []byte(a.Code)) == 1
-	if ok {
-		t.write(fmt.Sprintf("[lnk question %s: allowed once]\n", a.ID))
-	} else {
-		t.write(fmt.Sprintf("[lnk question %s: refused]\n", a.ID))
-	}
-	return ok, nil
+	return subtle.ConstantTimeCompare([]byte(strings.ToLower(strings.TrimSpace(line))), []byte(a.Code)) == 1, nil
 }
 
 // readLine reads up to a newline, giving up when ctx ends.

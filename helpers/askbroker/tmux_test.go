@@ -123,7 +123,7 @@ func TestTerminalRightCodeAllows(t *testing.T) {
 	if r.err != nil || !r.d.Allow || r.d.By != "terminal" {
 		t.Fatalf("right code: %+v, %v; want allowed by the terminal", r.d, r.err)
 	}
-	p.waitFor(regexp.MustCompile(`allowed once`))
+	p.waitFor(regexp.MustCompile(`allowed once, answered by terminal`))
 }
 
 func TestTerminalWrongCodeRefuses(t *testing.T) {
@@ -135,7 +135,7 @@ func TestTerminalWrongCodeRefuses(t *testing.T) {
 	if r.err != nil || r.d.Allow || r.d.By != "terminal" || !strings.Contains(r.d.Reason, "lnk agent allow --tool gh") {
 		t.Fatalf("wrong code: %+v, %v; want refused by the terminal, naming the --allow", r.d, r.err)
 	}
-	p.waitFor(regexp.MustCompile(`refused\]`))
+	p.waitFor(regexp.MustCompile(`refused, answered by terminal`))
 }
 
 func TestTerminalNoAnswerInTimeRefuses(t *testing.T) {
@@ -164,7 +164,7 @@ func TestStoreAnswerWithdrawsTerminal(t *testing.T) {
 	if !r.d.Allow || r.d.By != "store" {
 		t.Fatalf("store answer: %+v", r.d)
 	}
-	p.waitFor(regexp.MustCompile(`answered by store`))
+	p.waitFor(regexp.MustCompile(`allowed once, answered by store`))
 	if ws, _ := s.List(); len(ws) != 0 {
 		t.Errorf("an answered question still waits: %+v", ws)
 	}

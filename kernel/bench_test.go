@@ -121,7 +121,6 @@ func BenchmarkCapLookup(b *testing.B) {
 	}
 }
 
-
 // BenchmarkBrokerRestart: from kill -9 of a broker to its first answer
 // through the kernel again, beside a bare spawn of the same broker to its
 // first answer.

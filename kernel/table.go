@@ -27,8 +27,8 @@ type route struct {
 	// inline routes never block (no broker, no wait): the reader runs
 	// them itself, which saves a goroutine hand-off per request.
 	inline bool
-	decode  func(body []byte) (any, error)
-	serve   func(ctx context.Context, c *call, body any) (any, []*os.File, error)
+	decode func(body []byte) (any, error)
+	serve  func(ctx context.Context, c *call, body any) (any, []*os.File, error)
 }
 
 // capRef is a request body that names a capability.

@@ -39,7 +39,7 @@ func Compile(in Input) (*Compiled, error) {
 		return nil, at(ErrBadPath, quote(in.Home), "HOME must be an existing absolute folder")
 	}
 	l := Layout{Home: home}
-	c := checker{l: l, lnkDir: lnkDir()}
+	c := newChecker(l, "")
 	out := &Compiled{Home: home, Tools: map[string]Tool{}, Teams: map[string]TeamGrant{}, Limits: DefaultLimits}
 	base := in.Base
 	if in.Agent != nil {
@@ -71,7 +71,7 @@ func Compile(in Input) (*Compiled, error) {
 	if err := compileLimits(&out.Limits, agent.Spec); err != nil {
 		return nil, err
 	}
-	out.Hidden = []string{l.Settings(), l.Agents(), l.History(), l.Teams()}
+	out.Hidden = append([]string{l.Settings(), l.Agents(), l.History(), l.Teams()}, c.runtimeDirs...)
 	return out, nil
 }
 

@@ -33,8 +33,9 @@ type Compiled struct {
 	// they exist yet or not).
 	ReadOnly []string `json:"read_only"`
 	// Hidden are paths that must stay unreachable even under a granted
-	// folder (--read '~'): ~/.lnk, ~/Link/Agents, ~/Link/History and
-	// ~/Link/Teams. A Folder inside a Hidden path (only ever the agent's
+	// folder (--read '~'): ~/.lnk, ~/Link/Agents, ~/Link/History,
+	// ~/Link/Teams, and the session's runtime folders (/run/user/<uid>,
+	// $XDG_RUNTIME_DIR), which may not exist. A Folder inside a Hidden path (only ever the agent's
 	// own Home, or a folder of it) is mounted again over the hiding.
 	//
 	// Every path here was checked at compile time; the builder must still

@@ -63,6 +63,8 @@ var (
 	ErrOwnAgentDir  = rule("own-agent-folder", "the agent's own folder outside its Home (its settings, memory and jobs) is never granted")
 	ErrHarnessHome  = rule("harness-home", "a harness's home is never granted: no harness reaches another's")
 	ErrHidden       = rule("hidden", "~/Link/History and ~/Link/Teams stay hidden; a team's folder is granted only as [teams.<team>]")
+	ErrOnPath       = rule("on-path", "a folder on the owner's PATH (or holding one) can't be written: what is put there runs outside the sandbox")
+	ErrSessionDir   = rule("session-sockets", "the session's runtime folder (/run/user/<uid>: systemd, D-Bus, the ssh agent) is never granted")
 	ErrHoldsHidden  = rule("holds-hidden", "a written folder can't hold Link's settings or other agents' folders")
 
 	// How the grants fit together.
@@ -101,7 +103,7 @@ var AllRules = []*Refusal{
 	ErrNUL, ErrDotDot, ErrEmptyPath, ErrSymlink, ErrMissing, ErrBadPath,
 	ErrHomeFolder, ErrHoldsHome, ErrDotFolder, ErrLaunchAgents, ErrLinkSettings,
 	ErrLinkOwn, ErrOtherAgent, ErrOwnAgentDir, ErrHarnessHome, ErrHidden,
-	ErrHoldsHidden, ErrReadInsideWrite, ErrBadName, ErrNamespaceName, ErrOwnTool,
+	ErrHoldsHidden, ErrOnPath, ErrSessionDir, ErrReadInsideWrite, ErrBadName, ErrNamespaceName, ErrOwnTool,
 	ErrStrangerTool, ErrHarnessOnly, ErrBadAsk, ErrBadCommand, ErrBadHost,
 	ErrBadPort, ErrAllPorts, ErrBadMode, ErrBadLimit, ErrSpecLink,
 	ErrSpecNotRegular, ErrSpecSyntax, ErrSpecUnknownKey, ErrSpecWrongType,

@@ -2,6 +2,7 @@ package caps
 
 import (
 	"net/netip"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -14,6 +15,27 @@ type checker struct {
 	l      Layout
 	self   string // the agent's name, or ""
 	lnkDir string // the folder holding the running lnk, or ""
+	// pathDirs are the absolute folders of the owner's PATH.
+	pathDirs []string
+	// runtimeDirs are the session's runtime folders: /run/user/<uid> and
+	// $XDG_RUNTIME_DIR.
+	runtimeDirs []string
+}
+
+// newChecker is the checker for layout l and agent self, with PATH and
+// the runtime folders from this process's environment.
+func newChecker(l Layout, self string) checker {
+	c := checker{l: l, self: self, lnkDir: lnkDir()}
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if filepath.IsAbs(d) {
+			c.pathDirs = appendNew(c.pathDirs, filepath.Clean(d))
+		}
+	}
+	c.runtimeDirs = []string{"/run/user/" + strconv.Itoa(os.Getuid())}
+	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
+		c.runtimeDirs = appendNew(c.runtimeDirs, filepath.Clean(d))
+	}
+	return c
 }
 
 // checkLinkFolders refuses what every grant, read or written, keeps out:
@@ -21,6 +43,11 @@ type checker struct {
 // folder outside its Home, ~/Link/History and ~/Link/Teams.
 func (c checker) checkLinkFolders(abs string) error {
 	l := c.l
+	for _, d := range c.runtimeDirs {
+		if within(abs, d) {
+			return at(ErrSessionDir, abs)
+		}
+	}
 	switch {
 	case within(abs, l.Settings()):
 		return at(ErrLinkSettings, abs)
@@ -64,6 +91,16 @@ func (c checker) checkWrite(abs string) error {
 	}
 	if c.lnkDir != "" && (within(abs, c.lnkDir) || within(c.lnkDir, abs)) {
 		return at(ErrLinkOwn, abs)
+	}
+	for _, d := range c.pathDirs {
+		if within(abs, d) || within(d, abs) {
+			return at(ErrOnPath, abs)
+		}
+	}
+	for _, d := range c.runtimeDirs {
+		if within(d, abs) && d != "/" {
+			return at(ErrSessionDir, abs)
+		}
 	}
 	if within(abs, home) {
 		first, _, _ := strings.Cut(strings.TrimPrefix(abs, home+"/"), "/")

@@ -50,7 +50,7 @@ func TestFolderRules(t *testing.T) {
 	if _, err := CreateAgent(home, "other"); err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []string{"Projects/x/.git", ".ssh", ".config", "Library/LaunchAgents", ".lnk/bin", "Link/History", "Link/Teams/t", "bin/lnk", "Link/Agents/mine/Harnesses/h"} {
+	for _, d := range []string{"Projects/x/.git", ".ssh", ".config", "Library/LaunchAgents", ".lnk/bin", "Link/History", "Link/Teams/t", "bin/lnk", "Link/Agents/mine/Harnesses/h", "tools/bin", "rt/bus"} {
 		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,8 @@ func TestFolderRules(t *testing.T) {
 	if err := os.Symlink(filepath.Join(home, "Projects"), filepath.Join(home, "P")); err != nil {
 		t.Fatal(err)
 	}
-	c := checker{l: l, self: a.Name, lnkDir: filepath.Join(home, "bin", "lnk")}
+	c := checker{l: l, self: a.Name, lnkDir: filepath.Join(home, "bin", "lnk"),
+		pathDirs: []string{filepath.Join(home, "tools", "bin")}, runtimeDirs: []string{filepath.Join(home, "rt")}}
 	base := l.FilesDir(a.Name)
 	cases := []ruleCase{
 		{"a project folder written", true, "~/Projects/x", nil},
@@ -87,6 +88,11 @@ func TestFolderRules(t *testing.T) {
 		{"History read", false, "~/Link/History", ErrHidden},
 		{"a team's folder read", false, "~/Link/Teams/t", ErrHidden},
 		{"~/Link written", true, "~/Link", ErrHoldsHidden},
+		{"a folder on PATH written", true, "~/tools/bin", ErrOnPath},
+		{"a folder holding one on PATH written", true, "~/tools", ErrOnPath},
+		{"a folder on PATH read", false, "~/tools/bin", nil},
+		{"the runtime folder read", false, "~/rt", ErrSessionDir},
+		{"a socket in the runtime folder read", false, "~/rt/bus", ErrSessionDir},
 		{"through a symlink", false, "~/P/x", ErrSymlink},
 		{"a symlink written", true, "~/P", ErrSymlink},
 		{"a folder not there", false, "~/nope", ErrMissing},

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"lnk.dev/lnk/helpers/fsbroker/resolve"
 	"lnk.dev/lnk/internal/brokerproc"
 	"lnk.dev/lnk/internal/testenv"
 )
@@ -120,6 +121,8 @@ func startBroker(t testing.TB, tr tree) (*Client, *brokerproc.Proc) {
 	})
 	return c, p
 }
+
+var resolveWalkAll = resolve.WalkOptions{}
 
 // fdsOf lists /proc/pid/fd as number → link target.
 func fdsOf(t *testing.T, pid int) map[int]string {

@@ -16,6 +16,7 @@ type recordingReader struct {
 	r       io.Reader
 	left    int // bytes still allowed; -1 for no cap
 	over    bool
+	err     error // the connection's last read error
 	buf     []byte
 	stopped bool
 }
@@ -29,6 +30,9 @@ func (rr *recordingReader) Read(b []byte) (int, error) {
 		b = b[:rr.left]
 	}
 	n, err := rr.r.Read(b)
+	if err != nil {
+		rr.err = err
+	}
 	if rr.left > 0 {
 		rr.left -= n
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -197,13 +198,13 @@ func (p *Proxy) serveConn(c net.Conn) {
 		case rec.over:
 			p.refuse(c, Event{Kind: "http"}, &Refusal{Status: 431, Kind: KindTooLarge,
 				Reason: fmt.Sprintf("request line and headers over %d bytes", p.cfg.MaxHeaderBytes)})
-		case errors.As(err, &ne) && ne.Timeout():
+		case errors.As(rec.err, &ne) && ne.Timeout():
 			p.refuse(c, Event{Kind: "http"}, &Refusal{Status: 408, Kind: KindMalformed,
 				Reason: fmt.Sprintf("no complete request within %s", p.cfg.HeaderTimeout)})
 		case len(rec.buf) == 0:
 			// closed before a byte: not a request, nothing to log
 		default:
-			p.refuse(c, Event{Kind: "http"}, malformed("malformed request: "+firstLine(err.Error())))
+			p.refuse(c, Event{Kind: "http"}, malformed("malformed request: not an HTTP/1.x request line and headers"))
 		}
 		return
 	}
@@ -241,6 +242,10 @@ func (p *Proxy) refuse(c net.Conn, ev Event, err error) {
 	if cw, ok := c.(interface{ CloseWrite() error }); ok {
 		cw.CloseWrite()
 	}
+	// Read on a little before closing, so a client still sending its
+	// request reads the refusal rather than a reset.
+	c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	io.CopyN(io.Discard, c, 64<<10)
 }
 
 func (p *Proxy) log(ev Event) {

@@ -1,0 +1,160 @@
+package netbroker
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/testenv"
+)
+
+// fakeClock is a clock the test moves by hand.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func TestPerMinute(t *testing.T) {
+	echo := echoServer(t, "127.0.0.1:0")
+	port := portOf(t, echo)
+	clock := &fakeClock{t: time.Unix(1e9, 0)}
+	tp := startProxy(t, caps.Compiled{LocalhostPorts: []uint16{port}, Internet: caps.Internet{PerMinute: 2}},
+		func(c *Config) { c.Now = clock.now })
+	req := fmt.Sprintf("CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n", port)
+	for i := 0; i < 2; i++ {
+		if resp, _, _, _ := tp.ask(t, req); resp.StatusCode != 200 {
+			t.Fatalf("request %d: %s", i+1, resp.Status)
+		}
+	}
+	resp, body, _, _ := tp.ask(t, req)
+	if resp.StatusCode != 429 || !strings.Contains(body, "per_minute of 2") {
+		t.Fatalf("third request: %s %q", resp.Status, body)
+	}
+	clock.add(30 * time.Second) // a minute's 2 refill one in 30 s
+	if resp, _, _, _ := tp.ask(t, req); resp.StatusCode != 200 {
+		t.Fatalf("after 30 s: %s", resp.Status)
+	}
+}
+
+// A client that never finishes its headers is answered 408 and cut off,
+// while another client is served meanwhile.
+func TestSlowClientDoesNotHoldOthers(t *testing.T) {
+	echo := echoServer(t, "127.0.0.1:0")
+	port := portOf(t, echo)
+	tp := startProxy(t, caps.Compiled{LocalhostPorts: []uint16{port}}, func(c *Config) { c.HeaderTimeout = 500 * time.Millisecond })
+	slow := tp.dial(t)
+	io.WriteString(slow, "CONNECT 127.0.0.1:") // and nothing more
+	if resp, _, _, _ := tp.ask(t, fmt.Sprintf("CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n", port)); resp.StatusCode != 200 {
+		t.Fatalf("the other client: %s", resp.Status)
+	}
+	got, _ := io.ReadAll(slow) // the proxy closes it; the dial's deadline is 30 s
+	if !strings.HasPrefix(string(got), "HTTP/1.1 408") {
+		t.Fatalf("the slow client got %q", got)
+	}
+}
+
+// Past MaxConns open connections, the next is answered 429.
+func TestBoundedConnections(t *testing.T) {
+	echo := echoServer(t, "127.0.0.1:0")
+	port := portOf(t, echo)
+	tp := startProxy(t, caps.Compiled{LocalhostPorts: []uint16{port}}, func(c *Config) { c.MaxConns = 1 })
+	// The first holds its slot: its tunnel answered, so it was taken.
+	if resp, _, _, _ := tp.ask(t, fmt.Sprintf("CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n", port)); resp.StatusCode != 200 {
+		t.Fatalf("first: %s", resp.Status)
+	}
+	resp, body, _, _ := tp.ask(t, fmt.Sprintf("CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n", port))
+	if resp.StatusCode != 429 || resp.Header.Get("X-Lnk-Refused") != KindBusy {
+		t.Fatalf("second: %s %q", resp.Status, body)
+	}
+}
+
+// A request under /_link/ goes to the routes' handler with its body, and
+// is never forwarded.
+func TestRoutes(t *testing.T) {
+	tp := startProxy(t, caps.Compiled{}, func(c *Config) {
+		c.Routes = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			fmt.Fprintf(w, "%s %s %s", r.Method, r.URL.Path, b)
+		})
+	})
+	resp, body, _, _ := tp.ask(t, "POST /_link/s/abc/mcp/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello")
+	if resp.StatusCode != 200 || body != "POST /_link/s/abc/mcp/notes hello" {
+		t.Fatalf("route: %s %q", resp.Status, body)
+	}
+	ev := tp.log.waitFor(t, func(e Event) bool { return e.Kind == "route" })
+	if strings.Contains(fmt.Sprint(ev), "abc") {
+		t.Fatalf("the log holds the route's secret: %+v", ev)
+	}
+}
+
+func TestStartMakesItsFolder(t *testing.T) {
+	home := testenv.Home(t)
+	id := strings.Repeat("0f", 16)
+	r, err := Start(&caps.Compiled{AgentID: id}, Options{Home: home, Config: Config{Log: func(Event) {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(home, ".lnk", "agents", ".net", id, SocketName)
+	if r.Socket != want {
+		t.Fatalf("socket %s, want %s", r.Socket, want)
+	}
+	for _, p := range []string{filepath.Join(home, ".lnk"), filepath.Join(home, ".lnk", "agents"), filepath.Dir(want)} {
+		if st, err := os.Lstat(p); err != nil || st.Mode().Perm() != 0o700 || !st.IsDir() {
+			t.Fatalf("%s: %v %v", p, err, st.Mode())
+		}
+	}
+	if st, err := os.Lstat(want); err != nil || st.Mode().Perm() != 0o600 || st.Mode().Type() != os.ModeSocket {
+		t.Fatalf("%s: %v %v", want, err, st.Mode())
+	}
+	r.Close()
+	if _, err := os.Lstat(want); !os.IsNotExist(err) {
+		t.Fatalf("socket left after Close: %v", err)
+	}
+
+	// A run with no agent gets a one-run folder, removed by Close.
+	r, err = Start(&caps.Compiled{}, Options{Home: home, Config: Config{Log: func(Event) {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := r.Dir
+	if !strings.HasPrefix(filepath.Base(dir), "run-") {
+		t.Fatalf("one-run folder %s", dir)
+	}
+	r.Close()
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Fatalf("one-run folder left after Close: %v", err)
+	}
+}
+
+func TestStartRefusesALinkedFolder(t *testing.T) {
+	home := testenv.Home(t)
+	elsewhere := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".lnk", "agents"), 0o700)
+	if err := os.Symlink(elsewhere, filepath.Join(home, ".lnk", "agents", ".net")); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := Start(&caps.Compiled{AgentID: strings.Repeat("0f", 16)}, Options{Home: home}); err == nil {
+		r.Close()
+		t.Fatal("Start followed a link to its folder")
+	}
+	if _, err := Start(&caps.Compiled{AgentID: "../../x"}, Options{Home: home}); err == nil {
+		t.Fatal("Start took an agent id that is a path")
+	}
+	if _, err := Start(&caps.Compiled{NetworkMode: "host"}, Options{Home: home}); err == nil {
+		t.Fatal("Start made a proxy for [network] mode = host")
+	}
+}

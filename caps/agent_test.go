@@ -272,3 +272,30 @@ func TestHandEditedSpecRefusedByLine(t *testing.T) {
 		t.Fatal("the bad spec was overwritten")
 	}
 }
+
+// TestDenyTheDefaultWrite: denying work/ (the default write grant) keeps
+// it denied after the spec is read again; a read grant alone keeps it.
+func TestDenyTheDefaultWrite(t *testing.T) {
+	home := testenv.Home(t)
+	CreateAgent(home, "dw")
+	work := filepath.Join(Layout{Home: home}.FilesDir("dw"), "work")
+	if _, err := Allow(home, "dw", Grants{Read: []string{"/usr"}}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := CompileAgent(home, "dw")
+	if !has(pathsOf(c.Folders), work) {
+		t.Fatalf("a read grant dropped the default write: %+v", c.Folders)
+	}
+	if _, err := Deny(home, "dw", Grants{Write: []string{"work"}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := CompileAgent(home, "dw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range c.Folders {
+		if f.Access.Write {
+			t.Fatalf("still written after deny: %+v", c.Folders)
+		}
+	}
+}

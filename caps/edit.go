@@ -23,13 +23,7 @@ func Allow(home, name string, g Grants) (*Compiled, error) {
 		return nil, err
 	}
 	own := in.Own.Spec
-	if len(g.Write) > 0 && (own.Files == nil || own.Files.Write == nil) {
-		// Keep the default write grant (work/ in Home) once others are added.
-		if own.Files == nil {
-			own.Files = &FilesSpec{}
-		}
-		own.Files.Write = []string{"work"}
-	}
+	materializeFiles(own, g)
 	if err := g.AddTo(own); err != nil {
 		return nil, err
 	}
@@ -55,8 +49,24 @@ func Deny(home, name string, g Grants) (*Compiled, error) {
 				"lnk agent harness deny --harness "+strings.TrimPrefix(in.Harness.Whose, "harness ")+" takes it from the harness")
 		}
 	}
+	materializeFiles(in.Own.Spec, g)
 	g.RemoveFrom(in.Own.Spec)
 	return compileAndSave(in)
+}
+
+// materializeFiles writes an agent's default [files] write (work/ in its
+// Home) into its spec before a change of [files], so that adding a folder
+// keeps it and denying it takes it away for good.
+func materializeFiles(own *Spec, g Grants) {
+	if len(g.Read)+len(g.Write) == 0 {
+		return
+	}
+	if own.Files == nil {
+		own.Files = &FilesSpec{}
+	}
+	if own.Files.Write == nil {
+		own.Files.Write = []string{"work"}
+	}
 }
 
 // compileAndSave compiles in and, only when every rule held, writes the

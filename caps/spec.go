@@ -38,7 +38,7 @@ type Spec struct {
 // FilesSpec is [files]: folders read, and folders written.
 type FilesSpec struct {
 	Read  []string `toml:"read,omitempty"`
-	Write []string `toml:"write,omitempty"`
+	Write []string `toml:"write"`
 }
 
 // InternetSpec is [internet].

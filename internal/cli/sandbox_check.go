@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"sort"
 
 	"github.com/spf13/cobra"
@@ -77,7 +78,15 @@ func runProbes(c *cobra.Command, spec *sandboxSpec, comp any) ([]probe.Result, e
 	if err != nil {
 		return nil, err
 	}
-	s, err := buildSandbox(cc, []string{exe, "sandbox", "probe"}, spec.degraded, exe)
+	runtime.LockOSThread()
+	proxy, err := startProxy(cc, spec.degraded)
+	if err != nil {
+		return nil, err
+	}
+	if proxy != nil {
+		defer proxy.Stop()
+	}
+	s, err := buildSandbox(cc, []string{exe, "sandbox", "probe"}, spec.degraded, proxy, exe)
 	if err != nil {
 		return nil, err
 	}

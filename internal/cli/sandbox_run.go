@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/spf13/cobra"
 
@@ -61,16 +62,20 @@ func (s *sandboxSpec) compile(c *cobra.Command) (*caps.Compiled, error) {
 }
 
 // buildSandbox builds the sandbox for argv, mapping refusals to exit codes.
-func buildSandbox(comp *caps.Compiled, argv []string, degraded bool, extra ...string) (*sandbox.Sandbox, error) {
+func buildSandbox(comp *caps.Compiled, argv []string, degraded bool, proxy *sandbox.Proxy, extra ...string) (*sandbox.Sandbox, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	cwd, _ := os.Getwd()
-	s, err := sandbox.Build(comp, sandbox.Options{
+	opt := sandbox.Options{
 		Argv: argv, Dir: cwd, InitPath: filepath.Join(filepath.Dir(exe), "lnk-init"),
 		Degraded: degraded, ExtraExec: extra,
-	})
+	}
+	if proxy != nil {
+		opt.ProxySocket = proxy.Socket
+	}
+	s, err := sandbox.Build(comp, opt)
 	var missing *sandbox.MissingError
 	switch {
 	case errors.As(err, &missing):
@@ -79,6 +84,19 @@ func buildSandbox(comp *caps.Compiled, argv []string, degraded bool, extra ...st
 		return nil, Refused(err, "check the folder, then run again")
 	}
 	return s, err
+}
+
+// startProxy starts the grants' proxy when they need one; nil when not.
+// The caller has locked its OS thread (see sandbox.StartProxy).
+func startProxy(comp *caps.Compiled, degraded bool) (*sandbox.Proxy, error) {
+	if !sandbox.NeedsProxy(comp) {
+		return nil, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return sandbox.StartProxy(comp, filepath.Join(filepath.Dir(exe), "lnk-netbroker"), degraded, os.Stderr)
 }
 
 func init() {
@@ -97,7 +115,15 @@ network. Returns the command's exit status (128+N for signal N).`,
 				if err != nil {
 					return err
 				}
-				s, err := buildSandbox(comp, args, spec.degraded)
+				runtime.LockOSThread() // the proxy's parent thread is the one that execs
+				proxy, err := startProxy(comp, spec.degraded)
+				if err != nil {
+					return err
+				}
+				if proxy != nil {
+					defer proxy.Stop()
+				}
+				s, err := buildSandbox(comp, args, spec.degraded, proxy)
 				if err != nil {
 					return err
 				}

@@ -127,7 +127,13 @@ func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
 	s.rule(initstage.PathRule{Path: "/tmp", Read: true, Write: true})
 	s.args = append(s.args, "--ro-bind", opt.InitPath, initInside)
 	if opt.ProxySocket != "" && relay != 0 {
-		s.args = append(s.args, "--bind", opt.ProxySocket, proxyInside)
+		sock, err := openNoLinks(opt.ProxySocket) // in ~/.lnk: never through a link
+		if err != nil {
+			return err
+		}
+		s.args = append(s.args, "--bind-fd")
+		s.fdArg(sock)
+		s.args = append(s.args, proxyInside)
 	}
 	if err := s.folders(c); err != nil {
 		return err

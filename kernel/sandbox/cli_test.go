@@ -22,7 +22,8 @@ import (
 // code, stdout and stderr.
 func lnk(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	testenv.Bin(t, "lnk-init") // built beside lnk
+	testenv.Bin(t, "lnk-init") // built beside lnk, as is the proxy
+	testenv.Bin(t, "lnk-netbroker")
 	cmd := exec.Command(testenv.Bin(t, "lnk"), args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 }
 
 type echoIn struct {
-	Text string `json:"text"`
+	Text string `json:"text,omitempty"`
 }
 
 func runTestServer() {

@@ -15,7 +15,7 @@ import (
 var budget = map[string][]string{
 	"lnk-fsbroker":  {"net", "net/http", "os/exec"},
 	"lnk-askbroker": {"net", "net/http"},
-	"lnk-keybroker": {"os/exec", "net/http"},
+	"lnk-keybroker": {"os/exec", "net/http", "net"},
 	"lnk-netbroker": {"os/exec"},
 	"lnk-init":      {"net/http", "crypto/tls"},
 }

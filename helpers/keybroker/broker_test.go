@@ -1,0 +1,319 @@
+package keybroker
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/helpers/keybroker/proof"
+	"lnk.dev/lnk/helpers/keybroker/secrets"
+	"lnk.dev/lnk/internal/brokerproc"
+	"lnk.dev/lnk/internal/secret"
+	"lnk.dev/lnk/internal/testenv"
+	"lnk.dev/lnk/internal/wire"
+)
+
+const (
+	agentA = "0123456789abcdef0123456789abcdef"
+	agentB = "fedcba9876543210fedcba9876543210"
+	// Values no log line, error or child's argv or environment may hold.
+	sealedValue = "ghp_SEALED-value-1a2b3c4d5e"
+	plainValue  = "sk-PLAIN-value-6f7a8b9c0d"
+)
+
+// syncBuffer is the broker's stderr, written from the broker's pipe.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type started struct {
+	home string
+	proc *brokerproc.Proc
+	kc   *Client
+	raw  *wire.Client
+	log  *syncBuffer
+}
+
+func newValue(t *testing.T, s string) *secret.Value {
+	v, err := secret.FromString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// startBroker keeps three secrets, starts the real lnk-keybroker as the
+// kernel does, and returns a client on its channel.
+func startBroker(t *testing.T) *started {
+	t.Helper()
+	bin := testenv.Bin(t, "lnk-keybroker") // before Home: a build under it has no Go cache
+	home := testenv.Home(t)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(secrets.Create(home, "GITHUB_TOKEN", newValue(t, sealedValue), "api.github.com"))
+	must(secrets.Create(home, "AGENT_MAIN_MODEL_KEY", newValue(t, plainValue), ""))
+	must(secrets.Create(home, "OTHER_TOKEN", newValue(t, "other-value"), "api.example.com"))
+	must(secrets.Grant(home, "GITHUB_TOKEN", agentA))
+	must(secrets.Grant(home, "AGENT_MAIN_MODEL_KEY", agentA))
+	must(secrets.Grant(home, "OTHER_TOKEN", agentB))
+
+	keys, err := OpenKeysDir(home)
+	must(err)
+	defer keys.Close()
+	dir, err := secrets.OpenDir(home, false)
+	must(err)
+	defer dir.Close()
+	sf, err := secrets.OpenFile(dir)
+	must(err)
+	defer sf.Close()
+
+	log := &syncBuffer{}
+	p, err := brokerproc.Start(brokerproc.Options{Path: bin, Files: []*os.File{keys, sf}, Log: log})
+	must(err)
+	t.Cleanup(p.Kill)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the broker's log:\n%s", log.String())
+		}
+	})
+	raw, err := wire.NewClient(p.Chan)
+	must(err)
+	t.Cleanup(func() { raw.Close() })
+	return &started{home: home, proc: p, kc: NewClient(raw), raw: raw, log: log}
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// TestAgentKeysAndProofs: a key made for this start is written 0600 in a
+// 0700 folder, the broker's proofs check against it, and a proof for
+// another agent, owner or purpose proves nothing.
+func TestAgentKeysAndProofs(t *testing.T) {
+	s := startBroker(t)
+	c := ctx(t)
+	file, err := s.kc.MakeAgentKey(c, agentA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(s.home, ".lnk", "agents", file)
+	st, err := os.Lstat(path)
+	if err != nil || st.Mode().Perm() != 0o600 || !st.Mode().IsRegular() {
+		t.Fatalf("key file %s: %v %v", path, st, err)
+	}
+	if dst, _ := os.Lstat(filepath.Dir(path)); dst.Mode().Perm() != 0o700 {
+		t.Fatalf("keys folder mode %v", dst.Mode())
+	}
+	var kf KeyFile
+	data, _ := os.ReadFile(path)
+	if err := json.Unmarshal(data, &kf); err != nil || kf.AgentID != agentA {
+		t.Fatalf("key file: %v %+v", err, kf)
+	}
+	key, _ := base64.RawURLEncoding.DecodeString(kf.Key)
+
+	pc := proof.Context{AgentID: agentA, Owner: "alice", Purpose: "endpoint"}
+	ch := proof.NewChallenge()
+	// The harness proves with the key from its file; the broker checks.
+	ans, _ := proof.Answer(key, pc, ch)
+	if ok, err := s.kc.CheckProof(c, pc, ch, ans[:]); err != nil || !ok {
+		t.Fatalf("a right proof refused: %v %v", ok, err)
+	}
+	// The broker proves; the checker holding the file's key agrees.
+	bans, err := s.kc.Prove(c, pc, ch)
+	if err != nil || !bytes.Equal(bans, ans[:]) {
+		t.Fatalf("broker's answer differs: %v", err)
+	}
+	for _, other := range []proof.Context{
+		{AgentID: agentB, Owner: "alice", Purpose: "endpoint"},
+		{AgentID: agentA, Owner: "bob", Purpose: "endpoint"},
+		{AgentID: agentA, Owner: "alice", Purpose: "bridge"},
+	} {
+		ok, err := s.kc.CheckProof(c, other, ch, ans[:])
+		if ok {
+			t.Errorf("proof for %+v held for %+v", pc, other)
+		}
+		if other.AgentID == agentB && !errors.Is(err, ErrMissing) {
+			t.Errorf("an agent without a key this start: %v", err)
+		}
+	}
+	if _, err := s.kc.Prove(c, pc, [32]byte{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.kc.MakeAgentKey(c, "../../etc"); !errors.Is(err, ErrRefused) {
+		t.Fatalf("a path for an agent ID: %v", err)
+	}
+	// A new start makes a new key: the old proof no longer holds.
+	if _, err := s.kc.MakeAgentKey(c, agentA); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := s.kc.CheckProof(c, pc, ch, ans[:]); ok {
+		t.Fatal("the previous start's key still proves")
+	}
+	if err := s.kc.DropAgentKey(c, agentA); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("key file after drop: %v", err)
+	}
+	if _, err := s.kc.CheckProof(c, pc, ch, ans[:]); !errors.Is(err, ErrMissing) {
+		t.Fatalf("proof after drop: %v", err)
+	}
+	if strings.Contains(s.log.String(), kf.Key) {
+		t.Fatal("the broker logged a key")
+	}
+}
+
+// TestKeyFileThroughALinkIsRefused: a key file swapped for a link is
+// never read through.
+func TestKeyFileThroughALinkIsRefused(t *testing.T) {
+	s := startBroker(t)
+	c := ctx(t)
+	target := filepath.Join(s.home, "planted.json")
+	os.WriteFile(target, []byte(`{"agent_id":"`+agentB+`","key":"`+base64.RawURLEncoding.EncodeToString(make([]byte, 32))+`","made":"x"}`), 0o600)
+	os.Symlink(target, filepath.Join(s.home, ".lnk", "agents", ".keys", agentB+".json"))
+	pc := proof.Context{AgentID: agentB, Owner: "alice", Purpose: "endpoint"}
+	ch := proof.NewChallenge()
+	ans, _ := proof.Answer(make([]byte, 32), pc, ch)
+	if ok, err := s.kc.CheckProof(c, pc, ch, ans[:]); ok || err == nil {
+		t.Fatalf("a planted link's key proved: %v %v", ok, err)
+	}
+}
+
+// TestSealedSecretsGoToTheNetbrokerAlone: on the netbroker's channel, a
+// sealed secret granted to the agent comes in a sealed memfd; another
+// agent's, a plain one and a missing one are refused; on the kernel's
+// channel the request closes the channel.
+func TestSealedSecretsGoToTheNetbrokerAlone(t *testing.T) {
+	s := startBroker(t)
+	c := ctx(t)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs := os.NewFile(uintptr(fds[0]), "net-broker-end")
+	ours := os.NewFile(uintptr(fds[1]), "net-netbroker-end")
+	if err := s.kc.NetChannel(c, theirs); err != nil {
+		t.Fatal(err)
+	}
+	theirs.Close()
+	ncl, err := wire.NewClient(ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ncl.Close() })
+	nc := NewNetClient(ncl)
+	v, host, err := nc.SealedSecret(c, agentA, "GITHUB_TOKEN")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(v.Bytes()) != sealedValue || host != "api.github.com" {
+		t.Fatalf("sealed secret: %d bytes for %q", v.Len(), host)
+	}
+	v.Destroy()
+	refusals := []struct {
+		agent, name string
+		want        error
+	}{
+		{agentB, "GITHUB_TOKEN", ErrRefused},         // granted to another agent
+		{agentA, "AGENT_MAIN_MODEL_KEY", ErrRefused}, // kept plain
+		{agentA, "OTHER_TOKEN", ErrRefused},          // another agent's
+		{agentA, "NO_SUCH", ErrMissing},
+		{"main", "GITHUB_TOKEN", ErrRefused}, // a name, not an ID
+	}
+	for _, r := range refusals {
+		if v, _, err := nc.SealedSecret(c, r.agent, r.name); !errors.Is(err, r.want) {
+			v.Destroy()
+			t.Errorf("%s for %s: %v, want %v", r.name, r.agent, err, r.want)
+		}
+	}
+	// The kernel's channel has no such request: asking closes it.
+	var reply SealedReply
+	if _, err := s.raw.Call(c, SpecSealedSecret, &SealedReq{AgentID: agentA, Name: "GITHUB_TOKEN"}, &reply); err == nil {
+		t.Fatal("the kernel's channel handed a sealed secret")
+	}
+	select {
+	case <-s.proc.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the broker kept serving after a request its table lacks")
+	}
+	checkNoValues(t, s)
+}
+
+// checkNoValues: no secret value in the broker's log (every refusal
+// above is in it), its argv or its environment.
+func checkNoValues(t *testing.T, s *started) {
+	t.Helper()
+	log := s.log.String()
+	if !strings.Contains(log, "refused sealed.secret") {
+		t.Fatalf("refusals were not logged:\n%s", log)
+	}
+	for _, v := range []string{sealedValue, plainValue, "other-value"} {
+		if strings.Contains(log, v) {
+			t.Fatalf("the broker's log holds a secret value:\n%s", log)
+		}
+	}
+}
+
+// TestNoValueInArgvOrEnvironment reads the running broker's argv and
+// environment from /proc: neither holds a value (secrets travel in fds).
+func TestNoValueInArgvOrEnvironment(t *testing.T) {
+	s := startBroker(t)
+	c := ctx(t)
+	if _, err := s.kc.MakeAgentKey(c, agentA); err != nil { // the broker is up and serving
+		t.Fatal(err)
+	}
+	pid := s.proc.Pid()
+	for _, f := range []string{"cmdline", "environ"} {
+		b, err := os.ReadFile(filepath.Join("/proc", itoa(pid), f))
+		if errors.Is(err, os.ErrPermission) {
+			continue // undumpable: not even the owner's other processes read it
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []string{sealedValue, plainValue, "other-value"} {
+			if bytes.Contains(b, []byte(v)) {
+				t.Fatalf("/proc/%d/%s holds a secret value", pid, f)
+			}
+		}
+	}
+	status, err := os.ReadFile(filepath.Join("/proc", itoa(pid), "status"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(status), "Seccomp:\t2") || !strings.Contains(string(status), "NoNewPrivs:\t1") {
+		t.Fatalf("the broker runs without its seccomp filter:\n%s", status)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,76 @@
+package keybroker
+
+import (
+	"lnk.dev/lnk/internal/wire"
+)
+
+// Request types. Both sides use these Specs; the names pair across the
+// boundary (Client.MakeAgentKey ↔ handler makeAgentKey).
+var (
+	SpecMakeAgentKey  = wire.Spec{Type: 0x0601, Name: "agentkey.make", States: wire.AnyState}
+	SpecDropAgentKey  = wire.Spec{Type: 0x0602, Name: "agentkey.drop", States: wire.AnyState}
+	SpecProve         = wire.Spec{Type: 0x0603, Name: "proof.answer", States: wire.AnyState}
+	SpecCheckProof    = wire.Spec{Type: 0x0604, Name: "proof.check", States: wire.AnyState}
+	SpecReloadSecrets = wire.Spec{Type: 0x0605, Name: "secrets.reload", FDs: 0, MaxFDs: 1, States: wire.AnyState}
+	SpecNetChannel    = wire.Spec{Type: 0x0606, Name: "netbroker.channel", FDs: 1, Flags: wire.Once, States: wire.AnyState}
+	SpecSealedSecret  = wire.Spec{Type: 0x0611, Name: "sealed.secret", ReplyFDs: 1, States: wire.AnyState}
+)
+
+// AgentKeyReq names an agent by ID.
+type AgentKeyReq struct {
+	AgentID string `json:"agent_id"`
+}
+
+// AgentKeyReply says where the key was written (relative to ~/.lnk/agents).
+type AgentKeyReply struct {
+	File string `json:"file"`
+}
+
+// Empty is a reply with nothing in it.
+type Empty struct{}
+
+// ProveReq asks the broker to answer a challenge with an agent's key.
+type ProveReq struct {
+	AgentID   string `json:"agent_id"`
+	Owner     string `json:"owner"`
+	Purpose   string `json:"purpose"`
+	Challenge []byte `json:"challenge"` // 32 bytes
+}
+
+// ProveReply is the answer: HMAC-SHA256(key, context ‖ challenge).
+type ProveReply struct {
+	Answer []byte `json:"answer"`
+}
+
+// CheckReq asks whether answer proves the agent's key.
+type CheckReq struct {
+	AgentID   string `json:"agent_id"`
+	Owner     string `json:"owner"`
+	Purpose   string `json:"purpose"`
+	Challenge []byte `json:"challenge"`
+	Answer    []byte `json:"answer"`
+}
+
+// CheckReply is the verdict.
+type CheckReply struct {
+	OK bool `json:"ok"`
+}
+
+// SealedReq asks for a sealed secret granted to an agent.
+type SealedReq struct {
+	AgentID string `json:"agent_id"`
+	Name    string `json:"name"`
+}
+
+// SealedReply names the one host the value may be added for; the value
+// itself is in the reply's fd, a sealed memfd of Length bytes.
+type SealedReply struct {
+	InternetHost string `json:"internet_host"`
+	Length       int    `json:"length"`
+}
+
+// Error codes a Client maps back to the errors below.
+const (
+	CodeRefused = "refused"
+	CodeMissing = "missing"
+)

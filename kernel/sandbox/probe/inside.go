@@ -36,6 +36,8 @@ func verdict(err error) (string, string) {
 
 func attempt(p Probe, s Spec) (string, string) {
 	switch p.Kind {
+	case "skip":
+		return "skipped", p.Arg
 	case "none":
 		return "skipped", "not tried: it would change the owner's folder or leave the machine"
 	case "read":

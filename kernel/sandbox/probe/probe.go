@@ -58,7 +58,11 @@ func List(c *caps.Compiled, h Host, allowedEnv []string) Spec {
 	home := c.Home
 	add("read ~/.ssh", "read", filepath.Join(home, ".ssh"), Closed)
 	add("read ~/.lnk", "read", filepath.Join(home, ".lnk"), Closed)
-	add("read another agent's folder", "read", otherAgent(c), Closed)
+	if other := otherAgent(c); other != "" {
+		add("read another agent's folder", "read", other, Closed)
+	} else {
+		add("read another agent's folder", "skip", "no other agent on this machine", Closed)
+	}
 	add("read ~/Link/History", "read", filepath.Join(home, "Link", "History"), Closed)
 	add("read /etc/shadow", "read", "/etc/shadow", Closed)
 	add("write outside the grants", "write", "/lnk-probe", Closed)
@@ -121,7 +125,7 @@ func List(c *caps.Compiled, h Host, allowedEnv []string) Spec {
 	return Spec{Probes: p, AllowedEnv: allowedEnv}
 }
 
-// otherAgent is another agent's folder than c's own, or ~/Link/Agents.
+// otherAgent is another agent's folder than c's own, or "".
 func otherAgent(c *caps.Compiled) string {
 	dir := filepath.Join(c.Home, "Link", "Agents")
 	ents, _ := os.ReadDir(dir)
@@ -130,7 +134,7 @@ func otherAgent(c *caps.Compiled) string {
 			return filepath.Join(dir, e.Name())
 		}
 	}
-	return dir
+	return ""
 }
 
 func listsAll(c *caps.Compiled) bool {

@@ -1,0 +1,15 @@
+# Part 3 of make demo (sourced by scripts/demo.sh after 10-agent.sh, which
+# made agent demo with ~/Projects/site granted): a command in the agent's
+# sandbox reads the granted folder, fails to read ~/.ssh, fails to reach
+# the network directly; then lnk sandbox check tries every way out.
+mkdir -p "$HOME/.ssh" && chmod 700 "$HOME/.ssh"
+echo "demo private key" > "$HOME/.ssh/id_demo" && chmod 600 "$HOME/.ssh/id_demo"
+echo "hello from the granted folder" > "$HOME/Projects/site/index.html"
+run "$LNK" sandbox run --agent demo -- bash -c '
+  echo "-- reads the granted folder:"; cat "$1/index.html"
+  echo "-- reads ~/.ssh:"; cat "$2" 2>&1
+  echo "-- reaches 1.1.1.1:443 directly:"; (exec 3<>/dev/tcp/1.1.1.1/443) 2>&1
+  echo "-- the only way out is the proxy: HTTPS_PROXY=$HTTPS_PROXY"' \
+  bash "$HOME/Projects/site" "$HOME/.ssh/id_demo"
+run "$LNK" sandbox run --agent demo --json-status -- sh -c 'exit 3'
+run "$LNK" sandbox check --agent demo

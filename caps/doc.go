@@ -5,6 +5,50 @@
 // [Compiled] value that the sandbox builder, the proxy, the kernel and the
 // tool bridge are handed.
 //
+// # The spec file
+//
+// Every table is optional; what the agent's own file leaves out is Link's
+// default ([internet] on for any host, Link's [commands], [files] write =
+// ["work"] in the agent's Home), what a harness's file leaves out it
+// doesn't grant. Relative paths are inside the agent's Home.
+//
+//	[files]
+//	read  = ["~"]
+//	write = ["work", "~/Projects/site"]
+//	[internet]
+//	on = true
+//	hosts = ["api.example.com"]   # none: any host
+//	per_minute = 60
+//	tcp = ["db.example.com:5432"]
+//	[commands]
+//	allow = ["git", "/usr/bin/python3"]   # or "*"
+//	[localhost]
+//	ports = [8080]                # "*" only with [network] mode = "host"
+//	[lan]
+//	hosts = ["nas.local"]
+//	[network]
+//	mode = "host"
+//	[browser]
+//	hosts = ["github.com"]
+//	[tools]
+//	strangers = ["memory"]
+//	[tools.grant.github]
+//	allow = ["search_code", "resources/read"]   # or ask = "none"
+//	[teams.site]
+//	read = ["docs"]
+//	write = ["out"]
+//	[model]
+//	allow = ["claude-sonnet"]
+//	[tool.run]
+//	timeout = "2m"
+//	output = 65536
+//	[tool.memory]
+//	notes = 4096
+//	[tool.scheduler]
+//	hops = 8
+//	[run]
+//	idle_after = "5m"
+//
 // # Security
 //
 // Holds: nothing secret. It reads and writes only Link's own settings

@@ -6,14 +6,18 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
 // conn is the raw transport under a Client or a Server: one
-// SOCK_SEQPACKET socket in blocking mode, one reader, many senders.
+// SOCK_SEQPACKET socket, one reader, many senders. A conn made by newConn
+// waits in the runtime's netpoller (rc); one made for a single record
+// (ReadRecord, WriteRecord) makes blocking calls on a bare fd.
 type conn struct {
 	f  *os.File
+	rc syscall.RawConn // nil: blocking calls on fd
 	fd int
 
 	mu      sync.RWMutex // held for reading by senders, for writing by close
@@ -24,26 +28,95 @@ type conn struct {
 	closeFn sync.Once
 }
 
+// waitInSyscall makes new conns wait in a blocking recvmsg instead of the
+// poller; only the benchmark that compares the two sets it.
+var waitInSyscall = false
+
 // newConn takes ownership of f, a SOCK_SEQPACKET unix socket.
 func newConn(f *os.File) (*conn, error) {
-	typ, err := unix.GetsockoptInt(int(f.Fd()), unix.SOL_SOCKET, unix.SO_TYPE)
+	defer f.Close()
+	rc, err := f.SyscallConn()
 	if err != nil {
-		f.Close()
+		return nil, err
+	}
+	var typ, dup int
+	rc.Control(func(fd uintptr) {
+		typ, err = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TYPE)
+		if err == nil {
+			dup, err = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
+		}
+	})
+	if err != nil {
 		return nil, fmt.Errorf("channel is not a socket: %w", err)
 	}
 	if typ != unix.SOCK_SEQPACKET {
-		f.Close()
+		unix.Close(dup)
 		return nil, fmt.Errorf("channel is socket type %d, not SOCK_SEQPACKET", typ)
 	}
-	// Fd puts the file in blocking mode, which the reader wants: it waits
-	// in recvmsg itself rather than in the netpoller.
-	fd := int(f.Fd())
+	if waitInSyscall {
+		return &conn{f: os.NewFile(uintptr(dup), "wire-channel"), fd: dup,
+			oob: make([]byte, unix.CmsgSpace(4*MaxFDs)), buf: make([]byte, MaxRecord)}, nil
+	}
+	// A non-blocking fd of our own, so the runtime's poller waits for it:
+	// measured under load, a reader blocked in recvmsg kept its P and left
+	// the woken caller waiting for sysmon (BenchmarkCallRoundTrip).
+	if err := unix.SetNonblock(dup, true); err != nil {
+		unix.Close(dup)
+		return nil, err
+	}
+	pf := os.NewFile(uintptr(dup), "wire-channel")
+	prc, err := pf.SyscallConn()
+	if err != nil {
+		pf.Close()
+		return nil, err
+	}
 	return &conn{
-		f:   f,
-		fd:  fd,
+		f:   pf,
+		rc:  prc,
+		fd:  -1,
 		oob: make([]byte, unix.CmsgSpace(4*MaxFDs)),
 		buf: make([]byte, MaxRecord),
 	}, nil
+}
+
+// sendmsg and recvmsg wait in the poller when there is one.
+func (c *conn) sendmsg(p, oob []byte) error {
+	if c.rc == nil {
+		for {
+			err := unix.Sendmsg(c.fd, p, oob, nil, unix.MSG_NOSIGNAL)
+			if err != unix.EINTR {
+				return err
+			}
+		}
+	}
+	var err error
+	werr := c.rc.Write(func(fd uintptr) bool {
+		err = unix.Sendmsg(int(fd), p, oob, nil, unix.MSG_NOSIGNAL)
+		return err != unix.EAGAIN && err != unix.EINTR
+	})
+	if err == nil && werr != nil {
+		err = unix.EPIPE
+	}
+	return err
+}
+
+func (c *conn) recvmsg() (n, oobn, flags int, err error) {
+	if c.rc == nil {
+		for {
+			n, oobn, flags, _, err = unix.Recvmsg(c.fd, c.buf, c.oob, unix.MSG_CMSG_CLOEXEC)
+			if err != unix.EINTR {
+				return
+			}
+		}
+	}
+	rerr := c.rc.Read(func(fd uintptr) bool {
+		n, oobn, flags, _, err = unix.Recvmsg(int(fd), c.buf, c.oob, unix.MSG_CMSG_CLOEXEC)
+		return err != unix.EAGAIN && err != unix.EINTR
+	})
+	if err == nil && rerr != nil {
+		err = unix.ECONNRESET
+	}
+	return
 }
 
 // send writes one record with files beside it. The files stay the
@@ -74,12 +147,7 @@ func (c *conn) send(r Record, files []*os.File) error {
 	if c.closed {
 		return ErrClosed
 	}
-	for {
-		err = unix.Sendmsg(c.fd, rec, oob, nil, unix.MSG_NOSIGNAL)
-		if err != unix.EINTR {
-			break
-		}
-	}
+	err = c.sendmsg(rec, oob)
 	if errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET) {
 		return fmt.Errorf("%w: the peer has gone", ErrClosed)
 	}
@@ -92,14 +160,7 @@ func (c *conn) send(r Record, files []*os.File) error {
 // recv reads one record. Only one goroutine may call it. The record's
 // body is a fresh copy. On any error every fd that arrived is closed.
 func (c *conn) recv() (Record, []*os.File, error) {
-	var n, oobn, flags int
-	var err error
-	for {
-		n, oobn, flags, _, err = unix.Recvmsg(c.fd, c.buf, c.oob, unix.MSG_CMSG_CLOEXEC)
-		if err != unix.EINTR {
-			break
-		}
-	}
+	n, oobn, flags, err := c.recvmsg()
 	if err != nil {
 		if errors.Is(err, unix.ECONNRESET) {
 			return Record{}, nil, fmt.Errorf("%w: the peer has gone", ErrClosed)
@@ -178,7 +239,13 @@ func CloseFiles(fs []*os.File) {
 // shutdown wakes the reader and every blocked sender; the fd stays open
 // until release so no other file can take its number meanwhile.
 func (c *conn) shutdown() {
-	c.sdOnce.Do(func() { unix.Shutdown(c.fd, unix.SHUT_RDWR) })
+	c.sdOnce.Do(func() {
+		if c.rc == nil {
+			unix.Shutdown(c.fd, unix.SHUT_RDWR)
+			return
+		}
+		c.rc.Control(func(fd uintptr) { unix.Shutdown(int(fd), unix.SHUT_RDWR) })
+	})
 }
 
 // release closes the socket; call it once the reader has returned.
@@ -187,5 +254,9 @@ func (c *conn) release() {
 	c.mu.Lock()
 	c.closed = true
 	c.mu.Unlock()
-	c.closeFn.Do(func() { c.f.Close() })
+	c.closeFn.Do(func() {
+		if c.f != nil {
+			c.f.Close()
+		}
+	})
 }

@@ -108,16 +108,21 @@ func TestBrokerIsConfinedBeforeItServes(t *testing.T) {
 		}
 	}
 	// The broker holds its root and its channel, nothing it was not handed.
+	sockets := 0
 	for fd, target := range fdsOf(t, p.Pid()) {
 		switch {
 		case fd <= 2:
-		case fd == 3 && strings.HasPrefix(target, "socket:"):
+		case strings.HasPrefix(target, "socket:"):
+			sockets++ // the channel (internal/wire dups it off fd 3)
 		case target == tr.home:
 		case cloexec(fmt.Sprint(p.Pid()), fd) && !strings.HasPrefix(target, "/") || strings.HasPrefix(target, "/sys/fs/cgroup/"):
 			// the runtime's own (its poller, the cgroup files for GOMAXPROCS)
 		default:
 			t.Errorf("the broker holds fd %d → %s, which it was not handed", fd, target)
 		}
+	}
+	if sockets != 1 {
+		t.Errorf("the broker holds %d sockets, want its one channel", sockets)
 	}
 }
 

@@ -68,7 +68,7 @@ type tree struct {
 	home, conf, outside string
 }
 
-func newTree(t *testing.T) tree {
+func newTree(t testing.TB) tree {
 	t.Helper()
 	// The binary first: testenv.Bin builds with the real HOME's caches.
 	testenv.Bin(t, "lnk-fsbroker")
@@ -89,7 +89,7 @@ func newTree(t *testing.T) tree {
 	return tr
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

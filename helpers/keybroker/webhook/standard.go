@@ -52,7 +52,7 @@ func Verify(keys Keys, h Headers, body []byte, now time.Time) error {
 		if version != "v1" {
 			continue // another scheme's signature: not ours to judge
 		}
-		b, err := base64.StdEncoding.DecodeString(sig)
+		b, err := base64.StdEncoding.Strict().DecodeString(sig)
 		if err != nil {
 			return ErrMalformed
 		}

@@ -134,3 +134,28 @@ func removeKey(dir *os.File, id string) error {
 	}
 	return err
 }
+
+// StartFiles opens what the kernel hands lnk-keybroker after its channel:
+// the keys folder (fd 4) and, when there is one, secrets.toml (fd 5),
+// each never through a link. The caller closes them once handed.
+func StartFiles(home string) ([]*os.File, error) {
+	keys, err := OpenKeysDir(home)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := secrets.OpenDir(home, false)
+	if err != nil {
+		keys.Close()
+		return nil, err
+	}
+	defer dir.Close()
+	sf, err := secrets.OpenFile(dir)
+	if err != nil {
+		keys.Close()
+		return nil, err
+	}
+	if sf == nil {
+		return []*os.File{keys}, nil
+	}
+	return []*os.File{keys, sf}, nil
+}

@@ -85,18 +85,15 @@ func startBroker(t *testing.T) *started {
 	must(secrets.Grant(home, "AGENT_MAIN_MODEL_KEY", agentA))
 	must(secrets.Grant(home, "OTHER_TOKEN", agentB))
 
-	keys, err := OpenKeysDir(home)
+	files, err := StartFiles(home)
 	must(err)
-	defer keys.Close()
-	dir, err := secrets.OpenDir(home, false)
-	must(err)
-	defer dir.Close()
-	sf, err := secrets.OpenFile(dir)
-	must(err)
-	defer sf.Close()
+	if len(files) != 2 {
+		t.Fatalf("StartFiles gave %d files", len(files))
+	}
+	defer wire.CloseFiles(files)
 
 	log := &syncBuffer{}
-	p, err := brokerproc.Start(brokerproc.Options{Path: bin, Files: []*os.File{keys, sf}, Log: log})
+	p, err := brokerproc.Start(brokerproc.Options{Path: bin, Files: files, Log: log})
 	must(err)
 	t.Cleanup(p.Kill)
 	t.Cleanup(func() {
@@ -250,10 +247,20 @@ func TestSealedSecretsGoToTheNetbrokerAlone(t *testing.T) {
 		{agentA, "NO_SUCH", ErrMissing},
 		{"main", "GITHUB_TOKEN", ErrRefused}, // a name, not an ID
 	}
+	var said strings.Builder
 	for _, r := range refusals {
-		if v, _, err := nc.SealedSecret(c, r.agent, r.name); !errors.Is(err, r.want) {
+		v, _, err := nc.SealedSecret(c, r.agent, r.name)
+		if !errors.Is(err, r.want) {
 			v.Destroy()
 			t.Errorf("%s for %s: %v, want %v", r.name, r.agent, err, r.want)
+		}
+		if err != nil {
+			said.WriteString(err.Error())
+		}
+	}
+	for _, v := range []string{sealedValue, plainValue, "other-value"} {
+		if strings.Contains(said.String(), v) {
+			t.Fatalf("a refusal holds a secret value: %s", said.String())
 		}
 	}
 	// The kernel's channel has no such request: asking closes it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -23,8 +24,9 @@ type BrokerSpec struct {
 	// Files returns the fds the broker is handed after its channel (fd 4,
 	// 5, …), fresh for each start; the kernel closes them once it has.
 	Files func(k *Kernel) ([]*os.File, error)
-	// Hello, if set, is the broker's start handshake on its new channel.
-	Hello func(ctx context.Context, k *Kernel, c *wire.Client) error
+	// Connect wraps the broker's channel (it becomes the client's) and
+	// runs the broker's start handshake. Default: a bare [wire.Client].
+	Connect func(ctx context.Context, ch *os.File) (io.Closer, error)
 }
 
 // The restart backoff: the first restart is at once; a broker that dies
@@ -43,46 +45,81 @@ type broker struct {
 	k    *Kernel
 	spec BrokerSpec
 
+	stop chan struct{} // closed to stop supervising it
+	done chan struct{} // closed when its supervisor has returned
+
 	mu       sync.Mutex
-	cl       *wire.Client // nil while down
+	cl       io.Closer // the broker's client; nil while down
 	proc     *brokerproc.Proc
 	up       chan struct{} // closed when cl is set; replaced when it dies
 	restarts int
 	stopping bool
 }
 
-// brokers are the kernel's broker children, by name.
+// brokers are the kernel's broker children, by name: the kernel-wide
+// ones of [Options].Brokers, and a file broker per running start.
 type brokers struct {
-	k      *Kernel
-	byName map[string]*broker
-	stop   chan struct{}
-	wg     sync.WaitGroup
+	k *Kernel
+
+	mu      sync.Mutex
+	byName  map[string]*broker
+	stopped bool
 }
 
 func newBrokers(k *Kernel) *brokers {
-	b := &brokers{k: k, byName: map[string]*broker{}, stop: make(chan struct{})}
-	for _, s := range k.opts.Brokers {
-		b.byName[s.Name] = &broker{k: k, spec: s, up: make(chan struct{})}
-	}
-	return b
+	return &brokers{k: k, byName: map[string]*broker{}}
 }
 
 func (b *brokers) startAll() {
-	for _, br := range b.byName {
-		b.wg.Add(1)
-		go func() { defer b.wg.Done(); br.supervise(b.stop) }()
+	for _, s := range b.k.opts.Brokers {
+		b.add(s)
+	}
+}
+
+// add starts supervising a broker.
+func (b *brokers) add(s BrokerSpec) {
+	br := &broker{k: b.k, spec: s, up: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	b.mu.Lock()
+	if b.stopped || b.byName[s.Name] != nil {
+		b.mu.Unlock()
+		return
+	}
+	b.byName[s.Name] = br
+	b.mu.Unlock()
+	go func() { defer close(br.done); br.supervise(br.stop) }()
+}
+
+// remove stops a broker and waits until it has ended.
+func (b *brokers) remove(name string) {
+	b.mu.Lock()
+	br := b.byName[name]
+	delete(b.byName, name)
+	b.mu.Unlock()
+	if br != nil {
+		close(br.stop)
+		<-br.done
 	}
 }
 
 // stopAll closes every broker's channel, which ends it, and kills one
 // that has not ended within two seconds.
 func (b *brokers) stopAll() {
-	close(b.stop)
-	b.wg.Wait()
+	b.mu.Lock()
+	b.stopped = true
+	var names []string
+	for n := range b.byName {
+		names = append(names, n)
+	}
+	b.mu.Unlock()
+	for _, n := range names {
+		b.remove(n)
+	}
 }
 
 func (b *brokers) info() []proto.BrokerInfo {
 	out := []proto.BrokerInfo{}
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	for _, br := range b.byName {
 		br.mu.Lock()
 		bi := proto.BrokerInfo{Name: br.spec.Name, Restarts: br.restarts}
@@ -97,8 +134,10 @@ func (b *brokers) info() []proto.BrokerInfo {
 
 // client returns a live channel to the named broker, waiting (bounded)
 // while it is being started again.
-func (b *brokers) client(ctx context.Context, name string) (*wire.Client, error) {
+func (b *brokers) client(ctx context.Context, name string) (io.Closer, error) {
+	b.mu.Lock()
 	br, ok := b.byName[name]
+	b.mu.Unlock()
 	if !ok {
 		return nil, wire.Errorf(proto.CodeBroker, "no %s broker runs in this kernel", name)
 	}
@@ -172,7 +211,7 @@ func (br *broker) supervise(stop <-chan struct{}) {
 }
 
 // start starts one instance and runs its handshake.
-func (br *broker) start() (*brokerproc.Proc, *wire.Client, error) {
+func (br *broker) start() (*brokerproc.Proc, io.Closer, error) {
 	var files []*os.File
 	if br.spec.Files != nil {
 		fs, err := br.spec.Files(br.k)
@@ -186,27 +225,23 @@ func (br *broker) start() (*brokerproc.Proc, *wire.Client, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cl, err := wire.NewClient(proc.Chan)
+	connect := br.spec.Connect
+	if connect == nil {
+		connect = func(_ context.Context, ch *os.File) (io.Closer, error) { return wire.NewClient(ch) }
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), brokerWait)
+	cl, err := connect(ctx, proc.Chan)
+	cancel()
 	if err != nil {
 		proc.Kill()
-		return nil, nil, err
-	}
-	if br.spec.Hello != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), brokerWait)
-		err := br.spec.Hello(ctx, br.k, cl)
-		cancel()
-		if err != nil {
-			cl.Close()
-			proc.Kill()
-			return nil, nil, fmt.Errorf("handshake: %w", err)
-		}
+		return nil, nil, fmt.Errorf("handshake: %w", err)
 	}
 	return proc, cl, nil
 }
 
 // shutdown closes the channel (a broker ends when it does) and kills the
 // broker if it has not ended within two seconds.
-func (br *broker) shutdown(proc *brokerproc.Proc, cl *wire.Client) {
+func (br *broker) shutdown(proc *brokerproc.Proc, cl io.Closer) {
 	br.mu.Lock()
 	br.stopping = true
 	br.cl = nil
@@ -219,21 +254,13 @@ func (br *broker) shutdown(proc *brokerproc.Proc, cl *wire.Client) {
 	}
 }
 
-func (k *Kernel) handleRead(ctx context.Context, c *call, req *proto.FileRequest) (*proto.Empty, []*os.File, error) {
-	return nil, nil, wire.Errorf(proto.CodeBroker, "the file broker is not available")
-}
-
-func (k *Kernel) handleWrite(ctx context.Context, c *call, req *proto.FileRequest) (*proto.Empty, []*os.File, error) {
-	return nil, nil, wire.Errorf(proto.CodeBroker, "the file broker is not available")
-}
-
 // handleBrokerHold (testing only) passes its fd to the test broker's hold.
 func (k *Kernel) handleBrokerHold(ctx context.Context, c *call, _ *proto.Empty) (*proto.Empty, []*os.File, error) {
 	cl, err := k.bro.client(ctx, "test")
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := cl.Call(ctx, proto.TestBrokerHold, &proto.Empty{}, &proto.Empty{}, c.files[0]); err != nil {
+	if _, err := cl.(*wire.Client).Call(ctx, proto.TestBrokerHold, &proto.Empty{}, &proto.Empty{}, c.files[0]); err != nil {
 		return nil, nil, brokerErr("test", err)
 	}
 	return &proto.Empty{}, nil, nil
@@ -246,7 +273,7 @@ func (k *Kernel) handleBrokerFDs(ctx context.Context, c *call, _ *proto.Empty) (
 		return nil, nil, err
 	}
 	var r proto.FDsReply
-	if _, err := cl.Call(ctx, proto.TestBrokerFDs, &proto.Empty{}, &r); err != nil {
+	if _, err := cl.(*wire.Client).Call(ctx, proto.TestBrokerFDs, &proto.Empty{}, &r); err != nil {
 		return nil, nil, brokerErr("test", err)
 	}
 	return &r, nil, nil

@@ -243,3 +243,33 @@ func (t *CapTable) RevokeAll() {
 		t.Revoke(s)
 	}
 }
+
+// StartDir is one folder capability of a start, with a duplicate of its
+// handle for the caller to hand on and close.
+type StartDir struct {
+	Handle Handle
+	Rights Rights
+	Dir    *os.File
+}
+
+// StartDirs returns duplicates of every folder handle of start.
+func (t *CapTable) StartDirs(start uint64) ([]StartDir, error) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	var out []StartDir
+	for _, h := range t.starts[start] {
+		c := t.caps[h]
+		if c == nil || c.dir == nil {
+			continue
+		}
+		fd, err := unix.FcntlInt(c.dir.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			for _, d := range out {
+				d.Dir.Close()
+			}
+			return nil, err
+		}
+		out = append(out, StartDir{Handle: h, Rights: c.Rights, Dir: os.NewFile(uintptr(fd), c.Route)})
+	}
+	return out, nil
+}

@@ -67,6 +67,9 @@ func (k *Kernel) handleStart(ctx context.Context, c *call, req *proto.StartReque
 		}
 		reply.Caps = append(reply.Caps, ci)
 	}
+	if len(req.Folders) > 0 {
+		k.startFSBroker(start)
+	}
 	return reply, nil, nil
 }
 
@@ -112,6 +115,7 @@ func (k *Kernel) grantFolder(agent string, start uint64, f proto.Folder) (proto.
 
 // endStart revokes a start's capabilities and lets go of its agent folder.
 func (k *Kernel) endStart(start uint64) int {
+	k.bro.remove(fsBrokerName(start))
 	n := k.caps.Revoke(start)
 	k.mu.Lock()
 	if d := k.agentDirs[start]; d != nil {

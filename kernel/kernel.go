@@ -238,6 +238,10 @@ func (k *Kernel) dispatch(ctx context.Context, rt *route, rec wire.Record, cl *c
 			Cap: cl.cap.Handle.Short(), Rights: cl.cap.Rights.String(), Route: cl.cap.Route}
 		if err != nil {
 			e.Kind, e.Reason = audit.KindRefuse, err.Error()
+			var lr interface{ LogReason() string }
+			if errors.As(err, &lr) {
+				e.Reason = lr.LogReason()
+			}
 		}
 		k.record(e)
 	}

@@ -98,7 +98,7 @@ func (k *Kernel) table() map[wire.Type]*route {
 	}
 	for i := range rows {
 		switch rows[i].spec.Type {
-		case proto.Ping.Type, proto.Status.Type, proto.Check.Type, proto.End.Type:
+		case proto.Ping.Type, proto.Status.Type, proto.Check.Type:
 			rows[i].inline = true
 		}
 	}

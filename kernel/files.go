@@ -1,0 +1,150 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"lnk.dev/lnk/helpers/fsbroker/fs"
+	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/internal/wire"
+	"lnk.dev/lnk/kernel/proto"
+)
+
+// MaxWrite caps what a write request may carry (read from its fd).
+const MaxWrite = 64 << 20
+
+// fsBrokerName names the file broker of a start.
+func fsBrokerName(start uint64) string { return "fs/" + strconv.FormatUint(start, 10) }
+
+// fsBrokerPath is lnk-fsbroker beside this program (or in BinDir), or ""
+// when it is not there.
+func (k *Kernel) fsBrokerPath() string {
+	dir := k.opts.BinDir
+	if dir == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Dir(self)
+	}
+	p := filepath.Join(dir, "lnk-fsbroker")
+	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	return p
+}
+
+// startFSBroker starts (and keeps up) the file broker of a start: its
+// roots are exactly the start's folder capabilities, each named by its
+// handle, writable only where the capability is.
+func (k *Kernel) startFSBroker(start uint64) {
+	bin := k.fsBrokerPath()
+	if bin == "" {
+		return
+	}
+	var roots []fs.Root
+	k.bro.add(BrokerSpec{
+		Name: fsBrokerName(start),
+		Path: bin,
+		Connect: func(ctx context.Context, ch *os.File) (io.Closer, error) {
+			dirs, err := k.caps.StartDirs(start)
+			if err != nil {
+				ch.Close()
+				return nil, err
+			}
+			defer func() {
+				for _, d := range dirs {
+					d.Dir.Close()
+				}
+			}()
+			if len(dirs) == 0 {
+				ch.Close()
+				return nil, errors.New("the start has no folder left")
+			}
+			roots = roots[:0]
+			for _, d := range dirs {
+				roots = append(roots, fs.Root{Name: d.Handle.String(), Dir: d.Dir, Write: d.Rights&RightWrite != 0})
+			}
+			c, err := fs.New(ch)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := c.Hello(ctx, roots); err != nil {
+				c.Close()
+				return nil, err
+			}
+			return c, nil
+		},
+	})
+}
+
+// fsClient is the file broker of the capability's start.
+func (k *Kernel) fsClient(ctx context.Context, cp Cap) (*fs.Client, error) {
+	cl, err := k.bro.client(ctx, fsBrokerName(cp.Start))
+	if err != nil {
+		return nil, err
+	}
+	return cl.(*fs.Client), nil
+}
+
+// fsErr turns the broker's answer into the caller's: the resolver's
+// refusal stays a refusal; a dead broker is a broker error.
+func fsErr(err error) error {
+	var re *resolve.Error
+	if errors.As(err, &re) && re.Kind != nil {
+		return &pathRefusal{wire: wire.Errorf(proto.CodeRefused, "%v", err), kind: re.Kind.Error()}
+	}
+	return brokerErr("file", err)
+}
+
+// pathRefusal is the resolver's refusal: the caller is told the path,
+// the audit log only the rule (a path inside a folder is an argument).
+type pathRefusal struct {
+	wire *wire.Error
+	kind string
+}
+
+func (p *pathRefusal) Error() string     { return p.wire.Error() }
+func (p *pathRefusal) Unwrap() error     { return p.wire }
+func (p *pathRefusal) LogReason() string { return p.kind }
+
+// handleRead opens a file beneath a folder capability through the file
+// broker; the open fd goes back to the caller, the data never through
+// the kernel.
+func (k *Kernel) handleRead(ctx context.Context, c *call, req *proto.FileRequest) (*proto.Empty, []*os.File, error) {
+	cl, err := k.fsClient(ctx, c.cap)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, _, err := cl.Open(ctx, c.cap.Handle.String(), req.Path, 0)
+	if err != nil {
+		return nil, nil, fsErr(err)
+	}
+	return &proto.Empty{}, []*os.File{f}, nil
+}
+
+// handleWrite writes the bytes of the fd the request carries (at most
+// MaxWrite) to a file beneath a writable folder capability, atomically,
+// through the file broker.
+func (k *Kernel) handleWrite(ctx context.Context, c *call, req *proto.FileRequest) (*proto.Empty, []*os.File, error) {
+	data, err := io.ReadAll(io.LimitReader(c.files[0], MaxWrite+1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("read what to write: %w", err)
+	}
+	if len(data) > MaxWrite {
+		return nil, nil, wire.Errorf(proto.CodeRefused, "a write of more than %d bytes", MaxWrite)
+	}
+	cl, err := k.fsClient(ctx, c.cap)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := cl.Write(ctx, c.cap.Handle.String(), req.Path, data, fs.WriteOptions{}); err != nil {
+		return nil, nil, fsErr(err)
+	}
+	return &proto.Empty{}, nil, nil
+}

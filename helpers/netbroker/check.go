@@ -55,7 +55,29 @@ func (c *Checker) Check(ctx context.Context, h Host, port uint16) ([]netip.AddrP
 	if err != nil {
 		return nil, err
 	}
+	return c.resolve(ctx, h, port, func(cl Class) error { return c.Rules.allowAddr(h, port, cl, lan) })
+}
+
+// CheckPublic returns h's addresses if every one is public: for a
+// sealed secret's own host, which its secret grants whatever [internet]
+// says.
+func (c *Checker) CheckPublic(ctx context.Context, h Host, port uint16) ([]netip.AddrPort, error) {
+	if isLocalhostName(h) {
+		return nil, c.Rules.refuseAddress(h, port, Loopback)
+	}
+	return c.resolve(ctx, h, port, func(cl Class) error {
+		if cl != Public {
+			return c.Rules.refuseAddress(h, port, cl)
+		}
+		return nil
+	})
+}
+
+// resolve looks h up once (unless it is an address) and judges every
+// answer; one refused answer refuses the name.
+func (c *Checker) resolve(ctx context.Context, h Host, port uint16, judge func(Class) error) ([]netip.AddrPort, error) {
 	var addrs []netip.Addr
+	var err error
 	switch {
 	case h.IsAddr():
 		addrs = []netip.Addr{h.Addr}
@@ -70,7 +92,7 @@ func (c *Checker) Check(ctx context.Context, h Host, port uint16) ([]netip.AddrP
 	}
 	out := make([]netip.AddrPort, 0, len(addrs))
 	for _, a := range addrs {
-		if err := c.Rules.allowAddr(h, port, c.classify(a), lan); err != nil {
+		if err := judge(c.classify(a)); err != nil {
 			return nil, err
 		}
 		out = append(out, netip.AddrPortFrom(a.Unmap().WithZone(""), port))

@@ -18,6 +18,18 @@
 // handed over SCM_RIGHTS) uses [RulesFrom], [New] and [Proxy.Serve].
 // cmd/lnk-netbroker wraps Start for a process of its own.
 //
+// # Sealed secrets
+//
+// [Sealed] is the route a sealed secret's $LNK_SEALED_<NAME>_URL names:
+// /_link/s/<route secret>/sealed/<NAME>/…. The sandbox holds only a
+// placeholder ([NewPlaceholder]); the route takes the value from a
+// [SealedSource] (the keybroker's NetClient, over its channel), sends the
+// request over https to the secret's own host alone — at addresses that
+// must all be public, with the placeholder replaced in headers, query
+// and body — and replaces the value with the placeholder in what comes
+// back. It never follows a redirect and never uses plain http; a
+// placeholder sent to any other host goes as it is.
+//
 // # Decisions
 //
 // For each request: the target is parsed strictly ([ParseTarget],

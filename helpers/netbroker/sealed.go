@@ -1,0 +1,227 @@
+package netbroker
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"lnk.dev/lnk/internal/secret"
+)
+
+// SealedSource hands a sealed secret's value and the one host it may be
+// added for. The keybroker's NetClient (helpers/keybroker) is one.
+type SealedSource interface {
+	SealedSecret(ctx context.Context, agentID, name string) (*secret.Value, string, error)
+}
+
+// MaxRouteBody is the largest request body a route takes (8 MB).
+const MaxRouteBody = 8 << 20
+
+// NewPlaceholder makes the placeholder a sandbox is told in place of a
+// sealed secret: new at each start, never made from the value.
+func NewPlaceholder(name string) string {
+	var b [16]byte
+	rand.Read(b[:])
+	return "lnk-sealed-" + strings.ToLower(name) + "-" + hex.EncodeToString(b[:])
+}
+
+// Sealed serves /_link/s/<route secret>/sealed/<NAME>/… : the request
+// goes over https to NAME's own host alone, with its placeholder
+// replaced by the value in headers, query and body, and the value
+// replaced by the placeholder in what comes back. A redirect is passed
+// back, never followed; plain http is never used.
+type Sealed struct {
+	AgentID string
+	// RouteSecret is the proxy's own secret in every route's path.
+	RouteSecret string
+	// Placeholders maps each sealed secret's name to its placeholder.
+	Placeholders map[string]string
+	Source       SealedSource
+	// Checker judges the secret's host's addresses like any other dial:
+	// share the proxy's (Proxy.Checker).
+	Checker *Checker
+	// RootCAs are the CAs trusted upstream; the system's if nil.
+	RootCAs *x509.CertPool
+	// Log gets one event per request, with no path, query or value.
+	Log func(Event)
+}
+
+// Checker is the proxy's address checker, for routes that dial.
+func (p *Proxy) Checker() *Checker { return p.checker }
+
+func (s *Sealed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ev := Event{Time: time.Now(), Agent: s.AgentID, Kind: "route"}
+	fail := func(ref *Refusal) {
+		ev.Decision, ev.Rule, ev.Reason, ev.Status = "refuse", ref.Kind, ref.Reason, ref.Status
+		s.Log(ev)
+		w.Header().Set("X-Lnk-Refused", ref.Kind)
+		http.Error(w, strings.TrimSuffix(ref.Body(), "\n"), ref.Status)
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, RoutePrefix+"s/")
+	routeSecret, rest, _ := strings.Cut(rest, "/")
+	if !ok || subtle.ConstantTimeCompare([]byte(routeSecret), []byte(s.RouteSecret)) != 1 || s.RouteSecret == "" {
+		fail(&Refusal{Status: 403, Kind: KindAuth, Reason: "wrong route secret"})
+		return
+	}
+	rest, ok = strings.CutPrefix(rest, "sealed/")
+	name, path, _ := strings.Cut(rest, "/")
+	placeholder, known := s.Placeholders[name]
+	if !ok || !known {
+		fail(&Refusal{Status: 404, Kind: KindRoute, Reason: "no sealed secret of that name for this sandbox"})
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRouteBody))
+	if err != nil {
+		fail(&Refusal{Status: 413, Kind: KindTooLarge, Reason: fmt.Sprintf("a route's body is at most %d bytes", MaxRouteBody)})
+		return
+	}
+	value, host, err := s.Source.SealedSecret(r.Context(), s.AgentID, name)
+	if err != nil {
+		fail(&Refusal{Status: 502, Kind: KindUpstream, Reason: "the keybroker did not hand the secret: " + firstLine(err.Error())})
+		return
+	}
+	defer value.Destroy()
+	h, err := ParseHost(host)
+	if err != nil {
+		fail(&Refusal{Status: 502, Kind: KindUpstream, Reason: "the secret's host is malformed"})
+		return
+	}
+	ev.Host, ev.Port = h.String(), 443
+	ph, val := []byte(placeholder), value.Bytes()
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, "https://"+h.HostPort(443)+"/"+path, bytes.NewReader(bytes.ReplaceAll(body, ph, val)))
+	if err != nil {
+		fail(malformed("a route's path does not make a URL"))
+		return
+	}
+	out.URL.RawQuery = strings.ReplaceAll(r.URL.RawQuery, placeholder, string(val))
+	for k, vs := range r.Header {
+		if isHop(k) {
+			continue
+		}
+		for _, v := range vs {
+			out.Header.Add(k, strings.ReplaceAll(v, placeholder, string(val)))
+		}
+	}
+	out.Host = h.String()
+	client := &http.Client{
+		Transport:     s.transport(h),
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	resp, err := client.Do(out)
+	if err != nil {
+		var ref *Refusal
+		if errors.As(err, &ref) {
+			fail(ref)
+			return
+		}
+		fail(&Refusal{Status: 502, Kind: KindUpstream, Reason: fmt.Sprintf("%s did not answer over https", h)})
+		return
+	}
+	defer resp.Body.Close()
+	for k, vs := range resp.Header {
+		if isHop(k) {
+			continue
+		}
+		for _, v := range vs {
+			w.Header().Add(k, strings.ReplaceAll(v, string(val), placeholder))
+		}
+	}
+	w.Header().Del("Content-Length") // the scrubbed body may differ in length
+	w.WriteHeader(resp.StatusCode)
+	sw := &scrubWriter{w: w, old: val, new: ph}
+	n, _ := io.Copy(sw, resp.Body)
+	sw.flush()
+	ev.Decision, ev.Status, ev.Up, ev.Down = "allow", resp.StatusCode, int64(len(body)), n
+	s.Log(ev)
+}
+
+func isHop(k string) bool {
+	for _, h := range hopHeaders {
+		if strings.EqualFold(k, h) {
+			return true
+		}
+	}
+	return strings.EqualFold(k, "Host")
+}
+
+// transport dials only h's checked addresses, on 443, over TLS for h.
+func (s *Sealed) transport(h Host) *http.Transport {
+	return &http.Transport{
+		Proxy: nil,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			addrs, err := s.Checker.CheckPublic(ctx, h, 443)
+			if err != nil {
+				return nil, err
+			}
+			d := net.Dialer{Timeout: 10 * time.Second}
+			var last error
+			for _, a := range addrs {
+				c, err := d.DialContext(ctx, "tcp", a.String())
+				if err == nil {
+					return c, nil
+				}
+				last = err
+			}
+			return nil, last
+		},
+		TLSClientConfig:   &tls.Config{ServerName: h.String(), RootCAs: s.RootCAs, MinVersion: tls.VersionTLS12},
+		DisableKeepAlives: true,
+	}
+}
+
+// scrubWriter replaces old with new in a stream, holding back only a
+// tail that could still begin old.
+type scrubWriter struct {
+	w        io.Writer
+	old, new []byte
+	carry    []byte
+}
+
+func (s *scrubWriter) Write(p []byte) (int, error) {
+	buf := append(s.carry, p...)
+	s.carry = nil
+	for {
+		i := bytes.Index(buf, s.old)
+		if i < 0 {
+			break
+		}
+		if _, err := s.w.Write(buf[:i]); err != nil {
+			return 0, err
+		}
+		if _, err := s.w.Write(s.new); err != nil {
+			return 0, err
+		}
+		buf = buf[i+len(s.old):]
+	}
+	keep := 0
+	for k := min(len(buf), len(s.old)-1); k > 0; k-- {
+		if bytes.HasPrefix(s.old, buf[len(buf)-k:]) {
+			keep = k
+			break
+		}
+	}
+	if _, err := s.w.Write(buf[:len(buf)-keep]); err != nil {
+		return 0, err
+	}
+	s.carry = append([]byte(nil), buf[len(buf)-keep:]...)
+	if f, ok := s.w.(http.Flusher); ok {
+		f.Flush()
+	}
+	return len(p), nil
+}
+
+func (s *scrubWriter) flush() {
+	s.w.Write(s.carry)
+	s.carry = nil
+}

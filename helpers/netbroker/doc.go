@@ -30,6 +30,17 @@
 // back. It never follows a redirect and never uses plain http; a
 // placeholder sent to any other host goes as it is.
 //
+// # Inference only
+//
+// A model's key (Sealed.Inference) and a local model (Config.
+// LocalModelPorts) serve inference calls alone ([FilterInference]):
+// messages, chat completions, completions, embeddings, audio
+// transcriptions and the models list; the provider's server-side tools
+// (web search, web fetch, code execution, MCP servers) are removed from
+// each request, and content the provider would fetch by URL is refused.
+// A local model's admin API (pull, delete, …) gets a 403, and CONNECT to
+// it is refused.
+//
 // # Decisions
 //
 // For each request: the target is parsed strictly ([ParseTarget],

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/textproto"
@@ -26,6 +27,12 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, req *http.Request, raw 
 	if err := checkHostHeader(raw, t); err != nil {
 		p.refuse(c, ev, err)
 		return
+	}
+	if p.isLocalModel(t) {
+		if err := filterLocalModel(req, t); err != nil {
+			p.refuse(c, ev, err)
+			return
+		}
 	}
 	up, addr, err := p.dial(ctx, t.Host, t.Port)
 	if err != nil {
@@ -99,5 +106,39 @@ func checkHostHeader(raw []byte, t Target) error {
 		return &Refusal{Status: 400, Kind: KindMismatch,
 			Reason: fmt.Sprintf("Host header %q names another host than the URL's %s", hosts[0], t.Host.HostPort(t.Port))}
 	}
+	return nil
+}
+
+// isLocalModel reports a target that is a local model's loopback port.
+func (p *Proxy) isLocalModel(t Target) bool {
+	loop := isLocalhostName(t.Host) || t.Host.IsAddr() && Classify(t.Host.Addr) == Loopback
+	for _, port := range p.cfg.LocalModelPorts {
+		if loop && port == t.Port {
+			return true
+		}
+	}
+	return false
+}
+
+// filterLocalModel passes a local model's inference calls only, reading
+// the body (at most 8 MB) to filter it.
+func filterLocalModel(req *http.Request, t Target) error {
+	body, err := io.ReadAll(io.LimitReader(req.Body, MaxInferenceBody+1))
+	if err != nil {
+		return malformed("reading the request's body failed")
+	}
+	if len(body) > MaxInferenceBody {
+		return &Refusal{Status: 413, Kind: KindTooLarge, Reason: fmt.Sprintf("an inference request is at most %d bytes", MaxInferenceBody)}
+	}
+	body, err = FilterInference(req.Method, t.Path, body)
+	if err != nil {
+		return err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	if len(body) == 0 {
+		req.Body = http.NoBody
+	}
+	req.ContentLength = int64(len(body))
+	req.TransferEncoding = nil
 	return nil
 }

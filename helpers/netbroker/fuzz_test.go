@@ -1,6 +1,7 @@
 package netbroker
 
 import (
+	"encoding/json"
 	"net/netip"
 	"strings"
 	"testing"
@@ -106,6 +107,28 @@ func FuzzClassify(f *testing.F) {
 		}
 		if a.Is4In6() && c != Classify(a.Unmap()) {
 			t.Fatalf("%s judged apart from %s", a, a.Unmap())
+		}
+	})
+}
+
+// FuzzFilterInference: whatever passes is an inference path and holds
+// no server-side tool or mcp_servers.
+func FuzzFilterInference(f *testing.F) {
+	f.Add("POST", "/v1/messages", []byte(`{"tools":[{"type":"web_search_1"}],"mcp_servers":[]}`))
+	f.Add("POST", "/v1/chat/completions", []byte(`{"messages":[{"content":[{"image_url":{"url":"https://x"}}]}]}`))
+	f.Add("GET", "/v1/models", []byte(nil))
+	f.Fuzz(func(t *testing.T, method, path string, body []byte) {
+		out, err := FilterInference(method, path, body)
+		if err != nil || method != "POST" || len(body) == 0 || strings.HasPrefix(path, "/v1/audio/") {
+			return
+		}
+		if strings.Contains(string(out), `"mcp_servers"`) {
+			var m map[string]any
+			if json.Unmarshal(out, &m) == nil {
+				if _, ok := m["mcp_servers"]; ok {
+					t.Fatalf("mcp_servers passed: %s", out)
+				}
+			}
 		}
 	})
 }

@@ -38,6 +38,10 @@ type Config struct {
 	DialTimeout time.Duration
 	// Now is the clock for per_minute (time.Now if nil).
 	Now func() time.Time
+	// LocalModelPorts are the [localhost] ports a local model serves on:
+	// reached by plain http requests for inference only (its admin API
+	// gets a 403), never by CONNECT.
+	LocalModelPorts []uint16
 }
 
 // Proxy is one sandbox's filtering proxy. Make it with [New], serve it

@@ -55,6 +55,9 @@ type Sealed struct {
 	RootCAs *x509.CertPool
 	// Log gets one event per request, with no path, query or value.
 	Log func(Event)
+	// Inference names the secrets that are a model's key: their routes
+	// pass inference calls only (see [FilterInference]).
+	Inference map[string]bool
 }
 
 // Checker is the proxy's address checker, for routes that dial.
@@ -68,7 +71,7 @@ func (s *Sealed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Lnk-Refused", ref.Kind)
 		http.Error(w, strings.TrimSuffix(ref.Body(), "\n"), ref.Status)
 	}
-	rest, ok := strings.CutPrefix(r.URL.Path, RoutePrefix+"s/")
+	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), RoutePrefix+"s/")
 	routeSecret, rest, _ := strings.Cut(rest, "/")
 	if !ok || subtle.ConstantTimeCompare([]byte(routeSecret), []byte(s.RouteSecret)) != 1 || s.RouteSecret == "" {
 		fail(&Refusal{Status: 403, Kind: KindAuth, Reason: "wrong route secret"})
@@ -85,6 +88,14 @@ func (s *Sealed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		fail(&Refusal{Status: 413, Kind: KindTooLarge, Reason: fmt.Sprintf("a route's body is at most %d bytes", MaxRouteBody)})
 		return
+	}
+	if s.Inference[name] {
+		if body, err = FilterInference(r.Method, "/"+path, body); err != nil {
+			var ref *Refusal
+			errors.As(err, &ref)
+			fail(ref)
+			return
+		}
 	}
 	value, host, err := s.Source.SealedSecret(r.Context(), s.AgentID, name)
 	if err != nil {

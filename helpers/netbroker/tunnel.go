@@ -3,6 +3,7 @@ package netbroker
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 )
@@ -12,6 +13,11 @@ import (
 // bytes never pass through this process's memory.
 func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, t Target) {
 	ev := Event{Kind: "connect", Host: t.Host.String(), Port: t.Port}
+	if p.isLocalModel(t) {
+		p.refuse(c, ev, &Refusal{Status: 403, Kind: KindRoute,
+			Reason: fmt.Sprintf("port %d is a local model's: reached by plain http for inference only, never by CONNECT", t.Port)})
+		return
+	}
 	up, addr, err := p.dial(ctx, t.Host, t.Port)
 	if err != nil {
 		p.refuse(c, ev, err)

@@ -194,3 +194,17 @@ func (c *Client) Stop(ctx context.Context) error {
 	_, err := c.Call(ctx, proto.Stop, &proto.Empty{}, &proto.Empty{})
 	return err
 }
+
+// Start turns an agent's granted folders into capabilities of a new start.
+func (c *Client) Start(ctx context.Context, agent string, folders []proto.Folder) (*proto.StartReply, error) {
+	var r proto.StartReply
+	_, err := c.Call(ctx, proto.Start, &proto.StartRequest{Agent: agent, Folders: folders}, &r)
+	return &r, err
+}
+
+// End revokes every capability of an agent's start.
+func (c *Client) End(ctx context.Context, agent string, start uint64) (int, error) {
+	var r proto.EndReply
+	_, err := c.Call(ctx, proto.End, &proto.EndRequest{Agent: agent, Start: start}, &r)
+	return r.Revoked, err
+}

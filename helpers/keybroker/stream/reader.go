@@ -69,22 +69,32 @@ func (r *Reader) Read(p []byte) (int, error) {
 		if r.done {
 			return 0, io.EOF
 		}
-		r.err = r.next()
+		if len(p) >= RecordSize {
+			// Room for a whole record: open it straight into p.
+			r.err = r.next(p)
+			if n := len(r.plain); r.err == nil && n > 0 {
+				r.plain = nil
+				return n, nil
+			}
+			continue
+		}
+		r.err = r.next(r.pt)
 	}
 	n := copy(p, r.plain)
 	r.plain = r.plain[n:]
 	return n, nil
 }
 
-// next reads and opens one record. A full record followed by at least one
-// more byte is not the final one; anything else is.
-func (r *Reader) next() error {
+// next reads and opens one record into dst (at least RecordSize long). A
+// full record followed by at least one more byte is not the final one;
+// anything else is.
+func (r *Reader) next(dst []byte) error {
 	n, err := io.ReadFull(r.src, r.buf[r.have:])
 	r.have += n
 	switch {
 	case err == nil:
 		// A full record and a byte after it: not the final record.
-		if err := r.open(r.buf[:recordCTSize], false); err != nil {
+		if err := r.open(dst, r.buf[:recordCTSize], false); err != nil {
 			// A full final record followed by more data.
 			if r.tryLast(r.buf[:recordCTSize]) {
 				return ErrTrailing
@@ -99,7 +109,7 @@ func (r *Reader) next() error {
 		if len(ct) < chacha20poly1305.Overhead {
 			return ErrTruncated
 		}
-		if err := r.open(ct, true); err != nil {
+		if err := r.open(dst, ct, true); err != nil {
 			if len(ct) == recordCTSize && r.tryNotLast(ct) {
 				return ErrTruncated // a whole record, but not the final one
 			}
@@ -116,11 +126,11 @@ func (r *Reader) next() error {
 	}
 }
 
-func (r *Reader) open(ct []byte, last bool) error {
+func (r *Reader) open(dst, ct []byte, last bool) error {
 	nonce(&r.nonce, r.index, last)
 	// Never in place: a failed Open zeroes its output, and ct is
 	// still needed to tell why it failed.
-	pt, err := r.aead.Open(r.pt[:0], r.nonce[:], ct, nil)
+	pt, err := r.aead.Open(dst[:0], r.nonce[:], ct, nil)
 	if err != nil {
 		return ErrDamaged
 	}
@@ -160,6 +170,6 @@ func (r *Reader) WriteTo(w io.Writer) (int64, error) {
 		if r.done {
 			return total, nil
 		}
-		r.err = r.next()
+		r.err = r.next(r.pt)
 	}
 }

@@ -46,6 +46,45 @@ func open(key *PrivateKey, sealed []byte) ([]byte, error) {
 	return io.ReadAll(r)
 }
 
+// sealWhole seals plain in one Write, the path that seals whole records
+// straight from the caller's slice.
+func sealWhole(t testing.TB, to *PublicKey, plain []byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	w, err := NewWriter(&out, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(plain); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// openBig opens with reads of 1 MiB, the path that opens whole records
+// straight into the caller's slice.
+func openBig(key *PrivateKey, sealed []byte) ([]byte, error) {
+	r, err := NewReader(bytes.NewReader(sealed), key)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	buf := make([]byte, 1<<20)
+	for {
+		n, err := r.Read(buf)
+		out = append(out, buf[:n]...)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+}
+
 // openWriteTo opens through Reader.WriteTo, the path io.Copy takes.
 func openWriteTo(key *PrivateKey, sealed []byte) ([]byte, error) {
 	r, err := NewReader(bytes.NewReader(sealed), key)
@@ -81,6 +120,16 @@ func TestRoundTrip(t *testing.T) {
 		}
 		if got, err := openWriteTo(priv, sealed); err != nil || !bytes.Equal(got, plain) {
 			t.Fatalf("%d bytes through WriteTo: %v", n, err)
+		}
+		if got, err := openBig(priv, sealed); err != nil || !bytes.Equal(got, plain) {
+			t.Fatalf("%d bytes read a MiB at a time: %v", n, err)
+		}
+		whole := sealWhole(t, pub, plain)
+		if len(whole) != len(sealed) {
+			t.Fatalf("%d bytes sealed in one Write to %d bytes, not %d", n, len(whole), len(sealed))
+		}
+		if got, err := openBig(priv, whole); err != nil || !bytes.Equal(got, plain) {
+			t.Fatalf("%d bytes sealed in one Write: %v", n, err)
 		}
 	}
 }

@@ -69,6 +69,13 @@ func TestEveryRefusal(t *testing.T) {
 			if _, err := openWriteTo(c.key, c.stream); !errors.Is(err, c.want) {
 				t.Fatalf("through WriteTo: got %v, want %v", err, c.want)
 			}
+			got, err = openBig(c.key, c.stream)
+			if !errors.Is(err, c.want) {
+				t.Fatalf("a MiB at a time: got %v, want %v", err, c.want)
+			}
+			if !bytes.HasPrefix(plain, got) && !bytes.HasPrefix(full, got) {
+				t.Fatal("a MiB at a time: gave out plaintext that was never sealed")
+			}
 		})
 	}
 }

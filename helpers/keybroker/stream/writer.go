@@ -16,6 +16,7 @@ type Writer struct {
 	dst    io.Writer
 	aead   cipher.AEAD
 	buf    []byte // plaintext of the record being filled, then its ciphertext
+	out    []byte // ciphertext of a record sealed straight from Write's p
 	n      int    // plaintext bytes in buf
 	index  uint64
 	nonce  [chacha20poly1305.NonceSize]byte
@@ -72,6 +73,15 @@ func (w *Writer) Write(p []byte) (int, error) {
 				return total, err
 			}
 		}
+		if w.n == 0 && len(p) > RecordSize {
+			// A whole record with more after it: seal it straight from p.
+			if err := w.sealFrom(p[:RecordSize]); err != nil {
+				return total, err
+			}
+			p = p[RecordSize:]
+			total += RecordSize
+			continue
+		}
 		k := copy(w.buf[w.n:RecordSize], p)
 		w.n += k
 		p = p[k:]
@@ -90,6 +100,21 @@ func (w *Writer) Close() error {
 	}
 	w.closed = true
 	return w.flush(true)
+}
+
+// sealFrom seals one full record, not the final one, from plain.
+func (w *Writer) sealFrom(plain []byte) error {
+	if w.out == nil {
+		w.out = make([]byte, recordCTSize)
+	}
+	nonce(&w.nonce, w.index, false)
+	ct := w.aead.Seal(w.out[:0], w.nonce[:], plain, nil)
+	if _, err := w.dst.Write(ct); err != nil {
+		w.err = err
+		return err
+	}
+	w.index++
+	return nil
 }
 
 func (w *Writer) flush(last bool) error {

@@ -87,7 +87,8 @@
 // reads that file. The kernel's protected_hardlinks lets a process link
 // only a file it owns or can read and write, so a hostile process can only
 // bring in what it could already read; callers that must not carry data
-// across (a move, a restore, a backup) check st_nlink themselves. A write
+// across (a move, a restore, a backup) check [Info.Nlink] from
+// [Root.Stat]. A write
 // here replaces the name with a new file (rename), so it never writes
 // through a hard link into the other name's file.
 //

@@ -18,6 +18,9 @@ func TestHardLinkIsARegularFile(t *testing.T) {
 	must(t, os.WriteFile(outside, []byte("shared"), 0o600))
 	must(t, os.Link(outside, filepath.Join(base, "root", "hard")))
 	r := openRoot(t, filepath.Join(base, "root"))
+	if info, err := r.Stat("hard"); err != nil || info.Nlink != 2 || !info.Mode.IsRegular() {
+		t.Fatalf("Stat(hard) = %+v, %v; want a regular file with 2 names", info, err)
+	}
 	b, v, err := r.ReadFile("hard", 100)
 	if err != nil || string(b) != "shared" {
 		t.Fatalf("ReadFile(hard) = %q, %v", b, err)

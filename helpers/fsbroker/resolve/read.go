@@ -140,6 +140,7 @@ type Info struct {
 	Size    int64
 	ModTime time.Time
 	Version Version // meaningful for a regular file
+	Nlink   uint64  // names the file has: above 1, a hard link may lead outside the root
 }
 
 // Stat describes name without opening it for reading: any kind of file,
@@ -159,6 +160,7 @@ func (r *Root) Stat(name string) (Info, error) {
 		Size:    st.Size,
 		ModTime: time.Unix(0, st.Mtim.Nano()),
 		Version: versionOf(&st),
+		Nlink:   uint64(st.Nlink),
 	}, nil
 }
 

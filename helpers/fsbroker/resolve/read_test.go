@@ -3,6 +3,7 @@ package resolve
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"testing"
 
@@ -123,4 +124,37 @@ var readCases = []struct {
 	{"./f.txt", ErrInvalid},
 	{"", ErrInvalid},
 	{"a\x00b", ErrInvalid},
+}
+
+func TestStat(t *testing.T) {
+	bothWalks(t, func(t *testing.T, r *Root) {
+		for _, c := range []struct {
+			name string
+			mode fs.FileMode
+			want error
+		}{
+			{"f.txt", 0, nil},
+			{"a", fs.ModeDir, nil},
+			{"fifo", fs.ModeNamedPipe, nil},
+			{"ln-in", 0, ErrLink},
+			{"ln-out/secret", 0, ErrLink},
+			{"missing", 0, ErrNotFound},
+		} {
+			info, err := r.Stat(c.name)
+			if c.want != nil {
+				if !errors.Is(err, c.want) {
+					t.Errorf("Stat(%q) = %v; want %v", c.name, err, c.want)
+				}
+				continue
+			}
+			if err != nil || info.Mode.Type() != c.mode || info.Nlink == 0 {
+				t.Errorf("Stat(%q) = %+v, %v", c.name, info, err)
+			}
+		}
+		info, _ := r.Stat("f.txt")
+		_, v, _ := r.ReadFile("f.txt", 100)
+		if info.Version != v || info.Size != 4 {
+			t.Errorf("Stat version %+v, read version %+v", info.Version, v)
+		}
+	})
 }

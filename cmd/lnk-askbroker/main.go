@@ -10,10 +10,11 @@
 // environment. One line per question and refusal goes to stderr, the
 // kernel's audit log; never a terminal's code.
 //
-// Before serving it loads seccomp's common deny list for brokers, with
-// exec (for the dialog program only: it execs nothing else) and AF_UNIX
-// sockets (the dialog's X or Wayland connection) and no other socket
-// family. Without seccomp it refuses to start unless given --degraded.
+// Before it reads anything it confines itself (confine.go): landlock to
+// the store (read, write), the dialog program (read, execute) and the
+// system's files a dialog loads (read only); seccomp's broker deny list
+// with exec and AF_UNIX sockets only. Without either it refuses to start
+// unless given --degraded.
 package main
 
 import (
@@ -28,7 +29,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/helpers/askbroker"
-	"lnk.dev/lnk/internal/seccomp"
 )
 
 const (
@@ -39,10 +39,11 @@ const (
 
 func main() {
 	wait := flag.Duration("ask-wait", askbroker.DefaultWait, "how long a question waits for an answer (ask_wait; at most 24h)")
-	degraded := flag.Bool("degraded", false, "run without seccomp where the kernel lacks it")
+	degraded := flag.Bool("degraded", false, "run without landlock or seccomp where the kernel lacks them")
 	terminal := flag.Bool("terminal", false, "fd 5 is the proxy's controlling terminal")
+	probe := flag.Bool("probe-confinement", false, "confine, then try what the confinement refuses, print each outcome and exit (for tests)")
 	flag.Parse()
-	if err := run(*wait, *degraded, *terminal); err != nil {
+	if err := run(*wait, *degraded, *terminal, *probe); err != nil {
 		fmt.Fprintf(os.Stderr, "lnk-askbroker: %s\n", err)
 		os.Exit(1)
 	}
@@ -56,9 +57,21 @@ func open(fd int, name string) *os.File {
 	return os.NewFile(uintptr(fd), name)
 }
 
-func run(wait time.Duration, degraded, terminal bool) error {
+func run(wait time.Duration, degraded, terminal, probe bool) error {
 	if wait <= 0 || wait > askbroker.MaxWait {
 		return fmt.Errorf("--ask-wait %v is out of range: more than nothing, at most %v", wait, askbroker.MaxWait)
+	}
+	logf := func(l string) { fmt.Fprintf(os.Stderr, "lnk-askbroker: %s\n", l) }
+	dialog := askbroker.FindDialog(os.Environ())
+	inherit := []int{storeFD, channelFD}
+	if terminal {
+		inherit = append(inherit, terminalFD)
+	}
+	if err := confine(dialog.Program(), inherit, degraded, logf); err != nil {
+		return err
+	}
+	if probe {
+		return probeConfinement(dialog.Program())
 	}
 	storeF := open(storeFD, "questions")
 	ch := open(channelFD, "channel")
@@ -71,7 +84,7 @@ func run(wait time.Duration, degraded, terminal bool) error {
 		return err
 	}
 	defer store.Close()
-	cfg := askbroker.Config{Store: store, Wait: wait, Log: func(l string) { fmt.Fprintf(os.Stderr, "lnk-askbroker: %s\n", l) }}
+	cfg := askbroker.Config{Store: store, Wait: wait, Log: logf}
 	if terminal {
 		tf := open(terminalFD, "terminal")
 		if tf == nil {
@@ -85,14 +98,8 @@ func run(wait time.Duration, degraded, terminal bool) error {
 		defer t.Close()
 		cfg.Terminal = t
 	}
-	if d := askbroker.FindDialog(os.Environ()); d != nil {
-		cfg.Dialog = d
-	}
-	if err := seccomp.ConfineBroker(seccomp.Policy{Exec: true, Sockets: seccomp.SocketsUnix}); err != nil {
-		if !degraded {
-			return fmt.Errorf("seccomp: %w (--degraded runs without it)", err)
-		}
-		cfg.Log("degraded: no seccomp: " + err.Error())
+	if dialog != nil {
+		cfg.Dialog = dialog
 	}
 	b, err := askbroker.New(cfg)
 	if err != nil {

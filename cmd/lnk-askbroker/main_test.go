@@ -20,7 +20,7 @@ import (
 
 // startBroker runs the real lnk-askbroker with a store, a channel and,
 // when tty is not nil, a terminal, and returns a client on its channel.
-func startBroker(t *testing.T, tty *os.File) *wire.Client {
+func startBroker(t *testing.T, tty *os.File, env ...string) *wire.Client {
 	t.Helper()
 	home := t.TempDir()
 	s, err := askbroker.OpenStore(home)
@@ -44,7 +44,7 @@ func startBroker(t *testing.T, tty *os.File) *wire.Client {
 		args = append(args, "--terminal")
 	}
 	cmd := exec.Command(testenv.Bin(t, "lnk-askbroker"), args...)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home}
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + home}, env...)
 	cmd.ExtraFiles = []*os.File{dir, theirs}
 	if tty != nil {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, tty)

@@ -156,6 +156,9 @@ func (b *Broker) ask(ctx context.Context, q *Question, now time.Time) (Decision,
 			defer wg.Done()
 			allow, err := w.Ask(wctx, a)
 			if err != nil {
+				if wctx.Err() == nil {
+					b.cfg.Log(fmt.Sprintf("ask id=%s way=%s gave no answer: %v", a.ID, w.Way(), err))
+				}
 				failed <- err
 				return
 			}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"lnk.dev/lnk/internal/textsafe"
 )
 
 // SystemDirs are the only folders a dialog or notification program is
@@ -73,6 +75,14 @@ func FindDialog(env []string) *Dialog {
 	return nil
 }
 
+// Program is the dialog program's path; empty for no dialog.
+func (d *Dialog) Program() string {
+	if d == nil {
+		return ""
+	}
+	return d.prog
+}
+
 // Available reports whether d can show a question.
 func (d *Dialog) Available() bool { return d != nil }
 
@@ -98,6 +108,8 @@ func (d *Dialog) Ask(ctx context.Context, a *Asked) (bool, error) {
 	cmd := exec.Command(d.prog, d.args(a)...)
 	cmd.Env = d.env
 	cmd.Dir = "/"
+	var stderr tail
+	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return false, fmt.Errorf("%w: %v", ErrDialogFailed, err)
@@ -110,10 +122,10 @@ func (d *Dialog) Ask(ctx context.Context, a *Asked) (bool, error) {
 		switch {
 		case err == nil:
 			return true, nil
-		case errors.As(err, &ex) && ex.ExitCode() == 1:
+		case errors.As(err, &ex) && ex.ExitCode() == 1 && !stderr.cannotShow():
 			return false, nil
 		default:
-			return false, fmt.Errorf("%w: %v", ErrDialogFailed, err)
+			return false, fmt.Errorf("%w: %v: %s", ErrDialogFailed, err, stderr.String())
 		}
 	case <-ctx.Done():
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -123,4 +135,24 @@ func (d *Dialog) Ask(ctx context.Context, a *Asked) (bool, error) {
 		}
 		return false, context.Cause(ctx)
 	}
+}
+
+// tail keeps the last 2 KiB a dialog wrote on its standard error, so a
+// dialog that could not show (zenity then exits 1, as for Refuse) is told
+// from a refusal, and its reason reaches the log.
+type tail struct{ b []byte }
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 2048 {
+		t.b = t.b[len(t.b)-2048:]
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string { return strings.Join(strings.Fields(textsafe.Line(string(t.b))), " ") }
+
+func (t *tail) cannotShow() bool {
+	s := strings.ToLower(string(t.b))
+	return strings.Contains(s, "cannot open display") || strings.Contains(s, "failed to open display") || strings.Contains(s, "cannot connect to x server")
 }

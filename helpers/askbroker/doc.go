@@ -46,7 +46,12 @@
 // that terminal, compared in constant time, and never logged; input typed
 // before the question was shown is thrown away, so nothing answers ahead.
 //
-// Confinement (to land with internal/landlock): landlock read/write on the
-// store's fd and the terminal only, and execute rights for exactly the
-// dialog programs found at start; no network (the binary links no net).
+// Confinement (cmd/lnk-askbroker/confine.go): landlock read/write beneath
+// the store alone, read and execute for exactly the dialog program found
+// at start (and its loader), read-only on the system's files a dialog
+// loads, nothing of the owner's HOME; seccomp's broker deny list with
+// exec and AF_UNIX sockets only; the binary links no net. An X dialog
+// needs landlock's scoping off (libxcb will not fall back from X's
+// abstract socket), which the broker logs at every start; a dialog
+// launcher outside the broker's domain would close that gap.
 package askbroker

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/helpers/askbroker"
+	"lnk.dev/lnk/internal/testenv"
+)
+
+// TestConfinement runs the broker's own probe: once confined it may write
+// only its store, read the system's files but not the owner's, exec only
+// the dialog program, and make no network socket.
+func TestConfinement(t *testing.T) {
+	home := t.TempDir()
+	s, err := askbroker.OpenStore(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	dir, err := os.Open(filepath.Join(home, ".lnk", "questions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := os.NewFile(uintptr(fds[1]), "broker")
+	defer ch.Close()
+	defer unix.Close(fds[0])
+	cmd := exec.Command(testenv.Bin(t, "lnk-askbroker"), "--probe-confinement")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "DISPLAY=:77"}
+	cmd.ExtraFiles = []*os.File{dir, ch}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("probe: %v\n%s", err, out)
+	}
+	want := map[string]string{"write-home": "refused", "write-store": "allowed", "read-etc": "allowed",
+		"read-home": "refused", "exec-other": "refused", "socket-inet": "refused"}
+	if _, ok := askbroker.FindSystemProgram("zenity"); ok {
+		want["exec-dialog"] = "allowed"
+	}
+	got := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		k, v, _ := strings.Cut(l, ": ")
+		got[k], _, _ = strings.Cut(v, " ")
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %s, want %s\n%s", k, got[k], v, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, "probe-written")); err == nil {
+		t.Error("the confined broker wrote in HOME")
+	}
+}
+
+// TestDialogUnderConfinement: the confined broker shows a real zenity on
+// a real X server (Xvfb), answered with xdotool.
+func TestDialogUnderConfinement(t *testing.T) {
+	xvfb, ok := askbroker.FindSystemProgram("Xvfb")
+	testenv.Require(t, ok, "Xvfb (apt-get install xvfb)")
+	_, ok = askbroker.FindSystemProgram("zenity")
+	testenv.Require(t, ok, "zenity in /usr/bin")
+	_, ok = askbroker.FindSystemProgram("xdotool")
+	testenv.Require(t, ok, "xdotool in /usr/bin")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := exec.Command(xvfb, "-displayfd", "3", "-nolisten", "tcp", "-screen", "0", "1024x768x24")
+	x.ExtraFiles = []*os.File{w}
+	x.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := x.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	t.Cleanup(func() {
+		// SIGTERM, so Xvfb removes its socket and lock file; SIGKILL
+		// only if it does not stop.
+		x.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { x.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			x.Process.Kill()
+			<-done
+		}
+	})
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(r).ReadString('\n')
+		r.Close()
+		line <- strings.TrimSpace(s)
+	}()
+	var display string
+	select {
+	case n := <-line:
+		if n == "" {
+			t.Fatal("Xvfb exited without a display")
+		}
+		display = "DISPLAY=:" + n
+	case <-time.After(30 * time.Second):
+		t.Fatal("Xvfb did not say its display within 30s")
+	}
+	cl := startBroker(t, nil, display)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	got := make(chan askbroker.Reply, 1)
+	go func() {
+		var rep askbroker.Reply
+		if _, err := cl.Call(ctx, askbroker.AskSpec, &question, &rep); err != nil {
+			t.Error(err)
+		}
+		got <- rep
+	}()
+	xdo := func(args ...string) (string, error) {
+		c, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(c, "/usr/bin/xdotool", args...)
+		cmd.Env = []string{display}
+		out, err := cmd.Output()
+		return strings.TrimSpace(string(out)), err
+	}
+	win, err := xdo("search", "--sync", "--onlyvisible", "--name", "^Link asks$")
+	if err != nil || win == "" {
+		t.Fatalf("the confined broker's dialog never showed: %v", err)
+	}
+	win = strings.Fields(win)[0]
+	for {
+		xdo("windowfocus", "--sync", win)
+		xdo("key", "--clearmodifiers", "Return")
+		select {
+		case rep := <-got:
+			if !rep.Allow || rep.By != "dialog" {
+				t.Fatalf("reply %+v; want allowed on the dialog", rep)
+			}
+			return
+		case <-time.After(2 * time.Second):
+		case <-ctx.Done():
+			t.Fatal("the dialog took no key")
+		}
+	}
+}

@@ -23,14 +23,14 @@ const MaxWrite = 256 << 20
 // sends SpecOpen, which serveOpen answers.
 var (
 	SpecHello   = wire.Spec{Type: 1, Name: "hello", FDs: 1, MaxFDs: MaxRoots, Flags: wire.Once, States: wire.In(StateNew)}
-	SpecOpen    = wire.Spec{Type: 2, Name: "open", ReplyFDs: 1, States: wire.In(StateReady)}
+	SpecOpen    = wire.Spec{Type: 2, Name: "open", ReplyFDs: 1, Flags: wire.Inline, States: wire.In(StateReady)}
 	SpecWrite   = wire.Spec{Type: 3, Name: "write", FDs: 0, MaxFDs: 1, States: wire.In(StateReady)}
 	SpecMkdir   = wire.Spec{Type: 4, Name: "mkdir", States: wire.In(StateReady)}
 	SpecRename  = wire.Spec{Type: 5, Name: "rename", States: wire.In(StateReady)}
 	SpecRemove  = wire.Spec{Type: 6, Name: "remove", States: wire.In(StateReady)}
 	SpecList    = wire.Spec{Type: 7, Name: "list", ReplyFDs: 1, States: wire.In(StateReady)}
 	SpecWalk    = wire.Spec{Type: 8, Name: "walk", ReplyFDs: 1, States: wire.In(StateReady)}
-	SpecStat    = wire.Spec{Type: 9, Name: "stat", States: wire.In(StateReady)}
+	SpecStat    = wire.Spec{Type: 9, Name: "stat", Flags: wire.Inline, States: wire.In(StateReady)}
 	SpecReplace = wire.Spec{Type: 10, Name: "replace", FDs: 0, MaxFDs: 1, States: wire.In(StateReady)}
 )
 

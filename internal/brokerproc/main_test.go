@@ -92,7 +92,11 @@ func fdsOf(t *testing.T, pid int) map[int]string {
 	m := map[int]string{}
 	for _, e := range ents {
 		n, _ := strconv.Atoi(e.Name())
-		m[n], _ = os.Readlink(dir + "/" + e.Name())
+		target, err := os.Readlink(dir + "/" + e.Name())
+		if err != nil {
+			continue // closed while listed
+		}
+		m[n] = target
 	}
 	return m
 }

@@ -69,7 +69,7 @@ func (s *Server) Serve(ctx context.Context) error {
 			return s.refuse(err)
 		}
 		req := &Request{Spec: rt.Spec, ID: rec.ID, Files: files, srv: s}
-		if rt.Flags&Once != 0 {
+		if rt.Flags&(Once|Inline) != 0 {
 			s.run(ctx, rt, req, body)
 			continue
 		}

@@ -14,6 +14,11 @@ const (
 	// served before the next record is read, so a state it sets holds
 	// for every record after it.
 	Once Flags = 1 << iota
+	// Inline: served on the reader's own goroutine, saving a goroutine
+	// hand-off per request, for handlers that return without blocking
+	// (the fsbroker's open: its resolver never waits). The channel reads
+	// nothing else meanwhile.
+	Inline
 )
 
 // State is a channel's state, 0–31; a server starts in state 0.

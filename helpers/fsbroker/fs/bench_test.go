@@ -9,13 +9,16 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/brokerproc"
 )
 
 // BenchmarkReadThroughBroker times a 4 KiB read through the broker
 // (request, fd back over SCM_RIGHTS, read, close) beside a direct
-// open+read+close of the same file in this process, and beside the floor:
-// a bare SOCK_SEQPACKET ping-pong that passes an fd back, between two
-// threads of this process. Each figure is the p50 of the same run.
+// open+read+close of the same file in this process, and beside two
+// floors: a bare SOCK_SEQPACKET ping-pong that passes an fd back between
+// two threads of this process, and the same with another process (what
+// any broker costs at the least). Each figure is the p50 of the same run.
 func BenchmarkReadThroughBroker(b *testing.B) {
 	tr := newTree(b)
 	c, _ := startBroker(b, tr)
@@ -26,7 +29,9 @@ func BenchmarkReadThroughBroker(b *testing.B) {
 	buf := make([]byte, 8192)
 
 	floor := newPingPong(b, path)
+	xfloor := newPongProcess(b, path)
 	link := make([]time.Duration, 0, b.N)
+	xbare := make([]time.Duration, 0, b.N)
 	base := make([]time.Duration, 0, b.N)
 	bare := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
@@ -58,15 +63,20 @@ func BenchmarkReadThroughBroker(b *testing.B) {
 		t0 = time.Now()
 		floor.roundTrip(b)
 		bare = append(bare, time.Since(t0))
+
+		t0 = time.Now()
+		xfloor.roundTrip(b)
+		xbare = append(xbare, time.Since(t0))
 	}
 	_ = start
 	b.StopTimer()
-	l, o, f := p50(link), p50(base), p50(bare)
+	l, o, f, x := p50(link), p50(base), p50(bare), p50(xbare)
 	b.ReportMetric(l, "link-p50-ns")
 	b.ReportMetric(o, "base-p50-ns")
 	b.ReportMetric(f, "floor-p50-ns")
+	b.ReportMetric(x, "xproc-floor-p50-ns")
 	b.ReportMetric(l/o, "x-baseline")
-	b.ReportMetric(l/f, "x-floor")
+	b.ReportMetric(l/x, "x-xproc-floor")
 	b.ReportMetric(float64(b.N)/linkTotal.Seconds(), "link-ops/s")
 }
 
@@ -132,4 +142,42 @@ func (p *pingPong) roundTrip(tb testing.TB) {
 			unix.Close(fd)
 		}
 	}
+}
+
+const pongMarker = "LNK_FS_TEST_PONG"
+
+// pong is the other process of the cross-process floor: on fd 3 it
+// answers each datagram with one carrying the fd of path.
+func pong(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 2
+	}
+	rights := unix.UnixRights(int(f.Fd()))
+	one := make([]byte, 1)
+	for {
+		n, _, _, _, err := unix.Recvmsg(3, one, nil, 0)
+		if err != nil || n == 0 {
+			return 0
+		}
+		if unix.Sendmsg(3, one, rights, nil, 0) != nil {
+			return 0
+		}
+	}
+}
+
+func newPongProcess(tb testing.TB, path string) *pingPong {
+	exe, err := os.Executable()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := brokerproc.Start(brokerproc.Options{Path: exe, Env: []string{pongMarker + "=" + path}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		p.Kill()
+		p.Chan.Close()
+	})
+	return &pingPong{a: int(p.Chan.Fd())}
 }

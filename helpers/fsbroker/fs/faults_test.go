@@ -98,6 +98,13 @@ func TestBrokerIsConfinedBeforeItServes(t *testing.T) {
 	if !rep.Seccomp {
 		t.Fatal("the broker answered its hello without seccomp")
 	}
+	// One request served: the broker's server is up (its channel moved
+	// off fd 3) before its fds are looked at.
+	must(t, wire.WriteRecord(fd, record(t, fsbroker.SpecStat, 2, &fsbroker.PathReq{Root: "home", Path: "."}), nil))
+	if rec, files, err := wire.ReadRecord(fd); err != nil || rec.Kind != wire.KindReply {
+		wire.CloseFiles(files)
+		t.Fatalf("stat answered kind %d (%s), %v", rec.Kind, rec.Body, err)
+	}
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid()))
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,9 @@ import (
 const listFDsMarker = "LNK_FS_TEST_LISTFDS"
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(pongMarker); path != "" {
+		os.Exit(pong(path))
+	}
 	if os.Getenv(listFDsMarker) == "1" {
 		fmt.Println(strings.Join(inheritedFDs("self"), " "))
 		os.Exit(0)
@@ -135,7 +138,11 @@ func fdsOf(t *testing.T, pid int) map[int]string {
 	m := map[int]string{}
 	for _, e := range ents {
 		n, _ := strconv.Atoi(e.Name())
-		m[n], _ = os.Readlink(filepath.Join(dir, e.Name()))
+		target, err := os.Readlink(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue // closed while listed
+		}
+		m[n] = target
 	}
 	return m
 }

@@ -1,6 +1,7 @@
 package caps
 
 import (
+	_ "embed"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,15 +10,14 @@ import (
 	"lnk.dev/lnk/internal/testenv"
 )
 
+//go:embed doc.go
+var docSource string
+
 // TestDocExampleSpecCompiles keeps the package doc's example honest: it
 // parses strictly and compiles for an agent.
 func TestDocExampleSpecCompiles(t *testing.T) {
-	src, err := os.ReadFile("doc.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var spec strings.Builder
-	for _, line := range strings.Split(string(src), "\n") {
+	for _, line := range strings.Split(docSource, "\n") {
 		if strings.HasPrefix(line, "//\t") {
 			spec.WriteString(strings.TrimPrefix(line, "//\t") + "\n")
 		}

@@ -60,9 +60,10 @@ func init() {
 	})
 	register("agent", func() *cobra.Command {
 		return &cobra.Command{
-			Use:   "delete NAME",
-			Short: "Delete an agent: its folders go to ~/Link/History/Agents",
-			Args:  cobra.ExactArgs(1),
+			Use:               "delete NAME",
+			Short:             "Delete an agent: its folders go to ~/Link/History/Agents",
+			Args:              cobra.ExactArgs(1),
+			ValidArgsFunction: completeAgents,
 			RunE: func(c *cobra.Command, args []string) error {
 				dest, err := caps.DeleteAgent(os.Getenv("HOME"), args[0])
 				if err != nil {
@@ -86,6 +87,19 @@ func agentErr(err error, name string) error {
 		return Refused(err, strings.ReplaceAll(h.Hint(), "AGENT", name))
 	}
 	return err
+}
+
+// completeAgents completes an agent's name for the shell.
+func completeAgents(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	as, _ := caps.ListAgents(os.Getenv("HOME"))
+	var names []string
+	for _, a := range as {
+		names = append(names, a.Name)
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
 }
 
 func dash(s string) string {

@@ -41,9 +41,13 @@ func grantCommand(verb string, do func(home, name string, g caps.Grants) (*caps.
 			short = "Take grants back from an agent (a grant its harness holds stays, and says so)"
 		}
 		c := &cobra.Command{
-			Use:   verb + " AGENT [flags]",
-			Short: short,
-			Args:  cobra.ExactArgs(1),
+			Use:               verb + " AGENT [flags]",
+			Short:             short,
+			Args:              cobra.ExactArgs(1),
+			ValidArgsFunction: completeAgents,
+			Example: "  lnk agent " + verb + " main --write '~/Projects/site' --internet-host api.example.com\n" +
+				"  lnk agent " + verb + " main --tool github --allow search_code\n" +
+				"  lnk agent " + verb + " main --network-mode host --port '*'",
 			RunE: func(c *cobra.Command, args []string) error {
 				if c.Flags().Changed("internet") {
 					g.Internet = &internet
@@ -70,6 +74,8 @@ func grantCommand(verb string, do func(home, name string, g caps.Grants) (*caps.
 			},
 		}
 		grantFlags(c, &g, &internet, &ask)
+		c.RegisterFlagCompletionFunc("network-mode", cobra.FixedCompletions([]string{"host"}, cobra.ShellCompDirectiveNoFileComp))
+		c.RegisterFlagCompletionFunc("ask", cobra.FixedCompletions([]string{"none"}, cobra.ShellCompDirectiveNoFileComp))
 		return c
 	}
 }

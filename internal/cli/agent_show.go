@@ -19,9 +19,10 @@ func init() {
 	register("agent", func() *cobra.Command {
 		var perms, asJSON bool
 		c := &cobra.Command{
-			Use:   "show AGENT",
-			Short: "Show an agent: with --permissions, what it may do, whose grant each is, and its route",
-			Args:  cobra.ExactArgs(1),
+			Use:               "show AGENT",
+			Short:             "Show an agent: with --permissions, what it may do, whose grant each is, and its route",
+			Args:              cobra.ExactArgs(1),
+			ValidArgsFunction: completeAgents,
 			RunE: func(c *cobra.Command, args []string) error {
 				home := os.Getenv("HOME")
 				if !perms {

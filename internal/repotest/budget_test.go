@@ -13,11 +13,12 @@ import (
 // budget lists, for each binary under cmd/, the packages it must never
 // link. A broker that cannot link a package cannot be made to use it.
 var budget = map[string][]string{
-	"lnk-fsbroker":  {"net", "net/http", "os/exec"},
-	"lnk-askbroker": {"net", "net/http"},
-	"lnk-keybroker": {"os/exec", "net/http", "net"},
-	"lnk-netbroker": {"os/exec"},
-	"lnk-init":      {"net/http", "crypto/tls"},
+	"lnk-fsbroker":   {"net", "net/http", "os/exec"},
+	"lnk-askbroker":  {"net", "net/http"},
+	"lnk-keybroker":  {"os/exec", "net/http", "net"},
+	"lnk-netbroker":  {"os/exec"},
+	"lnk-init":       {"net/http", "crypto/tls"},
+	"lnk-mcp-remote": {"os/exec"},
 }
 
 func TestDependencyBudget(t *testing.T) {

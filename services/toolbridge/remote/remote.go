@@ -1,0 +1,254 @@
+// Package remote is Link's own stdio MCP server for a tool at a URL
+// (tools-and-asking.txt "A tool at a URL"): it reads JSON-RPC messages a
+// line each on stdin, sends each as a streamable-HTTP POST with the
+// server's session, and writes every message of the answer, a line each,
+// on stdout. The bridge runs it outside every sandbox like any other
+// tool's server.
+//
+// # Security
+//
+// Holds: the URL and its headers (a token among them), read from its
+// environment (LNK_MCP_HEADER_<n> = "Name: value"), never from a command
+// line and never written to its output or errors. May: reach https://, or
+// http:// on this machine only (checked again here, whatever started it).
+// Never follows a redirect. Trusts: nothing the server answers, which it
+// passes on as it is, capped at MaxMessage.
+package remote
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"lnk.dev/lnk/services/toolbridge/tooldef"
+)
+
+// MaxMessage caps one message either way.
+const MaxMessage = 8 << 20
+
+// Client relays one stdio session to URL.
+type Client struct {
+	URL     string
+	Headers [][2]string
+	HTTP    *http.Client
+
+	session  string
+	protocol string
+}
+
+// FromEnv makes a client of url with the headers LNK_MCP_HEADER_1… hold.
+func FromEnv(url string, environ []string) (*Client, error) {
+	if err := tooldef.CheckURL(url); err != nil {
+		return nil, err
+	}
+	type hdr struct {
+		n  int
+		kv [2]string
+	}
+	var hs []hdr
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		ns, ok := strings.CutPrefix(k, "LNK_MCP_HEADER_")
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(ns)
+		if err != nil {
+			return nil, fmt.Errorf("%s: not LNK_MCP_HEADER_<n>", k)
+		}
+		name, value, ok := strings.Cut(v, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("%s is not 'Name: value'", k)
+		}
+		hs = append(hs, hdr{n, [2]string{strings.TrimSpace(name), strings.TrimSpace(value)}})
+	}
+	sort.Slice(hs, func(i, j int) bool { return hs[i].n < hs[j].n })
+	c := &Client{URL: url, HTTP: &http.Client{
+		Timeout:       10 * time.Minute,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+	for _, h := range hs {
+		c.Headers = append(c.Headers, h.kv)
+	}
+	return c, nil
+}
+
+// Run relays until in ends.
+func (c *Client) Run(ctx context.Context, in io.Reader, out io.Writer) error {
+	br := bufio.NewReaderSize(in, 64<<10)
+	w := bufio.NewWriter(out)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > MaxMessage {
+			return errors.New("a message over 8 MB from the bridge")
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			if err := c.send(ctx, bytes.TrimSpace(line), w); err != nil {
+				fmt.Fprintln(os.Stderr, "lnk-mcp-remote:", err)
+				if id := idOf(line); id != "" {
+					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":%q}}`+"\n", id, err.Error())
+				}
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+		}
+		if err == io.EOF {
+			c.close()
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (c *Client) request(ctx context.Context, method string, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range c.Headers {
+		req.Header.Add(h[0], h[1])
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if c.session != "" {
+		req.Header.Set("Mcp-Session-Id", c.session)
+	}
+	if c.protocol != "" {
+		req.Header.Set("Mcp-Protocol-Version", c.protocol)
+	}
+	return req, nil
+}
+
+// send POSTs one message and writes the messages of its answer.
+func (c *Client) send(ctx context.Context, msg []byte, w io.Writer) error {
+	req, err := c.request(ctx, http.MethodPost, msg)
+	if err != nil {
+		return err
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return errors.New("the server could not be reached: " + scrub(err.Error(), c.URL))
+	}
+	defer resp.Body.Close()
+	if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
+		c.session = s
+	}
+	if v := protocolOf(msg); v != "" {
+		c.protocol = v
+	}
+	switch {
+	case resp.StatusCode == http.StatusAccepted:
+		return nil
+	case resp.StatusCode/100 != 2:
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("the server answered %s: %s", resp.Status, strings.TrimSpace(string(b)))
+	}
+	body := io.LimitReader(resp.Body, MaxMessage+1)
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return copyEvents(body, w)
+	}
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return err
+	}
+	if len(b) > MaxMessage {
+		return errors.New("an answer over 8 MB")
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return nil
+	}
+	_, err = w.Write(append(bytes.ReplaceAll(b, []byte("\n"), nil), '\n'))
+	return err
+}
+
+// copyEvents writes each server-sent event's data as a line.
+func copyEvents(r io.Reader, w io.Writer) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), MaxMessage)
+	var data bytes.Buffer
+	flush := func() error {
+		if data.Len() == 0 {
+			return nil
+		}
+		b := bytes.ReplaceAll(data.Bytes(), []byte("\n"), nil)
+		data.Reset()
+		_, err := w.Write(append(b, '\n'))
+		return err
+	}
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			if err := flush(); err != nil {
+				return err
+			}
+			continue
+		}
+		if d, ok := strings.CutPrefix(line, "data:"); ok {
+			data.WriteString(strings.TrimPrefix(d, " "))
+			data.WriteByte('\n')
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	return flush()
+}
+
+// close ends the server's session, as streamable HTTP asks.
+func (c *Client) close() {
+	if c.session == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if req, err := c.request(ctx, http.MethodDelete, nil); err == nil {
+		if resp, err := c.HTTP.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+}
+
+func idOf(line []byte) string {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(line, &m) != nil || len(m.ID) == 0 || string(m.ID) == "null" {
+		return ""
+	}
+	return string(m.ID)
+}
+
+func protocolOf(msg []byte) string {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method != "initialize" {
+		return ""
+	}
+	return m.Params.ProtocolVersion
+}
+
+// scrub keeps a URL's query (which may carry a token) out of an error.
+func scrub(s, url string) string {
+	if i := strings.IndexByte(url, '?'); i >= 0 {
+		s = strings.ReplaceAll(s, url[i:], "?…")
+	}
+	return s
+}

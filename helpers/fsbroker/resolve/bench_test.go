@@ -97,11 +97,11 @@ func BenchmarkOpenDepth8(b *testing.B) {
 		}},
 		{"syscall-ns/op", func() { unix.Getppid() }},
 	}
-	// Each way runs in rounds of 100, interleaved; a way's figure is the
+	// Each way runs in rounds of 10, interleaved; a way's figure is the
 	// median of its rounds, so a burst of load from elsewhere on the
 	// machine lands in a few rounds of every way rather than in one way.
 	rounds := make([][]float64, len(ways))
-	const round = 100
+	const round = 10
 	b.ResetTimer()
 	for done := 0; done < b.N; done += round {
 		for i, w := range ways {

@@ -14,7 +14,8 @@ import (
 )
 
 // The broker's confinement, as data. Landlock: read and write beneath the
-// store's folder alone; read and execute the dialog program alone; read
+// store's folder alone; read and execute the dialog program and
+// notify-send alone (each with its loader); read
 // (never write or execute) what a dialog program loads — the system's
 // files below — since the dialog inherits the broker's domain. Seccomp:
 // the broker deny list, exec allowed (for the dialog), AF_UNIX sockets
@@ -34,7 +35,8 @@ var brokerSeccomp = seccomp.Policy{Exec: true, Sockets: seccomp.SocketsUnix}
 // confine applies landlock to the whole process (re-executing it once
 // where the kernel cannot confine every thread at once: the fds in
 // inherit survive that, inheritable until it is done), then seccomp.
-func confine(dialog string, inherit []int, degraded bool, logf func(string)) error {
+func confine(programs []string, inherit []int, degraded bool, logf func(string)) error {
+	dialog := programs[0]
 	var fds []int
 	defer func() {
 		for _, fd := range fds {
@@ -64,8 +66,11 @@ func confine(dialog string, inherit []int, degraded bool, logf func(string)) err
 			rules = append(rules, landlock.Beneath(fd, landlock.Read|landlock.Write))
 		}
 	}
-	if dialog != "" {
-		for _, p := range []string{dialog, interpreter(dialog)} {
+	for _, prog := range programs {
+		if prog == "" {
+			continue
+		}
+		for _, p := range []string{prog, interpreter(prog)} {
 			if fd, ok := openPath(p); ok && p != "" {
 				rules = append(rules, landlock.Beneath(fd, landlock.Read|landlock.Exec))
 			}

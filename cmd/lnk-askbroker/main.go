@@ -67,7 +67,8 @@ func run(wait time.Duration, degraded, terminal, probe bool) error {
 	if terminal {
 		inherit = append(inherit, terminalFD)
 	}
-	if err := confine(dialog.Program(), inherit, degraded, logf); err != nil {
+	notifier := askbroker.FindNotifier(os.Environ())
+	if err := confine([]string{dialog.Program(), notifier.Program()}, inherit, degraded, logf); err != nil {
 		return err
 	}
 	if probe {
@@ -101,6 +102,7 @@ func run(wait time.Duration, degraded, terminal, probe bool) error {
 	if dialog != nil {
 		cfg.Dialog = dialog
 	}
+	cfg.Notifier = notifier
 	b, err := askbroker.New(cfg)
 	if err != nil {
 		return err

@@ -49,6 +49,7 @@ type Config struct {
 	Terminal *Terminal     // the proxy's controlling terminal
 	Dialog   Asker         // a desktop dialog, asked only when it is available
 	Chats    []Asker       // the owner's chats: the seam for the connections work
+	Notifier *Notifier     // tells the desktop a question waits, where no dialog shows
 	Wait     time.Duration // ask_wait; DefaultWait when zero
 	Limits   Limits
 	Log      func(line string) // one line per question and per refusal
@@ -165,6 +166,15 @@ func (b *Broker) ask(ctx context.Context, q *Question, now time.Time) (Decision,
 			answers <- Answer{Allow: allow, By: w.Way()}
 		}()
 	}
+	if inStore && b.cfg.Notifier != nil && !hasWay(ways, "dialog") {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := b.cfg.Notifier.Notify(wctx, a); err != nil && wctx.Err() == nil {
+				b.cfg.Log(fmt.Sprintf("ask id=%s notification failed: %v", a.ID, err))
+			}
+		}()
+	}
 	if inStore {
 		wg.Add(1)
 		go func() {
@@ -230,4 +240,13 @@ func (d decided) Error() string {
 		return "allowed once, answered by " + d.By
 	}
 	return "refused, answered by " + d.By
+}
+
+func hasWay(ways []Asker, name string) bool {
+	for _, w := range ways {
+		if w.Way() == name {
+			return true
+		}
+	}
+	return false
 }

@@ -33,8 +33,10 @@
 // It holds the store folder's fd, a terminal's fd, and the desktop
 // session's variables. It may create and link files in the store, write a
 // question to the terminal and read one line back, and start exactly the
-// dialog programs it finds in /usr/bin, /bin and /usr/local/bin (owned by
-// root, writable by no one else) — never one found on PATH. It trusts the
+// dialog programs and notify-send it finds in /usr/bin, /bin and
+// /usr/local/bin (owned by root, writable by no one else) — never one
+// found on PATH. Where no dialog shows, a notification ([Notifier]) says
+// a question waits in the store; it answers nothing. It trusts the
 // kernel's channel for who asks; it trusts no question's text: control,
 // bidi and zero-width characters are removed, each line is cut at 600
 // characters and a question cut short says so; zenity runs with

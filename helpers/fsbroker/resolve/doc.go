@@ -84,13 +84,15 @@
 // A hard link is a regular file: it is read and written like any other,
 // because nothing in the file says which of its names is the real one. So
 // a file beneath the root may also have a name outside it, and reading it
-// reads that file. The kernel's protected_hardlinks lets a process link
-// only a file it owns or can read and write, so a hostile process can only
-// bring in what it could already read; callers that must not carry data
-// across (a move, a restore, a backup) check [Info.Nlink] from
-// [Root.Stat]. A write
-// here replaces the name with a new file (rename), so it never writes
-// through a hard link into the other name's file.
+// reads that file. A process can hard-link only a file it can name, on the
+// same mount (a link across mounts is EXDEV, and a sandbox sees its
+// folders as bind mounts), and under protected_hardlinks only one it owns
+// or can read and write: a hostile process brings in nothing it could not
+// already read. Callers that must not carry data across (a move, a
+// restore, a backup) check the link count of what they opened (st_nlink
+// from fstat of [Root.Open]'s file), or [Info.Nlink] where a race does not
+// matter. A write here replaces the name with a new file (rename), so it
+// never writes through a hard link into the other name's file.
 //
 // # Versions
 //

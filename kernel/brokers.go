@@ -71,9 +71,20 @@ func newBrokers(k *Kernel) *brokers {
 }
 
 func (b *brokers) startAll() {
-	for _, s := range b.k.opts.Brokers {
+	specs := b.k.opts.Brokers
+	if specs == nil {
+		specs = b.k.defaultBrokers()
+	}
+	for _, s := range specs {
 		b.add(s)
 	}
+}
+
+// has reports whether a broker of that name is supervised.
+func (b *brokers) has(name string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.byName[name] != nil
 }
 
 // add starts supervising a broker.

@@ -23,7 +23,11 @@ func fsBrokerName(start uint64) string { return "fs/" + strconv.FormatUint(start
 
 // fsBrokerPath is lnk-fsbroker beside this program (or in BinDir), or ""
 // when it is not there.
-func (k *Kernel) fsBrokerPath() string {
+func (k *Kernel) fsBrokerPath() string { return k.brokerPath("lnk-fsbroker") }
+
+// brokerPath is the broker binary name beside this program (or in
+// BinDir), or "" when it is not there.
+func (k *Kernel) brokerPath(name string) string {
 	dir := k.opts.BinDir
 	if dir == "" {
 		self, err := os.Executable()
@@ -32,7 +36,7 @@ func (k *Kernel) fsBrokerPath() string {
 		}
 		dir = filepath.Dir(self)
 	}
-	p := filepath.Join(dir, "lnk-fsbroker")
+	p := filepath.Join(dir, name)
 	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
 		return ""
 	}

@@ -67,6 +67,11 @@ func (k *Kernel) handleStart(ctx context.Context, c *call, req *proto.StartReque
 		}
 		reply.Caps = append(reply.Caps, ci)
 	}
+	if err := k.makeAgentKey(ctx, start, req.Agent, req.AgentID); err != nil {
+		k.endStart(start)
+		k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Route: "agent key", Reason: err.Error()})
+		return nil, nil, err
+	}
 	if len(req.Folders) > 0 {
 		k.startFSBroker(start)
 	}
@@ -116,6 +121,7 @@ func (k *Kernel) grantFolder(agent string, start uint64, f proto.Folder) (proto.
 // endStart revokes a start's capabilities and lets go of its agent folder.
 func (k *Kernel) endStart(start uint64) int {
 	k.bro.remove(fsBrokerName(start))
+	k.dropAgentKey(start)
 	n := k.caps.Revoke(start)
 	k.mu.Lock()
 	if d := k.agentDirs[start]; d != nil {

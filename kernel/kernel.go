@@ -28,8 +28,8 @@ type Options struct {
 	Ready func(socket string)
 	// Logf gets the kernel's own messages (default: stderr).
 	Logf func(format string, a ...any)
-	// Brokers are the brokers to start and keep up (default: those of
-	// DefaultBrokers whose binary is in BinDir).
+	// Brokers are the kernel-wide brokers to start and keep up (nil: the
+	// key broker, when lnk-keybroker is in BinDir).
 	Brokers []BrokerSpec
 }
 
@@ -56,6 +56,8 @@ type Kernel struct {
 	// agentDirs hold each running start's agent folder
 	// (~/Link/Agents/<agent>), a root of its own while the start runs.
 	agentDirs map[uint64]*os.File
+	// agentIDs are the agent IDs whose key the key broker made, by start.
+	agentIDs map[uint64]string
 }
 
 // Run runs a kernel until ctx ends, SIGTERM or SIGINT arrives, or a stop
@@ -91,7 +93,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	k := &Kernel{opts: opts, roots: roots, log: log, caps: NewCapTable(), ln: ln,
 		started: time.Now(), drainExpired: make(chan struct{}), stopCh: make(chan struct{}),
-		conns: map[*conn]struct{}{}, agentDirs: map[uint64]*os.File{}}
+		conns: map[*conn]struct{}{}, agentDirs: map[uint64]*os.File{}, agentIDs: map[uint64]string{}}
 	k.routes = k.table()
 	k.bro = newBrokers(k)
 	k.record(audit.Entry{Kind: audit.KindKernel, Reason: fmt.Sprintf("kernel started, pid %d", os.Getpid())})
@@ -137,6 +139,15 @@ func (k *Kernel) shutdown(why string) {
 	timer := time.AfterFunc(k.opts.Drain, func() { close(k.drainExpired) })
 	k.connWG.Wait()
 	timer.Stop()
+	k.mu.Lock()
+	var started []uint64
+	for s := range k.agentIDs {
+		started = append(started, s)
+	}
+	k.mu.Unlock()
+	for _, s := range started {
+		k.dropAgentKey(s)
+	}
 	k.bro.stopAll()
 	k.caps.RevokeAll()
 	k.mu.Lock()

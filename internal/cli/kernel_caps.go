@@ -40,7 +40,7 @@ func init() {
 					return err
 				}
 				defer cl.Close()
-				st, err := cl.Start(c.Context(), args[0], folders)
+				st, err := cl.Start(c.Context(), &proto.StartRequest{Agent: args[0], AgentID: comp.AgentID, Folders: folders})
 				if err != nil {
 					return kernelErr(err)
 				}

@@ -196,9 +196,9 @@ func (c *Client) Stop(ctx context.Context) error {
 }
 
 // Start turns an agent's granted folders into capabilities of a new start.
-func (c *Client) Start(ctx context.Context, agent string, folders []proto.Folder) (*proto.StartReply, error) {
+func (c *Client) Start(ctx context.Context, req *proto.StartRequest) (*proto.StartReply, error) {
 	var r proto.StartReply
-	_, err := c.Call(ctx, proto.Start, &proto.StartRequest{Agent: agent, Folders: folders}, &r)
+	_, err := c.Call(ctx, proto.Start, req, &r)
 	return &r, err
 }
 

@@ -97,7 +97,10 @@ type BrokerInfo struct {
 // to a new start.
 // The folders are caps.Compiled's, which the caller compiled and checked.
 type StartRequest struct {
-	Agent   string   `json:"agent"`
+	Agent string `json:"agent"`
+	// AgentID is the agent's 128-bit ID in hex (caps.Compiled.AgentID);
+	// with it the key broker makes the agent's key for this start.
+	AgentID string   `json:"agent_id,omitempty"`
 	Folders []Folder `json:"folders"`
 }
 

@@ -1,0 +1,92 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"regexp"
+
+	"lnk.dev/lnk/helpers/keybroker"
+	"lnk.dev/lnk/internal/audit"
+	"lnk.dev/lnk/internal/wire"
+	"lnk.dev/lnk/kernel/proto"
+)
+
+// keyBrokerName names the kernel-wide key broker.
+const keyBrokerName = "key"
+
+var agentID = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// keyClient is the key broker's client and the channel it closes.
+type keyClient struct {
+	*keybroker.Client
+	w *wire.Client
+}
+
+func (c keyClient) Close() error { return c.w.Close() }
+
+// defaultBrokers are the kernel-wide brokers whose binaries are beside
+// this program: lnk-keybroker (keybroker's "Starting it": fd 4 the keys
+// folder, fd 5 secrets.toml when there is one).
+func (k *Kernel) defaultBrokers() []BrokerSpec {
+	var out []BrokerSpec
+	if bin := k.brokerPath("lnk-keybroker"); bin != "" {
+		out = append(out, BrokerSpec{
+			Name:  keyBrokerName,
+			Path:  bin,
+			Files: func(k *Kernel) ([]*os.File, error) { return keybroker.StartFiles(k.opts.Home) },
+			Connect: func(ctx context.Context, ch *os.File) (io.Closer, error) {
+				w, err := wire.NewClient(ch)
+				if err != nil {
+					return nil, err
+				}
+				return keyClient{keybroker.NewClient(w), w}, nil
+			},
+		})
+	}
+	return out
+}
+
+// makeAgentKey has the key broker make the agent's key for this start,
+// when there is a key broker and an agent ID.
+func (k *Kernel) makeAgentKey(ctx context.Context, start uint64, agent, id string) error {
+	if id == "" || !k.bro.has(keyBrokerName) {
+		return nil
+	}
+	if !agentID.MatchString(id) {
+		return wire.Errorf(proto.CodeRefused, "agent ID %q is not 32 lowercase hex digits", id)
+	}
+	cl, err := k.bro.client(ctx, keyBrokerName)
+	if err != nil {
+		return err
+	}
+	if _, err := cl.(keyClient).MakeAgentKey(ctx, id); err != nil {
+		return brokerErr("key", err)
+	}
+	k.mu.Lock()
+	k.agentIDs[start] = id
+	k.mu.Unlock()
+	k.record(audit.Entry{Kind: audit.KindGrant, Agent: agent, Start: start, Route: "agent key"})
+	return nil
+}
+
+// dropAgentKey forgets a start's agent key (at its end).
+func (k *Kernel) dropAgentKey(start uint64) {
+	k.mu.Lock()
+	id, ok := k.agentIDs[start]
+	delete(k.agentIDs, start)
+	k.mu.Unlock()
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), brokerWait)
+	defer cancel()
+	cl, err := k.bro.client(ctx, keyBrokerName)
+	if err == nil {
+		err = cl.(keyClient).DropAgentKey(ctx, id)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		k.record(audit.Entry{Kind: audit.KindKernel, Start: start, Route: "agent key", Reason: "could not drop the agent key: " + err.Error()})
+	}
+}

@@ -1,8 +1,10 @@
 package netbroker
 
 import (
+	"bufio"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -91,8 +93,8 @@ func TestRoutes(t *testing.T) {
 			fmt.Fprintf(w, "%s %s %s", r.Method, r.URL.Path, b)
 		})
 	})
-	resp, body, _, _ := tp.ask(t, "POST /_link/s/abc/mcp/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello")
-	if resp.StatusCode != 200 || body != "POST /_link/s/abc/mcp/notes hello" {
+	resp, body, _, _ := tp.ask(t, "POST /_link/s/abc/sealed/X/v1 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello")
+	if resp.StatusCode != 200 || body != "POST /_link/s/abc/sealed/X/v1 hello" {
 		t.Fatalf("route: %s %q", resp.Status, body)
 	}
 	ev := tp.log.waitFor(t, func(e Event) bool { return e.Kind == "route" })
@@ -156,5 +158,49 @@ func TestStartRefusesALinkedFolder(t *testing.T) {
 	}
 	if _, err := Start(&caps.Compiled{NetworkMode: "host"}, Options{Home: home}); err == nil {
 		t.Fatal("Start made a proxy for [network] mode = host")
+	}
+}
+
+// A tool call goes to the tool bridge byte for byte, body and all; one
+// declared over 8 MB is refused before it.
+func TestToolRoute(t *testing.T) {
+	bridge := filepath.Join(t.TempDir(), "bridge.sock")
+	ln, err := net.Listen("unix", bridge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				if err != nil {
+					return
+				}
+				b, _ := io.ReadAll(req.Body)
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n%s %s", req.URL.Path, b)
+			}()
+		}
+	}()
+	tp := startProxy(t, caps.Compiled{}, func(c *Config) {
+		c.ToolBridge = func() (net.Conn, error) { return net.Dial("unix", bridge) }
+	})
+	resp, body, c, _ := tp.ask(t, "POST /_link/s/sek/mcp/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 7\r\n\r\n{\"a\":1}")
+	if resp.StatusCode != 200 || body != `/_link/s/sek/mcp/notes {"a":1}` {
+		t.Fatalf("tool route: %s %q", resp.Status, body)
+	}
+	c.Close() // the client is done: the relay ends and is logged
+	resp, _, _, _ = tp.ask(t, fmt.Sprintf("POST /_link/s/sek/mcp/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n", MaxRouteBody+1))
+	if resp.StatusCode != 413 {
+		t.Fatalf("oversized tool call: %s", resp.Status)
+	}
+	ev := tp.log.waitFor(t, func(e Event) bool { return e.Kind == "route" && e.Decision == "allow" })
+	if strings.Contains(fmt.Sprintf("%+v", ev), "sek") {
+		t.Fatalf("the log holds the route's secret: %+v", ev)
 	}
 }

@@ -38,6 +38,11 @@ type Config struct {
 	DialTimeout time.Duration
 	// Now is the clock for per_minute (time.Now if nil).
 	Now func() time.Time
+	// ToolBridge dials the sandbox's tool bridge (services/toolbridge):
+	// requests under /_link/s/<secret>/mcp/ are relayed to it byte for
+	// byte, one per connection, and it checks the secret. Refused with
+	// 404 if nil.
+	ToolBridge func() (net.Conn, error)
 	// LocalModelPorts are the [localhost] ports a local model serves on:
 	// reached by plain http requests for inference only (its admin API
 	// gets a 403), never by CONNECT.
@@ -214,6 +219,7 @@ func (p *Proxy) serveConn(c net.Conn) {
 	}
 	c.SetReadDeadline(time.Time{})
 	rec.left = -1 // the body is bounded by its own handler, not the header cap
+	raw := rec.stopRecording()
 	t, err := ParseTarget(req.Method, req.RequestURI)
 	if err != nil {
 		p.refuse(c, Event{Kind: "http"}, err)
@@ -225,9 +231,13 @@ func (p *Proxy) serveConn(c net.Conn) {
 	case Tunnel:
 		p.tunnel(ctx, c, br, t)
 	case Forward:
-		p.forward(ctx, c, req, rec.buf, t)
+		p.forward(ctx, c, req, raw, t)
 	case Route:
-		p.route(c, rec.stopRecording())
+		if isToolRoute(t.Path) {
+			p.toolRoute(c, req, raw)
+			return
+		}
+		p.route(c, raw)
 	}
 }
 

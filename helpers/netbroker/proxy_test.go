@@ -105,7 +105,8 @@ func TestRefusals(t *testing.T) {
 		{"origin form", "GET / HTTP/1.1\r\nHost: api.example.test\r\n\r\n", 400, KindMalformed, "this is a proxy"},
 		{"garbage", "HELLO\r\n\r\n", 400, KindMalformed, "malformed request"},
 		{"nul in host", "CONNECT api.example.test\x00.evil:443 HTTP/1.1\r\n\r\n", 400, KindMalformed, ""},
-		{"no route", "GET /_link/s/x/mcp/y HTTP/1.1\r\nHost: p\r\n\r\n", 404, KindRoute, "no route"},
+		{"no route", "GET /_link/s/x/sealed/y HTTP/1.1\r\nHost: p\r\n\r\n", 404, KindRoute, "no route"},
+		{"no tool bridge", "POST /_link/s/x/mcp/y HTTP/1.1\r\nHost: p\r\n\r\n", 404, KindRoute, "no tool bridge"},
 		{"huge header", "GET http://api.example.test/ HTTP/1.1\r\nX: " + strings.Repeat("a", 40<<10) + "\r\n\r\n", 431, KindTooLarge, "over"},
 	}
 	for _, c := range cases {

@@ -1,8 +1,10 @@
 package netbroker
 
 import (
+	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -25,4 +27,47 @@ func (p *Proxy) route(c net.Conn, raw []byte) {
 	}
 	srv.SetKeepAlivesEnabled(false)
 	srv.Serve(&oneConnListener{c: pc})
+}
+
+// isToolRoute reports /_link/s/<secret>/mcp/<name>.
+func isToolRoute(path string) bool {
+	rest, ok := strings.CutPrefix(path, RoutePrefix+"s/")
+	if !ok {
+		return false
+	}
+	_, rest, ok = strings.Cut(rest, "/")
+	return ok && strings.HasPrefix(rest, "mcp/")
+}
+
+// toolRoute relays one request to the tool bridge, which checks the
+// route's secret: the bytes read so far, then both ways until the end.
+// A body declared over 8 MB is refused here (413); the bridge bounds a
+// chunked one itself.
+func (p *Proxy) toolRoute(c net.Conn, req *http.Request, raw []byte) {
+	ev := Event{Kind: "route", Host: "tool-bridge"}
+	if p.cfg.ToolBridge == nil {
+		p.refuse(c, ev, &Refusal{Status: 404, Kind: KindRoute, Reason: "this sandbox has no tool bridge"})
+		return
+	}
+	if req.ContentLength > MaxRouteBody {
+		p.refuse(c, ev, &Refusal{Status: 413, Kind: KindTooLarge, Reason: fmt.Sprintf("a tool call's body is at most %d bytes", MaxRouteBody)})
+		return
+	}
+	up, err := p.cfg.ToolBridge()
+	if err != nil {
+		p.refuse(c, ev, &Refusal{Status: 502, Kind: KindUpstream, Reason: "the tool bridge did not answer"})
+		return
+	}
+	if !p.track(nil, up) {
+		up.Close()
+		return
+	}
+	defer p.untrack(nil, up)
+	defer up.Close()
+	if _, err := up.Write(raw); err != nil {
+		return
+	}
+	upN, downN := splice(c, up)
+	ev.Decision, ev.Up, ev.Down = "allow", int64(len(raw))+upN, downN
+	p.log(ev)
 }

@@ -127,7 +127,7 @@ func TestDialogUnderConfinement(t *testing.T) {
 		got <- rep
 	}()
 	xdo := func(args ...string) (string, error) {
-		c, cancel := context.WithTimeout(ctx, 30*time.Second)
+		c, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
 		cmd := exec.CommandContext(c, "/usr/bin/xdotool", args...)
 		cmd.Env = []string{display}

@@ -39,7 +39,7 @@ func startBroker(t *testing.T, tty *os.File, env ...string) *wire.Client {
 	}
 	ours, theirs := os.NewFile(uintptr(fds[0]), "kernel"), os.NewFile(uintptr(fds[1]), "broker")
 	defer theirs.Close()
-	args := []string{"--ask-wait", "1m"}
+	args := []string{"--ask-wait", "5m"}
 	if tty != nil {
 		args = append(args, "--terminal")
 	}

@@ -69,7 +69,7 @@ func startXvfb(t *testing.T) []string {
 // xdotool runs xdotool on env's display, bounded by a deadline.
 func xdotool(t *testing.T, env []string, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/usr/bin/xdotool", args...)
 	cmd.Env = env
@@ -93,7 +93,7 @@ func dialogBroker(t *testing.T, env []string, store *Store) *Broker {
 	if d == nil || d.kind != "zenity" {
 		t.Fatalf("FindDialog(%q) = %+v, want zenity", env, d)
 	}
-	b, err := New(Config{Store: store, Dialog: d, Wait: time.Minute})
+	b, err := New(Config{Store: store, Dialog: d, Wait: 5 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,10 +86,16 @@ func (t *Terminal) write(s string) error {
 // final decision as its cause — it says on the terminal how the question
 // ended, before the next question may show.
 func (t *Terminal) Ask(ctx context.Context, a *Asked) (bool, error) {
+	// A free terminal is taken even when ctx has just ended, so a question
+	// that reached the terminal always shows there, and how it ended too.
 	select {
 	case t.turn <- struct{}{}:
-	case <-ctx.Done():
-		return false, context.Cause(ctx)
+	default:
+		select {
+		case t.turn <- struct{}{}:
+		case <-ctx.Done():
+			return false, context.Cause(ctx)
+		}
 	}
 	tell := func() {
 		<-ctx.Done()

@@ -37,6 +37,7 @@ type attacker struct {
 	stop  chan struct{}
 	done  chan struct{}
 	swaps atomic.Int64
+	spun  atomic.Int64 // where its pauses add up, so they are not optimized away
 }
 
 func startAttacker(t *testing.T, root string) *attacker {
@@ -44,6 +45,8 @@ func startAttacker(t *testing.T, root string) *attacker {
 	d, ln := filepath.Join(root, "d"), filepath.Join(root, "ln")
 	go func() {
 		defer close(a.done)
+		var spin int64
+		defer func() { a.spun.Store(spin) }()
 		for {
 			select {
 			case <-a.stop:
@@ -54,7 +57,13 @@ func startAttacker(t *testing.T, root string) *attacker {
 				t.Errorf("attacker: %v", err)
 				return
 			}
-			a.swaps.Add(1)
+			n := a.swaps.Add(1)
+			// A short pause of varying length, so the attacker never
+			// settles into lockstep with a victim and always shows it the
+			// same side.
+			for i := range (n * 2654435761) % 64 {
+				spin += i
+			}
 		}
 	}()
 	t.Cleanup(a.halt)

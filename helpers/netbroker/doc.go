@@ -13,10 +13,12 @@
 // The sandbox builder calls [Start] with the agent's [caps.Compiled]
 // grants and the owner's HOME. Start makes ~/.lnk/agents/.net/<agent
 // id>/ (0700, no link followed anywhere under ~/.lnk; a one-run folder
-// for a run with no agent), binds proxy.sock (0600) there, and serves it
-// until [Running.Close]. A caller that already holds a listener (an fd
-// handed over SCM_RIGHTS) uses [RulesFrom], [New] and [Proxy.Serve].
-// cmd/lnk-netbroker wraps Start for a process of its own.
+// for a run with no agent), binds proxy-<random>.sock (0600) there, one
+// per sandbox, and serves it until [Running.Close]. A caller that already
+// holds a listener (an fd handed over SCM_RIGHTS) uses [RulesFrom], [New]
+// and [Proxy.Serve]. cmd/lnk-netbroker wraps Start for a process of its
+// own (kernel/sandbox starts it: the grants as JSON on stdin, the
+// socket's path on stdout, SIGTERM to stop).
 //
 // # Sealed secrets
 //

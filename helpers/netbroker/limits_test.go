@@ -110,8 +110,8 @@ func TestStartMakesItsFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := filepath.Join(home, ".lnk", "agents", ".net", id, SocketName)
-	if r.Socket != want {
+	want := r.Socket
+	if filepath.Dir(want) != filepath.Join(home, ".lnk", "agents", ".net", id) || !strings.HasPrefix(filepath.Base(want), "proxy-") {
 		t.Fatalf("socket %s, want %s", r.Socket, want)
 	}
 	for _, p := range []string{filepath.Join(home, ".lnk"), filepath.Join(home, ".lnk", "agents"), filepath.Dir(want)} {
@@ -122,10 +122,20 @@ func TestStartMakesItsFolder(t *testing.T) {
 	if st, err := os.Lstat(want); err != nil || st.Mode().Perm() != 0o600 || st.Mode().Type() != os.ModeSocket {
 		t.Fatalf("%s: %v %v", want, err, st.Mode())
 	}
+	// A second sandbox of the same agent has a socket of its own, which
+	// outlives the first's Close.
+	r2, err := Start(&caps.Compiled{AgentID: id}, Options{Home: home, Config: Config{Log: func(Event) {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	r.Close()
 	if _, err := os.Lstat(want); !os.IsNotExist(err) {
 		t.Fatalf("socket left after Close: %v", err)
 	}
+	if _, err := os.Lstat(r2.Socket); err != nil || r2.Socket == want {
+		t.Fatalf("the second sandbox's socket: %v", err)
+	}
+	r2.Close()
 
 	// A run with no agent gets a one-run folder, removed by Close.
 	r, err = Start(&caps.Compiled{}, Options{Home: home, Config: Config{Log: func(Event) {}}})

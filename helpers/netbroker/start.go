@@ -15,8 +15,13 @@ import (
 	"lnk.dev/lnk/caps"
 )
 
-// SocketName is the proxy's socket inside its folder.
-const SocketName = "proxy.sock"
+// A proxy's socket is proxy-<random>.sock in its folder: one per
+// sandbox, so two sandboxes of one agent never take each other's.
+func socketName() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return "proxy-" + hex.EncodeToString(b[:]) + ".sock"
+}
 
 // Options are what [Start] needs besides the grants.
 type Options struct {
@@ -40,6 +45,7 @@ type Running struct {
 	// Dir is the folder holding it.
 	Dir      string
 	parentFD int
+	name     string
 	oneRun   bool
 	dirFD    int
 	served   chan error
@@ -87,18 +93,18 @@ func Start(c *caps.Compiled, o Options) (*Running, error) {
 	}
 	r := &Running{Proxy: p, Dir: filepath.Join(o.Home, ".lnk", "agents", ".net", name), parentFD: parent,
 		oneRun: oneRun, dirFD: fd, served: make(chan error, 1)}
-	r.Socket = filepath.Join(r.Dir, SocketName)
-	unix.Unlinkat(fd, SocketName, 0)
+	r.name = socketName()
+	r.Socket = filepath.Join(r.Dir, r.name)
 	// Bind through the held folder, so a link swapped in on the path
 	// can't move the socket elsewhere.
-	ln, err := net.Listen("unix", "/proc/self/fd/"+strconv.Itoa(fd)+"/"+SocketName)
+	ln, err := net.Listen("unix", "/proc/self/fd/"+strconv.Itoa(fd)+"/"+r.name)
 	if err != nil {
 		unix.Close(fd)
 		unix.Close(parent)
 		return nil, fmt.Errorf("netbroker: binding %s: %w", r.Socket, err)
 	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(false)
-	if err := unix.Fchmodat(fd, SocketName, 0o600, 0); err != nil {
+	if err := unix.Fchmodat(fd, r.name, 0o600, 0); err != nil {
 		ln.Close()
 		unix.Close(fd)
 		unix.Close(parent)
@@ -113,7 +119,7 @@ func Start(c *caps.Compiled, o Options) (*Running, error) {
 func (r *Running) Close() error {
 	r.Proxy.Close()
 	<-r.served
-	unix.Unlinkat(r.dirFD, SocketName, 0)
+	unix.Unlinkat(r.dirFD, r.name, 0)
 	unix.Close(r.dirFD)
 	if r.oneRun {
 		unix.Unlinkat(r.parentFD, filepath.Base(r.Dir), unix.AT_REMOVEDIR)

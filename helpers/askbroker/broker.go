@@ -85,6 +85,16 @@ func New(cfg Config) (*Broker, error) {
 	return b, nil
 }
 
+// CountRefusal counts a call refused elsewhere (by a tool's rules, by the
+// bridge) toward sandbox's pause, as refused answers count, and logs a
+// pause it starts.
+func (b *Broker) CountRefusal(sandbox string) {
+	now := time.Now()
+	if until := b.limits.refused(sandbox, now); !until.IsZero() {
+		b.cfg.Log(fmt.Sprintf("ask pause sandbox=%q: %d refusals; its questions are refused at once until %s", sandbox, b.limits.l.PauseAfter, until.UTC().Format(time.RFC3339)))
+	}
+}
+
 // Close lets go of the store's lock.
 func (b *Broker) Close() { b.release() }
 

@@ -137,3 +137,63 @@ func TestLimitsAndPause(t *testing.T) {
 		t.Fatalf("after the pause: %v", err)
 	}
 }
+
+// Refused calls pause a sandbox: its next question is refused at once,
+// the log says so once, and other sandboxes still ask.
+func TestRefusalsPauseASandbox(t *testing.T) {
+	s, _ := testStore(t)
+	release, err := s.Answering()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	var mu sync.Mutex
+	var logged []string
+	b, err := New(Config{Store: s, Wait: time.Minute, Limits: Limits{PauseAfter: 3},
+		Log: func(l string) { mu.Lock(); logged = append(logged, l); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	b.CountRefusal("work")
+	b.CountRefusal("work")
+	q := sampleQuestion()
+	c := askAsync(b, q)
+	var id string
+	for deadline := time.Now().Add(30 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if ws, _ := s.List(); len(ws) == 1 {
+			id = ws[0].ID
+		}
+	}
+	if err := s.Answer(id, Answer{Allow: false, By: "store"}); err != nil {
+		t.Fatal(err)
+	}
+	waitResult(t, c)
+	d, err := b.Ask(context.Background(), sampleQuestion())
+	if !errors.Is(err, ErrPaused) || d.Allow {
+		t.Fatalf("after three refusals: %+v, %v; want ErrPaused", d, err)
+	}
+	other := sampleQuestion()
+	other.Sandbox = "other"
+	c = askAsync(b, other)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if ws, _ := s.List(); len(ws) == 1 {
+			s.Answer(ws[0].ID, Answer{Allow: true, By: "store"})
+			break
+		}
+	}
+	if r := waitResult(t, c); !r.d.Allow {
+		t.Fatalf("another sandbox was paused too: %+v", r.d)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	pauses := 0
+	for _, l := range logged {
+		if strings.Contains(l, "ask pause") && strings.Contains(l, `"work"`) {
+			pauses++
+		}
+	}
+	if pauses != 1 {
+		t.Errorf("the pause is logged %d times, want once: %q", pauses, logged)
+	}
+}

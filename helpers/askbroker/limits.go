@@ -123,6 +123,25 @@ func (lm *limiter) done(sandbox string, refused bool, now time.Time) (pausedUnti
 	if !refused {
 		return time.Time{}
 	}
+	return lm.refusedLocked(c, now)
+}
+
+// refused counts one refusal toward sandbox's pause.
+func (lm *limiter) refused(sandbox string, now time.Time) (pausedUntil time.Time) {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	c := lm.by[sandbox]
+	if c == nil {
+		c = &sandboxCounts{}
+		lm.by[sandbox] = c
+	}
+	return lm.refusedLocked(c, now)
+}
+
+func (lm *limiter) refusedLocked(c *sandboxCounts, now time.Time) (pausedUntil time.Time) {
+	if now.Before(c.pausedUntil) {
+		return time.Time{} // already paused: a pause is not lengthened
+	}
 	c.refused = append(trim(c.refused, now.Add(-lm.l.PauseWindow)), now)
 	if len(c.refused) >= lm.l.PauseAfter {
 		c.refused = nil

@@ -169,3 +169,26 @@ func TestStoreAnswerWithdrawsTerminal(t *testing.T) {
 		t.Errorf("an answered question still waits: %+v", ws)
 	}
 }
+
+// A question's text cannot drive the owner's terminal: escape sequences
+// that would clear the screen, move the cursor over the question or
+// retitle the window arrive as plain text, and bidi and zero-width
+// characters not at all.
+func TestHostileTextOnARealTerminal(t *testing.T) {
+	b, _, p := terminalBroker(t, time.Minute)
+	q := sampleQuestion()
+	q.Call = "tools/call ok\x1b[2J\x1b[H\x1b]0;pwned\x07\rEVIL\u202eLIVE\u200bX\u009b31m"
+	c := askAsync(b, q)
+	code := p.waitFor(codePrompt)[1]
+	text := p.waitFor(regexp.MustCompile(`(?s)\[lnk question [a-z2-7]{16}\].*Type`))[0]
+	if !strings.Contains(text, "tools/call ok[2J[H]0;pwned") || !strings.Contains(text, "EVILLIVEX31m") {
+		t.Errorf("the call is not shown as plain text:\n%s", text)
+	}
+	if title := strings.TrimSpace(p.run("display-message", "-p", "-t", "ask", "#{pane_title}")); title == "pwned" {
+		t.Error("the question's text retitled the terminal")
+	}
+	p.typeLine(code)
+	if r := waitResult(t, c); !r.d.Allow {
+		t.Fatalf("%+v", r.d)
+	}
+}

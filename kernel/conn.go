@@ -26,6 +26,9 @@ type conn struct {
 	f    *os.File
 	fd   int
 	peer audit.Peer
+	// pidfd pins the peer process (SO_PEERPIDFD), nil where the OS
+	// lacks it; closed with the connection.
+	pidfd *os.File
 
 	wmu      sync.Mutex // serialises answers
 	inflight sync.WaitGroup
@@ -45,6 +48,9 @@ func (c *conn) serve(ctx context.Context) {
 	defer func() {
 		c.waitInFlight()
 		c.f.Close()
+		if c.pidfd != nil {
+			c.pidfd.Close()
+		}
 	}()
 	buf := make([]byte, wire.MaxRecord+1)
 	oob := make([]byte, unix.CmsgSpace(4*wire.MaxFDs))

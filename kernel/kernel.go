@@ -195,7 +195,14 @@ func (k *Kernel) accept(ctx context.Context) {
 			f.Close()
 			continue
 		}
-		c := &conn{k: k, f: f, fd: fd, peer: peer, sem: make(chan struct{}, maxInFlight)}
+		// SO_PEERPIDFD (Linux 6.5+): a pidfd held for the connection's
+		// life pins the peer's identity, so its pid is never another's.
+		var pidfd *os.File
+		if pfd, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PEERPIDFD); err == nil && pfd >= 0 {
+			unix.CloseOnExec(pfd)
+			pidfd = os.NewFile(uintptr(pfd), "peer-pidfd")
+		}
+		c := &conn{k: k, f: f, fd: fd, peer: peer, pidfd: pidfd, sem: make(chan struct{}, maxInFlight)}
 		k.mu.Lock()
 		if k.draining.Load() {
 			k.mu.Unlock()

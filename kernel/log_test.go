@@ -120,3 +120,18 @@ func TestKernelInstallWritesTheUnit(t *testing.T) {
 		t.Fatal("install wrote through a link")
 	}
 }
+
+// A log folder that is a link is refused, and nothing is read through it.
+func TestSandboxLogRefusesALinkedLogFolder(t *testing.T) {
+	home := testenv.Home(t)
+	os.Mkdir(filepath.Join(home, ".lnk"), 0o700)
+	elsewhere := t.TempDir()
+	os.WriteFile(filepath.Join(elsewhere, "audit.log"), []byte(`{"kind":"forged"}`+"\n"), 0o600)
+	if err := os.Symlink(elsewhere, filepath.Join(home, ".lnk", "log")); err != nil {
+		t.Fatal(err)
+	}
+	out, code := lnk(t, home, "sandbox", "log")
+	if code != 3 || strings.Contains(out, "forged") {
+		t.Fatalf("sandbox log through a link: exit %d: %s", code, out)
+	}
+}

@@ -16,6 +16,7 @@ require (
 
 require (
 	filippo.io/hpke v0.4.0 // indirect
+	github.com/aymanbagabas/go-udiff v0.4.2 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect

@@ -14,6 +14,7 @@ import (
 	"lnk.dev/lnk/helpers/fsbroker"
 	"lnk.dev/lnk/helpers/fsbroker/confine"
 	"lnk.dev/lnk/internal/brokerproc/child"
+	"lnk.dev/lnk/internal/landlock"
 	"lnk.dev/lnk/internal/wire"
 )
 
@@ -32,7 +33,17 @@ func run() int {
 	for i, fd := range st.FDs {
 		folders[i] = confine.Folder{FD: fd, Write: st.Roots[i].Write}
 	}
+	degraded := len(os.Args) == 2 && os.Args[1] == "--degraded"
+	if len(os.Args) > 1 && !degraded {
+		refuse(st.ID, "invalid", "usage: lnk-fsbroker [--degraded]")
+		logger.Printf("usage: lnk-fsbroker [--degraded] (started by Link's kernel)")
+		return 2
+	}
 	abi, err := confine.Landlock(folders)
+	if err != nil && degraded && errors.Is(err, landlock.ErrUnsupported) {
+		logger.Printf("DEGRADED: this kernel has no landlock; serving confined by seccomp alone, as the owner asked (--degraded)")
+		err = nil
+	}
 	if err == nil {
 		err = confine.Seccomp()
 	}

@@ -236,3 +236,26 @@ func TestKillMidRequestFailsEveryCaller(t *testing.T) {
 		t.Fatalf("a call after the broker died: %v, want wire.ErrClosed", err)
 	}
 }
+
+func TestUnknownArgumentsRefused(t *testing.T) {
+	tr := newTree(t)
+	p, err := brokerproc.Start(brokerproc.Options{Path: testenv.Bin(t, "lnk-fsbroker"), Args: []string{"--follow-links"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.Kill()
+		p.Chan.Close()
+	})
+	fd := int(p.Chan.Fd())
+	home, err := OpenDir(tr.home)
+	must(t, err)
+	defer home.Close()
+	must(t, wire.WriteRecord(fd, record(t, fsbroker.SpecHello, 1, &fsbroker.Hello{Roots: []fsbroker.HelloRoot{{Name: "home"}}}), []*os.File{home}))
+	rec, files, err := wire.ReadRecord(fd)
+	wire.CloseFiles(files)
+	if err != nil || rec.Kind != wire.KindError || !strings.Contains(string(rec.Body), "usage") {
+		t.Fatalf("got kind %d %s, %v: want a usage refusal", rec.Kind, rec.Body, err)
+	}
+	wantExit(t, p, fd, 2)
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -162,4 +163,58 @@ func TestRootsThatAreLinksOrLooseAreRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Several CLI calls at once on a machine with no kernel start exactly
+// one: the lock decides, the others connect to the winner.
+func TestConcurrentStartsMakeOneKernel(t *testing.T) {
+	home := testenv.Home(t)
+	const n = 4
+	type result struct {
+		out  string
+		code int
+	}
+	results := make(chan result, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			out, code := lnk(t, home, "kernel", "start")
+			results <- result{out, code}
+		}()
+	}
+	pids := map[string]bool{}
+	for i := 0; i < n; i++ {
+		r := <-results
+		if r.code != 0 {
+			t.Errorf("kernel start: exit %d: %s", r.code, r.out)
+			continue
+		}
+		pids[strings.TrimSpace(r.out)] = true
+	}
+	s := status(t, home)
+	killKernel(t, s.PID)
+	if len(pids) != 1 || !pids["kernel running, pid "+strconv.Itoa(s.PID)] {
+		t.Fatalf("concurrent starts saw kernels %v; status says pid %d", pids, s.PID)
+	}
+}
+
+// A kernel that cannot start says why, through the CLI that started it;
+// a ~/.lnk that is a link is refused before anything is started.
+func TestAKernelThatCannotStartSaysWhy(t *testing.T) {
+	t.Run("~/.lnk is a link", func(t *testing.T) {
+		home := testenv.Home(t)
+		os.Symlink(t.TempDir(), filepath.Join(home, ".lnk"))
+		out, code := lnk(t, home, "kernel", "start")
+		if code != 3 || !strings.Contains(out, "refused as a root") {
+			t.Fatalf("kernel start: exit %d: %s", code, out)
+		}
+	})
+	t.Run("~/Link is group-writable", func(t *testing.T) {
+		home := testenv.Home(t)
+		os.Mkdir(filepath.Join(home, "Link"), 0o775)
+		os.Chmod(filepath.Join(home, "Link"), 0o775)
+		out, code := lnk(t, home, "kernel", "start")
+		if code != 1 || !strings.Contains(out, "did not start") || !strings.Contains(out, "looser") {
+			t.Fatalf("kernel start: exit %d: %s", code, out)
+		}
+	})
 }

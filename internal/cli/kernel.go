@@ -36,9 +36,18 @@ func kernelClient(ctx context.Context) (*client.Client, error) {
 	}
 	c, err := client.Dial(ctx, home, "")
 	if err != nil {
-		return nil, Fail(ExitFailure, err, "lnk kernel run shows why in the foreground")
+		return nil, connectErr(err)
 	}
 	return c, nil
+}
+
+// connectErr says why the kernel could not be reached: a refused root
+// (a link, another's folder, a loose mode) is a rule's refusal.
+func connectErr(err error) error {
+	if errors.Is(err, kernel.ErrBadRoot) {
+		return Refused(err, "look at ~/.lnk yourself: Link never deletes or follows what it did not make")
+	}
+	return Fail(ExitFailure, err, "lnk kernel run shows why in the foreground")
 }
 
 // kernelErr maps a kernel's answer to lnk's exit codes.
@@ -117,7 +126,7 @@ func init() {
 					return nil
 				}
 				if err != nil {
-					return err
+					return connectErr(err)
 				}
 				err = cl.Stop(c.Context())
 				cl.Close()
@@ -160,7 +169,7 @@ func init() {
 					return Fail(ExitFailure, err, "lnk kernel start")
 				}
 				if err != nil {
-					return err
+					return connectErr(err)
 				}
 				defer cl.Close()
 				st, err := cl.Status(c.Context())

@@ -117,11 +117,16 @@ func Dial(ctx context.Context, home, lnkPath string) (*Client, error) {
 		}
 		select {
 		case <-exited:
-			// It may have lost the race to another kernel: try once more.
+			// It may have lost the race to another kernel starting at
+			// the same time: then wait for that one to listen.
 			if c, err := Connect(home); err == nil {
 				return c, nil
 			}
-			return nil, fmt.Errorf("the kernel did not start: %s", lastLine(stderr))
+			why := firstLine(stderr)
+			if !strings.Contains(why, kernel.ErrRunning.Error()) {
+				return nil, fmt.Errorf("the kernel did not start: %s", why)
+			}
+			exited = nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-time.After(delay):
@@ -163,13 +168,16 @@ func startKernel(home, lnkPath string) (<-chan struct{}, *os.File, error) {
 	return exited, stderr, nil
 }
 
-func lastLine(f *os.File) string {
+// firstLine is what the kernel said before it exited: the first line of
+// its stderr ("lnk: why"), without the prefix; hints follow it.
+func firstLine(f *os.File) string {
 	b := make([]byte, 4096)
 	n, _ := f.ReadAt(b, 0)
-	s := strings.TrimRight(string(b[:n]), "\n")
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
+	s := strings.TrimSpace(string(b[:n]))
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
 	}
+	s = strings.TrimPrefix(s, "lnk: ")
 	if s == "" {
 		return "it exited without a word"
 	}

@@ -88,3 +88,15 @@ func TestNamesAndChecks(t *testing.T) {
 		}
 	}
 }
+
+func TestAgentSecretName(t *testing.T) {
+	for agent, want := range map[string]string{"main": "AGENT_MAIN_MODEL_KEY", "my-bot.2": "AGENT_MY_BOT_2_MODEL_KEY"} {
+		got := AgentSecretName(agent, ModelKey)
+		if got != want || CheckName(got) != nil {
+			t.Errorf("%s: %s, want %s", agent, got, want)
+		}
+	}
+	if got := AgentSecretName("main", TelegramBotToken); got != "AGENT_MAIN_TELEGRAM_BOT_TOKEN" {
+		t.Errorf("telegram: %s", got)
+	}
+}

@@ -130,13 +130,18 @@ network. Returns the command's exit status (128+N for signal N).`,
 				for _, n := range s.Notices {
 					fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
 				}
-				if !jsonStatus {
-					return s.Exec()
+				if !jsonStatus && proxy == nil {
+					return s.Exec() // nothing of Link's needs to outlive this process
 				}
-				code, err := s.Start(os.Stdin, c.OutOrStdout(), c.ErrOrStderr(), func(st sandbox.Status) {
-					b, _ := json.Marshal(st)
-					fmt.Fprintf(c.ErrOrStderr(), "%s\n", b)
-				})
+				var status func(sandbox.Status)
+				if jsonStatus {
+					status = func(st sandbox.Status) {
+						b, _ := json.Marshal(st)
+						fmt.Fprintf(c.ErrOrStderr(), "%s\n", b)
+					}
+				}
+				// With a proxy, lnk waits and then stops it itself.
+				code, err := s.Start(os.Stdin, c.OutOrStdout(), c.ErrOrStderr(), status)
 				if err != nil {
 					return err
 				}

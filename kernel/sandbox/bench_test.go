@@ -21,7 +21,22 @@ func BenchmarkSandboxRunTrue(b *testing.B) {
 	requireBench(b)
 	lnkBin := testenv.Bin(b, "lnk")
 	testenv.Bin(b, "lnk-init")
-	link := []string{lnkBin, "sandbox", "run", "--command", "true", "--", "/bin/true"}
+	benchAgainstBare(b, []string{lnkBin, "sandbox", "run", "--internet=false", "--command", "true", "--", "/bin/true"})
+}
+
+// BenchmarkSandboxRunTrueWithRelay is the same with [internet] on: lnk
+// starts the proxy (lnk-netbroker) and lnk-init the relay to it.
+func BenchmarkSandboxRunTrueWithRelay(b *testing.B) {
+	requireBench(b)
+	lnkBin := testenv.Bin(b, "lnk")
+	testenv.Bin(b, "lnk-init")
+	testenv.Bin(b, "lnk-netbroker")
+	benchAgainstBare(b, []string{lnkBin, "sandbox", "run", "--command", "true", "--", "/bin/true"})
+}
+
+// benchAgainstBare times link and bare bubblewrap, interleaved, and
+// reports their medians and ratio.
+func benchAgainstBare(b *testing.B, link []string) {
 	bare := []string{"bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "/bin/true"}
 	var l, base []time.Duration
 	for i := 0; i < b.N; i++ {
@@ -40,7 +55,7 @@ func BenchmarkSandboxProcesses(b *testing.B) {
 	var procs, peak, baseProcs, basePeak float64
 	for i := 0; i < b.N; i++ {
 		mark := "3600." + strconv.Itoa(os.Getpid()) + strconv.Itoa(i)
-		procs, peak = measureTree(b, []string{lnkBin, "sandbox", "run", "--command", "sleep", "--", "sleep", mark}, mark)
+		procs, peak = measureTree(b, []string{lnkBin, "sandbox", "run", "--internet=false", "--command", "sleep", "--", "sleep", mark}, mark)
 		baseProcs, basePeak = measureTree(b, []string{"bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "sleep", mark}, mark)
 	}
 	b.ReportMetric(procs, "link-procs")
@@ -58,7 +73,9 @@ func requireBench(b *testing.B) {
 
 func timeRun(b *testing.B, argv []string) time.Duration {
 	start := time.Now()
-	if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.WaitDelay = 20 * time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("%v: %v\n%s", argv, err, out)
 	}
 	return time.Since(start)

@@ -27,6 +27,7 @@ func lnk(t *testing.T, args ...string) (int, string, string) {
 	cmd := exec.Command(testenv.Bin(t, "lnk"), args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.WaitDelay = 20 * time.Second // a process left holding our pipes fails the test, never hangs it
 	err := cmd.Run()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"lnk.dev/lnk/caps"
 )
@@ -31,10 +32,9 @@ type Proxy struct {
 
 // StartProxy starts lnk-netbroker (netbroker, a path) for grants c: it
 // writes c as JSON on its stdin and reads its socket's path. The caller
-// must have locked its OS thread (runtime.LockOSThread) and exec or stop
-// from it: the proxy gets SIGTERM when that thread's process ends
-// (PR_SET_PDEATHSIG), so a sandbox that lnk exec'd into takes its proxy
-// with it.
+// waits for the sandbox and then calls Stop; PR_SET_PDEATHSIG (SIGTERM,
+// from the caller's locked OS thread) is only the fallback for a caller
+// that is killed.
 func StartProxy(c *caps.Compiled, netbroker string, degraded bool, stderr *os.File) (*Proxy, error) {
 	b, err := json.Marshal(c)
 	if err != nil {
@@ -65,8 +65,16 @@ func StartProxy(c *caps.Compiled, netbroker string, degraded bool, stderr *os.Fi
 	return &Proxy{Socket: sock, cmd: cmd}, nil
 }
 
-// Stop ends the proxy and waits for it.
+// Stop ends the proxy (SIGTERM; SIGKILL if it has not ended within 10 s)
+// and waits for it.
 func (p *Proxy) Stop() {
 	p.cmd.Process.Signal(syscall.SIGTERM)
-	p.cmd.Wait()
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-done
+	}
 }

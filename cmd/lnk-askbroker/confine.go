@@ -13,79 +13,99 @@ import (
 	"lnk.dev/lnk/internal/seccomp"
 )
 
-// The broker's confinement, as data. Landlock: read and write beneath the
-// store's folder alone; read and execute the dialog program and
-// notify-send alone (each with its loader); read
-// (never write or execute) what a dialog program loads — the system's
-// files below — since the dialog inherits the broker's domain. Seccomp:
-// the broker deny list, exec allowed (for the dialog), AF_UNIX sockets
-// only (the dialog's X or Wayland connection).
-var dialogReads = []string{"/usr", "/etc", "/var/cache/fontconfig", "/tmp/.X11-unix", "/dev/urandom"}
+// A confinement is what one of the two processes may still do, as data.
+type confinement struct {
+	writable []int    // fds beneath which it may read and write
+	programs []string // the only programs it may execute (with their loader)
+	system   bool     // read the system's files a dialog loads; write /dev/null
+	unscoped bool     // leave abstract sockets and signals unscoped (an X dialog)
+	seccomp  seccomp.Policy
+}
 
-// dialogWrites are the files besides the store the broker may open for
-// writing: /dev/null, a dialog's standard input and output.
-var dialogWrites = []string{"/dev/null"}
+// brokerConfinement: the broker reads and writes its store and nothing
+// else, executes nothing, and makes no socket: it reaches the kernel and
+// the launcher over the fds it was handed.
+var brokerConfinement = confinement{
+	writable: []int{storeFD},
+	seccomp:  seccomp.Policy{Exec: false, Sockets: seccomp.SocketsNone},
+}
 
-// landlockReexecMarker is set in the re-executed broker (see
+// launcherConfinement: the launcher executes only the dialog program and
+// notify-send found at its start, reads the system's files they load,
+// never the store or HOME, and makes AF_UNIX sockets only (X, Wayland,
+// D-Bus).
+func launcherConfinement(programs []string) confinement {
+	return confinement{
+		programs: programs,
+		system:   true,
+		unscoped: os.Getenv("DISPLAY") != "",
+		seccomp:  seccomp.Policy{Exec: true, Sockets: seccomp.SocketsUnix},
+	}
+}
+
+// systemReads are the system's files a dialog program loads; systemWrites
+// the files besides a store it opens for writing (its standard streams).
+var (
+	systemReads  = []string{"/usr", "/etc", "/var/cache/fontconfig", "/tmp/.X11-unix", "/dev/urandom"}
+	systemWrites = []string{"/dev/null"}
+)
+
+// landlockReexecMarker is set in a re-executed process (see
 // internal/landlock), so a start is logged once, not twice.
 const landlockReexecMarker = "LNK_LANDLOCK_REEXEC"
 
-var brokerSeccomp = seccomp.Policy{Exec: true, Sockets: seccomp.SocketsUnix}
-
-// confine applies landlock to the whole process (re-executing it once
+// apply confines the whole process with landlock (re-executing it once
 // where the kernel cannot confine every thread at once: the fds in
 // inherit survive that, inheritable until it is done), then seccomp.
-func confine(programs []string, inherit []int, degraded bool, logf func(string)) error {
-	dialog := programs[0]
+func (c confinement) apply(inherit []int, degraded bool, logf func(string)) error {
 	var fds []int
 	defer func() {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
 	}()
-	openPath := func(p string) (int, bool) {
+	var rules []landlock.Rule
+	add := func(p string, r landlock.Right) {
+		if p == "" {
+			return
+		}
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return -1, false
+			return
 		}
 		fds = append(fds, fd)
-		return fd, true
+		rules = append(rules, landlock.Beneath(fd, r))
 	}
-	rules := []landlock.Rule{landlock.Beneath(storeFD, landlock.Read|landlock.Write)}
-	reads := dialogReads
-	if x := os.Getenv("XAUTHORITY"); x != "" {
-		reads = append(reads, x)
+	for _, fd := range c.writable {
+		rules = append(rules, landlock.Beneath(fd, landlock.Read|landlock.Write))
 	}
-	for _, p := range reads {
-		if fd, ok := openPath(p); ok {
-			rules = append(rules, landlock.Beneath(fd, landlock.Read))
+	if c.system {
+		for _, p := range systemReads {
+			add(p, landlock.Read)
+		}
+		add(os.Getenv("XAUTHORITY"), landlock.Read)
+		for _, p := range systemWrites {
+			add(p, landlock.Read|landlock.Write)
 		}
 	}
-	for _, p := range dialogWrites {
-		if fd, ok := openPath(p); ok {
-			rules = append(rules, landlock.Beneath(fd, landlock.Read|landlock.Write))
+	for _, p := range c.programs {
+		if p != "" {
+			add(p, landlock.Read|landlock.Exec)
+			add(interpreter(p), landlock.Read|landlock.Exec)
 		}
 	}
-	for _, prog := range programs {
-		if prog == "" {
-			continue
-		}
-		for _, p := range []string{prog, interpreter(prog)} {
-			if fd, ok := openPath(p); ok && p != "" {
-				rules = append(rules, landlock.Beneath(fd, landlock.Read|landlock.Exec))
-			}
-		}
-	}
-	if dialog != "" && os.Getenv("DISPLAY") != "" {
+	if c.unscoped {
 		// libxcb connects to X's abstract socket first and does not fall
 		// back to the path when that is refused, so an X dialog needs
-		// landlock's scoping off (which also lets signals out). Loosened:
-		// said at every start. The fix is a dialog launcher outside the
-		// broker's domain.
+		// landlock's scoping off. Loosened: said at every start.
 		rules = append(rules, landlock.AllowOutsideSignals())
 		if os.Getenv(landlockReexecMarker) == "" {
-			logf("landlock: abstract sockets and signals not scoped, for an X dialog (" + dialog + ")")
+			logf("landlock: abstract sockets and signals not scoped, for an X dialog")
 		}
+	}
+	if len(rules) == 0 {
+		// A domain with no rule at all: nothing of the file system is left.
+		add("/dev/null", landlock.Read)
 	}
 	for _, fd := range inherit {
 		unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0) // for landlock's re-exec
@@ -100,7 +120,7 @@ func confine(programs []string, inherit []int, degraded bool, logf func(string))
 		}
 		logf("degraded: no landlock: " + err.Error())
 	}
-	if err := seccomp.ConfineBroker(brokerSeccomp); err != nil {
+	if err := seccomp.ConfineBroker(c.seccomp); err != nil {
 		if !degraded {
 			return fmt.Errorf("seccomp: %w (--degraded runs without it)", err)
 		}

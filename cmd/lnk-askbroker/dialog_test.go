@@ -18,8 +18,9 @@ import (
 )
 
 // TestConfinement runs the broker's own probe: once confined it may write
-// only its store, read the system's files but not the owner's, exec only
-// the dialog program, and make no network socket.
+// only its store, read nothing else (the system's files are the dialog
+// launcher's), exec nothing (not even the dialog: the launcher does), and
+// make no socket.
 func TestConfinement(t *testing.T) {
 	home := t.TempDir()
 	s, err := askbroker.OpenStore(home)
@@ -46,10 +47,10 @@ func TestConfinement(t *testing.T) {
 	if err != nil {
 		t.Fatalf("probe: %v\n%s", err, out)
 	}
-	want := map[string]string{"write-home": "refused", "write-store": "allowed", "read-etc": "allowed",
-		"read-home": "refused", "exec-other": "refused", "socket-inet": "refused"}
+	want := map[string]string{"write-home": "refused", "write-store": "allowed", "read-etc": "refused",
+		"read-home": "refused", "exec-other": "refused", "socket-inet": "refused", "socket-unix": "refused"}
 	if _, ok := askbroker.FindSystemProgram("zenity"); ok {
-		want["exec-dialog"] = "allowed"
+		want["exec-dialog"] = "refused"
 	}
 	got := map[string]string{}
 	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
@@ -66,9 +67,10 @@ func TestConfinement(t *testing.T) {
 	}
 }
 
-// TestDialogUnderConfinement: the confined broker shows a real zenity on
-// a real X server (Xvfb), answered with xdotool.
-func TestDialogUnderConfinement(t *testing.T) {
+// startX starts a real X server (Xvfb) on a free display and returns
+// its DISPLAY=… variable.
+func startX(t *testing.T) string {
+	t.Helper()
 	xvfb, ok := askbroker.FindSystemProgram("Xvfb")
 	testenv.Require(t, ok, "Xvfb (apt-get install xvfb)")
 	_, ok = askbroker.FindSystemProgram("zenity")
@@ -105,16 +107,35 @@ func TestDialogUnderConfinement(t *testing.T) {
 		r.Close()
 		line <- strings.TrimSpace(s)
 	}()
-	var display string
 	select {
 	case n := <-line:
 		if n == "" {
 			t.Fatal("Xvfb exited without a display")
 		}
-		display = "DISPLAY=:" + n
+		return "DISPLAY=:" + n
 	case <-time.After(30 * time.Second):
 		t.Fatal("Xvfb did not say its display within 30s")
+		return ""
 	}
+}
+
+// xdoer runs xdotool on display, each call bounded.
+func xdoer(ctx context.Context, display string) func(args ...string) (string, error) {
+	return func(args ...string) (string, error) {
+		c, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(c, "/usr/bin/xdotool", args...)
+		cmd.Env = []string{display}
+		out, err := cmd.Output()
+		return strings.TrimSpace(string(out)), err
+	}
+}
+
+// TestDialogUnderConfinement: the confined broker, through its confined
+// dialog launcher, shows a real zenity on a real X server (Xvfb),
+// answered with xdotool.
+func TestDialogUnderConfinement(t *testing.T) {
+	display := startX(t)
 	cl := startBroker(t, nil, display)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -126,14 +147,7 @@ func TestDialogUnderConfinement(t *testing.T) {
 		}
 		got <- rep
 	}()
-	xdo := func(args ...string) (string, error) {
-		c, cancel := context.WithTimeout(ctx, 60*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(c, "/usr/bin/xdotool", args...)
-		cmd.Env = []string{display}
-		out, err := cmd.Output()
-		return strings.TrimSpace(string(out)), err
-	}
+	xdo := xdoer(ctx, display)
 	win, err := xdo("search", "--sync", "--onlyvisible", "--name", "^Link asks$")
 	if err != nil || win == "" {
 		t.Fatalf("the confined broker's dialog never showed: %v", err)
@@ -152,5 +166,47 @@ func TestDialogUnderConfinement(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatal("the dialog took no key")
 		}
+	}
+}
+
+// TestDialogWithdrawnWhenAnsweredOnTheTerminal: a question on the dialog
+// and the terminal at once, answered on the terminal: the launcher kills
+// the dialog, and it disappears from the screen.
+func TestDialogWithdrawnWhenAnsweredOnTheTerminal(t *testing.T) {
+	display := startX(t)
+	tty, tmux := startTmux(t)
+	cl := startBroker(t, tty, display)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	got := make(chan askbroker.Reply, 1)
+	go func() {
+		var rep askbroker.Reply
+		if _, err := cl.Call(ctx, askbroker.AskSpec, &question, &rep); err != nil {
+			t.Error(err)
+		}
+		got <- rep
+	}()
+	xdo := xdoer(ctx, display)
+	if win, err := xdo("search", "--sync", "--onlyvisible", "--name", "^Link asks$"); err != nil || win == "" {
+		t.Fatalf("the dialog never showed: %v", err)
+	}
+	typeCode(t, ctx, tmux)
+	select {
+	case rep := <-got:
+		if !rep.Allow || rep.By != "terminal" {
+			t.Fatalf("reply %+v; want allowed on the terminal", rep)
+		}
+	case <-ctx.Done():
+		t.Fatal("no reply")
+	}
+	for {
+		// xdotool search exits 1 once no window matches.
+		if out, err := xdo("search", "--onlyvisible", "--name", "^Link asks$"); err != nil && out == "" {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the dialog is still shown after the terminal answered")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

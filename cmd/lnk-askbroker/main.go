@@ -10,11 +10,14 @@
 // environment. One line per question and refusal goes to stderr, the
 // kernel's audit log; never a terminal's code.
 //
-// Before it reads anything it confines itself (confine.go): landlock to
-// the store (read, write), the dialog program (read, execute) and the
-// system's files a dialog loads (read only); seccomp's broker deny list
-// with exec and AF_UNIX sockets only. Without either it refuses to start
-// unless given --degraded.
+// Where a desktop session is (a display or a D-Bus session, and zenity,
+// kdialog or notify-send in the system's folders), it first starts its
+// dialog launcher: itself again with --dialog-launcher, handed one end of
+// a socket pair on fd 3 and the desktop's variables alone. Then, before it
+// reads anything, it confines itself (confine.go): landlock to its store,
+// no exec, no socket at all. The launcher confines itself to exec only the
+// programs found at its start and read the system's files. Without
+// landlock or seccomp either refuses to start unless given --degraded.
 package main
 
 import (
@@ -29,6 +32,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/helpers/askbroker"
+	"lnk.dev/lnk/internal/wire"
 )
 
 const (
@@ -42,7 +46,15 @@ func main() {
 	degraded := flag.Bool("degraded", false, "run without landlock or seccomp where the kernel lacks them")
 	terminal := flag.Bool("terminal", false, "fd 5 is the proxy's controlling terminal")
 	probe := flag.Bool("probe-confinement", false, "confine, then try what the confinement refuses, print each outcome and exit (for tests)")
+	launcher := flag.Bool("dialog-launcher", false, "run as the broker's dialog launcher (the broker starts it)")
 	flag.Parse()
+	if *launcher {
+		if err := runLauncher(*degraded); err != nil {
+			fmt.Fprintf(os.Stderr, "lnk-askbroker launcher: %s\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*wait, *degraded, *terminal, *probe); err != nil {
 		fmt.Fprintf(os.Stderr, "lnk-askbroker: %s\n", err)
 		os.Exit(1)
@@ -63,12 +75,19 @@ func run(wait time.Duration, degraded, terminal, probe bool) error {
 	}
 	logf := func(l string) { fmt.Fprintf(os.Stderr, "lnk-askbroker: %s\n", l) }
 	dialog := askbroker.FindDialog(os.Environ())
+	notifier := askbroker.FindNotifier(os.Environ())
+	launcherFD, err := launcherChannel(dialog != nil || notifier != nil)
+	if err != nil {
+		return err
+	}
 	inherit := []int{storeFD, channelFD}
 	if terminal {
 		inherit = append(inherit, terminalFD)
 	}
-	notifier := askbroker.FindNotifier(os.Environ())
-	if err := confine([]string{dialog.Program(), notifier.Program()}, inherit, degraded, logf); err != nil {
+	if launcherFD >= 0 {
+		inherit = append(inherit, launcherFD)
+	}
+	if err := brokerConfinement.apply(inherit, degraded, logf); err != nil {
 		return err
 	}
 	if probe {
@@ -99,10 +118,19 @@ func run(wait time.Duration, degraded, terminal, probe bool) error {
 		defer t.Close()
 		cfg.Terminal = t
 	}
-	if dialog != nil {
-		cfg.Dialog = dialog
+	if launcherFD >= 0 {
+		cl, err := wire.NewClient(os.NewFile(uintptr(launcherFD), "launcher"))
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		if dialog != nil {
+			cfg.Dialog = &askbroker.RemoteDialog{C: cl}
+		}
+		if notifier != nil {
+			cfg.Notifier = &askbroker.RemoteNotifier{C: cl}
+		}
 	}
-	cfg.Notifier = notifier
 	b, err := askbroker.New(cfg)
 	if err != nil {
 		return err

@@ -97,7 +97,10 @@ func TestBadQuestionIsRefused(t *testing.T) {
 	}
 }
 
-func TestAnsweredOnItsTerminal(t *testing.T) {
+// startTmux starts a real terminal (tmux on a private socket, its pane
+// running sleep) and returns the pane's terminal and a tmux runner.
+func startTmux(t *testing.T) (*os.File, func(args ...string) string) {
+	t.Helper()
 	_, err := exec.LookPath("tmux")
 	testenv.Require(t, err == nil, "tmux")
 	sock := filepath.Join(t.TempDir(), "tmux.sock")
@@ -116,18 +119,13 @@ func TestAnsweredOnItsTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	tty := os.NewFile(uintptr(fd), path)
-	defer tty.Close()
-	cl := startBroker(t, tty)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	got := make(chan askbroker.Reply, 1)
-	go func() {
-		var r askbroker.Reply
-		if _, err := cl.Call(ctx, askbroker.AskSpec, &question, &r); err != nil {
-			t.Error(err)
-		}
-		got <- r
-	}()
+	t.Cleanup(func() { tty.Close() })
+	return tty, tmux
+}
+
+// typeCode waits for the terminal's prompt and types its code back.
+func typeCode(t *testing.T, ctx context.Context, tmux func(args ...string) string) {
+	t.Helper()
 	prompt := regexp.MustCompile(`Type ([a-z]{4}) to allow it once`)
 	var code string
 	for code == "" {
@@ -141,6 +139,22 @@ func TestAnsweredOnItsTerminal(t *testing.T) {
 	}
 	tmux("send-keys", "-t", "ask", "-l", code)
 	tmux("send-keys", "-t", "ask", "Enter")
+}
+
+func TestAnsweredOnItsTerminal(t *testing.T) {
+	tty, tmux := startTmux(t)
+	cl := startBroker(t, tty)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	got := make(chan askbroker.Reply, 1)
+	go func() {
+		var r askbroker.Reply
+		if _, err := cl.Call(ctx, askbroker.AskSpec, &question, &r); err != nil {
+			t.Error(err)
+		}
+		got <- r
+	}()
+	typeCode(t, ctx, tmux)
 	select {
 	case r := <-got:
 		if !r.Allow || r.By != "terminal" || r.Refused != "" {

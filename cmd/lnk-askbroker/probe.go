@@ -44,6 +44,11 @@ func probeConfinement(dialog string) error {
 		unix.Close(fd)
 	}
 	report("socket-inet", err)
+	fd, err = unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err == nil {
+		unix.Close(fd)
+	}
+	report("socket-unix", err)
 	return nil
 }
 

@@ -49,7 +49,7 @@ type Config struct {
 	Terminal *Terminal     // the proxy's controlling terminal
 	Dialog   Asker         // a desktop dialog, asked only when it is available
 	Chats    []Asker       // the owner's chats: the seam for the connections work
-	Notifier *Notifier     // tells the desktop a question waits, where no dialog shows
+	Notifier Notice        // tells the desktop a question waits, where no dialog shows
 	Wait     time.Duration // ask_wait; DefaultWait when zero
 	Limits   Limits
 	Log      func(line string) // one line per question and per refusal
@@ -99,6 +99,12 @@ func (b *Broker) CountRefusal(sandbox string) {
 func (b *Broker) Close() { b.release() }
 
 type dialogAvailable interface{ Available() bool }
+
+// A Notice tells the owner a question waits in the store; it answers
+// nothing. [Notifier] and [RemoteNotifier] are two.
+type Notice interface {
+	Notify(ctx context.Context, a *Asked) error
+}
 
 // Ask asks q every way there is at once and returns the first answer. A
 // question refused at once returns a *Refusal with the decision.

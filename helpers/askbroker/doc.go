@@ -25,8 +25,8 @@
 // kernel (a SOCK_SEQPACKET socket, one JSON record per question and per
 // decision, see [Serve]); optionally fd 5, the proxy's controlling
 // terminal. The desktop session's variables (DISPLAY, WAYLAND_DISPLAY,
-// XAUTHORITY, DBUS_SESSION_BUS_ADDRESS, XDG_RUNTIME_DIR) are the only ones
-// it passes on, and only to a dialog program.
+// XAUTHORITY, DBUS_SESSION_BUS_ADDRESS, XDG_RUNTIME_DIR, HOME, LANG) are
+// the only ones it passes on, and only to its dialog launcher.
 //
 // # Security
 //
@@ -48,12 +48,14 @@
 // that terminal, compared in constant time, and never logged; input typed
 // before the question was shown is thrown away, so nothing answers ahead.
 //
-// Confinement (cmd/lnk-askbroker/confine.go): landlock read/write beneath
-// the store alone, read and execute for exactly the dialog program found
-// at start (and its loader), read-only on the system's files a dialog
-// loads, nothing of the owner's HOME; seccomp's broker deny list with
-// exec and AF_UNIX sockets only; the binary links no net. An X dialog
-// needs landlock's scoping off (libxcb will not fall back from X's
-// abstract socket), which the broker logs at every start; a dialog
-// launcher outside the broker's domain would close that gap.
+// Confinement (cmd/lnk-askbroker/confine.go) splits the broker in two.
+// The broker reads and writes beneath the store alone, executes nothing,
+// makes no socket, and links no net. A dialog launcher ([Launcher]), the
+// same binary started by the broker before it confines itself, holds the
+// desktop session: it executes only the dialog program and notify-send
+// found at its start, reads the system's files they load, never the store
+// or HOME, and takes from the broker only a question's text, building the
+// command line itself. An X dialog needs landlock's scoping off in the
+// launcher (libxcb will not fall back from X's abstract socket), which it
+// logs at every start.
 package askbroker

@@ -1,0 +1,108 @@
+// Command lnk-file-tool is Link File, the agent's files over MCP:
+//
+//	lnk-file-tool serve [--no-find] [--no-diffs] -- COMMAND...
+//	lnk-file-tool apply --files FOLDER [--agent-folder FOLDER] [--write NAME]...
+//
+// serve is the MCP server on stdio (lnk.dev/lnk/services/filetool); it
+// runs every call in COMMAND, which Link makes `lnk sandbox run … --
+// lnk-file-tool apply …`. apply is that sandboxed side (package
+// lnk.dev/lnk/services/filetool/apply): calls as JSON lines on stdin,
+// answers on stdout. Both are one binary so the sandbox needs exactly one
+// program in [commands]; apply's package links no os/exec and no net (a
+// test in services/filetool checks), though the binary does for serve.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/services/filetool"
+	"lnk.dev/lnk/services/filetool/apply"
+)
+
+const usage = `usage:
+  lnk-file-tool serve [--no-find] [--no-diffs] -- COMMAND...
+  lnk-file-tool apply --files FOLDER [--agent-folder FOLDER] [--write NAME]...`
+
+func main() {
+	if len(os.Args) < 2 {
+		fail(2, errors.New(usage))
+	}
+	switch os.Args[1] {
+	case "serve":
+		serve(os.Args[2:])
+	case "apply":
+		applyMain(os.Args[2:])
+	case "-h", "--help", "help":
+		fmt.Println(usage)
+	default:
+		fail(2, fmt.Errorf("no command %q\n%s", os.Args[1], usage))
+	}
+}
+
+func fail(code int, err error) {
+	fmt.Fprintln(os.Stderr, "lnk-file-tool:", err)
+	os.Exit(code)
+}
+
+func serve(args []string) {
+	fs := flag.NewFlagSet("serve", flag.ExitOnError)
+	var o filetool.Offer
+	fs.BoolVar(&o.NoFind, "no-find", false, "leave find out")
+	fs.BoolVar(&o.NoDiffs, "no-diffs", false, "leave each write's diff out")
+	fs.Parse(args)
+	if fs.NArg() == 0 {
+		fail(2, errors.New("serve needs a command after --, which runs the calls"))
+	}
+	sb := &filetool.Sandboxed{Argv: fs.Args(), Log: os.Stderr}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := filetool.Serve(ctx, o, sb, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+		fail(1, err)
+	}
+}
+
+type list []string
+
+func (l *list) String() string     { return fmt.Sprint(*l) }
+func (l *list) Set(v string) error { *l = append(*l, v); return nil }
+
+func applyMain(args []string) {
+	fs := flag.NewFlagSet("apply", flag.ExitOnError)
+	files := fs.String("files", "", "the files folder (absolute)")
+	agent := fs.String("agent-folder", "", "the agent's own folder (absolute)")
+	var write list
+	fs.Var(&write, "write", "a folder of the files folder the calls may write (relative; . for all); repeated")
+	fs.Parse(args)
+	if *files == "" || fs.NArg() != 0 {
+		fail(2, errors.New(usage))
+	}
+	d := &apply.Disk{}
+	var err error
+	if d.Files, err = resolve.OpenRoot(*files); err != nil {
+		fail(1, fmt.Errorf("the files folder: %w", err))
+	}
+	if *agent != "" {
+		if d.Agent, err = resolve.OpenRoot(*agent); err != nil {
+			fail(1, fmt.Errorf("the agent folder: %w", err))
+		}
+	}
+	s, err := apply.NewSession(d, write)
+	if err != nil {
+		fail(2, err)
+	}
+	s.Refused = func(op string, err error) {
+		fmt.Fprintf(os.Stderr, "lnk-file-tool: refused %s: %s\n", op, apply.Reason(err))
+	}
+	if err := apply.Serve(os.Stdin, os.Stdout, s); err != nil {
+		fail(1, err)
+	}
+}

@@ -1,0 +1,45 @@
+// Package apply is lnk-file-tool's sandboxed side: the one place its calls
+// (read, write, replace, find, list) touch files. `lnk-file-tool apply`
+// runs it inside the agent's sandbox, one process a session; each call is
+// a JSON line on its stdin, {"name", "arguments"}, and each answer a line
+// back, {"ok": …} or {"error": "…"} ([Serve]).
+//
+// A [Session] holds what a session remembers: the version of each file it
+// read or wrote, by path, and the text of the last file read from line 1,
+// which later pages read instead of the disk. It reaches files only
+// through [Files], the seam that the disk ([Disk], over fsbroker's
+// resolver) implements now and the files bridge implements later.
+//
+// # Names
+//
+// Every name is relative to the files folder (--files). A name whose first
+// component is one of the agent folder's collections (instructions/,
+// skills/, chats/, memory/) names that folder (--agent-folder) instead,
+// when one was given.
+//
+// # Security
+//
+// Holds: the files folder and the agent folder as resolver roots
+// (O_PATH descriptors), opened once at the start.
+//
+// May do: read regular text files of at most 4 MiB beneath them, list and
+// walk their folders, and write, through a file beside the target moved
+// in place, beneath the folders --write names. It opens nothing but
+// through the resolver, starts no program and reaches no network.
+//
+// Trusts: its command line (Link's). Not the calls: they are the agent's.
+// Not the files: a sandboxed process may change any of them while a call
+// runs.
+//
+// Refuses, each said in words before the sandbox would refuse it and told
+// apart with errors.Is: a name that is absolute, holds "..", or is not
+// clean (resolve.ErrEscape, resolve.ErrInvalid); a link anywhere on the
+// way (resolve.ErrLink), a FIFO, socket, device or folder where a file was
+// meant (resolve.ErrNotRegular); a file over 4 MiB ([ErrTooLarge]) or not
+// text ([ErrNotText]); a write outside the folders --write names, under
+// chats/ or memory/ ever, or into the read-only .git, .envrc, .vscode,
+// .idea of a written folder ([ErrNotWritable]); a write of a file changed
+// since the version the session holds (resolve.ErrChanged); a find
+// pattern past 1 MiB compiled (query.ErrTooLarge). Each refusal is logged
+// once, as the operation and its reason, never the path or the text.
+package apply

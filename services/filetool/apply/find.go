@@ -1,0 +1,156 @@
+package apply
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io/fs"
+	"strings"
+
+	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/services/filetool/query"
+)
+
+type findArgs struct {
+	Path string `json:"path,omitempty"`
+	Name string `json:"name,omitempty"`
+	Text string `json:"text,omitempty"`
+	Max  int    `json:"max,omitempty"`
+}
+
+// Match is one thing find found: a file, or a line of one.
+type Match struct {
+	Path string `json:"path"`
+	Line int    `json:"line,omitempty"`
+	Text string `json:"text,omitempty"`
+}
+
+// FindAnswer is find's answer. Cut says it stopped at max matches;
+// Skipped counts files a text search left out (over 1 MiB, not text, or
+// refused when opened).
+type FindAnswer struct {
+	Matches []Match `json:"matches"`
+	Cut     bool    `json:"cut,omitempty"`
+	Skipped int     `json:"skipped,omitempty"`
+}
+
+const (
+	findDefault = 200
+	findMax     = 1000
+	lineShown   = 300 // bytes of a matching line answered
+)
+
+// find walks the folder path (never through a link, hidden names left
+// out) for files whose name matches, and with text, their matching lines.
+func (s *Session) find(raw []byte) (any, error) {
+	var a findArgs
+	if err := decodeArgs("find", raw, &a); err != nil {
+		return nil, err
+	}
+	if a.Path == "" {
+		a.Path = "."
+	}
+	if err := checkName("find", a.Path); err != nil {
+		return nil, err
+	}
+	if a.Max <= 0 || a.Max > findMax {
+		a.Max = min(max(a.Max, findDefault), findMax)
+	}
+	q, err := query.Compile(a.Name, a.Text)
+	if err != nil {
+		return nil, &Refusal{Op: "find", Err: err}
+	}
+	ans := &FindAnswer{Matches: []Match{}}
+	err = s.files.Walk(a.Path, maxWalk, func(e Entry) error {
+		if e.Type != "file" || !q.MatchName(below(a.Path, e.Path)) {
+			return nil
+		}
+		if q.Text == nil {
+			return ans.add(Match{Path: e.Path}, a.Max)
+		}
+		b, _, err := s.files.Read(e.Path, maxFind)
+		if err != nil || !isText(b) {
+			ans.Skipped++
+			return nil
+		}
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		sc.Buffer(make([]byte, 0, 64<<10), maxFind+1)
+		for n := 1; sc.Scan(); n++ {
+			if line := sc.Text(); q.MatchLine(line) {
+				if err := ans.add(Match{Path: e.Path, Line: n, Text: cutLine(line)}, a.Max); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, resolve.ErrTooLarge) {
+		return nil, &Refusal{Op: "find", Path: a.Path, Err: reason(err)}
+	}
+	if err != nil {
+		ans.Cut = true // the walk passed its cap
+	}
+	return ans, nil
+}
+
+func (a *FindAnswer) add(m Match, max int) error {
+	if len(a.Matches) >= max {
+		a.Cut = true
+		return fs.SkipAll
+	}
+	a.Matches = append(a.Matches, m)
+	return nil
+}
+
+// below is p's path below the folder dir.
+func below(dir, p string) string {
+	if dir == "." {
+		return p
+	}
+	return strings.TrimPrefix(p, dir+"/")
+}
+
+func cutLine(s string) string {
+	if len(s) <= lineShown {
+		return s
+	}
+	i := lineShown
+	for i > 0 && s[i]&0xC0 == 0x80 {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+type listArgs struct {
+	Path string `json:"path,omitempty"`
+}
+
+// ListAnswer is a folder's entries, links shown as links.
+type ListAnswer struct {
+	Path    string  `json:"path"`
+	Entries []Entry `json:"entries"`
+}
+
+func (s *Session) list(raw []byte) (any, error) {
+	var a listArgs
+	if err := decodeArgs("list", raw, &a); err != nil {
+		return nil, err
+	}
+	if a.Path == "" {
+		a.Path = "."
+	}
+	if err := checkName("list", a.Path); err != nil {
+		return nil, err
+	}
+	ents, err := s.files.List(a.Path)
+	if err != nil {
+		return nil, &Refusal{Op: "list", Path: a.Path, Err: reason(err)}
+	}
+	if ents == nil {
+		ents = []Entry{}
+	}
+	for i := range ents {
+		ents[i].Path = ""
+	}
+	return &ListAnswer{Path: a.Path, Entries: ents}, nil
+}

@@ -1,0 +1,107 @@
+package apply
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	"lnk.dev/lnk/helpers/fsbroker/resolve"
+)
+
+// Session is one session's calls over [Files]. It is not safe for
+// concurrent use: a session's calls come one at a time, a line each.
+type Session struct {
+	files Files
+	write []string
+	// seen is the version of each file this session last read or wrote,
+	// by path: the version its next write names.
+	seen map[string]string
+	// page is the text of the last file read from line 1, which reads
+	// from later lines page.
+	page *page
+	// Refused, if set, is told of each refusal once: the call and why,
+	// never the path or the text.
+	Refused func(op string, err error)
+}
+
+// NewSession starts a session over files, writing only beneath the folders
+// write names (relative to the files folder; "." for all of it).
+func NewSession(files Files, write []string) (*Session, error) {
+	if err := checkWriteFolders(write); err != nil {
+		return nil, err
+	}
+	return &Session{files: files, write: append([]string(nil), write...), seen: map[string]string{}}, nil
+}
+
+// calls is the request table: a call's name to its handler.
+var calls = map[string]func(*Session, []byte) (any, error){
+	"read":    (*Session).read,
+	"write":   (*Session).writeCall,
+	"replace": (*Session).replace,
+	"find":    (*Session).find,
+	"list":    (*Session).list,
+}
+
+// Call runs one call; an unknown name is refused.
+func (s *Session) Call(name string, args json.RawMessage) (any, error) {
+	h, ok := calls[name]
+	if !ok {
+		h = func(*Session, []byte) (any, error) {
+			return nil, &Refusal{Op: "call", Err: fmt.Errorf("%w: no call named %q", ErrUsage, name)}
+		}
+	}
+	out, err := h(s, args)
+	if err != nil && s.Refused != nil {
+		s.Refused(name, err)
+	}
+	return out, err
+}
+
+// decodeArgs decodes a call's arguments strictly: an unknown field, a
+// wrong type or anything after the object is refused.
+func decodeArgs(op string, raw json.RawMessage, v any) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return &Refusal{Op: op, Err: fmt.Errorf("%w: %v", ErrUsage, err)}
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return &Refusal{Op: op, Err: fmt.Errorf("%w: more after the arguments", ErrUsage)}
+	}
+	return nil
+}
+
+// isText is what a text file is here: UTF-8 with no NUL.
+func isText(b []byte) bool { return utf8.Valid(b) && bytes.IndexByte(b, 0) < 0 }
+
+// readText reads a whole text file through files, refusing one over 4 MiB
+// or not text, with the resolver's refusals for the rest.
+func (s *Session) readText(op, name string) ([]byte, string, error) {
+	b, v, err := s.files.Read(name, MaxFile)
+	if errors.Is(err, resolve.ErrTooLarge) {
+		return nil, "", &Refusal{Op: op, Path: name, Err: ErrTooLarge}
+	}
+	if err != nil {
+		return nil, "", &Refusal{Op: op, Path: name, Err: reason(err)}
+	}
+	if !isText(b) {
+		return nil, "", &Refusal{Op: op, Path: name, Err: ErrNotText}
+	}
+	return b, v, nil
+}
+
+// reason is a resolver error without the path it repeats, keeping its
+// kind for errors.Is.
+func reason(err error) error {
+	var re *resolve.Error
+	if errors.As(err, &re) && re.Kind != nil {
+		return re.Kind
+	}
+	return err
+}

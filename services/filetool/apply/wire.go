@@ -1,0 +1,125 @@
+package apply
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// MaxLine is the longest call line taken: a 4 MiB write's content, or a
+// replace's old and new, JSON-escaped.
+const MaxLine = 64 << 20
+
+// Call is one line on apply's stdin.
+type Call struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// Answer is one line on apply's stdout: OK or Error, never both.
+type Answer struct {
+	OK    any    `json:"ok,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// DecodeCall decodes a call line strictly: an object with a string name
+// and, if any, an object of arguments; any other field, a second value or
+// a missing name is refused.
+func DecodeCall(line []byte) (Call, error) {
+	var c Call
+	d := json.NewDecoder(bytes.NewReader(line))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&c); err != nil {
+		return Call{}, fmt.Errorf("not a call line: %v", err)
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return Call{}, errors.New("not a call line: more after the call")
+	}
+	if c.Name == "" {
+		return Call{}, errors.New("not a call line: no name")
+	}
+	if a := bytes.TrimSpace(c.Arguments); len(a) > 0 && a[0] != '{' {
+		return Call{}, errors.New("not a call line: arguments is not an object")
+	}
+	return c, nil
+}
+
+// Serve answers each call line from r on w, one line each, in order,
+// until r ends (nil) or w fails.
+func Serve(r io.Reader, w io.Writer, s *Session) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	for {
+		line, err := readLine(br)
+		if err == io.EOF {
+			return nil
+		}
+		var ans Answer
+		switch {
+		case errors.Is(err, errLineTooLong):
+			ans.Error = err.Error()
+		case err != nil:
+			return err
+		default:
+			ans = answer(s, line)
+		}
+		b, merr := json.Marshal(ans)
+		if merr != nil {
+			b, _ = json.Marshal(Answer{Error: "the answer could not be encoded"})
+		}
+		bw.Write(b)
+		bw.WriteByte('\n')
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+	}
+}
+
+func answer(s *Session, line []byte) Answer {
+	c, err := DecodeCall(line)
+	if err != nil {
+		if s.Refused != nil {
+			s.Refused("call", err)
+		}
+		return Answer{Error: err.Error()}
+	}
+	out, err := s.Call(c.Name, c.Arguments)
+	if err != nil {
+		return Answer{Error: err.Error()}
+	}
+	return Answer{OK: out}
+}
+
+var errLineTooLong = fmt.Errorf("a call line past %d MiB is refused", MaxLine>>20)
+
+// readLine reads one line without its newline, at most MaxLine bytes; a
+// longer line is read to its end, dropped, and answered errLineTooLong.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	long := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !long {
+			if len(buf)+len(chunk) > MaxLine+1 {
+				long, buf = true, nil
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF && (len(buf) > 0 || long):
+			// a last line without its newline
+		case err != nil:
+			return nil, err
+		}
+		if long {
+			return nil, errLineTooLong
+		}
+		return bytes.TrimSuffix(buf, []byte("\n")), nil
+	}
+}

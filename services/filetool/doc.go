@@ -1,0 +1,32 @@
+// Package filetool is lnk-file-tool's server: Link File, an MCP server
+// over stdio that reads and writes an agent's files with the calls read
+// (paging from a line), write, replace, find and list ([NewServer]).
+//
+// It touches no file itself. At the first call it starts its command
+// ([Sandboxed]) — Link makes it `lnk sandbox run` with the agent's
+// sandbox flags, then `lnk-file-tool apply --files … --agent-folder …
+// --write …` (package apply) — and keeps it for the session: each call a
+// JSON line on its stdin, {"name", "arguments"}, each answer a line back,
+// {"ok": …} or {"error": "…"}. One that ends is started again at the next
+// call; one that never starts is reported with what it wrote on stderr.
+//
+// --no-find leaves find out of what it lists, says and answers;
+// --no-diffs does the same for each write's and replace's diff ([Offer]).
+//
+// # Security
+//
+// Holds: the sandboxed process's stdin, stdout and stderr, nothing else;
+// no file, folder or key of the agent's.
+//
+// May do: start its one command (Link's `lnk sandbox run …`), again when
+// it ended, and kill it and its process group at the session's end.
+//
+// Trusts: its command line (Link's). Not the MCP client (the agent's
+// harness): its arguments pass to the sandboxed process unread, whose
+// answers pass back unread but for the --no-diffs fields. Not the
+// sandboxed process: an answer line past 8 MiB, or not strictly {"ok"}
+// or {"error"}, ends it.
+//
+// Refuses: a call it does not offer (find under --no-find), before the
+// sandbox sees it.
+package filetool

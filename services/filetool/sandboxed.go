@@ -1,0 +1,245 @@
+package filetool
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// maxAnswer is the longest answer line taken from the sandboxed process.
+const maxAnswer = 8 << 20
+
+// stderrKept is how much of the process's last stderr an error quotes.
+const stderrKept = 4 << 10
+
+// Sandboxed is the session's sandboxed process: started at the first
+// call, kept for the session, started again at the call after it ended.
+// Its calls run one at a time.
+type Sandboxed struct {
+	Argv []string
+	Env  []string  // nil: this process's environment
+	Log  io.Writer // a copy of its stderr, or nil
+
+	mu sync.Mutex
+	p  *proc
+}
+
+type proc struct {
+	cmd      *exec.Cmd
+	in       io.WriteCloser
+	out      *bufio.Reader
+	outFile  *os.File
+	tail     *tail
+	done     chan struct{} // closed once it was waited for
+	answered bool          // it answered a call
+}
+
+// CallError is the sandboxed process's own {"error"} answer: a refusal
+// or a failed call, said in its words.
+type CallError struct{ Msg string }
+
+func (e *CallError) Error() string { return e.Msg }
+
+// Call sends one call and waits for its answer.
+func (s *Sandboxed) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.p != nil {
+		select {
+		case <-s.p.done:
+			s.p = nil // it ended since the last call
+		default:
+		}
+	}
+	if s.p == nil {
+		p, err := s.start()
+		if err != nil {
+			return nil, err
+		}
+		s.p = p
+	}
+	p := s.p
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	line, err := json.Marshal(struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}{name, args})
+	if err != nil {
+		return nil, fmt.Errorf("the call's arguments are not JSON: %v", err)
+	}
+	stop := context.AfterFunc(ctx, p.kill)
+	ans, err := p.roundTrip(append(line, '\n'))
+	stop()
+	if err != nil {
+		p.kill()
+		s.p = nil
+		return nil, p.ended(ctx, err)
+	}
+	p.answered = true
+	if ans.Error != "" {
+		return nil, &CallError{Msg: ans.Error}
+	}
+	return ans.OK, nil
+}
+
+func (s *Sandboxed) start() (*proc, error) {
+	if len(s.Argv) == 0 {
+		return nil, errors.New("no command to run the calls in")
+	}
+	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
+	cmd.Env = s.Env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	p := &proc{cmd: cmd, tail: &tail{copy: s.Log}, done: make(chan struct{})}
+	cmd.Stderr = p.tail
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	// Its stdout is a pipe of this package's own, not StdoutPipe's, so
+	// that Wait never closes it under a read in flight.
+	out, w, err := os.Pipe()
+	if err != nil {
+		in.Close()
+		return nil, err
+	}
+	cmd.Stdout = w
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		in.Close()
+		out.Close()
+		return nil, fmt.Errorf("the file tool's sandbox did not start: %v", err)
+	}
+	p.in, p.outFile, p.out = in, out, bufio.NewReaderSize(out, 64<<10)
+	go func() { cmd.Wait(); close(p.done) }()
+	return p, nil
+}
+
+type answer struct {
+	OK    json.RawMessage `json:"ok"`
+	Error string          `json:"error"`
+}
+
+func (p *proc) roundTrip(line []byte) (answer, error) {
+	if _, err := p.in.Write(line); err != nil {
+		return answer{}, err
+	}
+	var buf []byte
+	for {
+		chunk, err := p.out.ReadSlice('\n')
+		if len(buf)+len(chunk) > maxAnswer {
+			return answer{}, fmt.Errorf("an answer past %d MiB", maxAnswer>>20)
+		}
+		buf = append(buf, chunk...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			return answer{}, err
+		}
+		break
+	}
+	var a answer
+	d := json.NewDecoder(bytes.NewReader(buf))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&a); err != nil || (a.OK == nil) == (a.Error == "") {
+		return answer{}, errors.New("an answer that is neither {\"ok\"} nor {\"error\"}")
+	}
+	return a, nil
+}
+
+// ended says why the process failed a call: what it wrote on stderr.
+func (p *proc) ended(ctx context.Context, err error) error {
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+	}
+	p.outFile.Close()
+	if ctx.Err() != nil {
+		return fmt.Errorf("the call was cancelled: %w", ctx.Err())
+	}
+	what := "ended"
+	if !p.answered {
+		what = "did not start"
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE) {
+		err = nil
+	}
+	msg := "the file tool's sandbox " + what
+	if st := p.cmd.ProcessState; st != nil {
+		msg += " (" + st.String() + ")"
+	}
+	if err != nil {
+		msg += ": " + err.Error()
+	}
+	if said := strings.TrimSpace(p.tail.String()); said != "" {
+		msg += "; it said: " + said
+	}
+	return errors.New(msg)
+}
+
+// kill ends the process and its process group.
+func (p *proc) kill() {
+	if p.cmd.Process != nil {
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		p.cmd.Process.Kill()
+	}
+}
+
+// Close ends the session's process: its stdin closed, it has 5 seconds
+// to end, then it is killed; it is always waited for.
+func (s *Sandboxed) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.p
+	s.p = nil
+	if p == nil {
+		return nil
+	}
+	p.in.Close()
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		p.kill()
+		<-p.done
+	}
+	return p.outFile.Close()
+}
+
+// tail keeps the last stderrKept bytes written, copying each write on.
+type tail struct {
+	mu   sync.Mutex
+	buf  []byte
+	copy io.Writer
+}
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.copy != nil {
+		t.copy.Write(b)
+	}
+	t.buf = append(t.buf, b...)
+	if len(t.buf) > stderrKept {
+		t.buf = append([]byte(nil), t.buf[len(t.buf)-stderrKept:]...)
+	}
+	return len(b), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.ToValidUTF8(string(t.buf), "?")
+}

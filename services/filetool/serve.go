@@ -1,0 +1,48 @@
+package filetool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Version is what the server says it is.
+const Version = "1"
+
+// NewServer is the MCP server for one session: the offer's calls, each
+// run in sb.
+func NewServer(o Offer, sb *Sandboxed) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "lnk-file-tool", Title: "Link File", Version: Version}, &mcp.ServerOptions{
+		Instructions: "The agent's files. Paths are relative to its files folder; instructions/, skills/, chats/ and memory/ name its own folder.",
+	})
+	for _, t := range o.Tools() {
+		name := t.name
+		s.AddTool(&mcp.Tool{Name: name, Description: t.description, InputSchema: t.schema},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var args json.RawMessage
+				if req.Params != nil {
+					args = req.Params.Arguments
+				}
+				ok, err := sb.Call(ctx, name, args)
+				if err != nil {
+					var ce *CallError
+					msg := err.Error()
+					if !errors.As(err, &ce) {
+						msg = "lnk-file-tool: " + msg
+					}
+					return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, nil
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(o.Shape(name, ok))}}}, nil
+			})
+	}
+	return s
+}
+
+// Serve serves one session on t until the client ends it, then ends the
+// sandboxed process.
+func Serve(ctx context.Context, o Offer, sb *Sandboxed, t mcp.Transport) error {
+	defer sb.Close()
+	return NewServer(o, sb).Run(ctx, t)
+}

@@ -51,19 +51,21 @@ func init() {
 func toolAddCommand() *cobra.Command {
 	var envs, headers []string
 	var url string
+	var shared bool
 	c := &cobra.Command{
 		Use:   "add NAME [--env K=V | --env K]... [--url URL [--header 'K: V']...] [-- COMMAND...]",
 		Short: "Add an MCP server that runs outside every sandbox, with your logins",
 		Long: "Add an MCP server. It runs in /, with PATH, HOME, your user, locale, TMPDIR, SSH agent and desktop session as they are now, and the --env values.\n" +
 			"--env K reads K's value from the terminal (echo off) or stdin, so a token never stands on a command line.\n" +
-			"With --url the server is Link's own client of that URL (https://, or http:// on this machine); --header values are kept like --env's.",
+			"With --url the server is Link's own client of that URL (https://, or http:// on this machine); --header values are kept like --env's.\n" +
+			"--shared runs one server for every session of every sandbox naming the tool: sessions share that server and whatever it keeps between calls.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			name, argv := args[0], args[1:]
 			if err := tooldef.CheckName(name); err != nil {
 				return Usage(err.Error())
 			}
-			d := &tooldef.Definition{Name: name, Command: argv, URL: url}
+			d := &tooldef.Definition{Name: name, Command: argv, URL: url, Shared: shared}
 			if url != "" {
 				if len(argv) > 0 {
 					return Usage("give either --url or a command, not both")
@@ -102,12 +104,16 @@ func toolAddCommand() *cobra.Command {
 				return toolErr(err)
 			}
 			fmt.Fprintf(c.OutOrStdout(), "added tool %s (%s)\n", name, store.Path(name))
+			if shared {
+				fmt.Fprintln(c.OutOrStdout(), "shared: every session of every sandbox uses one server, and shares whatever it keeps between calls")
+			}
 			fmt.Fprintf(c.OutOrStdout(), "an agent reaches it once granted: lnk agent allow AGENT --tool %s\n", name)
 			return nil
 		},
 	}
 	c.Flags().StringArrayVar(&envs, "env", nil, "K=V, or K alone to read the value from the terminal or stdin")
 	c.Flags().StringVar(&url, "url", "", "a streamable-HTTP MCP server's URL")
+	c.Flags().BoolVar(&shared, "shared", false, "one server for every session (sessions share what it keeps between calls)")
 	c.Flags().StringArrayVar(&headers, "header", nil, "'Name: value' sent to the URL (kept as a secret)")
 	return c
 }

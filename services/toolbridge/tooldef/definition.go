@@ -31,6 +31,10 @@ type Definition struct {
 	// Env is the tool's whole environment: the snapshot, then --env values
 	// and a URL tool's headers (LNK_MCP_HEADER_<n>). Every value is a secret.
 	Env map[string]*secret.Value
+	// Shared runs one server for every session of every sandbox naming
+	// the tool, under one hub (tools-and-asking.txt "A shared tool"):
+	// sessions share that server and whatever it keeps between calls.
+	Shared bool
 }
 
 // Destroy zeroes every value the definition holds.
@@ -67,6 +71,9 @@ func (d *Definition) envKeys() []string {
 func (d *Definition) Digest() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "url\x00%s\x00", d.URL)
+	if d.Shared {
+		h.Write([]byte("shared\x00"))
+	}
 	for _, a := range d.Command {
 		fmt.Fprintf(h, "arg\x00%d\x00%s", len(a), a)
 	}

@@ -27,6 +27,7 @@ type file struct {
 	Command []string          `json:"command"`
 	URL     string            `json:"url,omitempty"`
 	Env     map[string]string `json:"env"`
+	Shared  bool              `json:"shared,omitempty"`
 }
 
 // Store reads and writes definitions under one HOME.
@@ -51,7 +52,7 @@ func (s Store) Save(d *Definition) error {
 	if err := d.check(); err != nil {
 		return err
 	}
-	f := file{Name: d.Name, Command: d.Command, URL: d.URL, Env: map[string]string{}}
+	f := file{Name: d.Name, Command: d.Command, URL: d.URL, Env: map[string]string{}, Shared: d.Shared}
 	for k, v := range d.Env {
 		f.Env[k] = string(v.Bytes())
 	}
@@ -121,7 +122,7 @@ func Parse(b []byte) (*Definition, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("not a tool's definition: data after the object")
 	}
-	d := &Definition{Name: f.Name, Command: f.Command, URL: f.URL, Env: map[string]*secret.Value{}}
+	d := &Definition{Name: f.Name, Command: f.Command, URL: f.URL, Env: map[string]*secret.Value{}, Shared: f.Shared}
 	for k, v := range f.Env {
 		sv, err := secret.FromString(v)
 		if err != nil {

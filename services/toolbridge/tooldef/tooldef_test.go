@@ -191,3 +191,24 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestSharedIsKeptAndChangesTheDigest(t *testing.T) {
+	s := Store{Home: testenv.Home(t)}
+	d := newDef(t, "sh", "tok")
+	plain := d.Digest()
+	d.Shared = true
+	if d.Digest() == plain {
+		t.Error("a tool made shared kept its digest")
+	}
+	if err := s.Save(d); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Destroy()
+	if !got.Shared || got.Digest() != d.Digest() {
+		t.Error("shared was not kept")
+	}
+}

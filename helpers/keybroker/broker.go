@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -160,6 +161,7 @@ func (b *Broker) prove(_ context.Context, _ *wire.Request, r *ProveReq) (*ProveR
 		return nil, nil, b.refuse(SpecProve.Name, CodeRefused, "a challenge is 32 bytes, not %d", len(r.Challenge))
 	}
 	ans, err := proof.Answer(k.Bytes(), proof.Context{AgentID: r.AgentID, Owner: r.Owner, Purpose: r.Purpose}, [32]byte(r.Challenge))
+	runtime.KeepAlive(k)
 	if err != nil {
 		return nil, nil, b.refuse(SpecProve.Name, CodeRefused, "%v", err)
 	}
@@ -175,6 +177,7 @@ func (b *Broker) checkProof(_ context.Context, _ *wire.Request, r *CheckReq) (*C
 		return nil, nil, b.refuse(SpecCheckProof.Name, CodeRefused, "a challenge is 32 bytes, not %d", len(r.Challenge))
 	}
 	ok := proof.Check(k.Bytes(), proof.Context{AgentID: r.AgentID, Owner: r.Owner, Purpose: r.Purpose}, [32]byte(r.Challenge), r.Answer)
+	runtime.KeepAlive(k)
 	if !ok {
 		b.logf("refused %s: agent %s's proof for owner %q, purpose %q does not hold", SpecCheckProof.Name, r.AgentID, printable(r.Owner), printable(r.Purpose))
 	}
@@ -248,6 +251,7 @@ func (b *Broker) sealedSecret(_ context.Context, _ *wire.Request, r *SealedReq) 
 		return nil, nil, b.refuse(req, CodeRefused, "secret %s is kept plain, and a plain secret is never given to an agent (lnk secret create %s --internet-host HOST seals one)", r.Name, r.Name)
 	}
 	f, err := sealedMemfd(e.Value.Bytes())
+	runtime.KeepAlive(e.Value)
 	if err != nil {
 		return nil, nil, err
 	}

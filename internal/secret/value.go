@@ -74,7 +74,9 @@ func New(b []byte) (*Value, error) {
 func FromString(s string) (*Value, error) { return New([]byte(s)) }
 
 // Bytes returns the secret's bytes. The slice aliases the locked pages:
-// don't keep it past Destroy, append to it or let it escape.
+// don't keep it past Destroy, append to it or let it escape, and keep v
+// reachable while using it (runtime.KeepAlive(v) after the last use): a
+// Value the collector finds unreachable is zeroed and unmapped.
 func (v *Value) Bytes() []byte {
 	if v == nil {
 		return nil
@@ -112,7 +114,9 @@ func (v *Value) Locked() bool {
 
 // Equal compares the secret with b in constant time (for equal lengths).
 func (v *Value) Equal(b []byte) bool {
-	return subtle.ConstantTimeCompare(v.Bytes(), b) == 1 && v.Len() == len(b)
+	eq := subtle.ConstantTimeCompare(v.Bytes(), b) == 1 && v.Len() == len(b)
+	runtime.KeepAlive(v)
+	return eq
 }
 
 // Destroy zeroes and unmaps the secret now. It is safe to call twice.

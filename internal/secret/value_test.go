@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -158,4 +160,56 @@ func vmFlags(t *testing.T, addr uint64) string {
 	}
 	t.Fatalf("no mapping holds %#x in /proc/self/smaps", addr)
 	return ""
+}
+
+// TestDroppedValueIsWiped: a Value dropped without Destroy is zeroed and
+// unmapped once the collector finds it: its DONTDUMP mapping goes away.
+func TestDroppedValueIsWiped(t *testing.T) {
+	addr := func() uint64 {
+		v, err := New([]byte(plain))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := uint64(uintptr(unsafe.Pointer(&v.Bytes()[0])))
+		if !hasDontDump(t, a) {
+			t.Fatal("a live secret's mapping lacks MADV_DONTDUMP")
+		}
+		runtime.KeepAlive(v)
+		return a
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		runtime.GC()
+		if !hasDontDump(t, addr) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a dropped secret's pages are still mapped after 20 s of collections")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func hasDontDump(t *testing.T, addr uint64) bool {
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	in := false
+	for s.Scan() {
+		line := s.Text()
+		if fields := strings.Fields(line); len(fields) > 0 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
+			lo, hi, ok := strings.Cut(fields[0], "-")
+			a, err1 := strconv.ParseUint(lo, 16, 64)
+			b, err2 := strconv.ParseUint(hi, 16, 64)
+			in = ok && err1 == nil && err2 == nil && a <= addr && addr < b
+			continue
+		}
+		if in && strings.HasPrefix(line, "VmFlags:") {
+			return strings.Contains(" "+line+" ", " dd ")
+		}
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -179,6 +180,7 @@ func (f *File) Encode() []byte {
 		e := f.Secrets[name]
 		fmt.Fprintf(&b, "\n[secrets.%s]\nvalue = ", name)
 		writeBasicString(&b, e.Value.Bytes())
+		runtime.KeepAlive(e.Value)
 		b.WriteByte('\n')
 		if e.InternetHost != "" {
 			fmt.Fprintf(&b, "internet_host = %q\n", e.InternetHost)

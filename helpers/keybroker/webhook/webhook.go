@@ -27,6 +27,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"runtime"
 	"strings"
 	"time"
 
@@ -72,6 +73,7 @@ func NewSecret() (*secret.Value, error) {
 // FormatSecret gives a secret's text form, whsec_<base64>, as a secret:
 // the form shown once to the owner and given to a sender.
 func FormatSecret(s *secret.Value) (*secret.Value, error) {
+	defer runtime.KeepAlive(s)
 	raw := s.Bytes()
 	out := make([]byte, len(SecretPrefix)+base64.StdEncoding.EncodedLen(len(raw)))
 	copy(out, SecretPrefix)

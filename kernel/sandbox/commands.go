@@ -1,14 +1,13 @@
 package sandbox
 
 import (
-	"bytes"
-	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // ErrNotACommand refuses a command that [commands] does not list.
@@ -55,7 +54,7 @@ func execFiles(path string) ([]string, error) {
 	seen := map[string]bool{}
 	var walk func(p string, depth int) error
 	walk = func(p string, depth int) error {
-		real, err := filepath.EvalSymlinks(p)
+		real, err := evalSymlinks(p)
 		if err != nil {
 			return err
 		}
@@ -74,44 +73,50 @@ func execFiles(path string) ([]string, error) {
 	return out, walk(path, 0)
 }
 
-// interpreters is the #! interpreter or the ELF PT_INTERP of a file.
+// interpreters is the #! interpreter (with env's program) or the ELF
+// PT_INTERP of a file.
 func interpreters(path string) []string {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	head := make([]byte, 256)
+	head := make([]byte, maxHead)
 	n, _ := io.ReadFull(f, head)
-	head = head[:n]
-	if bytes.HasPrefix(head, []byte("#!")) {
-		line := head[2:]
-		if i := bytes.IndexByte(line, '\n'); i >= 0 {
-			line = line[:i]
-		}
-		fields := strings.Fields(string(line))
-		if len(fields) == 0 {
-			return nil
-		}
-		if filepath.Base(fields[0]) == "env" && len(fields) > 1 {
-			if p, err := lookPath(fields[1], "/"); err == nil {
-				return []string{fields[0], p}
-			}
-		}
-		return []string{fields[0]}
+	fields, interp := interpreterOf(head[:n])
+	if interp != "" {
+		return []string{interp}
 	}
-	ef, err := elf.NewFile(f)
-	if err != nil {
+	if len(fields) == 0 {
 		return nil
 	}
-	defer ef.Close()
-	for _, p := range ef.Progs {
-		if p.Type == elf.PT_INTERP {
-			b := make([]byte, p.Filesz)
-			if _, err := p.ReadAt(b, 0); err == nil {
-				return []string{strings.TrimRight(string(b), "\x00")}
-			}
+	if filepath.Base(fields[0]) == "env" && len(fields) > 1 {
+		if p, err := lookPath(fields[1], "/"); err == nil {
+			return []string{fields[0], p}
 		}
 	}
-	return nil
+	return []string{fields[0]}
+}
+
+var realPaths struct {
+	sync.Mutex
+	m map[string]string
+}
+
+// evalSymlinks is filepath.EvalSymlinks, remembered for the process
+// (lnk builds one sandbox per run; the interpreter is shared by all).
+func evalSymlinks(p string) (string, error) {
+	realPaths.Lock()
+	defer realPaths.Unlock()
+	if r, ok := realPaths.m[p]; ok {
+		return r, nil
+	}
+	r, err := filepath.EvalSymlinks(p)
+	if err == nil {
+		if realPaths.m == nil {
+			realPaths.m = map[string]string{}
+		}
+		realPaths.m[p] = r
+	}
+	return r, err
 }

@@ -1,0 +1,39 @@
+package sandbox
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestInterpreterOfRealPrograms(t *testing.T) {
+	head := make([]byte, maxHead)
+	f, err := os.Open("/bin/sh")
+	if err != nil {
+		t.Skip("no /bin/sh") // a machine without sh runs no sandbox test either
+	}
+	n, _ := f.Read(head)
+	f.Close()
+	if _, interp := interpreterOf(head[:n]); !strings.HasPrefix(interp, "/") {
+		t.Fatalf("/bin/sh: no ELF interpreter found (%q)", interp)
+	}
+	if fields, _ := interpreterOf([]byte("#!/usr/bin/env python3 -u\nprint()")); strings.Join(fields, " ") != "/usr/bin/env python3 -u" {
+		t.Fatalf("shebang: %q", fields)
+	}
+}
+
+// FuzzInterpreterOf: the head of a program the agent may have written
+// never panics the parser, and what it names is an absolute path.
+func FuzzInterpreterOf(f *testing.F) {
+	f.Add([]byte("#!/bin/sh\nexit 0\n"))
+	f.Add([]byte("\x7fELF\x02\x01\x01"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > maxHead {
+			b = b[:maxHead]
+		}
+		_, interp := interpreterOf(b)
+		if interp != "" && !strings.HasPrefix(interp, "/") {
+			t.Fatalf("relative interpreter %q", interp)
+		}
+	})
+}

@@ -28,12 +28,13 @@ type conn struct {
 	closeFn sync.Once
 }
 
-// waitInSyscall makes new conns wait in a blocking recvmsg instead of the
-// poller; only the benchmark that compares the two sets it.
+// waitInSyscall makes new client conns wait in a blocking recvmsg instead
+// of the poller; only the benchmark that compares the two sets it.
 var waitInSyscall = false
 
-// newConn takes ownership of f, a SOCK_SEQPACKET unix socket.
-func newConn(f *os.File) (*conn, error) {
+// newConn takes ownership of f, a SOCK_SEQPACKET unix socket. A blocking
+// conn waits in recvmsg itself; the other kind in the runtime's poller.
+func newConn(f *os.File, blocking bool) (*conn, error) {
 	defer f.Close()
 	rc, err := f.SyscallConn()
 	if err != nil {
@@ -53,13 +54,16 @@ func newConn(f *os.File) (*conn, error) {
 		unix.Close(dup)
 		return nil, fmt.Errorf("channel is socket type %d, not SOCK_SEQPACKET", typ)
 	}
-	if waitInSyscall {
+	if blocking {
+		// The flag is the open file's, shared with f: set it either way.
+		if err := unix.SetNonblock(dup, false); err != nil {
+			unix.Close(dup)
+			return nil, err
+		}
 		return &conn{f: os.NewFile(uintptr(dup), "wire-channel"), fd: dup,
 			oob: make([]byte, unix.CmsgSpace(4*MaxFDs)), buf: make([]byte, MaxRecord)}, nil
 	}
-	// A non-blocking fd of our own, so the runtime's poller waits for it:
-	// measured under load, a reader blocked in recvmsg kept its P and left
-	// the woken caller waiting for sysmon (BenchmarkCallRoundTrip).
+	// A non-blocking fd of our own, so the runtime's poller waits for it.
 	if err := unix.SetNonblock(dup, true); err != nil {
 		unix.Close(dup)
 		return nil, err

@@ -33,7 +33,7 @@ type result struct {
 // NewClient takes ownership of f (a SOCK_SEQPACKET socket) and starts its
 // reader.
 func NewClient(f *os.File) (*Client, error) {
-	c, err := newConn(f)
+	c, err := newConn(f, waitInSyscall)
 	if err != nil {
 		return nil, err
 	}

@@ -57,11 +57,16 @@
 // runs. The package holds no authority of its own; it moves the fds its
 // callers hand it and closes every fd it refuses.
 //
-// Waiting is in the runtime's netpoller (the channel's fd is made
-// non-blocking), not a blocking recvmsg in a dedicated goroutine: measured
-// side by side (BenchmarkCallRoundTrip, same run), the poller's p50 round
-// trip was 0.72–0.88× the blocking reader's on a loaded machine, because a
-// reader blocked in recvmsg keeps its P and the caller it just woke waits
-// for sysmon to take that P back. shutdown(2) wakes a waiting reader and
-// every blocked sender when the channel closes.
+// Waiting: a [Client] waits in the runtime's netpoller (its channel fd
+// is made non-blocking), a [Server] in a blocking recvmsg on its reader
+// goroutine. Measured side by side in one run: for a client, whose
+// reader hands each reply to a waiting caller, the poller's p50 round
+// trip was 0.72–0.88× a blocking reader's (BenchmarkCallRoundTrip: a
+// reader blocked in recvmsg keeps its P, and the caller it woke waits for
+// it); for lnk-fsbroker, whose reader serves [Inline] requests itself,
+// a blocking reader halved the p50 of a read through the broker
+// (BenchmarkReadThroughBroker, 122–135 µs against 253–286 µs on the same
+// loaded machine). A server reader yields after starting a handler
+// goroutine so the handler runs at once. shutdown(2) wakes a waiting
+// reader and every blocked sender when the channel closes.
 package wire

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -24,7 +25,7 @@ type Server struct {
 // through routes (see [Table]). logf, if not nil, gets one line per
 // violation that closed the channel.
 func NewServer(f *os.File, routes map[Type]*Route, logf func(format string, a ...any)) (*Server, error) {
-	c, err := newConn(f)
+	c, err := newConn(f, true)
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +85,9 @@ func (s *Server) Serve(ctx context.Context) error {
 			defer func() { <-sem; wg.Done() }()
 			s.run(ctx, rt, req, body)
 		}()
+		// The reader is about to block in recvmsg holding its P: let the
+		// handler run first rather than wait for the P to be taken back.
+		runtime.Gosched()
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -152,8 +151,14 @@ func listed(c *caps.Compiled) string {
 		if n == "*" {
 			return "/bin/sh"
 		}
-		if p, err := exec.LookPath(n); err == nil {
-			return p
+		for _, d := range []string{"/usr/local/bin", "/usr/bin", "/bin"} { // the sandbox's PATH
+			p := filepath.Join(d, n)
+			if strings.Contains(n, "/") {
+				p = n
+			}
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+				return p
+			}
 		}
 	}
 	return "/bin/sh"

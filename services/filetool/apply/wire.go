@@ -13,6 +13,9 @@ import (
 // replace's old and new, JSON-escaped.
 const MaxLine = 64 << 20
 
+// maxLine is MaxLine, lowered by tests.
+var maxLine = MaxLine
+
 // Call is one line on apply's stdin.
 type Call struct {
 	Name      string          `json:"name"`
@@ -93,7 +96,7 @@ func answer(s *Session, line []byte) Answer {
 	return Answer{OK: out}
 }
 
-var errLineTooLong = fmt.Errorf("a call line past %d MiB is refused", MaxLine>>20)
+var errLineTooLong = errors.New("a call line past its cap (64 MiB) is refused")
 
 // readLine reads one line without its newline, at most MaxLine bytes; a
 // longer line is read to its end, dropped, and answered errLineTooLong.
@@ -103,7 +106,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if !long {
-			if len(buf)+len(chunk) > MaxLine+1 {
+			if len(buf)+len(chunk) > maxLine+1 {
 				long, buf = true, nil
 			} else {
 				buf = append(buf, chunk...)

@@ -1,0 +1,35 @@
+package apply
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// FuzzDecodeCall: a line either decodes into a call with a name and
+// object arguments, or is refused; and a session answers any call it
+// decodes without panicking (over an empty folder).
+func FuzzDecodeCall(f *testing.F) {
+	f.Add([]byte(`{"name":"read","arguments":{"path":"a"}}`))
+	f.Add([]byte(`{"name":"find","arguments":{"name":"**/*.go","text":"x+"}}`))
+	f.Add([]byte(`{"name":"write","arguments":{"path":"../x","content":"y"}}`))
+	w := newWorld(f, "work")
+	w.put(f, "work/a.txt", "one\ntwo\n")
+	f.Fuzz(func(t *testing.T, line []byte) {
+		c, err := DecodeCall(line)
+		if err != nil {
+			return
+		}
+		if c.Name == "" {
+			t.Fatal("a call without a name was taken")
+		}
+		if len(c.Arguments) > 0 {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(c.Arguments, &m) != nil {
+				t.Fatalf("arguments that are not an object were taken: %s", c.Arguments)
+			}
+		}
+		if out, err := w.s.Call(c.Name, c.Arguments); (out == nil) == (err == nil) {
+			t.Fatalf("a call answered %v and %v", out, err)
+		}
+	})
+}

@@ -17,8 +17,8 @@ func TestFailedJudgesClosedProbesAndControls(t *testing.T) {
 		failed bool
 	}{
 		{[]probe.Result{r(probe.Closed, probe.Closed), r(probe.Open, probe.Open)}, false},
-		{[]probe.Result{r(probe.Closed, probe.Open)}, true},          // a way out is open
-		{[]probe.Result{r(probe.Open, probe.Closed)}, true},          // a broken control
+		{[]probe.Result{r(probe.Closed, probe.Open)}, true}, // a way out is open
+		{[]probe.Result{r(probe.Open, probe.Closed)}, true}, // a broken control
 		{[]probe.Result{r(probe.Gap, probe.Open), r(probe.Gap, "skipped")}, false},
 		{[]probe.Result{r(probe.Closed, "skipped")}, false},
 	} {

@@ -9,6 +9,10 @@ import (
 	"testing"
 )
 
+// ownerHome is HOME as the test process started, before Home moved it:
+// go build keeps its caches there, so a build after Home is not cold.
+var ownerHome = os.Getenv("HOME")
+
 var (
 	buildMu  sync.Mutex
 	buildDir string
@@ -44,7 +48,7 @@ func Bin(t testing.TB, name string) string {
 	out := filepath.Join(buildDir, name)
 	cmd := exec.Command("go", "build", "-o", out, "lnk.dev/lnk/cmd/"+name)
 	cmd.Dir = RepoRoot(t)
-	cmd.Env = os.Environ()
+	cmd.Env = append(os.Environ(), "HOME="+ownerHome, "XDG_CACHE_HOME=", "XDG_CONFIG_HOME=")
 	if name == "lnk-init" {
 		cmd.Env = append(cmd.Env, "CGO_ENABLED=0")
 	}

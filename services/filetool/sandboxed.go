@@ -54,21 +54,6 @@ func (e *CallError) Error() string { return e.Msg }
 func (s *Sandboxed) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.p != nil {
-		select {
-		case <-s.p.done:
-			s.p = nil // it ended since the last call
-		default:
-		}
-	}
-	if s.p == nil {
-		p, err := s.start()
-		if err != nil {
-			return nil, err
-		}
-		s.p = p
-	}
-	p := s.p
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
@@ -79,8 +64,26 @@ func (s *Sandboxed) Call(ctx context.Context, name string, args json.RawMessage)
 	if err != nil {
 		return nil, fmt.Errorf("the call's arguments are not JSON: %v", err)
 	}
+	line = append(line, '\n')
+	p, err := s.running()
+	if err != nil {
+		return nil, err
+	}
 	stop := context.AfterFunc(ctx, p.kill)
-	ans, err := p.roundTrip(append(line, '\n'))
+	ans, err := p.roundTrip(line)
+	if errors.Is(err, errNotSent) && p.answered {
+		// It ended since its last answer and never read this call: start
+		// it again and send the call to the new one.
+		p.kill()
+		p.ended(ctx, err)
+		s.p = nil
+		stop()
+		if p, err = s.running(); err != nil {
+			return nil, err
+		}
+		stop = context.AfterFunc(ctx, p.kill)
+		ans, err = p.roundTrip(line)
+	}
 	stop()
 	if err != nil {
 		p.kill()
@@ -93,6 +96,30 @@ func (s *Sandboxed) Call(ctx context.Context, name string, args json.RawMessage)
 	}
 	return ans.OK, nil
 }
+
+// running is the session's process, started if there is none or the
+// last one ended.
+func (s *Sandboxed) running() (*proc, error) {
+	if s.p != nil {
+		select {
+		case <-s.p.done:
+			s.p.outFile.Close()
+			s.p = nil // it ended since the last call
+		default:
+		}
+	}
+	if s.p == nil {
+		p, err := s.start()
+		if err != nil {
+			return nil, err
+		}
+		s.p = p
+	}
+	return s.p, nil
+}
+
+// errNotSent is a call the process never read: its stdin was closed.
+var errNotSent = errors.New("the call could not be sent")
 
 func (s *Sandboxed) start() (*proc, error) {
 	if len(s.Argv) == 0 {
@@ -134,7 +161,7 @@ type answer struct {
 
 func (p *proc) roundTrip(line []byte) (answer, error) {
 	if _, err := p.in.Write(line); err != nil {
-		return answer{}, err
+		return answer{}, fmt.Errorf("%w: %v", errNotSent, err)
 	}
 	var buf []byte
 	for {
@@ -174,7 +201,7 @@ func (p *proc) ended(ctx context.Context, err error) error {
 	if !p.answered {
 		what = "did not start"
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE) {
+	if errors.Is(err, io.EOF) || errors.Is(err, errNotSent) {
 		err = nil
 	}
 	msg := "the file tool's sandbox " + what

@@ -114,3 +114,24 @@ func TestMissingFeatureRefusedUnlessDegraded(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// TestHiddenStaysHiddenUnderAGrantedHome: with the whole home granted
+// read-only, ~/.lnk and ~/Link/History are still not there.
+func TestHiddenStaysHiddenUnderAGrantedHome(t *testing.T) {
+	w := newWorld(t)
+	hist := filepath.Join(w.home, "Link", "History")
+	if err := os.MkdirAll(hist, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(hist, "old"), "old-agent-secret")
+	f := false
+	c := compile(t, w, caps.Grants{Read: []string{w.home}, Internet: &f})
+	code, out, errs := run(t, c, sandbox.Options{}, "sh", "-c",
+		`cat "$1/data/f"; echo; cat "$1/.lnk/settings"; cat "$1/Link/History/old"; ls -a "$1/.lnk"; exit 0`, "sh", w.home)
+	if code != 0 || !strings.Contains(out, "granted-content") {
+		t.Fatalf("code %d, out %q, err %q", code, out, errs)
+	}
+	if strings.Contains(out, "secret") {
+		t.Fatalf("a hidden file was read under the granted home: %q", out)
+	}
+}

@@ -23,7 +23,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"lnk.dev/lnk/helpers/fsbroker/resolve"
 	"lnk.dev/lnk/services/filetool"
 	"lnk.dev/lnk/services/filetool/apply"
 )
@@ -85,15 +84,9 @@ func applyMain(args []string) {
 	if *files == "" || fs.NArg() != 0 {
 		fail(2, errors.New(usage))
 	}
-	d := &apply.Disk{}
-	var err error
-	if d.Files, err = resolve.OpenRoot(*files); err != nil {
-		fail(1, fmt.Errorf("the files folder: %w", err))
-	}
-	if *agent != "" {
-		if d.Agent, err = resolve.OpenRoot(*agent); err != nil {
-			fail(1, fmt.Errorf("the agent folder: %w", err))
-		}
+	d, err := apply.OpenDisk(*files, *agent, write)
+	if err != nil {
+		fail(2, err)
 	}
 	s, err := apply.NewSession(d, write)
 	if err != nil {

@@ -12,19 +12,37 @@ import (
 var collections = []string{"instructions", "skills", "chats", "memory"}
 
 // Disk is [Files] on this machine's disk, through fsbroker's resolver:
-// each name opened folder by folder from the held root, never through a
-// link.
+// each name opened folder by folder from a held root, never through a
+// link. Make it with [OpenDisk].
 type Disk struct {
 	Files *resolve.Root // the files folder
 	Agent *resolve.Root // the agent folder, or nil
+	// mounts are folders held as roots of their own: the --write folders,
+	// which the sandbox binds over the files folder, so that the
+	// resolver, which never crosses a mount, reaches beneath them. Longest
+	// name first.
+	mounts []mount
 }
 
-// root picks the root a name lies under.
-func (d *Disk) root(name string) *resolve.Root {
-	if d.Agent != nil && collection(name) != "" {
-		return d.Agent
+type mount struct {
+	name string
+	root *resolve.Root
+}
+
+// root picks the root a name lies under, and the name below it.
+func (d *Disk) root(name string) (*resolve.Root, string) {
+	for _, m := range d.mounts {
+		if name == m.name {
+			return m.root, "."
+		}
+		if rest, ok := strings.CutPrefix(name, m.name+"/"); ok {
+			return m.root, rest
+		}
 	}
-	return d.Files
+	if d.Agent != nil && collection(name) != "" {
+		return d.Agent, name
+	}
+	return d.Files, name
 }
 
 // collection is the agent folder collection name starts with, or "".
@@ -39,7 +57,8 @@ func collection(name string) string {
 }
 
 func (d *Disk) Read(name string, max int64) ([]byte, string, error) {
-	b, v, err := d.root(name).ReadFile(name, max)
+	r, rel := d.root(name)
+	b, v, err := r.ReadFile(rel, max)
 	return b, v.String(), err
 }
 
@@ -48,26 +67,60 @@ func (d *Disk) Write(name string, data []byte, expect string) (string, error) {
 	if err != nil {
 		return "", &resolve.Error{Op: "write", Path: name, Kind: resolve.ErrChanged}
 	}
-	nv, err := d.root(name).WriteFile(name, data, resolve.WriteOptions{Expect: v})
+	r, rel := d.root(name)
+	nv, err := r.WriteFile(rel, data, resolve.WriteOptions{Expect: v})
 	return nv.String(), err
 }
 
 func (d *Disk) List(name string) ([]Entry, error) {
-	ents, err := d.root(name).List(name, resolve.ListOptions{Max: maxList})
+	r, rel := d.root(name)
+	ents, err := r.List(rel, resolve.ListOptions{Max: maxList})
 	out := make([]Entry, len(ents))
 	for i, e := range ents {
-		out[i] = entry(e)
+		out[i] = entry(e, name, rel)
 	}
 	return out, err
 }
 
+// Walk walks name's root; a held folder beneath it is walked from its
+// own root in its place (the resolver would not cross into a mount).
 func (d *Disk) Walk(name string, max int, fn func(Entry) error) error {
-	return d.root(name).Walk(name, resolve.WalkOptions{SkipHidden: true, Max: max}, func(e resolve.Entry) error {
-		return fn(entry(e))
+	r, rel := d.root(name)
+	var nested []mount
+	err := r.Walk(rel, resolve.WalkOptions{SkipHidden: true, Max: max}, func(e resolve.Entry) error {
+		ent := entry(e, name, rel)
+		if ent.Type == "folder" {
+			for _, m := range d.mounts {
+				if m.name == ent.Path && m.root != r {
+					nested = append(nested, m)
+					if err := fn(ent); err != nil {
+						return err
+					}
+					return fs.SkipDir
+				}
+			}
+		}
+		return fn(ent)
 	})
+	for _, m := range nested {
+		if err != nil {
+			break
+		}
+		err = d.Walk(m.name, max, fn)
+	}
+	return err
 }
 
-func entry(e resolve.Entry) Entry {
+// entry is a resolver entry with its path as the session names it: the
+// path below rel, put below name.
+func entry(e resolve.Entry, name, rel string) Entry {
+	p := e.Path
+	if rel != name {
+		if rel != "." {
+			p = strings.TrimPrefix(p, rel+"/")
+		}
+		p = name + "/" + p
+	}
 	t := "other"
 	switch {
 	case e.Type == 0:
@@ -77,5 +130,5 @@ func entry(e resolve.Entry) Entry {
 	case e.Type&fs.ModeSymlink != 0:
 		t = "link"
 	}
-	return Entry{Path: e.Path, Name: e.Name, Type: t}
+	return Entry{Path: p, Name: e.Name, Type: t}
 }

@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"lnk.dev/lnk/helpers/fsbroker/resolve"
 )
 
 // world is a files folder and an agent folder on disk, with a session
@@ -26,16 +24,11 @@ func newWorld(t testing.TB, write ...string) *world {
 			t.Fatal(err)
 		}
 	}
-	fr, err := resolve.OpenRoot(w.files)
-	if err != nil {
+	var err error
+	if w.disk, err = OpenDisk(w.files, w.agent, write); err != nil {
 		t.Fatal(err)
 	}
-	ar, err := resolve.OpenRoot(w.agent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fr.Close(); ar.Close() })
-	w.disk = &Disk{Files: fr, Agent: ar}
+	t.Cleanup(w.disk.Close)
 	if w.s, err = NewSession(w.disk, write); err != nil {
 		t.Fatal(err)
 	}

@@ -100,8 +100,11 @@ func (s *Session) readText(op, name string) ([]byte, string, error) {
 // kind for errors.Is.
 func reason(err error) error {
 	var re *resolve.Error
-	if errors.As(err, &re) && re.Kind != nil {
+	switch {
+	case errors.As(err, &re) && re.Kind != nil:
 		return re.Kind
+	case re != nil && re.Err != nil:
+		return re.Err // the system's own refusal, as a read-only folder's EROFS
 	}
 	return err
 }

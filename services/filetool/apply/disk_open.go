@@ -1,0 +1,95 @@
+package apply
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	"lnk.dev/lnk/helpers/fsbroker/resolve"
+)
+
+// OpenDisk holds the files folder, the agent folder (if agent is not
+// ""), and each folder write names as a root of its own. files and agent
+// are absolute paths from Link's command line; their last component is
+// never a link (resolve.OpenRoot).
+//
+// A write folder is opened from the files folder (or the agent folder,
+// for a collection) through the resolver. Only where that is refused as
+// another mount — the sandbox binds each written folder over the
+// read-only files folder — is it opened at its own path, after the
+// folder holding it was listed through the resolver and showed it a
+// folder, not a link.
+func OpenDisk(files, agent string, write []string) (*Disk, error) {
+	d := &Disk{}
+	var err error
+	if d.Files, err = resolve.OpenRoot(files); err != nil {
+		return nil, fmt.Errorf("the files folder: %w", err)
+	}
+	if agent != "" {
+		if d.Agent, err = resolve.OpenRoot(agent); err != nil {
+			d.Close()
+			return nil, fmt.Errorf("the agent folder: %w", err)
+		}
+	}
+	if err := checkWriteFolders(write); err != nil {
+		d.Close()
+		return nil, err
+	}
+	for _, w := range write {
+		if w == "." {
+			continue
+		}
+		base, rel, path := d.Files, w, filepath.Join(files, w)
+		if d.Agent != nil && collection(w) != "" {
+			base, path = d.Agent, filepath.Join(agent, w)
+		}
+		r, err := openMount(base, rel, path)
+		if errors.Is(err, resolve.ErrNotFound) {
+			continue // not there yet: written through its parent's root
+		}
+		if err != nil {
+			d.Close()
+			return nil, fmt.Errorf("--write %q: %w", w, err)
+		}
+		d.mounts = append(d.mounts, mount{name: w, root: r})
+	}
+	sort.Slice(d.mounts, func(i, j int) bool { return len(d.mounts[i].name) > len(d.mounts[j].name) })
+	return d, nil
+}
+
+func openMount(base *resolve.Root, rel, path string) (*resolve.Root, error) {
+	r, err := base.OpenDir(rel)
+	if !errors.Is(err, resolve.ErrEscape) {
+		return r, err
+	}
+	dir, name := filepath.Split(rel)
+	dir = filepath.Clean(dir)
+	ents, err := base.List(dir, resolve.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range ents {
+		if e.Name == name && e.IsDir() {
+			return resolve.OpenRoot(path)
+		}
+	}
+	return nil, &resolve.Error{Op: "open", Path: rel, Kind: resolve.ErrLink}
+}
+
+// Close lets go of every root.
+func (d *Disk) Close() {
+	for _, r := range append([]*resolve.Root{d.Files, d.Agent}, rootsOf(d.mounts)...) {
+		if r != nil {
+			r.Close()
+		}
+	}
+}
+
+func rootsOf(ms []mount) []*resolve.Root {
+	out := make([]*resolve.Root, len(ms))
+	for i, m := range ms {
+		out[i] = m.root
+	}
+	return out
+}

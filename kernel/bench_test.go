@@ -73,6 +73,35 @@ func BenchmarkRoundTrip(b *testing.B) {
 		unix.Read(pair[0], buf)
 		base = append(base, time.Since(t0))
 	}
+	// Throughput with four connections at once (the CLI and services).
+	const conns = 4
+	per := max(b.N/conns, 1)
+	cls := make([]*client.Client, conns)
+	for i := range cls {
+		if cls[i], err = client.Connect(home); err != nil {
+			b.Fatal(err)
+		}
+		defer cls[i].Close()
+	}
+	errs := make(chan error, conns)
+	t0 := time.Now()
+	for _, cl := range cls {
+		go func() {
+			for i := 0; i < per; i++ {
+				if err := cl.Ping(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range cls {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(per*conns)/time.Since(t0).Seconds(), "req/s-4conns")
 	l, bs := p50(link), p50(base)
 	b.ReportMetric(float64(l.Nanoseconds()), "link-p50-ns")
 	b.ReportMetric(float64(bs.Nanoseconds()), "base-p50-ns")

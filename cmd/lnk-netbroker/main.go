@@ -8,6 +8,10 @@
 // the socket's path on stdout and serves until SIGTERM or SIGINT. Its log
 // (one JSON line per connection) goes to stderr. Without landlock or
 // seccomp it refuses to start unless given --degraded, and says so.
+//
+// With --tool-bridge NAME it relays the tools' mcp route to the sandbox's
+// tool bridge: the unix socket NAME in the folder handed to it as fd 3
+// (dialed through that fd, never a path through HOME).
 package main
 
 import (
@@ -22,6 +26,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -38,8 +43,9 @@ var resolverFiles = []string{"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.co
 func main() {
 	home := flag.String("home", os.Getenv("HOME"), "the owner's HOME")
 	degraded := flag.Bool("degraded", false, "run without landlock or seccomp where the kernel lacks them")
+	bridge := flag.String("tool-bridge", "", "the tool bridge's socket NAME in the folder at fd 3")
 	flag.Parse()
-	if err := run(*home, *degraded); err != nil {
+	if err := run(*home, *degraded, *bridge); err != nil {
 		fmt.Fprintf(os.Stderr, "lnk-netbroker: %s\n", err)
 		os.Exit(1)
 	}
@@ -50,7 +56,11 @@ func main() {
 // not survive: the domain no longer holds HOME.
 const netDirEnv = "LNK_NETBROKER_NETDIR_FD"
 
-func run(home string, degraded bool) error {
+func run(home string, degraded bool, bridge string) error {
+	dialBridge, err := toolBridgeDialer(bridge)
+	if err != nil {
+		return err
+	}
 	netDir, err := openNetDir(home)
 	if err != nil {
 		return err
@@ -62,6 +72,9 @@ func run(home string, degraded bool) error {
 	os.Setenv(netDirEnv, strconv.Itoa(fd))
 	err = confineFiles(fd, degraded)
 	unix.CloseOnExec(fd)
+	if dialBridge != nil {
+		unix.CloseOnExec(bridgeFD) // kept open across landlock's re-exec only
+	}
 	os.Unsetenv(netDirEnv)
 	if err != nil {
 		return err
@@ -79,7 +92,7 @@ func run(home string, degraded bool) error {
 		fmt.Fprintf(os.Stderr, "lnk-netbroker: degraded: no seccomp: %s\n", err)
 	}
 	r, err := netbroker.Start(&c, netbroker.Options{Home: home, NetDir: netDir,
-		Config: netbroker.Config{Resolver: &net.Resolver{PreferGo: true}}})
+		Config: netbroker.Config{Resolver: &net.Resolver{PreferGo: true}, ToolBridge: dialBridge}})
 	if err != nil {
 		return err
 	}
@@ -124,4 +137,24 @@ func confineFiles(netDir int, degraded bool) error {
 		fmt.Fprintf(os.Stderr, "lnk-netbroker: degraded: no landlock: %s\n", err)
 	}
 	return nil
+}
+
+// bridgeFD is where lnk hands the tool bridge's folder.
+const bridgeFD = 3
+
+// toolBridgeDialer dials the socket name in the folder at fd 3; nil
+// without a name. The name is one path element.
+func toolBridgeDialer(name string) (func() (net.Conn, error), error) {
+	if name == "" {
+		return nil, nil
+	}
+	if name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		return nil, fmt.Errorf("--tool-bridge %q is not one name", name)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(bridgeFD, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil, errors.New("--tool-bridge: fd 3 is no open folder")
+	}
+	path := "/proc/self/fd/" + strconv.Itoa(bridgeFD) + "/" + name
+	return func() (net.Conn, error) { return net.Dial("unix", path) }, nil
 }

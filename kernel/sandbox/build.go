@@ -28,6 +28,7 @@ type Options struct {
 	RelayPort   uint16   // 0: DefaultRelayPort
 	Degraded    bool     // run without landlock or seccomp where missing
 	ExtraExec   []string // host programs bound in read-only at their own path and executable (the probes)
+	ToolRoute   string   // the tool bridge's route prefix (Proxy.ToolRoute): sets $LNK_TOOL_<NAME>
 }
 
 // Sandbox is a built sandbox, ready to Exec or Start once.
@@ -153,6 +154,7 @@ func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
 	}
 	s.args = append(s.args, "--chdir", dir)
 	s.Env = Env(home, relay)
+	addToolEnv(s.Env, relay, opt.ToolRoute, c.Tools)
 	s.Env["PWD"] = dir
 	s.args = append(s.args, envArgs(s.Env)...)
 	s.Plan.Degraded = opt.Degraded
@@ -211,7 +213,30 @@ func (s *Sandbox) folders(c *caps.Compiled) error {
 			continue
 		}
 		if fi.IsDir() {
-			s.args = append(s.args, "--perms", "0000", "--tmpfs", h, "--remount-ro", h)
+			inside := grantedInside(fs, h)
+			if len(inside) == 0 {
+				s.args = append(s.args, "--perms", "0000", "--tmpfs", h, "--remount-ro", h)
+				continue
+			}
+			// A granted folder inside a hidden one (the agent's own
+			// folders under ~/Link/Agents, with --read '~') is bound
+			// again on the empty tmpfs, which can then only be passed
+			// through (0111), never listed.
+			s.args = append(s.args, "--perms", "0111", "--tmpfs", h)
+			for _, f := range inside {
+				file, err := openNoLinks(f.Path)
+				if err != nil {
+					return err
+				}
+				if f.Access.Write {
+					s.args = append(s.args, "--bind-fd")
+				} else {
+					s.args = append(s.args, "--ro-bind-fd")
+				}
+				s.fdArg(file)
+				s.args = append(s.args, f.Path)
+			}
+			s.args = append(s.args, "--remount-ro", h)
 		} else {
 			s.args = append(s.args, "--ro-bind", "/dev/null", h)
 		}
@@ -226,6 +251,17 @@ func (s *Sandbox) folders(c *caps.Compiled) error {
 		s.args = append(s.args, r)
 	}
 	return nil
+}
+
+// grantedInside lists the folders of fs strictly inside h, in order.
+func grantedInside(fs []caps.Folder, h string) []caps.Folder {
+	var in []caps.Folder
+	for _, f := range fs {
+		if strings.HasPrefix(f.Path, h+"/") {
+			in = append(in, f)
+		}
+	}
+	return in
 }
 
 // granted reports whether p is a granted folder or inside one.

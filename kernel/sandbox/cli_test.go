@@ -133,3 +133,32 @@ func TestSIGTERMEndsTheWholeSandbox(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentsOwnFoldersUnderAGrantedHome: with --read '~', the agent's own
+// Home (and its written folder) are there, bound again over the empty
+// ~/Link/Agents, which can be passed through but not listed; another
+// agent's folder is not there.
+func TestAgentsOwnFoldersUnderAGrantedHome(t *testing.T) {
+	w := newWorld(t)
+	for _, n := range []string{"a", "b"} {
+		if _, err := caps.CreateAgent(w.home, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agents := filepath.Join(w.home, "Link", "Agents")
+	write(t, filepath.Join(agents, "b", "Home", "theirs"), "other-agent-secret")
+	if code, _, errs := lnk(t, "agent", "allow", "a", "--read", "~"); code != 0 {
+		t.Fatalf("allow: %d %s", code, errs)
+	}
+	if code, _, errs := lnk(t, "agent", "deny", "a", "--internet"); code != 0 {
+		t.Fatalf("deny --internet: %d %s", code, errs)
+	}
+	script := `cat "$1/b/Home/theirs"; ls "$1" && echo LISTED; echo mine > "$1/a/Home/work/mine" && echo WROTE; pwd`
+	code, out, errs := lnk(t, "sandbox", "run", "--agent", "a", "--", "sh", "-c", script, "sh", agents)
+	if code != 0 || !strings.Contains(out, "WROTE") || !strings.Contains(out, filepath.Join(agents, "a", "Home")) {
+		t.Fatalf("code %d out %q err %q", code, out, errs)
+	}
+	if strings.Contains(out, "other-agent-secret") || strings.Contains(out, "LISTED") {
+		t.Fatalf("another agent's folder, or the listing of ~/Link/Agents, was reachable: %q", out)
+	}
+}

@@ -35,6 +35,13 @@ func newFolders(t testing.TB) folders {
 // the official go-sdk client to it over stdio; both end with the test.
 func connect(t testing.TB, flags []string, command ...string) *mcp.ClientSession {
 	t.Helper()
+	cs, _ := connectCmd(t, flags, command...)
+	return cs
+}
+
+// connectCmd is connect, also returning serve's process.
+func connectCmd(t testing.TB, flags []string, command ...string) (*mcp.ClientSession, *exec.Cmd) {
+	t.Helper()
 	args := append(append([]string{"serve"}, flags...), "--")
 	cmd := exec.Command(testenv.Bin(t, "lnk-file-tool"), append(args, command...)...)
 	cmd.Stderr = os.Stderr
@@ -51,7 +58,7 @@ func connect(t testing.TB, flags []string, command ...string) *mcp.ClientSession
 			cmd.Process.Kill()
 		}
 	})
-	return cs
+	return cs, cmd
 }
 
 // call calls a tool and returns its text and whether it was an error.

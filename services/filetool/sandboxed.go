@@ -54,8 +54,8 @@ func (e *CallError) Error() string { return e.Msg }
 func (s *Sandboxed) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(bytes.TrimSpace(args)) == 0 {
-		args = json.RawMessage("{}")
+	if a := bytes.TrimSpace(args); len(a) == 0 || bytes.Equal(a, []byte("null")) {
+		args = json.RawMessage("{}") // a client that sent none
 	}
 	line, err := json.Marshal(struct {
 		Name      string          `json:"name"`

@@ -68,7 +68,7 @@ func TestGoSDKClientCallsEachTool(t *testing.T) {
 	if r := ok(t, cs, "find", map[string]any{"name": "*.TXT"}); len(r["matches"].([]any)) != 1 {
 		t.Fatalf("find: %v", r)
 	}
-	if r := ok(t, cs, "list", map[string]any{}); len(r["entries"].([]any)) != 2 {
+	if r := ok(t, cs, "list", nil); len(r["entries"].([]any)) != 2 {
 		t.Fatalf("list: %v", r)
 	}
 	text, isErr := call(t, cs, "write", map[string]any{"path": "notes.md", "content": "z"})

@@ -1,0 +1,125 @@
+package filetool_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// benchSession is a files folder with a 4 KiB file, and the command that
+// runs apply on it under lnk sandbox run.
+func benchSession(b *testing.B) (files string, command []string) {
+	requireSandbox(b)
+	f := newFolders(b)
+	os.WriteFile(filepath.Join(f.files, "4k.txt"), []byte(strings.Repeat("0123456789abcde\n", 256)), 0o600)
+	return f.files, sandboxed(b, f.files, []string{"--read", f.files, "--write", filepath.Join(f.files, "work")}, "work")
+}
+
+// BenchmarkFirstCall times a session's first call, which starts the
+// sandbox (lnk sandbox run, then apply), against bare bubblewrap starting
+// /bin/true, interleaved in the same run.
+func BenchmarkFirstCall(b *testing.B) {
+	_, command := benchSession(b)
+	bare := []string{"bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "/bin/true"}
+	var link, base []time.Duration
+	for i := 0; i < b.N; i++ {
+		cs, _ := connectCmd(b, nil, command...)
+		start := time.Now()
+		if text, isErr := call(b, cs, "list", nil); isErr {
+			b.Fatalf("the first call failed: %s", text)
+		}
+		link = append(link, time.Since(start))
+		cs.Close()
+		start = time.Now()
+		if out, err := exec.Command(bare[0], bare[1:]...).CombinedOutput(); err != nil {
+			b.Fatalf("bare bwrap: %v %s", err, out)
+		}
+		base = append(base, time.Since(start))
+	}
+	report(b, p50(link), p50(base))
+}
+
+// BenchmarkRead4KiB times a read of a 4 KiB file in a running session,
+// end to end from the go-sdk client over stdio, against os.ReadFile of
+// the same file, and counts the session's processes.
+func BenchmarkRead4KiB(b *testing.B) {
+	files, command := benchSession(b)
+	cs, serve := connectCmd(b, nil, command...)
+	ctx := context.Background()
+	args := &mcp.CallToolParams{Name: "read", Arguments: map[string]any{"path": "4k.txt"}}
+	for i := 0; i < 20; i++ { // the sandbox started, everything warm
+		if res, err := cs.CallTool(ctx, args); err != nil || res.IsError {
+			b.Fatalf("read: %v", err)
+		}
+	}
+	procs := 1 + len(descendants(serve.Process.Pid))
+	var link, base []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if _, err := cs.CallTool(ctx, args); err != nil {
+			b.Fatal(err)
+		}
+		link = append(link, time.Since(start))
+		start = time.Now()
+		if _, err := os.ReadFile(filepath.Join(files, "4k.txt")); err != nil {
+			b.Fatal(err)
+		}
+		base = append(base, time.Since(start))
+	}
+	report(b, p50(link), p50(base))
+	b.ReportMetric(float64(procs), "procs")
+}
+
+func p50(d []time.Duration) float64 {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return float64(s[len(s)/2].Nanoseconds())
+}
+
+func report(b *testing.B, link, base float64) {
+	b.ReportMetric(link, "link-ns/op")
+	b.ReportMetric(base, "base-ns/op")
+	b.ReportMetric(link/base, "x-baseline")
+}
+
+// descendants lists pid's descendants, from every process's parent in
+// /proc (a child of any of its threads).
+func descendants(pid int) []int {
+	parent := map[int]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 1 {
+			parent[p], _ = strconv.Atoi(f[1])
+		}
+	}
+	var out []int
+	var walk func(int)
+	walk = func(p int) {
+		for c, pp := range parent {
+			if pp == p {
+				out = append(out, c)
+				walk(c)
+			}
+		}
+	}
+	walk(pid)
+	return out
+}

@@ -5,7 +5,8 @@
 // 1 MiB, unknown fields refused) on stdin, confines itself — landlock to
 // ~/.lnk/agents/.net and the resolver's files, any TCP port; seccomp with
 // no exec and only unix and inet sockets — then makes its socket, prints
-// the socket's path on stdout and serves until SIGTERM or SIGINT. Its log
+// the socket's path on stdout and serves until SIGTERM or SIGINT, or
+// until the process that started it is gone. Its log
 // (one JSON line per connection) goes to stderr. Without landlock or
 // seccomp it refuses to start unless given --degraded, and says so.
 //
@@ -28,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -57,6 +59,7 @@ func main() {
 const netDirEnv = "LNK_NETBROKER_NETDIR_FD"
 
 func run(home string, degraded bool, bridge string) error {
+	parent := os.Getppid() // before anything: see the end
 	dialBridge, err := toolBridgeDialer(bridge)
 	if err != nil {
 		return err
@@ -99,6 +102,14 @@ func run(home string, degraded bool, bridge string) error {
 	fmt.Println(r.Socket)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	go func() {
+		// A proxy outlives no sandbox: once the process that started it
+		// is gone (it was reparented), it stops, SIGTERM or not.
+		for os.Getppid() == parent {
+			time.Sleep(time.Second)
+		}
+		stop()
+	}()
 	<-ctx.Done()
 	return r.Close()
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -148,4 +149,37 @@ func TestBrokerServesConfined(t *testing.T) {
 	if _, err := os.Lstat(socket); !os.IsNotExist(err) {
 		t.Fatalf("socket left behind: %v", err)
 	}
+}
+
+// A proxy whose starter is gone stops and removes its socket, even
+// without a SIGTERM: a shell starts it in the background and exits.
+func TestBrokerStopsWhenItsStarterIsGone(t *testing.T) {
+	testenv.Require(t, landlock.ABI() >= 1, "landlock")
+	home := testenv.Home(t)
+	dir := t.TempDir()
+	grants, _ := json.Marshal(caps.Compiled{Home: home, LocalhostPorts: []uint16{1}})
+	os.WriteFile(filepath.Join(dir, "grants"), grants, 0o600)
+	out := filepath.Join(dir, "out")
+	sh := exec.Command("/bin/sh", "-c", `"$0" --home "$1" <"$2" >"$3" 2>/dev/null & echo $!
+		while ! grep -q sock "$3"; do sleep 0.05; done`, testenv.Bin(t, "lnk-netbroker"), home, filepath.Join(dir, "grants"), out)
+	pidLine, err := sh.Output()
+	if err != nil {
+		t.Fatalf("the starter: %v", err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(pidLine)))
+	t.Cleanup(func() {
+		if pid > 0 {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	b, _ := os.ReadFile(out)
+	socket := strings.TrimSpace(string(b))
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Lstat(socket); os.IsNotExist(err) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("the proxy (pid %d) still serves %s 30 s after its starter ended", pid, socket)
 }

@@ -141,3 +141,40 @@ func TestStartRefusesALinkedFolderAndTheSettings(t *testing.T) {
 		t.Fatalf("start of a missing agent: %v", err)
 	}
 }
+
+// A start the kernel compiles itself takes the agent's grants from caps:
+// the folders the owner allowed, with their rights, and nothing else.
+func TestStartCompilesTheAgentsGrants(t *testing.T) {
+	home := testenv.Home(t)
+	site := filepath.Join(home, "Projects", "site")
+	os.MkdirAll(site, 0o700)
+	for _, args := range [][]string{{"agent", "create", "demo"}, {"agent", "allow", "demo", "--write", "~/Projects/site"}} {
+		if out, code := lnk(t, home, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, out)
+		}
+	}
+	startKernel(t, home)
+	c := connect(t, home)
+	var r proto.StartReply
+	if _, err := c.Call(ctx(t), proto.Start, &proto.StartRequest{Agent: "demo", Folders: []proto.Folder{}, Compile: true}, &r); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, ci := range r.Caps {
+		if ci.Route == site {
+			found = ci.Rights == "read,write"
+		}
+		if strings.HasPrefix(ci.Route, filepath.Join(home, ".lnk")) {
+			t.Errorf("a capability on Link's settings: %+v", ci)
+		}
+	}
+	if !found {
+		t.Fatalf("the allowed folder is not a read,write capability: %+v", r.Caps)
+	}
+	_, err := c.Call(ctx(t), proto.Start, &proto.StartRequest{Agent: "demo", Folders: []proto.Folder{{Path: home, Read: true}}, Compile: true}, &r)
+	refusedWith(t, err, "names no folders")
+	out, code := lnk(t, home, "kernel", "caps", "demo")
+	if code != 0 || !strings.Contains(out, site) || !strings.Contains(out, "revoked") {
+		t.Fatalf("lnk kernel caps: exit %d: %s", code, out)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/audit"
 	"lnk.dev/lnk/internal/wire"
 	"lnk.dev/lnk/kernel/proto"
@@ -52,6 +53,22 @@ func (k *Kernel) handleStart(ctx context.Context, c *call, req *proto.StartReque
 	}
 	if err != nil {
 		return nil, nil, wire.Errorf(proto.CodeRefused, "agent %s's folder: %v", req.Agent, err)
+	}
+	if req.Compile {
+		if len(req.Folders) > 0 || req.AgentID != "" {
+			adir.Close()
+			return nil, nil, wire.Errorf(proto.CodeRefused, "a start the kernel compiles names no folders and no agent ID")
+		}
+		comp, err := caps.CompileAgent(k.opts.Home, req.Agent)
+		if err != nil {
+			adir.Close()
+			k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Reason: "grants: " + err.Error()})
+			return nil, nil, wire.Errorf(proto.CodeRefused, "%s's grants: %v", req.Agent, err)
+		}
+		req.AgentID = comp.AgentID
+		for _, f := range comp.Folders {
+			req.Folders = append(req.Folders, proto.Folder{Path: f.Path, Read: f.Access.Read || f.Access.Write, Write: f.Access.Write})
+		}
 	}
 	start := k.caps.Begin(req.Agent)
 	k.mu.Lock()

@@ -102,6 +102,10 @@ type StartRequest struct {
 	// with it the key broker makes the agent's key for this start.
 	AgentID string   `json:"agent_id,omitempty"`
 	Folders []Folder `json:"folders"`
+	// Compile has the kernel compile the agent's grants itself (caps,
+	// from the agent's Config/sandbox.toml and its harness's layer);
+	// Folders and AgentID must then be empty.
+	Compile bool `json:"compile,omitempty"`
 }
 
 // Folder is one granted folder: an absolute path and its rights.

@@ -19,6 +19,8 @@ var budget = map[string][]string{
 	"lnk-netbroker":  {"os/exec"},
 	"lnk-init":       {"net/http", "crypto/tls"},
 	"lnk-mcp-remote": {"os/exec"},
+	// lnk-toolhub starts one server and listens on one unix socket: no HTTP, no TLS, no sandbox or keys.
+	"lnk-toolhub": {"net/http", "crypto/tls", "lnk.dev/lnk/helpers/keybroker", "lnk.dev/lnk/kernel/sandbox"},
 	// lnk-file-tool holds no key and builds no sandbox (Link's command does);
 	// its apply package links no os/exec and no net (services/filetool tests it).
 	"lnk-file-tool": {"lnk.dev/lnk/helpers/keybroker", "lnk.dev/lnk/internal/secret", "lnk.dev/lnk/kernel/sandbox", "github.com/seccomp/libseccomp-golang"},

@@ -1,0 +1,151 @@
+package hub
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	"lnk.dev/lnk/services/toolbridge/tooldef"
+)
+
+// serverProc is the one server: its own process group, in a PID
+// namespace of its own where the kernel allows one (so when the hub dies,
+// the kernel kills the server and everything it started). What the hub
+// sends it goes through a queue and a writer of its own, so a server that
+// writes while reading nothing never stalls the hub's reader.
+type serverProc struct {
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	out   io.Reader
+	queue chan []byte
+	done  chan struct{} // closed once it has exited and been waited for
+	once  sync.Once
+	how   string
+}
+
+// startServer starts def's command in /, with the definition's
+// environment alone, its stderr to the hub's log.
+func startServer(def *tooldef.Definition, log io.Writer) (*serverProc, error) {
+	env := def.Environ()
+	prog, err := lookPath(def.Command[0], envValue(env, "PATH"))
+	if err != nil {
+		return nil, err
+	}
+	var p *serverProc
+	for _, ns := range []bool{true, false} {
+		p, err = tryStart(def, env, prog, log, ns)
+		if err == nil {
+			break
+		}
+	}
+	clear(env)
+	return p, err
+}
+
+func tryStart(def *tooldef.Definition, env []string, prog string, log io.Writer, pidNS bool) (*serverProc, error) {
+	cmd := exec.Command(prog, def.Command[1:]...)
+	cmd.Args[0] = def.Command[0]
+	cmd.Dir = "/"
+	cmd.Env = env
+	cmd.Stderr = log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	how := "in a process group of its own"
+	if pidNS {
+		how = "in a PID namespace of its own"
+		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID
+		if os.Getuid() != 0 {
+			// Unprivileged: a user namespace mapping the user to itself
+			// alone, so the server runs as the user it would anyway.
+			cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
+			cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+			cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+			cmd.SysProcAttr.GidMappingsEnableSetgroups = false
+		}
+	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", def.Command[0], err)
+	}
+	p := &serverProc{cmd: cmd, in: in, out: out, queue: make(chan []byte, 256), done: make(chan struct{}), how: how}
+	go p.writeLoop()
+	go func() {
+		cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// InPIDNamespace reports whether the server runs in a PID namespace.
+func (p *serverProc) inPIDNamespace() bool { return strings.Contains(p.how, "namespace") }
+
+func (p *serverProc) writeLoop() {
+	for {
+		select {
+		case b := <-p.queue:
+			if _, err := p.in.Write(append(b[:len(b):len(b)], '\n')); err != nil {
+				p.stop()
+				return
+			}
+		case <-p.done:
+			return
+		}
+	}
+}
+
+// send queues a line for the server; it waits while the queue is full
+// (the session that sent it waits, never the server's reader), and drops
+// the line once the server has ended.
+func (p *serverProc) send(b []byte) {
+	select {
+	case p.queue <- b:
+	case <-p.done:
+	}
+}
+
+// stop kills the server's whole process group, never only closing its
+// input, and waits for it.
+func (p *serverProc) stop() {
+	p.once.Do(func() {
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	})
+	<-p.done
+	p.in.Close()
+}
+
+func envValue(env []string, k string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, k+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// lookPath finds name on the tool's own PATH, never the hub's.
+func lookPath(name, path string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: not found on the tool's PATH", name)
+}

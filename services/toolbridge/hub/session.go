@@ -1,0 +1,145 @@
+package hub
+
+import (
+	"bufio"
+	"encoding/json"
+	"net"
+	"strconv"
+	"sync"
+)
+
+// MaxUnread is how many answers a session may leave unread before the
+// hub ends it.
+const MaxUnread = 64
+
+// session is one connection to the hub's socket.
+type session struct {
+	h    *Hub
+	c    net.Conn
+	out  chan []byte
+	done chan struct{}
+	once sync.Once
+	ids  map[string]uint64 // the session's id → the hub's, while pending (h.mu)
+}
+
+func newSession(h *Hub, c net.Conn) *session {
+	return &session{h: h, c: c, out: make(chan []byte, MaxUnread), done: make(chan struct{}), ids: map[string]uint64{}}
+}
+
+// send queues a line for the session; a session with MaxUnread lines
+// unread is ended, so it holds up no other.
+func (s *session) send(b []byte) {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	select {
+	case s.out <- b:
+	default:
+		s.end("refused: " + strconv.Itoa(MaxUnread) + " answers unread")
+	}
+}
+
+func (s *session) end(why string) {
+	s.once.Do(func() {
+		close(s.done)
+		s.c.Close()
+		s.h.drop(s)
+		s.h.log.line("session ended: " + why)
+	})
+}
+
+// write is the session's own writer.
+func (s *session) write() {
+	for {
+		select {
+		case b := <-s.out:
+			if _, err := s.c.Write(append(b[:len(b):len(b)], '\n')); err != nil {
+				s.end("it stopped reading")
+				return
+			}
+		case <-s.done:
+			return
+		}
+	}
+}
+
+func (s *session) read() {
+	br := bufio.NewReaderSize(s.c, 64<<10)
+	for {
+		line, err := readLine(br)
+		if len(line) > 0 {
+			s.handle(line)
+		}
+		if err != nil {
+			why := "it closed"
+			if err == errTooLong {
+				why = "refused: " + err.Error()
+			}
+			s.end(why)
+			return
+		}
+	}
+}
+
+func (s *session) handle(line []byte) {
+	h := s.h
+	var m message
+	if json.Unmarshal(line, &m) != nil || m.JSONRPC != "2.0" {
+		return
+	}
+	switch {
+	case m.isRequest() && m.Method == "ping":
+		s.send(resultLine(m.ID, json.RawMessage(`{}`)))
+	case m.isRequest():
+		h.mu.Lock()
+		if m.Method == "initialize" && h.initResult != nil {
+			res := h.initResult
+			h.mu.Unlock()
+			s.send(resultLine(m.ID, res))
+			return
+		}
+		p := pending{s: s, id: m.ID, init: m.Method == "initialize"}
+		if p.init && h.initSent {
+			h.initWaiting = append(h.initWaiting, p)
+			h.mu.Unlock()
+			return
+		}
+		h.initSent = h.initSent || p.init
+		h.nextID++
+		hid := h.nextID
+		if tok := progressToken(m.Params); tok != nil {
+			p.orig, p.token = tok, strconv.Quote("lnk-hub-"+strconv.FormatUint(hid, 10))
+			h.tokens[p.token] = p
+			m.Params = withProgressToken(m.Params, json.RawMessage(p.token))
+		}
+		h.pending[hid] = p
+		s.ids[string(m.ID)] = hid
+		h.mu.Unlock()
+		m.ID = json.RawMessage(strconv.FormatUint(hid, 10))
+		b, _ := json.Marshal(&m)
+		h.srv.send(b)
+	case m.Method == "notifications/initialized":
+		h.mu.Lock()
+		first := !h.initialized
+		h.initialized = true
+		h.mu.Unlock()
+		if first {
+			h.srv.send(line)
+		}
+	case m.Method == "notifications/cancelled":
+		var p struct {
+			ID json.RawMessage `json:"requestId"`
+		}
+		json.Unmarshal(m.Params, &p)
+		h.mu.Lock()
+		hid, ok := s.ids[string(p.ID)]
+		h.mu.Unlock()
+		if ok {
+			m.Params = setField(m.Params, "requestId", json.RawMessage(strconv.FormatUint(hid, 10)))
+			b, _ := json.Marshal(&m)
+			h.srv.send(b)
+		}
+	}
+}

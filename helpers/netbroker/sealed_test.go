@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/helpers/keybroker"
 	"lnk.dev/lnk/internal/secret"
 )
 
@@ -28,6 +29,9 @@ func (k keySource) SealedSecret(_ context.Context, _, name string) (*secret.Valu
 	v, err := secret.FromString(k.value)
 	return v, k.host, err
 }
+
+// The keybroker's client for the netbroker's channel is a SealedSource.
+var _ SealedSource = (*keybroker.NetClient)(nil)
 
 const realKey = "sk-real-value-0123456789abcdef"
 

@@ -57,7 +57,7 @@ func TestPerMinute(t *testing.T) {
 func TestSlowClientDoesNotHoldOthers(t *testing.T) {
 	echo := echoServer(t, "127.0.0.1:0")
 	port := portOf(t, echo)
-	tp := startProxy(t, caps.Compiled{LocalhostPorts: []uint16{port}}, func(c *Config) { c.HeaderTimeout = 500 * time.Millisecond })
+	tp := startProxy(t, caps.Compiled{LocalhostPorts: []uint16{port}}, func(c *Config) { c.HeaderTimeout = 3 * time.Second })
 	slow := tp.dial(t)
 	io.WriteString(slow, "CONNECT 127.0.0.1:") // and nothing more
 	if resp, _, _, _ := tp.ask(t, fmt.Sprintf("CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n", port)); resp.StatusCode != 200 {

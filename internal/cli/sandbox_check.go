@@ -79,7 +79,7 @@ func runProbes(c *cobra.Command, spec *sandboxSpec, comp any) ([]probe.Result, e
 		return nil, err
 	}
 	runtime.LockOSThread()
-	proxy, err := startProxy(cc, spec.degraded)
+	proxy, err := startProxy(cc, spec.degraded, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -74,6 +74,7 @@ func buildSandbox(comp *caps.Compiled, argv []string, degraded bool, proxy *sand
 	}
 	if proxy != nil {
 		opt.ProxySocket = proxy.Socket
+		opt.ToolRoute = proxy.ToolRoute // the tool bridge's, when there is one (sandbox_bridge.go)
 	}
 	s, err := sandbox.Build(comp, opt)
 	var missing *sandbox.MissingError
@@ -88,7 +89,7 @@ func buildSandbox(comp *caps.Compiled, argv []string, degraded bool, proxy *sand
 
 // startProxy starts the grants' proxy when they need one; nil when not.
 // The caller has locked its OS thread (see sandbox.StartProxy).
-func startProxy(comp *caps.Compiled, degraded bool) (*sandbox.Proxy, error) {
+func startProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge) (*sandbox.Proxy, error) {
 	if !sandbox.NeedsProxy(comp) {
 		return nil, nil
 	}
@@ -96,7 +97,7 @@ func startProxy(comp *caps.Compiled, degraded bool) (*sandbox.Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sandbox.StartProxy(comp, filepath.Join(filepath.Dir(exe), "lnk-netbroker"), degraded, os.Stderr)
+	return sandbox.StartProxyWithTools(comp, filepath.Join(filepath.Dir(exe), "lnk-netbroker"), degraded, os.Stderr, bridge)
 }
 
 func init() {
@@ -115,8 +116,13 @@ network. Returns the command's exit status (128+N for signal N).`,
 				if err != nil {
 					return err
 				}
-				runtime.LockOSThread() // the proxy's parent thread is the one that execs
-				proxy, err := startProxy(comp, spec.degraded)
+				runtime.LockOSThread()           // the proxy's parent thread is the one that execs
+				bridge, err := startBridge(comp) // nil without [tools] (sandbox_bridge.go)
+				if err != nil {
+					return err
+				}
+				defer bridge.Close()
+				proxy, err := startProxy(comp, spec.degraded, bridge.hook())
 				if err != nil {
 					return err
 				}

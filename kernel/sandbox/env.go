@@ -4,6 +4,10 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
+	"unicode"
+
+	"lnk.dev/lnk/caps"
 )
 
 // Path is the sandbox's PATH.
@@ -17,7 +21,8 @@ var passedThrough = []string{"TERM", "COLORTERM", "NO_COLOR", "LANG", "LC_ALL", 
 // SHELL, TMPDIR, LNK_SANDBOX=1, PWD (bubblewrap sets it to the working
 // folder), the variables in passedThrough when the
 // owner has them, and with a relay HTTP_PROXY, HTTPS_PROXY, ALL_PROXY
-// (and their lowercase forms). Nothing else — no SSH_AUTH_SOCK, no tokens.
+// (and their lowercase forms); with a tool bridge, LNK_TOOL_<NAME> for
+// each granted tool (addToolEnv). Nothing else — no SSH_AUTH_SOCK, no tokens.
 func Env(home string, relayPort uint16) map[string]string {
 	env := map[string]string{
 		"PATH":        Path,
@@ -42,6 +47,28 @@ func Env(home string, relayPort uint16) map[string]string {
 		}
 	}
 	return env
+}
+
+// addToolEnv sets LNK_TOOL_<NAME> = http://127.0.0.1:<relay><route><name>
+// for each granted tool: its name upper-cased, '-' and '.' as '_'. The
+// route holds the bridge's secret; it is set only with a relay and a route.
+func addToolEnv(env map[string]string, relay uint16, route string, tools map[string]caps.Tool) {
+	if relay == 0 || route == "" {
+		return
+	}
+	for name := range tools {
+		env[ToolEnvName(name)] = "http://127.0.0.1:" + strconv.Itoa(int(relay)) + route + name
+	}
+}
+
+// ToolEnvName is the variable naming tool name's URL in a sandbox.
+func ToolEnvName(name string) string {
+	return "LNK_TOOL_" + strings.Map(func(r rune) rune {
+		if r == '-' || r == '.' {
+			return '_'
+		}
+		return unicode.ToUpper(r)
+	}, name)
 }
 
 // safeValue refuses control characters and absurd lengths.

@@ -21,13 +21,27 @@ func NeedsProxy(c *caps.Compiled) bool {
 	if c.NetworkMode == "host" {
 		return false
 	}
-	return c.Internet.On || len(c.LANHosts) > 0 || len(c.LocalhostPorts) > 0
+	// Tools ([tools]) are reached through the proxy's mcp route.
+	return c.Internet.On || len(c.LANHosts) > 0 || len(c.LocalhostPorts) > 0 || len(c.Tools) > 0
 }
 
 // Proxy is a running lnk-netbroker for one sandbox.
 type Proxy struct {
 	Socket string
-	cmd    *exec.Cmd
+	// ToolRoute is the tool bridge's route prefix, "/_link/s/<secret>/mcp/"
+	// ("" with no bridge): Build puts it in $LNK_TOOL_<NAME>.
+	ToolRoute string
+	cmd       *exec.Cmd
+}
+
+// ToolBridge is a sandbox's tool bridge (services/toolbridge) as its
+// proxy reaches it: the bridge's folder, handed to lnk-netbroker as fd 3
+// (so it dials the socket without a path through HOME), the socket's name
+// in it, and the route prefix holding the bridge's secret.
+type ToolBridge struct {
+	Dir   *os.File
+	Name  string
+	Route string
 }
 
 // StartProxy starts lnk-netbroker (netbroker, a path) for grants c: it
@@ -36,6 +50,12 @@ type Proxy struct {
 // from the caller's locked OS thread) is only the fallback for a caller
 // that is killed.
 func StartProxy(c *caps.Compiled, netbroker string, degraded bool, stderr *os.File) (*Proxy, error) {
+	return StartProxyWithTools(c, netbroker, degraded, stderr, nil)
+}
+
+// StartProxyWithTools is StartProxy whose proxy also relays the mcp route
+// to tb (nil: none).
+func StartProxyWithTools(c *caps.Compiled, netbroker string, degraded bool, stderr *os.File, tb *ToolBridge) (*Proxy, error) {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return nil, err
@@ -44,7 +64,13 @@ func StartProxy(c *caps.Compiled, netbroker string, degraded bool, stderr *os.Fi
 	if degraded {
 		args = append(args, "--degraded")
 	}
+	if tb != nil {
+		args = append(args, "--tool-bridge", tb.Name) // the folder is fd 3
+	}
 	cmd := exec.Command(netbroker, args...)
+	if tb != nil {
+		cmd.ExtraFiles = []*os.File{tb.Dir}
+	}
 	cmd.Stdin = strings.NewReader(string(b))
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
@@ -62,7 +88,11 @@ func StartProxy(c *caps.Compiled, netbroker string, degraded bool, stderr *os.Fi
 		cmd.Wait()
 		return nil, errors.New("the proxy (lnk-netbroker) did not start: see its message above")
 	}
-	return &Proxy{Socket: sock, cmd: cmd}, nil
+	p := &Proxy{Socket: sock, cmd: cmd}
+	if tb != nil {
+		p.ToolRoute = tb.Route
+	}
+	return p, nil
 }
 
 // Stop ends the proxy (SIGTERM; SIGKILL if it has not ended within 10 s)

@@ -35,6 +35,10 @@ type Bridge struct {
 	Asker    Asker       // nil: a call that must ask is refused
 	Log      func(Event) // nil: nothing logged
 	Settings Settings
+	Hubs     Hubs // where shared tools' hubs are reached (shared.go)
+	// OnRefusal, if set, is told of each call refused by the tool's rules
+	// or the bridge (askbroker's CountRefusal, toward a pause).
+	OnRefusal func()
 
 	once     sync.Once
 	mu       sync.Mutex
@@ -198,6 +202,9 @@ func (b *Bridge) countRefusal() {
 	b.mu.Lock()
 	b.refused++
 	b.mu.Unlock()
+	if b.OnRefusal != nil {
+		b.OnRefusal()
+	}
 }
 
 // Refused counts the calls refused so far, toward a pause.
@@ -221,7 +228,7 @@ func (b *Bridge) start(ctx context.Context, tool string, def *tooldef.Definition
 		return b.notStarted(ctx, tool)
 	}
 	defer func() { <-b.starts }()
-	srv, err := startServer(def)
+	srv, err := b.serverFor(ctx, def)
 	if err != nil {
 		<-b.slots
 		b.log(tool, "initialize", "failed: "+err.Error())

@@ -20,6 +20,9 @@ func TestMain(m *testing.M) {
 		runTestServer()
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "mcp-client" {
+		os.Exit(runSandboxedClient())
+	}
 	os.Exit(m.Run())
 }
 

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/helpers/askbroker"
+	"lnk.dev/lnk/internal/audit"
+	"lnk.dev/lnk/kernel/sandbox"
+	"lnk.dev/lnk/services/toolbridge"
+	"lnk.dev/lnk/services/toolbridge/tooldef"
+)
+
+// sandboxBridge is one sandbox's tool bridge, run in lnk for the
+// sandbox's life: its calls asked through askbroker (the question store,
+// answered with lnk ask answer), each call a line of the audit log.
+type sandboxBridge struct {
+	run    *toolbridge.Running
+	broker *askbroker.Broker
+	store  *askbroker.Store
+	log    *audit.Log
+}
+
+// startBridge starts the bridge when grants comp name tools and reach
+// them through a proxy; nil when not.
+func startBridge(comp *caps.Compiled) (*sandboxBridge, error) {
+	if len(comp.Tools) == 0 || !sandbox.NeedsProxy(comp) {
+		return nil, nil
+	}
+	sb := &sandboxBridge{}
+	ok := false
+	defer func() {
+		if !ok {
+			sb.Close()
+		}
+	}()
+	var err error
+	if sb.log, err = openAuditLog(comp.Home); err != nil {
+		return nil, fmt.Errorf("tool bridge: the audit log: %w", err)
+	}
+	if sb.store, err = askbroker.OpenStore(comp.Home); err != nil {
+		return nil, fmt.Errorf("tool bridge: the question store: %w", err)
+	}
+	logLine := func(line string) {
+		sb.log.Write(audit.Entry{Kind: audit.KindQuestion, Agent: comp.AgentName, Reason: line})
+	}
+	if sb.broker, err = askbroker.New(askbroker.Config{Store: sb.store, Log: logLine}); err != nil {
+		return nil, err
+	}
+	name := toolbridge.SandboxName(comp.AgentName)
+	b := &toolbridge.Bridge{Agent: comp.AgentName, Grants: comp.Tools, Defs: tooldef.Store{Home: comp.Home},
+		Asker:     &toolbridge.OwnerAsker{Broker: sb.broker, Sandbox: name},
+		Log:       toolbridge.AuditLog(sb.log, name),
+		OnRefusal: func() { sb.broker.CountRefusal(name) }}
+	if sb.run, err = toolbridge.Start(comp.Home, name, b); err != nil {
+		return nil, err
+	}
+	ok = true
+	return sb, nil
+}
+
+// hook is the bridge as the proxy reaches it; nil for no bridge.
+func (sb *sandboxBridge) hook() *sandbox.ToolBridge {
+	if sb == nil {
+		return nil
+	}
+	return &sandbox.ToolBridge{Dir: sb.run.Dir, Name: sb.run.Name(), Route: sb.run.Route()}
+}
+
+// Close ends the bridge's sessions and lets go of the store and the log.
+func (sb *sandboxBridge) Close() {
+	if sb == nil {
+		return
+	}
+	if sb.run != nil {
+		sb.run.Close()
+	}
+	if sb.broker != nil {
+		sb.broker.Close()
+	}
+	if sb.store != nil {
+		sb.store.Close()
+	}
+	if sb.log != nil {
+		sb.log.Close()
+	}
+}
+
+// openAuditLog opens ~/.lnk/log/audit.log for appending (the kernel may
+// append beside; each line is one O_APPEND write), never through a link.
+func openAuditLog(home string) (*audit.Log, error) {
+	h, err := unix.Open(home, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(h)
+	fd, err := unix.Openat(h, ".lnk", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	lnk := os.NewFile(uintptr(fd), filepath.Join(home, ".lnk"))
+	defer lnk.Close()
+	dir, err := audit.OpenDir(lnk, true)
+	if err != nil {
+		return nil, err
+	}
+	return audit.Open(dir, audit.Options{})
+}

@@ -1,0 +1,64 @@
+package toolbridge
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// runSandboxedClient is the tests' client inside a real sandbox: the test
+// binary run as `mcp-client`. It reads $LNK_TOOL_TEST, reaches the tool
+// through the sandbox's proxy with the official go-sdk client, and prints
+// one line per step for the test to read.
+func runSandboxedClient() int {
+	url := os.Getenv("LNK_TOOL_TEST")
+	if url == "" {
+		fmt.Println("no LNK_TOOL_TEST")
+		return 2
+	}
+	fmt.Println("url-prefix=" + url[:strings.Index(url, "/_link/")])
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sampled := false
+	client := mcp.NewClient(&mcp.Implementation{Name: "sandboxed", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			sampled = true
+			return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: "leaked"}, Model: "m", Role: "assistant"}, nil
+		},
+	})
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		fmt.Println("connect-error=" + err.Error())
+		return 1
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		fmt.Println("list-error=" + err.Error())
+		return 1
+	}
+	var names []string
+	for _, t := range tools.Tools {
+		names = append(names, t.Name)
+	}
+	fmt.Println("tools=" + strings.Join(names, ","))
+	for _, call := range []struct{ name, text string }{{"echo", "argument-echo-7f3a"}, {"delete", "argument-delete-9c1e"}, {"sample", ""}, {"env", ""}} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: call.name, Arguments: map[string]any{"text": call.text}})
+		switch {
+		case err != nil:
+			fmt.Printf("%s-error=%s\n", call.name, oneLine(err.Error()))
+		case res.IsError || len(res.Content) == 0:
+			fmt.Printf("%s-refused=%v\n", call.name, res.Content)
+		default:
+			fmt.Printf("%s=%s\n", call.name, oneLine(res.Content[0].(*mcp.TextContent).Text))
+		}
+	}
+	fmt.Printf("sampled=%v\n", sampled)
+	return 0
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }

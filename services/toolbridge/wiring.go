@@ -1,0 +1,60 @@
+package toolbridge
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"lnk.dev/lnk/helpers/askbroker"
+	"lnk.dev/lnk/internal/audit"
+)
+
+// OwnerAsker asks through askbroker: the real [Asker] for a sandbox's
+// bridge. Each question is one call (its tool, name, hints and arguments
+// as sent); an approval covers that call alone, once.
+type OwnerAsker struct {
+	Broker  *askbroker.Broker
+	Sandbox string // the sandbox that asks, as the broker counts it
+}
+
+// Ask puts q to the owner and returns true only for a yes.
+func (a *OwnerAsker) Ask(ctx context.Context, q Question) (bool, error) {
+	call := fmt.Sprintf("tool %s: %s %s", q.Tool, q.Call, q.Arguments)
+	if len(q.Hints) > 0 {
+		call += " (the server says: " + strings.Join(q.Hints, ", ") + ")"
+	}
+	d, err := a.Broker.Ask(ctx, &askbroker.Question{
+		What:    "mcp call",
+		Sandbox: a.Sandbox,
+		Agent:   q.Agent,
+		Call:    call,
+		Allow:   allowHint(q),
+	})
+	if err != nil {
+		return false, err
+	}
+	return d.Allow, nil
+}
+
+func allowHint(q Question) string {
+	agent := q.Agent
+	if agent == "" {
+		agent = "AGENT"
+	}
+	return fmt.Sprintf("lnk agent allow %s --tool %s --allow %s", agent, q.Tool, q.Call)
+}
+
+// AuditLog writes each event as a line of the wire's log: the tool, the
+// call's name and its outcome, never its arguments or answer. A refusal
+// is a "refuse" line with its reason; the rest are "use" lines.
+func AuditLog(l *audit.Log, sandbox string) func(Event) {
+	return func(e Event) {
+		kind, reason := audit.KindUse, e.Outcome
+		if r, ok := strings.CutPrefix(e.Outcome, "refused: "); ok {
+			kind, reason = audit.KindRefuse, r
+		}
+		l.Write(audit.Entry{Time: time.Now(), Kind: kind, Agent: e.Agent, Request: strings.TrimSpace("mcp " + e.Call),
+			Route: "tool " + e.Tool + " (sandbox " + sandbox + ")", Reason: reason})
+	}
+}

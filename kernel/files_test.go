@@ -142,6 +142,7 @@ func TestFileBrokerKilledDuringAWrite(t *testing.T) {
 		case err := <-done:
 			done <- err
 		default:
+			time.Sleep(200 * time.Microsecond) // leave the cores to the write
 			continue
 		}
 		break

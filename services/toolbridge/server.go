@@ -28,7 +28,7 @@ import (
 // with nor answer for anything the server sent. What the server asks of
 // the client is refused here; its notifications stay here.
 type server struct {
-	cmd    *exec.Cmd
+	cmd    *exec.Cmd // nil for a shared tool's hub connection (shared.go)
 	stdin  io.WriteCloser
 	stderr *capBuffer
 
@@ -111,7 +111,9 @@ func (s *server) read(r io.Reader) {
 			break
 		}
 	}
-	s.exitErr = s.cmd.Wait()
+	if s.cmd != nil {
+		s.exitErr = s.cmd.Wait()
+	}
 	s.mu.Lock()
 	for id, ch := range s.waiting {
 		close(ch)
@@ -230,7 +232,7 @@ func withID(line []byte, id json.RawMessage) ([]byte, error) {
 
 // stop ends the server and everything it started.
 func (s *server) stop() {
-	if s.cmd.Process != nil {
+	if s.cmd != nil && s.cmd.Process != nil {
 		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	}
 	s.stdin.Close()

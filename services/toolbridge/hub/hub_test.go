@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -203,4 +205,27 @@ func TestIdleHubKillsItsServersWholeGroup(t *testing.T) {
 		t.Fatal("the idle hub did not stop")
 	}
 	waitFor(t, "the server and its child to be gone", func() bool { return len(r.marked()) == 0 })
+}
+
+// Many makers of the machine key at once, in one process or several, all
+// get the one key.
+func TestKeyMadeOnceByManyAtOnce(t *testing.T) {
+	r := newRig(t)
+	os.Remove(filepath.Join(toolsDir(r.dir), ".key"))
+	keys := make(chan string, 16)
+	for range 16 {
+		go func() {
+			k, err := Key(r.dir, r.def)
+			if err != nil {
+				t.Error(err)
+			}
+			keys <- k
+		}()
+	}
+	first := <-keys
+	for range 15 {
+		if k := <-keys; k != first {
+			t.Fatalf("two keys made: %s %s", first, k)
+		}
+	}
 }

@@ -63,7 +63,9 @@ func machineKey(dir string) ([]byte, error) {
 		}
 		var k [32]byte
 		rand.Read(k[:])
-		tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
+		var r [8]byte
+		rand.Read(r[:])
+		tmp := p + "." + hex.EncodeToString(r[:]) + ".tmp"
 		if err := writeFileSync(tmp, []byte(hex.EncodeToString(k[:])), 0o600); err != nil {
 			return nil, err
 		}

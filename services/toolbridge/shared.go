@@ -1,0 +1,75 @@
+package toolbridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+
+	"lnk.dev/lnk/services/toolbridge/hub"
+	"lnk.dev/lnk/services/toolbridge/tooldef"
+)
+
+// Hubs is where a bridge reaches shared tools (tools-and-asking.txt "A
+// shared tool"): a session of a Shared tool is a connection to its hub's
+// socket, not a server of its own. The bridge still applies the tool's
+// rules before a call reaches the hub.
+type Hubs struct {
+	Dir string // Link's settings folder, handed to the hub as --dir ("": $HOME/.lnk)
+	Bin string // lnk-toolhub ("": beside this program)
+}
+
+func (h Hubs) dir() (string, error) {
+	if h.Dir != "" {
+		return h.Dir, nil
+	}
+	home := os.Getenv("HOME")
+	if home == "" {
+		return "", errors.New("no HOME for Link's settings folder")
+	}
+	return filepath.Join(home, ".lnk"), nil
+}
+
+func (h Hubs) bin() (string, error) {
+	if h.Bin != "" {
+		return h.Bin, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(self), "lnk-toolhub"), nil
+}
+
+// serverFor is a new session's server: a process of its own, or, for a
+// shared tool, a connection to the hub, which it starts if none listens.
+func (b *Bridge) serverFor(ctx context.Context, def *tooldef.Definition) (*server, error) {
+	if !def.Shared {
+		return startServer(def)
+	}
+	dir, err := b.Hubs.dir()
+	if err != nil {
+		return nil, err
+	}
+	bin, err := b.Hubs.bin()
+	if err != nil {
+		return nil, err
+	}
+	dctx, cancel := context.WithTimeout(ctx, b.Settings.StartWait)
+	defer cancel()
+	c, err := hub.Launcher{Bin: bin, Systemd: hub.SystemdUser()}.Dial(dctx, dir, def)
+	if err != nil {
+		return nil, err
+	}
+	return hubServer(c), nil
+}
+
+// hubServer is a session's server that is a connection to a hub: the
+// same ids of the bridge's own toward it, and the hub's ids beyond.
+func hubServer(c net.Conn) *server {
+	s := &server{stdin: c, stderr: &capBuffer{}, waiting: map[uint64]chan json.RawMessage{}, done: make(chan struct{})}
+	go s.read(c)
+	return s
+}

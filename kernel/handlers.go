@@ -49,9 +49,11 @@ func (k *Kernel) handleStart(ctx context.Context, c *call, req *proto.StartReque
 	}
 	adir, err := OpenRoot(k.roots.Agents, req.Agent, false, loose)
 	if errors.Is(err, unix.ENOENT) {
+		k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Reason: "no such agent"})
 		return nil, nil, wire.Errorf(proto.CodeMissing, "no agent %s", req.Agent)
 	}
 	if err != nil {
+		k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Reason: "agent folder: " + err.Error()})
 		return nil, nil, wire.Errorf(proto.CodeRefused, "agent %s's folder: %v", req.Agent, err)
 	}
 	if req.Compile {

@@ -18,7 +18,11 @@ type tool struct {
 func prop(typ, desc string) map[string]any { return map[string]any{"type": typ, "description": desc} }
 
 func object(required []string, props map[string]any) map[string]any {
-	return map[string]any{"type": "object", "properties": props, "required": required, "additionalProperties": false}
+	o := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		o["required"] = required // never null: a client may drop a call whose schema says "required": null
+	}
+	return o
 }
 
 // Tools are the calls this offer lists, in order.

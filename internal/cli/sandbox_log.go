@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"lnk.dev/lnk/helpers/askbroker"
 	"lnk.dev/lnk/internal/audit"
 	"lnk.dev/lnk/internal/textsafe"
 )
@@ -34,6 +37,9 @@ func init() {
 				home, err := homeDir()
 				if err != nil {
 					return err
+				}
+				if !asJSON {
+					printWaitingQuestions(c.OutOrStdout(), home)
 				}
 				dir, err := audit.OpenDirFromHome(home)
 				if errors.Is(err, unix.ENOENT) {
@@ -115,4 +121,26 @@ func printLogLine(w io.Writer, l []byte, asJSON bool) {
 		b.WriteString(" — " + e.Reason)
 	}
 	fmt.Fprintln(w, textsafe.Line(b.String()))
+}
+
+// printWaitingQuestions shows the questions waiting for the owner atop
+// the log (tools-and-asking.txt "A waiting question"), with the command
+// that answers them. A store that is not there yet has none.
+func printWaitingQuestions(w io.Writer, home string) {
+	if _, err := os.Lstat(filepath.Join(home, ".lnk", "questions")); err != nil {
+		return
+	}
+	st, err := askbroker.OpenStore(home)
+	if err != nil {
+		fmt.Fprintf(w, "waiting questions: %v\n\n", err)
+		return
+	}
+	defer st.Close()
+	ws, err := st.List()
+	if err != nil || len(ws) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%d question(s) waiting for you (lnk sandbox answer ID yes|no):\n", len(ws))
+	askbroker.PrintWaiting(w, ws, time.Now())
+	fmt.Fprintln(w)
 }

@@ -1,0 +1,61 @@
+# Part 5 of make demo (sourced by scripts/demo.sh, which gives step, run,
+# $LNK and a throwaway HOME; 10-agent.sh made the agent "demo"): the
+# agent's files through lnk-file-tool, an MCP server on stdio that runs
+# every call in a sandbox — lnk sandbox run, then lnk-file-tool apply —
+# started at the first call and kept for the session, under the agent's
+# own grants (its files folder read, its work/ written). The agent is
+# granted the tool's program first; apply is told notes/ too, which the
+# sandbox does not write: the sandbox holds where the tool's check would
+# not.
+ft_bin="$(dirname "$LNK")"
+ft_files="$HOME/Link/Agents/demo/Home"
+ft_log="$HOME/file-tool.log"
+mkdir -p "$ft_files/work" "$ft_files/notes"
+printf '# Site\n\nThe site is built from index.html.\n' >"$ft_files/notes/site.md"
+run "$LNK" agent allow demo --command "$ft_bin/lnk-file-tool" --read "$ft_bin"
+step "lnk-file-tool serve -- lnk sandbox run --agent demo -- lnk-file-tool apply --files ~/Link/Agents/demo/Home --write work --write notes"
+coproc FT { "$ft_bin/lnk-file-tool" serve -- "$LNK" sandbox run --agent demo -- \
+  "$ft_bin/lnk-file-tool" apply --files "$ft_files" --write work --write notes 2>"$ft_log"; }
+ft_id=0
+# ft_rpc METHOD PARAMS: one JSON-RPC request, its answer line in ft_line
+# (in this shell: a coprocess's pipes are not a subshell's).
+ft_rpc() {
+  ft_id=$((ft_id + 1))
+  printf '{"jsonrpc":"2.0","id":%d,"method":"%s","params":%s}\n' "$ft_id" "$1" "$2" >&"${FT[1]}"
+  ft_line=""
+  IFS= read -r -t 60 ft_line <&"${FT[0]}" || true
+}
+# ft_call NAME ARGS: a tools/call, its answer shown (a refusal as one).
+ft_call() {
+  step "file tool: $1 $2"
+  ft_rpc tools/call "{\"name\":\"$1\",\"arguments\":$2}"
+  printf '%s\n' "$ft_line" | python3 -c '
+import json, sys
+line = sys.stdin.read().strip()
+if not line:
+    print("(no answer)"); sys.exit()
+res = json.loads(line).get("result", {})
+text = (res.get("content") or [{}])[0].get("text", "")
+if res.get("isError"):
+    print("refused: " + text); sys.exit()
+ans = json.loads(text)
+diff = ans.pop("diff", None)
+print(json.dumps(ans, indent=1, ensure_ascii=False))
+if diff:
+    print(diff, end="")'
+}
+ft_rpc initialize '{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"demo","version":"1"}}'
+printf '{"jsonrpc":"2.0","method":"notifications/initialized"}\n' >&"${FT[1]}"
+ft_call read '{"path":"notes/site.md"}'
+ft_call write '{"path":"work/todo.md","content":"- publish the site\n"}'
+ft_call replace '{"path":"work/todo.md","old":"publish","new":"check, then publish"}'
+ft_call find '{"text":"site"}'
+# Outside every --write folder: apply refuses it, saying why.
+ft_call write '{"path":"site-notes.md","content":"x"}'
+# In notes/, which apply was told it may write but the sandbox binds
+# read-only: the sandbox refuses it.
+ft_call write '{"path":"notes/site.md","content":"x"}'
+exec {FT[1]}>&-
+wait "$FT_PID" 2>/dev/null || true
+step "cat file-tool.log   (each refusal once, its reason, never the path)"
+cat "$ft_log"

@@ -71,6 +71,9 @@ func StartProxyWithTools(c *caps.Compiled, netbroker string, degraded bool, stde
 	if tb != nil {
 		cmd.ExtraFiles = []*os.File{tb.Dir}
 	}
+	// The proxy needs nothing of the owner's environment: whatever tokens
+	// the owner's shell holds never reach it.
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
 	cmd.Stdin = strings.NewReader(string(b))
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}

@@ -1,0 +1,80 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"lnk.dev/lnk/internal/testenv"
+)
+
+// TestProxyGetsNoneOfTheOwnersEnvironment: a token in the owner's shell
+// never reaches lnk-netbroker's environment.
+func TestProxyGetsNoneOfTheOwnersEnvironment(t *testing.T) {
+	w := newWorld(t)
+	testenv.Bin(t, "lnk-init")
+	testenv.Bin(t, "lnk-netbroker")
+	cmd := exec.Command(testenv.Bin(t, "lnk"), "sandbox", "run", "--read", w.data, "--internet-host", "example.com", "--", "sh", "-c", "read x")
+	cmd.Env = append(os.Environ(), "LNK_TEST_OWNER_TOKEN=tok-from-the-shell")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	cmd.WaitDelay = 20 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() })
+	var environ []byte
+	deadline := time.Now().Add(20 * time.Second)
+	for environ == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("no lnk-netbroker child of lnk appeared: %s", errb.String())
+		}
+		environ = childEnviron(cmd.Process.Pid, "lnk-netbroker")
+		time.Sleep(10 * time.Millisecond)
+	}
+	if bytes.Contains(environ, []byte("tok-from-the-shell")) {
+		t.Fatalf("the proxy's environment holds the owner's token: %q", environ)
+	}
+	if !bytes.Contains(environ, []byte("PATH=")) {
+		t.Fatalf("read no environment: %q", environ)
+	}
+}
+
+// childEnviron is the environment of a child of ppid whose argv[0] is
+// named comm (the proxy re-executes itself, so its comm is "exe"), or nil.
+func childEnviron(ppid int, comm string) []byte {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || close < open {
+			continue
+		}
+		argv, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		argv0, _, _ := bytes.Cut(argv, []byte{0})
+		if filepath.Base(string(argv0)) != comm {
+			continue
+		}
+		f := strings.Fields(s[close+1:])
+		if len(f) < 2 || f[1] != strconv.Itoa(ppid) {
+			continue
+		}
+		if env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ")); err == nil && len(env) > 0 {
+			return env
+		}
+	}
+	return nil
+}

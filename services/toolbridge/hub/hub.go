@@ -251,10 +251,10 @@ func (h *Hub) fromServer(line []byte) {
 		h.answered(id, &m, line)
 	case m.isRequest():
 		if m.Method == "ping" {
-			h.srv.send(resultLine(m.ID, json.RawMessage(`{}`)))
+			h.srv.answer(resultLine(m.ID, json.RawMessage(`{}`)))
 			return
 		}
-		h.srv.send(errorLine(m.ID, -32601, "refused outside the sandbox: Link's hub answers no request of a server"))
+		h.srv.answer(errorLine(m.ID, -32601, "refused outside the sandbox: Link's hub answers no request of a server"))
 	case strings.HasSuffix(m.Method, "/list_changed"):
 		h.mu.Lock()
 		var ss []*session

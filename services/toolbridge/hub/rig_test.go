@@ -21,14 +21,14 @@ import (
 
 // rig is a HOME with one shared tool whose server is this test binary.
 type rig struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string // ~/.lnk
 	mark string // on the command line of the server and its children alone
 	def  *tooldef.Definition
 	key  string
 }
 
-func newRig(t *testing.T, env ...string) *rig {
+func newRig(t testing.TB, env ...string) *rig {
 	home := testenv.Home(t)
 	dir := filepath.Join(home, ".lnk")
 	if err := os.Mkdir(dir, 0o700); err != nil {
@@ -97,7 +97,7 @@ func (r *rig) run(idle time.Duration) <-chan error {
 
 // conn is one session on the hub's socket.
 type conn struct {
-	t  *testing.T
+	t  testing.TB
 	c  net.Conn
 	br *bufio.Reader
 }
@@ -156,7 +156,7 @@ func (c *conn) call(id int, tool, text string) string {
 	}
 }
 
-func resultText(t *testing.T, m map[string]json.RawMessage) string {
+func resultText(t testing.TB, m map[string]json.RawMessage) string {
 	var res struct {
 		Content []struct{ Text string } `json:"content"`
 	}
@@ -166,7 +166,7 @@ func resultText(t *testing.T, m map[string]json.RawMessage) string {
 	return res.Content[0].Text
 }
 
-func waitFor(t *testing.T, what string, ok func() bool) {
+func waitFor(t testing.TB, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !ok() {

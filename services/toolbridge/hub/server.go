@@ -16,16 +16,18 @@ import (
 // serverProc is the one server: its own process group, in a PID
 // namespace of its own where the kernel allows one (so when the hub dies,
 // the kernel kills the server and everything it started). What the hub
-// sends it goes through a queue and a writer of its own, so a server that
-// writes while reading nothing never stalls the hub's reader.
+// writes to it is written apart from what reads it (by the sessions'
+// goroutines, and a writer of its own for what the reader answers), so a
+// server that writes while reading nothing never stalls the hub's reader.
 type serverProc struct {
-	cmd   *exec.Cmd
-	in    io.WriteCloser
-	out   io.Reader
-	queue chan []byte
-	done  chan struct{} // closed once it has exited and been waited for
-	once  sync.Once
-	how   string
+	cmd     *exec.Cmd
+	in      io.WriteCloser
+	out     io.Reader
+	queue   chan []byte
+	done    chan struct{} // closed once it has exited and been waited for
+	once    sync.Once
+	writeMu sync.Mutex
+	how     string
 }
 
 // startServer starts def's command in /, with the definition's
@@ -94,23 +96,36 @@ func (p *serverProc) writeLoop() {
 	for {
 		select {
 		case b := <-p.queue:
-			if _, err := p.in.Write(append(b[:len(b):len(b)], '\n')); err != nil {
-				p.stop()
-				return
-			}
+			p.send(b)
 		case <-p.done:
 			return
 		}
 	}
 }
 
-// send queues a line for the server; it waits while the queue is full
-// (the session that sent it waits, never the server's reader), and drops
-// the line once the server has ended.
+// send writes a session's line to the server on that session's own
+// goroutine (one at a time): a server that reads nothing holds up the
+// sessions writing to it, never the hub's reader.
 func (p *serverProc) send(b []byte) {
+	p.writeMu.Lock()
+	defer p.writeMu.Unlock()
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	if _, err := p.in.Write(append(b[:len(b):len(b)], '\n')); err != nil {
+		go p.stop()
+	}
+}
+
+// answer queues a line the hub's reader writes (a ping's answer, a
+// refusal) for the server's own writer, so the reader never waits on the
+// server's input; it is dropped if the queue is full or the server ended.
+func (p *serverProc) answer(b []byte) {
 	select {
 	case p.queue <- b:
-	case <-p.done:
+	default:
 	}
 }
 

@@ -110,6 +110,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := os.Chmod(h.paths.Socket, 0o600); err != nil {
 		return err
 	}
+	h.mu.Lock()
+	h.lastSession = time.Now() // idle is counted from when it listens
+	h.mu.Unlock()
 	go h.accept(l)
 	go h.readServer()
 	why := h.wait(ctx)

@@ -111,8 +111,8 @@ func TestPingIsAnsweredByTheHubAndListChangedGoesToEverySession(t *testing.T) {
 // go on.
 func TestSlowReaderEndedWhileOthersGoOn(t *testing.T) {
 	r := newRig(t)
-	r.run(time.Minute)
-	slow, other := r.dial(), r.dial()
+	_, slow := r.run(time.Minute)
+	other := r.dial()
 	slow.initialize(1)
 	other.initialize(1)
 	for i := range 2 * MaxUnread {
@@ -161,8 +161,7 @@ func TestAKeyThatNoLongerNamesTheToolIsRefused(t *testing.T) {
 // session on, and stops once that session leaves, killing its server.
 func TestRedefinedToolsOldHubStopsOnceIdle(t *testing.T) {
 	r := newRig(t)
-	done := r.run(time.Hour)
-	c := r.dial()
+	done, c := r.run(time.Hour)
 	c.initialize(1)
 	c.call(2, "spawn", "")
 	oldMark := r.mark
@@ -191,8 +190,7 @@ func TestRedefinedToolsOldHubStopsOnceIdle(t *testing.T) {
 
 func TestIdleHubKillsItsServersWholeGroup(t *testing.T) {
 	r := newRig(t)
-	done := r.run(200 * time.Millisecond)
-	c := r.dial()
+	done, c := r.run(time.Second)
 	c.initialize(1)
 	c.call(2, "spawn", "")
 	if n := len(r.marked()); n < 2 {

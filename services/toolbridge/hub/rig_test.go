@@ -69,8 +69,10 @@ func (r *rig) define(env ...string) {
 func (r *rig) paths() Paths { return PathsOf(r.dir, "shared", r.key) }
 
 // run runs a hub in this process until the test ends; the channel gets
-// what Run returned.
-func (r *rig) run(idle time.Duration) <-chan error {
+// what Run returned. The session it returns was dialled while the hub
+// started, so it is one from the hub's first moment (an idle hub stops
+// only once it is closed).
+func (r *rig) run(idle time.Duration) (<-chan error, *conn) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done, finished := make(chan error, 1), make(chan struct{})
 	go func() {
@@ -85,14 +87,15 @@ func (r *rig) run(idle time.Duration) <-chan error {
 			r.t.Error("the hub never stopped")
 		}
 	})
+	var first *conn
 	waitFor(r.t, "the hub to listen", func() bool {
 		c, err := net.Dial("unix", r.paths().Socket)
 		if err == nil {
-			c.Close()
+			first = r.wrap(c)
 		}
 		return err == nil
 	})
-	return done
+	return done, first
 }
 
 // conn is one session on the hub's socket.
@@ -107,6 +110,10 @@ func (r *rig) dial() *conn {
 	if err != nil {
 		r.t.Fatal(err)
 	}
+	return r.wrap(c)
+}
+
+func (r *rig) wrap(c net.Conn) *conn {
 	r.t.Cleanup(func() { c.Close() })
 	c.SetReadDeadline(time.Now().Add(60 * time.Second))
 	return &conn{t: r.t, c: c, br: bufio.NewReaderSize(c, 1<<20)}

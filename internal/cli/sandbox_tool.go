@@ -147,6 +147,7 @@ type toolRow struct {
 	Command []string `json:"command"`
 	URL     string   `json:"url,omitempty"`
 	Env     []string `json:"env"` // names only
+	Shared  bool     `json:"shared,omitempty"`
 }
 
 func toolList(c *cobra.Command, asJSON bool) error {
@@ -162,7 +163,7 @@ func toolList(c *cobra.Command, asJSON bool) error {
 			fmt.Fprintf(c.ErrOrStderr(), "lnk: left out %s: %v\n", n, err)
 			continue
 		}
-		r := toolRow{Name: n, Command: d.Command, URL: d.URL, Env: []string{}}
+		r := toolRow{Name: n, Command: d.Command, URL: d.URL, Env: []string{}, Shared: d.Shared}
 		for k := range d.Env {
 			r.Env = append(r.Env, k)
 		}

@@ -145,10 +145,14 @@ func (b *Bridge) relay(ctx context.Context, s *session, m *message) Reply {
 		return text(http.StatusForbidden, "a client answers nothing: the bridge refuses what servers ask of it")
 	}
 	call, asks := callName(m)
-	logName := m.Method
+	logName, passed := m.Method, "passed"
 	if asks {
 		logName = call
-		if ok, why := b.mayCall(ctx, s, m, call); !ok {
+		ok, why, asked := b.mayCall(ctx, s, m, call)
+		if asked && ok {
+			passed = "passed: the owner said yes"
+		}
+		if !ok {
 			b.countRefusal()
 			b.log(s.tool, call, "refused: "+why)
 			return Reply{Status: http.StatusOK, Body: errorResponse(m.ID, codeRefused, "refused: "+why)}
@@ -172,30 +176,31 @@ func (b *Bridge) relay(ctx context.Context, s *session, m *message) Reply {
 			s.setHints(h)
 		}
 	}
-	b.log(s.tool, logName, "passed")
+	b.log(s.tool, logName, passed)
 	if ctx.Err() != nil {
 		return Reply{} // the client left; the call went on and its answer has nowhere to go
 	}
 	return Reply{Status: http.StatusOK, Body: answer}
 }
 
-// mayCall applies the tool's rules, asking the owner where they say to.
-func (b *Bridge) mayCall(ctx context.Context, s *session, m *message, call string) (bool, string) {
+// mayCall applies the tool's rules, asking the owner where they say to;
+// asked tells whether the owner was asked.
+func (b *Bridge) mayCall(ctx context.Context, s *session, m *message, call string) (ok bool, why string, asked bool) {
 	if allowed(b.Grants[s.tool], call) {
-		return true, ""
+		return true, "", false
 	}
 	if b.Asker == nil {
-		return false, fmt.Sprintf("%s is not allowed by name and no one can be asked (lnk agent allow %s --tool %s --allow %s)", call, b.Agent, s.tool, call)
+		return false, fmt.Sprintf("%s is not allowed by name and no one can be asked (lnk agent allow %s --tool %s --allow %s)", call, b.Agent, s.tool, call), false
 	}
 	args := argumentsOf(m)
 	ok, err := b.Asker.Ask(ctx, Question{Agent: b.Agent, Tool: s.tool, Call: call, Hints: s.hintsOf(call), Arguments: args, Digest: digestOf(args)})
 	if err != nil {
-		return false, "asking failed: " + err.Error()
+		return false, "asking failed: " + err.Error(), true
 	}
 	if !ok {
-		return false, "the owner said no"
+		return false, "the owner said no", true
 	}
-	return true, ""
+	return true, "", true
 }
 
 func (b *Bridge) countRefusal() {

@@ -205,7 +205,7 @@ func checkAuditLog(t *testing.T, home string) {
 		t.Fatal(err)
 	}
 	log := string(b)
-	for _, want := range []string{`"request":"mcp initialize"`, `"request":"mcp tools/list"`, `"request":"mcp echo"`, `"request":"mcp delete"`, `"kind":"question"`, `tool test (sandbox run-`} {
+	for _, want := range []string{`"request":"mcp initialize"`, `"request":"mcp tools/list"`, `"request":"mcp echo"`, `"request":"mcp delete","route":"tool test (sandbox run-`, `"passed: the owner said yes"`, `"kind":"question"`, `tool test (sandbox run-`} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the audit log lacks %s:\n%s", want, log)
 		}

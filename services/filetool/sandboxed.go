@@ -190,8 +190,8 @@ func (p *proc) roundTrip(line []byte) (answer, error) {
 // ended says why the process failed a call: what it wrote on stderr.
 func (p *proc) ended(ctx context.Context, err error) error {
 	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
+	case <-p.done: // killed already: this waits for the exit status and the last of its stderr
+	case <-time.After(30 * time.Second):
 	}
 	p.outFile.Close()
 	if ctx.Err() != nil {

@@ -57,7 +57,7 @@ func (r *nsRig) provider(name, version string, env ...string) {
 		r.t.Fatal(err)
 	}
 	d := &tooldef.Definition{Name: name, Command: []string{exe}, Env: map[string]*secret.Value{}}
-	for _, kv := range append([]string{"LNK_TEST_NS_PROVIDER=" + name, "LNK_TEST_NS_VERSION=" + version, "PATH=/usr/bin:/bin", "SSH_AUTH_SOCK=/tmp/agent"}, env...) {
+	for _, kv := range append([]string{"LNK_TEST_NS_PROVIDER=" + name, "LNK_TEST_NS_VERSION=" + version, "PATH=/usr/bin:/bin", "SSH_AUTH_SOCK=/tmp/agent", "LNK_TEST_NS_MARK=" + r.store.Home}, env...) {
 		k, v, _ := strings.Cut(kv, "=")
 		d.Env[k], _ = secret.FromString(v)
 	}
@@ -157,5 +157,50 @@ func TestTimeoutAndFilteredEnvironment(t *testing.T) {
 	}
 	if strings.Contains(out, "SSH_AUTH_SOCK") || !strings.Contains(out, "LNK_TEST_NS_VERSION") {
 		t.Errorf("the provider's environment: %s", out)
+	}
+}
+
+// The approval policy as it is at the call refuses it before it is
+// forwarded; closing the namespace ends its providers' processes.
+func TestApprovalRefusesAndCloseEndsProviders(t *testing.T) {
+	r := newNS(t, 0)
+	exe, _ := os.Executable()
+	refuse := atomic.Bool{}
+	r.ns.Approve = func(ctx context.Context, provider, tool string, args map[string]json.RawMessage) error {
+		if refuse.Load() {
+			return errors.New("the owner said no")
+		}
+		return nil
+	}
+	if _, err := r.call("create", `{"kind":"docs","title":"a"}`); err != nil {
+		t.Fatal(err)
+	}
+	refuse.Store(true)
+	if _, err := r.call("create", `{"kind":"docs","title":"b"}`); !errors.Is(err, ErrRefused) {
+		t.Errorf("a refused call: %v", err)
+	}
+	running := func() int {
+		n := 0
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+			exePath, _ := os.Readlink("/proc/" + e.Name() + "/exe")
+			st, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+			if err == nil && exePath == exe && strings.Contains(string(env), "LNK_TEST_NS_PROVIDER=") && !strings.Contains(string(st), ") Z ") && strings.Contains(string(env), "LNK_TEST_NS_MARK="+r.store.Home+"\x00") {
+				n++
+			}
+		}
+		return n
+	}
+	if running() != 1 {
+		t.Fatalf("%d providers run, want the one called", running())
+	}
+	r.ns.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for running() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("a provider still runs after close")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -72,6 +72,11 @@ func (d *Disk) Write(name string, data []byte, expect string) (string, error) {
 	return nv.String(), err
 }
 
+func (d *Disk) MkdirAll(name string) error {
+	r, rel := d.root(name)
+	return r.MkdirAll(rel, 0o700)
+}
+
 func (d *Disk) List(name string) ([]Entry, error) {
 	r, rel := d.root(name)
 	ents, err := r.List(rel, resolve.ListOptions{Max: maxList})

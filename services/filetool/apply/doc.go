@@ -24,7 +24,8 @@
 //
 // May do: read regular text files of at most 4 MiB beneath them, list and
 // walk their folders, and write, through a file beside the target moved
-// in place, beneath the folders --write names. It opens nothing but
+// in place, beneath the folders --write names, making the folders on the
+// way to a new file (0700), each beneath the one before. It opens nothing but
 // through the resolver, starts no program and reaches no network.
 //
 // Trusts: its command line (Link's). Not the calls: they are the agent's.

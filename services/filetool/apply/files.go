@@ -18,6 +18,9 @@ type Files interface {
 	// Walk calls fn for every entry beneath the folder name, depth first
 	// in name order, never following a link; at most max entries.
 	Walk(name string, max int, fn func(Entry) error) error
+	// MkdirAll makes the folder name and those missing on the way (0700),
+	// never through a link.
+	MkdirAll(name string) error
 }
 
 // Entry is one name a listing or a walk found.

@@ -16,6 +16,7 @@ import (
 func TestEachCall(t *testing.T) {
 	w := newWorld(t, "work", "instructions")
 	w.put(t, "notes.md", "one\ntwo\nthree\n")
+	os.Symlink(t.TempDir(), filepath.Join(w.files, "work", "dirln"))
 	w.put(t, "work/src/main.go", "package main\nfunc main() {}\n")
 
 	r := w.mustCall(t, "read", m{"path": "notes.md"}).(*ReadAnswer)
@@ -30,6 +31,13 @@ func TestEachCall(t *testing.T) {
 	wa := w.mustCall(t, "write", m{"path": "work/new.txt", "content": "a\nb\n"}).(*WriteAnswer)
 	if !wa.Created || !strings.HasPrefix(wa.Diff, "--- /dev/null\n+++ b/work/new.txt\n") || !strings.Contains(wa.Diff, "+b\n") {
 		t.Fatalf("write of a new file: %+v", wa)
+	}
+	w.mustCall(t, "write", m{"path": "work/new/deep/x.txt", "content": "made with its folders\n"})
+	if w.get(t, "work/new/deep/x.txt") != "made with its folders\n" {
+		t.Fatal("a write in a new folder")
+	}
+	if _, err := w.call("write", m{"path": "work/dirln/new/x.txt", "content": "x"}); err == nil {
+		t.Fatal("a folder was made through a link")
 	}
 	wa = w.mustCall(t, "replace", m{"path": "work/new.txt", "old": "b", "new": "c"}).(*WriteAnswer)
 	if wa.Replaced != 1 || !strings.Contains(wa.Diff, "-b\n+c\n") || w.get(t, "work/new.txt") != "a\nc\n" {
@@ -49,7 +57,7 @@ func TestEachCall(t *testing.T) {
 		t.Fatalf("find by path and text: %+v", f)
 	}
 	l := w.mustCall(t, "list", m{"path": "work"}).(*ListAnswer)
-	if len(l.Entries) != 2 || l.Entries[0].Name != "new.txt" || l.Entries[1].Type != "folder" {
+	if len(l.Entries) != 4 || l.Entries[0].Type != "link" || l.Entries[2].Name != "new.txt" || l.Entries[3].Type != "folder" {
 		t.Fatalf("list: %+v", l)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
@@ -61,6 +62,13 @@ func (s *Session) writeCall(raw []byte) (any, error) {
 	switch {
 	case errors.Is(err, resolve.ErrNotFound):
 		old, cur = nil, "absent"
+		// A new file in a new folder: the folders on the way are made,
+		// each beneath the one before, never through a link.
+		if dir := path.Dir(a.Path); dir != "." {
+			if err := s.files.MkdirAll(dir); err != nil {
+				return nil, &Refusal{Op: "write", Path: a.Path, Err: reason(err)}
+			}
+		}
 	case errors.Is(err, resolve.ErrTooLarge):
 		return nil, &Refusal{Op: "write", Path: a.Path, Err: ErrTooLarge}
 	case err != nil:

@@ -117,6 +117,7 @@ func Run(ctx context.Context, cfg Config) error {
 	go h.readServer()
 	why := h.wait(ctx)
 	h.log.line("stopping: " + why)
+	l.Close() // no session starts while the others end
 	h.endAll(why)
 	return nil
 }

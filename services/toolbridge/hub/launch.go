@@ -68,8 +68,16 @@ func (l Launcher) Launch(dir, name, key string) error {
 	if l.Systemd {
 		cmd = exec.Command("systemd-run", UnitArgs(l.Bin, dir, name, key, env)...)
 		cmd.Env = env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("systemd-run: %v: %s", err, strings.TrimSpace(string(out)))
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			return nil
+		}
+		// A unit of that name not yet collected, or a manager that went
+		// away: a process group of its own still serves. The error is the
+		// caller's if that fails too.
+		unitErr := fmt.Errorf("systemd-run: %v: %s", err, strings.TrimSpace(string(out)))
+		if err := (Launcher{Bin: l.Bin}).Launch(dir, name, key); err != nil {
+			return errors.Join(unitErr, err)
 		}
 		return nil
 	}

@@ -151,3 +151,34 @@ func TestLogKeepsAtMostMaxLog(t *testing.T) {
 		t.Errorf("log of %d bytes, want %d", fi.Size(), MaxLog)
 	}
 }
+
+// Where systemd-run --user cannot start the unit (no user manager, or
+// no systemd at all), the hub still starts, in a process group of its
+// own; a SIGTERM stops it and its server.
+func TestUnitLaunchFallsBackToAProcessGroup(t *testing.T) {
+	r := newRig(t)
+	l := Launcher{Bin: testenv.Bin(t, "lnk-toolhub"), Systemd: true}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nc, err := l.Dial(ctx, r.dir, r.def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := hubPid(t, r.key)
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	c := &conn{t: t, c: nc, br: newReader(nc)}
+	t.Cleanup(func() { nc.Close() })
+	c.initialize(1)
+	if got := c.call(2, "echo", "up"); got != "up" {
+		t.Fatalf("echo: %q", got)
+	}
+	if pgid, _ := syscall.Getpgid(pid); pgid != pid && !SystemdUser() {
+		t.Errorf("the hub's process group is %d, not its own (%d)", pgid, pid)
+	}
+	syscall.Kill(pid, syscall.SIGTERM)
+	waitFor(t, "the hub's server to be gone", func() bool { return len(r.marked()) == 0 })
+	waitFor(t, "the hub's socket to be removed", func() bool {
+		_, err := os.Lstat(r.paths().Socket)
+		return os.IsNotExist(err)
+	})
+}

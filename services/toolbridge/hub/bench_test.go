@@ -95,6 +95,7 @@ func BenchmarkEightBridgesEightSessions(b *testing.B) {
 	wg.Wait()
 	b.StopTimer()
 	g1, h1 := settle()
+	runtime.KeepAlive(conns)
 	b.ReportMetric(float64(g0), "goroutines-before")
 	b.ReportMetric(float64(g1), "goroutines-after")
 	b.ReportMetric(float64(h0)/(1<<20), "heap-MiB-before")

@@ -116,7 +116,7 @@ func (r *rig) dial() *conn {
 func (r *rig) wrap(c net.Conn) *conn {
 	r.t.Cleanup(func() { c.Close() })
 	c.SetReadDeadline(time.Now().Add(60 * time.Second))
-	return &conn{t: r.t, c: c, br: bufio.NewReaderSize(c, 1<<20)}
+	return &conn{t: r.t, c: c, br: bufio.NewReaderSize(c, 64<<10)}
 }
 
 func (c *conn) send(format string, a ...any) {
@@ -209,7 +209,7 @@ func (r *rig) readLog() string {
 	return string(b)
 }
 
-func newReader(c net.Conn) *bufio.Reader { return bufio.NewReaderSize(c, 1<<20) }
+func newReader(c net.Conn) *bufio.Reader { return bufio.NewReaderSize(c, 64<<10) }
 
 func itoa(n int) string { return fmt.Sprint(n) }
 

@@ -178,11 +178,23 @@ func (p *proc) roundTrip(line []byte) (answer, error) {
 		}
 		break
 	}
+	return decodeAnswer(buf)
+}
+
+var errBadAnswer = errors.New("an answer that is neither {\"ok\"} nor {\"error\"}")
+
+// decodeAnswer decodes one answer line from the sandboxed process
+// strictly: one object, {"ok": value} or {"error": "words"}, nothing
+// else and nothing after it.
+func decodeAnswer(line []byte) (answer, error) {
 	var a answer
-	d := json.NewDecoder(bytes.NewReader(buf))
+	d := json.NewDecoder(bytes.NewReader(line))
 	d.DisallowUnknownFields()
-	if err := d.Decode(&a); err != nil || (a.OK == nil) == (a.Error == "") {
-		return answer{}, errors.New("an answer that is neither {\"ok\"} nor {\"error\"}")
+	if err := d.Decode(&a); err != nil || (a.OK == nil) == (a.Error == "") || bytes.Equal(a.OK, []byte("null")) {
+		return answer{}, errBadAnswer
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return answer{}, errBadAnswer
 	}
 	return a, nil
 }

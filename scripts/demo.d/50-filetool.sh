@@ -59,3 +59,19 @@ exec {FT[1]}>&-
 wait "$FT_PID" 2>/dev/null || true
 step "cat file-tool.log   (each refusal once, its reason, never the path)"
 cat "$ft_log"
+
+# The same tool behind the bridge, as the agent reaches it: added as a
+# tool, then called from inside a sandbox (curl, streamable HTTP to
+# $LNK_TOOL_FILES through the sandbox's proxy), every call allowed by
+# name. The refusal comes back to the caller with its reason.
+run "$LNK" sandbox tool add files -- "$ft_bin/lnk-file-tool" serve -- "$LNK" sandbox run --agent demo -- \
+  "$ft_bin/lnk-file-tool" apply --files "$ft_files" --write work
+run "$LNK" sandbox run --tool files --allow read --allow write --allow find --command curl --command cut --command tr --command sed --command grep -- sh -c '
+  post() { curl -sS --noproxy "*" -D /tmp/h -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" ${sid:+-H "Mcp-Session-Id: $sid"} --data "$1" "$LNK_TOOL_FILES" | sed -n "s/.*\"text\":\"//; s/\(.*\)\"}\].*/\1/p" | cut -c1-240; }
+  post "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}"
+  sid=$(tr -d "\r" </tmp/h | sed -n "s/^Mcp-Session-Id: //Ip")
+  post "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"
+  echo "-- read work/todo.md:"; post "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"read\",\"arguments\":{\"path\":\"work/todo.md\"}}}"
+  echo "-- write work/done.md:"; post "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"write\",\"arguments\":{\"path\":\"work/done.md\",\"content\":\"- nothing yet\\n\"}}}"
+  echo "-- find *.md:"; post "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"find\",\"arguments\":{\"name\":\"*.md\"}}}"
+  echo "-- write notes/site.md (outside --write):"; post "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"write\",\"arguments\":{\"path\":\"notes/site.md\",\"content\":\"x\"}}}"'

@@ -227,3 +227,22 @@ func TestKeyMadeOnceByManyAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// A server that writes while it reads nothing never stalls the hub's
+// reader: its pings are answered through a queue of their own (dropped
+// once full), and what follows them still reaches the session.
+func TestServerThatReadsNothingNeverStallsTheHub(t *testing.T) {
+	r := newRig(t)
+	r.define("LNK_TEST_HUB_SERVER=deaf")
+	_, c := r.run(time.Minute)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	for {
+		m, err := c.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(m["method"]) == `"notifications/tools/list_changed"` {
+			return
+		}
+	}
+}

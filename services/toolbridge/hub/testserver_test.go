@@ -1,7 +1,9 @@
 package hub
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,6 +24,9 @@ func TestMain(m *testing.M) {
 		for {
 			time.Sleep(time.Hour)
 		}
+	case os.Getenv("LNK_TEST_HUB_SERVER") == "deaf":
+		runDeafServer()
+		return
 	case os.Getenv("LNK_TEST_HUB_SERVER") == "1":
 		runTestServer()
 		return
@@ -82,5 +87,27 @@ func runTestServer() {
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "test server:", err)
 		os.Exit(1)
+	}
+}
+
+// runDeafServer answers initialize, then reads nothing more and writes
+// 20000 pings and a list_changed: a hub whose reader wrote to it would
+// stall before the list_changed.
+func runDeafServer() {
+	br := bufio.NewReader(os.Stdin)
+	line, _ := br.ReadBytes('\n')
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	json.Unmarshal(line, &m)
+	w := bufio.NewWriter(os.Stdout)
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"deaf","version":"1"}}}`+"\n", m.ID)
+	for i := range 20000 {
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`+"\n", i)
+	}
+	fmt.Fprintln(w, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	w.Flush()
+	for {
+		time.Sleep(time.Hour)
 	}
 }

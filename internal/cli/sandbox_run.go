@@ -53,6 +53,9 @@ func (s *sandboxSpec) compile(c *cobra.Command) (*caps.Compiled, error) {
 		if errors.Is(err, caps.ErrNoAgent) {
 			return nil, Fail(ExitMissing, err, "lnk agent list shows the agents")
 		}
+		if err == nil {
+			nameLegacyKeys(c.ErrOrStderr(), home, s.agent)
+		}
 		return comp, err
 	case s.file != "":
 		return caps.CompileFile(home, cwd, s.file)

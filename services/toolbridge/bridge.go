@@ -40,6 +40,7 @@ type Bridge struct {
 	// or the bridge (askbroker's CountRefusal, toward a pause).
 	OnRefusal func()
 
+	defs     defCache // digests of definitions by their file's identity
 	once     sync.Once
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -94,25 +95,33 @@ func (b *Bridge) Handle(ctx context.Context, tool, sessionID string, body []byte
 		b.log(tool, "", "refused: "+err.Error())
 		return text(http.StatusBadRequest, err.Error())
 	}
-	def, err := b.Defs.Load(tool)
-	if err != nil {
-		b.endTool(tool)
-		b.log(tool, m.Method, "refused: "+err.Error())
-		if errors.Is(err, tooldef.ErrNotFound) {
-			return text(http.StatusNotFound, fmt.Sprintf("tool %s was removed", tool))
+	// The file's identity is taken before it is read, so a change in
+	// between is read again at the next request (defcache.go).
+	digest, id, known := b.cachedDigest(tool)
+	if sessionID == "" || digest == "" {
+		def, err := b.Defs.Load(tool)
+		if err != nil {
+			b.endTool(tool)
+			b.log(tool, m.Method, "refused: "+err.Error())
+			if errors.Is(err, tooldef.ErrNotFound) {
+				return text(http.StatusNotFound, fmt.Sprintf("tool %s was removed", tool))
+			}
+			return text(http.StatusBadGateway, err.Error())
 		}
-		return text(http.StatusBadGateway, err.Error())
-	}
-	digest := def.Digest()
-	if sessionID == "" {
-		defer def.Destroy()
-		if m.Method != "initialize" || !m.isRequest() {
-			b.log(tool, m.Method, "refused: no session")
-			return text(http.StatusBadRequest, "no session: a session starts with initialize")
+		digest = def.Digest()
+		if known {
+			b.remember(tool, id, digest)
 		}
-		return b.start(ctx, tool, def, digest, m)
+		if sessionID == "" {
+			defer def.Destroy()
+			if m.Method != "initialize" || !m.isRequest() {
+				b.log(tool, m.Method, "refused: no session")
+				return text(http.StatusBadRequest, "no session: a session starts with initialize")
+			}
+			return b.start(ctx, tool, def, digest, m)
+		}
+		def.Destroy()
 	}
-	def.Destroy()
 	s := b.lookup(sessionID, tool)
 	if s == nil || s.digest != digest || !s.srv.alive() {
 		if s != nil {

@@ -10,6 +10,7 @@ import (
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/askbroker"
 	"lnk.dev/lnk/internal/audit"
+	"lnk.dev/lnk/internal/settings"
 	"lnk.dev/lnk/kernel/sandbox"
 	"lnk.dev/lnk/services/toolbridge"
 	"lnk.dev/lnk/services/toolbridge/tooldef"
@@ -38,7 +39,12 @@ func startBridge(comp *caps.Compiled) (*sandboxBridge, error) {
 			sb.Close()
 		}
 	}()
-	var err error
+	// The limits are Link's settings (~/.lnk/settings.toml), never
+	// anything a sandbox can write.
+	set, err := settings.Load(comp.Home)
+	if err != nil {
+		return nil, Fail(ExitFailure, err, "fix ~/"+settings.File+" (its keys: ask_wait, tool_sessions, tool_idle, tool_starts)")
+	}
 	if sb.log, err = openAuditLog(comp.Home); err != nil {
 		return nil, fmt.Errorf("tool bridge: the audit log: %w", err)
 	}
@@ -48,14 +54,15 @@ func startBridge(comp *caps.Compiled) (*sandboxBridge, error) {
 	logLine := func(line string) {
 		sb.log.Write(audit.Entry{Kind: audit.KindQuestion, Agent: comp.AgentName, Reason: line})
 	}
-	if sb.broker, err = askbroker.New(askbroker.Config{Store: sb.store, Log: logLine}); err != nil {
+	if sb.broker, err = askbroker.New(askbroker.Config{Store: sb.store, Log: logLine, Wait: set.AskWait}); err != nil {
 		return nil, err
 	}
 	name := toolbridge.SandboxName(comp.AgentName)
 	b := &toolbridge.Bridge{Agent: comp.AgentName, Grants: comp.Tools, Defs: tooldef.Store{Home: comp.Home},
 		Asker:     &toolbridge.OwnerAsker{Broker: sb.broker, Sandbox: name},
 		Log:       toolbridge.AuditLog(sb.log, name),
-		OnRefusal: func() { sb.broker.CountRefusal(name) }}
+		OnRefusal: func() { sb.broker.CountRefusal(name) },
+		Settings:  toolbridge.Settings{Sessions: set.ToolSessions, Idle: set.ToolIdle, Starts: set.ToolStarts}}
 	if sb.run, err = toolbridge.Start(comp.Home, name, b); err != nil {
 		return nil, err
 	}

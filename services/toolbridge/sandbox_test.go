@@ -230,3 +230,32 @@ func envOf(t *testing.T, kvs ...string) map[string]*secret.Value {
 	}
 	return env
 }
+
+// The bridge's limits are Link's settings: a settings file lnk cannot
+// take stops the run before anything starts, saying why.
+func TestSandboxRunReadsLinksSettingsForItsBridge(t *testing.T) {
+	requireSandbox(t)
+	home := testenv.Home(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := &tooldef.Definition{Name: "test", Command: []string{self}}
+	def.Env = envOf(t, "LNK_TEST_MCP_SERVER=1", "PATH=/usr/bin:/bin")
+	if err := (tooldef.Store{Home: home}).Save(def); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".lnk", "settings.toml"), []byte("tool_sessions = 100000\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Bin(t, "lnk-init")
+	testenv.Bin(t, "lnk-netbroker")
+	cmd := exec.Command(testenv.Bin(t, "lnk"), "sandbox", "run", "--tool", "test", "--", "sh", "-c", "echo RAN")
+	cmd.Env = append(os.Environ(), "HOME="+home)
+	cmd.Dir = home
+	cmd.WaitDelay = 20 * time.Second
+	out, err := cmd.CombinedOutput()
+	if err == nil || strings.Contains(string(out), "RAN") || !strings.Contains(string(out), "tool_sessions") {
+		t.Fatalf("a settings file out of bounds: %v\n%s", err, out)
+	}
+}

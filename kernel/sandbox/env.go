@@ -52,12 +52,21 @@ func Env(home string, relayPort uint16) map[string]string {
 // addToolEnv sets LNK_TOOL_<NAME> = http://127.0.0.1:<relay><route><name>
 // for each granted tool: its name upper-cased, '-' and '.' as '_'. The
 // route holds the bridge's secret; it is set only with a relay and a route.
+// Two names spelling one variable (a-b, a_b) give it to the first in
+// sorted order, never to whichever a map walk meets last.
 func addToolEnv(env map[string]string, relay uint16, route string, tools map[string]caps.Tool) {
 	if relay == 0 || route == "" {
 		return
 	}
+	names := make([]string, 0, len(tools))
 	for name := range tools {
-		env[ToolEnvName(name)] = "http://127.0.0.1:" + strconv.Itoa(int(relay)) + route + name
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if _, taken := env[ToolEnvName(name)]; !taken {
+			env[ToolEnvName(name)] = "http://127.0.0.1:" + strconv.Itoa(int(relay)) + route + name
+		}
 	}
 }
 

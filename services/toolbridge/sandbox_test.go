@@ -159,6 +159,11 @@ func TestSandboxedClientCallsThroughTheBridge(t *testing.T) {
 		"echo":       "argument-echo-7f3a",
 		"delete":     "deleted argument-delete-9c1e",
 		"sampled":    "false",
+		// Another secret is no route (the proxy relays, the bridge refuses);
+		// a tool not granted is refused by name; no variable for it.
+		"other-secret": "404",
+		"not-granted":  "403",
+		"other-vars":   "false",
 	}
 	for k, v := range want {
 		if lines[k] != v {

@@ -3,6 +3,7 @@ package toolbridge
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -58,7 +59,24 @@ func runSandboxedClient() int {
 		}
 	}
 	fmt.Printf("sampled=%v\n", sampled)
+	// The route with another secret, and a tool this sandbox was not
+	// granted, through the same proxy.
+	base, _, _ := strings.Cut(url, "/_link/s/")
+	_, rest, _ := strings.Cut(url, "/_link/s/")
+	secret, _, _ := strings.Cut(rest, "/")
+	fmt.Printf("other-secret=%d\n", statusOf(base+"/_link/s/"+strings.Repeat("0", len(secret))+"/mcp/test"))
+	fmt.Printf("not-granted=%d\n", statusOf(strings.TrimSuffix(url, "/test")+"/other"))
+	fmt.Printf("other-vars=%v\n", os.Getenv("LNK_TOOL_OTHER") != "")
 	return 0
+}
+
+func statusOf(url string) int {
+	resp, err := http.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+	if err != nil {
+		return -1
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }

@@ -29,7 +29,11 @@ type sandboxBridge struct {
 // startBridge starts the bridge when grants comp name tools and reach
 // them through a proxy; nil when not.
 func startBridge(comp *caps.Compiled) (*sandboxBridge, error) {
-	if len(comp.Tools) == 0 || !sandbox.NeedsProxy(comp) {
+	if len(comp.Tools) == 0 {
+		return nil, nil
+	}
+	if !sandbox.NeedsProxy(comp) { // [network] mode = "host": no proxy, no route
+		fmt.Fprintln(os.Stderr, `lnk: tools: not reachable with [network] mode = "host" (they are reached through the proxy)`)
 		return nil, nil
 	}
 	sb := &sandboxBridge{}

@@ -100,7 +100,10 @@ func TestBrokerServesConfined(t *testing.T) {
 		}
 	}
 
-	ask := func(req string) (*http.Response, net.Conn) {
+	// ask returns the response and a reader of what follows it on the
+	// connection: the reader that parsed the response may already hold
+	// the tunnel's first bytes.
+	ask := func(req string) (*http.Response, io.Reader) {
 		c, err := net.Dial("unix", socket)
 		if err != nil {
 			t.Fatal(err)
@@ -108,11 +111,12 @@ func TestBrokerServesConfined(t *testing.T) {
 		t.Cleanup(func() { c.Close() })
 		c.SetDeadline(time.Now().Add(30 * time.Second))
 		io.WriteString(c, req)
-		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, nil)
 		if err != nil {
 			t.Fatalf("%q: %v", req, err)
 		}
-		return resp, c
+		return resp, br
 	}
 	if resp, c := ask(fmt.Sprintf("CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\nping", port)); resp.StatusCode != 200 {
 		t.Fatalf("granted port: %s", resp.Status)

@@ -58,7 +58,17 @@ func startBridge(comp *caps.Compiled) (*sandboxBridge, error) {
 	logLine := func(line string) {
 		sb.log.Write(audit.Entry{Kind: audit.KindQuestion, Agent: comp.AgentName, Reason: line})
 	}
-	if sb.broker, err = askbroker.New(askbroker.Config{Store: sb.store, Log: logLine, Wait: set.AskWait}); err != nil {
+	// Asked every way there is here: the store (lnk ask answer), and on a
+	// desktop a dialog, or a notification where no dialog shows. The
+	// terminal is the sandboxed command's, so it is not asked there.
+	cfg := askbroker.Config{Store: sb.store, Log: logLine, Wait: set.AskWait}
+	if d := askbroker.FindDialog(os.Environ()); d != nil {
+		cfg.Dialog = d
+	}
+	if n := askbroker.FindNotifier(os.Environ()); n != nil {
+		cfg.Notifier = n
+	}
+	if sb.broker, err = askbroker.New(cfg); err != nil {
 		return nil, err
 	}
 	name := toolbridge.SandboxName(comp.AgentName)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/cloexec"
 	"lnk.dev/lnk/kernel/sandbox"
 )
 
@@ -115,6 +116,9 @@ seccomp and NO_NEW_PRIVS, with only the granted folders, programs and
 network. Returns the command's exit status (128+N for signal N).`,
 			Args: cobra.MinimumNArgs(1),
 			RunE: func(c *cobra.Command, args []string) error {
+				// Only what the sandbox is handed passes to the proxy
+				// and bwrap, never what lnk's own parent left open.
+				cloexec.MarkInherited()
 				comp, err := spec.compile(c)
 				if err != nil {
 					return err

@@ -14,13 +14,22 @@ import (
 )
 
 // TestProxyGetsNoneOfTheOwnersEnvironment: a token in the owner's shell
-// never reaches lnk-netbroker's environment.
+// never reaches lnk-netbroker's environment, nor does an fd lnk's own
+// parent left open.
 func TestProxyGetsNoneOfTheOwnersEnvironment(t *testing.T) {
 	w := newWorld(t)
 	testenv.Bin(t, "lnk-init")
 	testenv.Bin(t, "lnk-netbroker")
 	cmd := exec.Command(testenv.Bin(t, "lnk"), "sandbox", "run", "--read", w.data, "--internet-host", "example.com", "--", "sh", "-c", "read x")
 	cmd.Env = append(os.Environ(), "LNK_TEST_OWNER_TOKEN=tok-from-the-shell")
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	leaked, _ := os.Readlink(filepath.Join("/proc/self/fd", strconv.Itoa(int(pw.Fd()))))
+	cmd.ExtraFiles = []*os.File{pw} // fd 3 in lnk, not close-on-exec
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -33,13 +42,20 @@ func TestProxyGetsNoneOfTheOwnersEnvironment(t *testing.T) {
 	}
 	t.Cleanup(func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() })
 	var environ []byte
+	var pid string
 	deadline := time.Now().Add(20 * time.Second)
 	for environ == nil {
 		if time.Now().After(deadline) {
 			t.Fatalf("no lnk-netbroker child of lnk appeared: %s", errb.String())
 		}
-		environ = childEnviron(cmd.Process.Pid, "lnk-netbroker")
+		pid, environ = childEnviron(cmd.Process.Pid, "lnk-netbroker")
 		time.Sleep(10 * time.Millisecond)
+	}
+	fds, _ := os.ReadDir(filepath.Join("/proc", pid, "fd"))
+	for _, fd := range fds {
+		if l, _ := os.Readlink(filepath.Join("/proc", pid, "fd", fd.Name())); l == leaked {
+			t.Errorf("the proxy holds fd %s, %s, which lnk's parent left open", fd.Name(), l)
+		}
 	}
 	if bytes.Contains(environ, []byte("tok-from-the-shell")) {
 		t.Fatalf("the proxy's environment holds the owner's token: %q", environ)
@@ -49,9 +65,9 @@ func TestProxyGetsNoneOfTheOwnersEnvironment(t *testing.T) {
 	}
 }
 
-// childEnviron is the environment of a child of ppid whose argv[0] is
+// childEnviron is the pid and environment of a child of ppid whose argv[0] is
 // named comm (the proxy re-executes itself, so its comm is "exe"), or nil.
-func childEnviron(ppid int, comm string) []byte {
+func childEnviron(ppid int, comm string) (string, []byte) {
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
@@ -73,8 +89,8 @@ func childEnviron(ppid int, comm string) []byte {
 			continue
 		}
 		if env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ")); err == nil && len(env) > 0 {
-			return env
+			return e.Name(), env
 		}
 	}
-	return nil
+	return "", nil
 }

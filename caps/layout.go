@@ -3,6 +3,7 @@ package caps
 import (
 	"path/filepath"
 	"regexp"
+	"sync"
 )
 
 // Layout is where Link keeps things under one owner's HOME (security.txt,
@@ -51,12 +52,13 @@ func (l Layout) HarnessFile(harness string) string {
 // HistoryAgents is ~/Link/History/Agents, where a deleted agent's folders go.
 func (l Layout) HistoryAgents() string { return filepath.Join(l.History(), "Agents") }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+// nameRE is compiled at first use, not at every lnk start.
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`) })
 
 // CheckName refuses a name (an agent's, a harness's, a tool's, a team's)
 // that isn't letters, digits, '-', '_' and '.', or is "." or "..".
 func CheckName(name string) error {
-	if !nameRE.MatchString(name) || name == "." || name == ".." {
+	if !nameRE().MatchString(name) || name == "." || name == ".." {
 		return at(ErrBadName, quote(name))
 	}
 	return nil

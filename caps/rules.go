@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // checker holds what the rules compare a path against: the owner's
@@ -166,7 +167,10 @@ func checkStranger(name string) error {
 	return nil
 }
 
-var hostRE = regexp.MustCompile(`^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+// hostRE is compiled at first use, not at every lnk start.
+var hostRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+})
 
 // CheckHost refuses what isn't a DNS name (optionally "*." before it) or
 // an IP address. Names are compared lowercase.
@@ -175,7 +179,7 @@ func CheckHost(h string) (string, error) {
 		return ip.String(), nil
 	}
 	lh := strings.ToLower(h)
-	if len(lh) > 253 || !hostRE.MatchString(lh) {
+	if len(lh) > 253 || !hostRE().MatchString(lh) {
 		return "", at(ErrBadHost, quote(h))
 	}
 	return lh, nil

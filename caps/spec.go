@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
@@ -177,7 +178,8 @@ func (e *SpecError) Is(target error) bool {
 	return ok && r.Path == "" && r.rule == e.rule
 }
 
-var typeErrRE = regexp.MustCompile(`line (\d+) \(last key "([^"]*)"\): (.*)$`)
+// typeErrRE is compiled at first use, not at every lnk start.
+var typeErrRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+) \(last key "([^"]*)"\): (.*)$`) })
 
 // ParseSpec decodes one spec file's bytes strictly: a syntax error, an
 // unknown key or a wrong type is refused naming file, line and key. It
@@ -201,7 +203,7 @@ func ParseSpec(file string, data []byte) (*Spec, error) {
 			return nil, &SpecError{File: file, Line: pe.Position.Line, Key: pe.LastKey, Why: oneLine(pe.Message), rule: rule}
 		}
 		msg := oneLine(err.Error())
-		if m := typeErrRE.FindStringSubmatch(msg); m != nil {
+		if m := typeErrRE().FindStringSubmatch(msg); m != nil {
 			line, _ := strconv.Atoi(m[1])
 			return nil, &SpecError{File: file, Line: line, Key: m[2], Why: "wrong type: " + m[3], rule: "spec-wrong-type"}
 		}

@@ -54,15 +54,20 @@ func TestSandboxedCurlOnlyThroughProxy(t *testing.T) {
 		cmd.Wait() // curl's own status is checked by what it printed
 		o, _ := os.ReadFile(out.Name())
 		e, _ := os.ReadFile(errf.Name())
-		return string(o), string(e)
+		if strings.Contains(string(e), `"decision"`) {
+			t.Errorf("the proxy's log reached the sandbox's stderr: %s", e)
+		}
+		// The proxy's lines are in the wire's log, never the command's stderr.
+		l, _ := os.ReadFile(filepath.Join(home, ".lnk", "log", "audit.log"))
+		return string(o), string(l)
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
 	out, log := run(url)
-	if out != "granted-server" || !strings.Contains(log, `"decision":"allow"`) {
+	if out != "granted-server" || !strings.Contains(log, `"kind":"use","request":"net http","route":"127.0.0.1:`) {
 		t.Fatalf("through the proxy: %q\nlog: %s", out, log)
 	}
 	out, log = run(fmt.Sprintf("http://127.0.0.1:%d/", port+1))
-	if !strings.Contains(out, fmt.Sprintf("lnk agent allow <agent> --port %d", port+1)) || !strings.Contains(log, `"decision":"refuse"`) {
+	if !strings.Contains(out, fmt.Sprintf("lnk agent allow <agent> --port %d", port+1)) || !strings.Contains(log, `"kind":"refuse","request":"net http"`) {
 		t.Fatalf("an ungranted port: %q\nlog: %s", out, log)
 	}
 	out, _ = run("--noproxy", "*", url)

@@ -84,7 +84,7 @@ func runProbes(c *cobra.Command, spec *sandboxSpec, comp any) ([]probe.Result, e
 		return nil, err
 	}
 	if proxy != nil {
-		defer proxy.Stop()
+		defer stopProxy(proxy)
 	}
 	s, err := buildSandbox(cc, []string{exe, "sandbox", "probe"}, spec.degraded, proxy, exe)
 	if err != nil {

@@ -101,7 +101,16 @@ func startProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge) 
 	if err != nil {
 		return nil, err
 	}
-	return sandbox.StartProxyWithTools(comp, filepath.Join(filepath.Dir(exe), "lnk-netbroker"), degraded, os.Stderr, bridge)
+	stderr, err := proxyStderr(comp.Home, comp.AgentName)
+	if err != nil {
+		return nil, err
+	}
+	p, err := sandbox.StartProxyWithTools(comp, filepath.Join(filepath.Dir(exe), "lnk-netbroker"), degraded, stderr, bridge)
+	stderr.Close() // the proxy holds its own copy
+	if err != nil {
+		proxyLogs.Wait() // what the proxy said comes before lnk's own line
+	}
+	return p, err
 }
 
 func init() {
@@ -134,7 +143,7 @@ network. Returns the command's exit status (128+N for signal N).`,
 					return err
 				}
 				if proxy != nil {
-					defer proxy.Stop()
+					defer stopProxy(proxy)
 				}
 				s, err := buildSandbox(comp, args, spec.degraded, proxy)
 				if err != nil {

@@ -3,7 +3,6 @@ package netbroker
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/ownerdir"
 )
 
 // A proxy's socket is proxy-<random>.sock in its folder: one per
@@ -82,7 +82,7 @@ func Start(c *caps.Compiled, o Options) (*Running, error) {
 		}
 		defer netDir.Close()
 	}
-	fd, err := openBelow(int(netDir.Fd()), []string{name})
+	fd, err := ownerdir.Below(int(netDir.Fd()), []string{name})
 	if err != nil {
 		return nil, err
 	}
@@ -143,51 +143,9 @@ func isAgentID(s string) bool {
 // OpenNetDir opens (making them 0700 if missing) ~/.lnk/agents/.net,
 // never following a link below home.
 func OpenNetDir(home string) (*os.File, error) {
-	if !filepath.IsAbs(home) {
-		return nil, errors.New("netbroker: HOME is not an absolute path")
-	}
-	h, err := unix.Open(home, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	d, err := ownerdir.Open(home, ".lnk", "agents", ".net")
 	if err != nil {
-		return nil, fmt.Errorf("netbroker: opening HOME: %w", err)
+		return nil, fmt.Errorf("netbroker: %w", err)
 	}
-	fd, err := openBelow(h, []string{".lnk", "agents", ".net"})
-	unix.Close(h)
-	if err != nil {
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), filepath.Join(home, ".lnk", "agents", ".net")), nil
-}
-
-// openBelow opens each of parts below the folder fd (which it leaves
-// open), making each with mode 0700 if missing, never following a link,
-// and refusing a folder that isn't the owner's or that others can reach.
-// It returns the last one's fd (O_CLOEXEC).
-func openBelow(fd int, parts []string) (int, error) {
-	fd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		return -1, err
-	}
-	for i, part := range parts {
-		err := unix.Mkdirat(fd, part, 0o700)
-		if err != nil && !errors.Is(err, unix.EEXIST) {
-			unix.Close(fd)
-			return -1, fmt.Errorf("netbroker: making %s: %w", filepath.Join(parts[:i+1]...), err)
-		}
-		next, err := unix.Openat(fd, part, unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		unix.Close(fd)
-		if err != nil {
-			return -1, fmt.Errorf("netbroker: opening %s (a link is never followed): %w", filepath.Join(parts[:i+1]...), err)
-		}
-		fd = next
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			unix.Close(fd)
-			return -1, err
-		}
-		if int(st.Uid) != os.Geteuid() || st.Mode&0o077 != 0 {
-			unix.Close(fd)
-			return -1, fmt.Errorf("netbroker: %s must be the owner's and mode 0700 (it is %o)", filepath.Join(parts[:i+1]...), st.Mode&0o777)
-		}
-	}
-	return fd, nil
+	return d, nil
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerdir"
 )
 
 // Running is one sandbox's bridge, serving its socket
@@ -57,10 +59,10 @@ func Start(home, sandbox string, b *Bridge) (*Running, error) {
 	if err != nil {
 		return nil, fmt.Errorf("toolbridge: opening HOME: %w", err)
 	}
-	fd, err := openBelow(h, []string{".lnk", "sandbox", "bridge"})
+	fd, err := ownerdir.Below(h, []string{".lnk", "sandbox", "bridge"})
 	unix.Close(h)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("toolbridge: %w", err)
 	}
 	r := &Running{Bridge: b, Sandbox: sandbox, secret: randomHex(32), served: make(chan error, 1)}
 	r.name = r.Sandbox + ".sock"
@@ -104,38 +106,4 @@ func randomHex(n int) string {
 	b := make([]byte, n/2)
 	rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// openBelow opens each of parts below the folder fd (left open), making
-// each 0700 if missing, never following a link, and refusing a folder
-// that isn't the owner's or that others can reach. It returns the last
-// one's fd (O_PATH would not do: the socket is bound through it).
-func openBelow(fd int, parts []string) (int, error) {
-	fd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		return -1, err
-	}
-	for i, part := range parts {
-		what := filepath.Join(parts[:i+1]...)
-		if err := unix.Mkdirat(fd, part, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
-			unix.Close(fd)
-			return -1, fmt.Errorf("toolbridge: making %s: %w", what, err)
-		}
-		next, err := unix.Openat(fd, part, unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		unix.Close(fd)
-		if err != nil {
-			return -1, fmt.Errorf("toolbridge: opening %s (a link is never followed): %w", what, err)
-		}
-		fd = next
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			unix.Close(fd)
-			return -1, err
-		}
-		if int(st.Uid) != os.Geteuid() || st.Mode&0o077 != 0 {
-			unix.Close(fd)
-			return -1, fmt.Errorf("toolbridge: %s must be the owner's and mode 0700 (it is %o)", what, st.Mode&0o777)
-		}
-	}
-	return fd, nil
 }

@@ -241,16 +241,7 @@ func (s *Sandbox) folders(c *caps.Compiled) error {
 			s.args = append(s.args, "--ro-bind", "/dev/null", h)
 		}
 	}
-	for _, r := range c.ReadOnly {
-		file, err := openNoLinks(r)
-		if err != nil {
-			continue // absent: a known gap (lnk sandbox check reports it)
-		}
-		s.args = append(s.args, "--ro-bind-fd")
-		s.fdArg(file)
-		s.args = append(s.args, r)
-	}
-	return nil
+	return s.readOnlyTops(c.ReadOnly) // readonly.go
 }
 
 // grantedInside lists the folders of fs strictly inside h, in order.

@@ -21,8 +21,9 @@
 //     checked the path is refused, never followed; the hidden paths
 //     (~/.lnk, other agents' folders, ~/Link/History, ~/Link/Teams)
 //     covered with an empty read-only tmpfs where a grant would show
-//     them; the read-only paths of written folders (.git, .envrc, .vscode,
-//     .idea) bound read-only over themselves where they exist;
+//     them; the read-only paths at the top of written folders (.git,
+//     .envrc, .vscode, .idea) bound read-only over themselves, an absent
+//     one made empty first (readonly.go), so none can be created;
 //   - the environment cleared to Env's fixed list;
 //   - no fd beyond 0–2 (lnk-init closes the rest);
 //   - landlock: read on the system folders, the grants' rights on theirs,
@@ -36,9 +37,11 @@
 //
 // Holds: the fds of the granted folders and the plan memfd, until
 // bubblewrap starts. May: open the granted folders (O_PATH, no links),
-// run bubblewrap. Trusts: caps.Compiled (checked by caps), bubblewrap
+// make an empty .git, .vscode, .idea (folders) or .envrc (file) at the
+// top of a written folder where absent, run bubblewrap. Trusts: caps.Compiled (checked by caps), bubblewrap
 // and lnk-init at the paths it is given. Refuses: a granted folder that
-// became a link or vanished (ErrFolderChanged); a command not in
+// became a link or vanished (ErrFolderChanged); a link at the top of a
+// written folder in a read-only name's place (ErrReadOnlyLink); a command not in
 // [commands] (ErrNotACommand); a kernel without landlock or seccomp
 // (ErrMissing) unless Options.Degraded.
 package sandbox

@@ -44,6 +44,10 @@ func attempt(p Probe, s Spec) (string, string) {
 		return verdict(readSome(p.Arg))
 	case "write":
 		return verdict(writeIn(p.Arg))
+	case "replace":
+		return verdict(replace(p.Arg))
+	case "replace-in":
+		return verdict(replaceIn(p.Arg))
 	case "exec":
 		return verdict(startAndKill(p.Arg))
 	case "dropped":
@@ -152,6 +156,26 @@ func writeIn(p string) error {
 	}
 	f.Close()
 	return os.Remove(path)
+}
+
+// replace renames p aside and back.
+func replace(p string) error {
+	aside := p + ".lnk-probe-" + strconv.Itoa(os.Getpid())
+	if err := os.Rename(p, aside); err != nil {
+		return err
+	}
+	return os.Rename(aside, p)
+}
+
+// replaceIn makes a file at the top of folder dir and replaces it: the
+// control, which must work where dir is written.
+func replaceIn(dir string) error {
+	p := filepath.Join(dir, ".lnk-probe-mv-"+strconv.Itoa(os.Getpid()))
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		return fmt.Errorf("could not make it: %w", err)
+	}
+	defer os.Remove(p)
+	return replace(p)
 }
 
 func startAndKill(path string) error {

@@ -74,12 +74,12 @@ func List(c *caps.Compiled, h Host, allowedEnv []string) Spec {
 			add("create in read-only "+f.Path, "write", f.Path, Closed)
 		}
 	}
-	for _, r := range c.ReadOnly {
-		if _, err := os.Lstat(r); err == nil {
-			add("write "+r, "write", r, Closed)
-		} else if filepath.Base(r) == ".envrc" || filepath.Base(r) == ".git" {
-			add("make a new "+r, "none", r, Gap)
+	for i, r := range c.ReadOnly {
+		if i == 0 || filepath.Dir(r) != filepath.Dir(c.ReadOnly[i-1]) {
+			add("replace a name at the top of "+filepath.Dir(r)+" (control)", "replace-in", filepath.Dir(r), Open)
 		}
+		add("write "+r, "write", r, Closed)
+		add("remove or replace "+r, "replace", r, Closed)
 	}
 	add("run a listed command (control)", "exec", listed(c), Open)
 	if listsAll(c) {

@@ -8,6 +8,23 @@
 // under /_link/ go to Link's own routes (Config.Routes: the tool bridge,
 // sealed secrets) and are never forwarded.
 //
+// # SOCKS5
+//
+// For programs that ignore HTTP_PROXY, the same socket speaks SOCKS5
+// (RFC 1928): a connection whose first byte is 0x05 (no HTTP request
+// line begins so) is served by the SOCKS5 code instead of the HTTP
+// parser — one socket, one relay, one set of limits (header timeout and
+// cap for the handshake, the connection cap). Only username/password
+// (RFC 1929) is accepted: user "lnk", password the proxy's own secret
+// (Config.SOCKSSecret, made by [Start], compared in constant time); a
+// client offering no authentication gets 0xFF, a wrong secret RFC 1929's
+// failure, and a proxy without a secret takes no SOCKS5 client. Only
+// CONNECT is served (BIND and UDP ASSOCIATE get 0x07); its target,
+// name, IPv4 or IPv6, goes through [ParseHost] and the same check, rate
+// limit and dial as a CONNECT request, and is logged as kind "socks"
+// with the same rule and reason. A sandbox is told
+// ALL_PROXY=socks5h://lnk:<secret>@127.0.0.1:<relay port>.
+//
 // # Starting a proxy
 //
 // The sandbox builder calls [Start] with the agent's [caps.Compiled]
@@ -65,13 +82,15 @@
 //
 // # Security
 //
-// Holds: the sandbox's network grants, its socket, and (through
+// Holds: the sandbox's network grants, its socket, its own secret (the
+// SOCKS5 password and the sealed routes' path secret), and (through
 // Config.Routes) the routes of Link's own bridges. May: resolve names,
 // dial checked TCP addresses, accept on its own socket. Trusts: the
 // grants it was started with and the owner's HOME folder; nothing a
 // sandboxed client sends. Refuses: every host, port and address class
 // not granted; metadata services and this machine's own addresses
-// always; requests it cannot parse strictly; headers over 32 KiB; a
+// always; requests it cannot parse strictly; a SOCKS5 client without
+// the secret, and SOCKS5's BIND and UDP ASSOCIATE; headers over 32 KiB; a
 // client that takes over 10 s to send its headers; more than 256
 // connections at once. It never follows a redirect (the client's next
 // request is checked like any other), never logs a body, a header's

@@ -47,6 +47,9 @@ type Config struct {
 	// reached by plain http requests for inference only (its admin API
 	// gets a 403), never by CONNECT.
 	LocalModelPorts []uint16
+	// SOCKSSecret is the password a SOCKS5 client must give (user
+	// [SOCKSUser]); SOCKS5 is refused if empty (socks_serve.go).
+	SOCKSSecret string
 }
 
 // Proxy is one sandbox's filtering proxy. Make it with [New], serve it
@@ -200,6 +203,10 @@ func (p *Proxy) serveConn(c net.Conn) {
 	c.SetReadDeadline(time.Now().Add(p.cfg.HeaderTimeout))
 	rec := &recordingReader{r: c, left: p.cfg.MaxHeaderBytes}
 	br := bufio.NewReaderSize(rec, 4096)
+	if isSOCKS(br) {
+		p.socks(c, br)
+		return
+	}
 	req, err := http.ReadRequest(br)
 	if err != nil {
 		var ne net.Error

@@ -23,6 +23,13 @@ func socketName() string {
 	return "proxy-" + hex.EncodeToString(b[:]) + ".sock"
 }
 
+// NewSecret makes a proxy's secret: 32 random bytes, hex.
+func NewSecret() string {
+	var b [32]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // Options are what [Start] needs besides the grants.
 type Options struct {
 	// Home is the owner's HOME; the socket goes in
@@ -43,7 +50,10 @@ type Running struct {
 	// Socket is the unix socket's path, mode 0600 in a 0700 folder.
 	Socket string
 	// Dir is the folder holding it.
-	Dir      string
+	Dir string
+	// Secret is the proxy's own secret: the SOCKS5 password, and the
+	// path secret of its sealed routes. Only its sandbox is told it.
+	Secret   string
 	parentFD int
 	name     string
 	oneRun   bool
@@ -63,6 +73,9 @@ func Start(c *caps.Compiled, o Options) (*Running, error) {
 	}
 	cfg := o.Config
 	cfg.Rules = rules
+	if cfg.SOCKSSecret == "" {
+		cfg.SOCKSSecret = NewSecret()
+	}
 	p, err := New(cfg)
 	if err != nil {
 		return nil, err
@@ -91,7 +104,7 @@ func Start(c *caps.Compiled, o Options) (*Running, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	r := &Running{Proxy: p, Dir: filepath.Join(o.Home, ".lnk", "agents", ".net", name), parentFD: parent,
+	r := &Running{Proxy: p, Secret: cfg.SOCKSSecret, Dir: filepath.Join(o.Home, ".lnk", "agents", ".net", name), parentFD: parent,
 		oneRun: oneRun, dirFD: fd, served: make(chan error, 1)}
 	r.name = socketName()
 	r.Socket = filepath.Join(r.Dir, r.name)

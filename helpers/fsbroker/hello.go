@@ -101,7 +101,12 @@ func HelloFromEnv(s string) (HelloState, error) {
 }
 
 // Open makes the served roots from the state, marking each fd
-// close-on-exec again.
+// close-on-exec again, and sweeps each writable root for the temporary
+// files a broker killed mid-write left ([resolve.Root.SweepTemps]:
+// Link's own temporary files only, older than [resolve.TempMinAge]). The
+// broker calls it once confined and before it answers the hello, so a
+// caller whose hello was answered sees the sweep done. A sweep that fails
+// is no reason not to serve: a leftover is untidy, not harmful.
 func (st HelloState) Open() ([]*Root, error) {
 	var out []*Root
 	for i, fd := range st.FDs {
@@ -111,6 +116,9 @@ func (st HelloState) Open() ([]*Root, error) {
 		r, err := resolve.NewRoot(fd)
 		if err != nil {
 			return nil, fmt.Errorf("root %q: %w", st.Roots[i].Name, err)
+		}
+		if st.Roots[i].Write {
+			r.SweepTemps(".", resolve.SweepOptions{})
 		}
 		out = append(out, &Root{Name: st.Roots[i].Name, Write: st.Roots[i].Write, R: r})
 	}

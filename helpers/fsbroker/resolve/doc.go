@@ -99,4 +99,13 @@
 // A [Version] is fstat's device, inode, size, and modification and change
 // times in nanoseconds; [Absent] names a file that must not exist.
 // [Root.WriteFile] and [Root.Replace] compare it just before the rename.
+//
+// # Leftover temporary files
+//
+// A write's temporary file is ".lnk-tmp-" and 32 random hex digits
+// ([IsTempName]), beside the target. A process killed mid-write leaves it
+// (never a half-written target); [Root.SweepTemps], which lnk-fsbroker
+// runs over each writable root as it starts, removes those at least
+// [TempMinAge] old, and only a regular file of exactly that shape with one
+// name and the caller's uid, by unlinkat in its folder's handle.
 package resolve

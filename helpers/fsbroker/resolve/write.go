@@ -50,7 +50,7 @@ func (r *Root) WriteFile(name string, data []byte, opt WriteOptions) (Version, e
 	if err != nil {
 		return Version{}, err
 	}
-	tmp, fd, err := makeTemp(dirfd, base, mode)
+	tmp, fd, err := makeTemp(dirfd, mode)
 	if err != nil {
 		return Version{}, fail(op, name, err)
 	}
@@ -127,16 +127,14 @@ func checkTarget(dirfd int, op, name, base string, opt WriteOptions) (uint32, er
 	return mode, nil
 }
 
-// makeTemp makes ".<base>.lnk-<random>" beside the target, exclusively and
-// never through a link, with exactly mode (umask aside, set by fchmod).
-func makeTemp(dirfd int, base string, mode uint32) (string, int, error) {
-	if len(base) > MaxName-24 {
-		base = base[:MaxName-24]
-	}
+// makeTemp makes a temporary file (".lnk-tmp-" and 32 random hex digits,
+// see [IsTempName]) beside the target, exclusively and never through a
+// link, with exactly mode (umask aside, set by fchmod).
+func makeTemp(dirfd int, mode uint32) (string, int, error) {
 	for range 8 {
-		var rnd [8]byte
+		var rnd [tempRandLen / 2]byte
 		rand.Read(rnd[:])
-		tmp := "." + base + ".lnk-" + hex.EncodeToString(rnd[:])
+		tmp := tempPrefix + hex.EncodeToString(rnd[:])
 		fd, err := unix.Openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err == unix.EEXIST || err == unix.EINTR {
 			continue

@@ -1,6 +1,7 @@
 // Package audit is Link's audit log (the wire's log): one JSON line per
-// capability grant, use, revocation, refusal with its reason, and
-// question, kept in ~/.lnk/log/audit.log.
+// capability grant, use, revocation, refusal with its reason, question,
+// and start with less than the sandbox's whole confinement, kept in
+// ~/.lnk/log/audit.log.
 //
 // The kernel alone writes it ([Open], [Log.Write]); `lnk sandbox log`
 // reads it ([Tail], [Follower]). Lines are JSON objects ([Entry]) so the

@@ -18,6 +18,7 @@ const (
 	KindRefuse   Kind = "refuse"   // a request, connection or use refused, with its reason
 	KindQuestion Kind = "question" // a question put to the owner
 	KindKernel   Kind = "kernel"   // the kernel started, stopped, or started a broker again
+	KindWarn     Kind = "warn"     // a start with less than the sandbox's whole confinement (--degraded, the host's network)
 )
 
 // Peer is who asked: the connecting process's uid and pid (SO_PEERCRED).

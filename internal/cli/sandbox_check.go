@@ -29,11 +29,11 @@ func init() {
 			RunE: func(c *cobra.Command, args []string) error {
 				comp, err := spec.compile(c)
 				if err != nil {
-					return err
+					return auditRefusal("sandbox check", spec.agent, err) // sandbox_audit.go
 				}
 				results, err := runProbes(c, &spec, comp)
 				if err != nil {
-					return err
+					return auditRefusal("sandbox check", spec.agent, err)
 				}
 				if asJSON {
 					if err := writeJSON(c.OutOrStdout(), results); err != nil {
@@ -93,6 +93,7 @@ func runProbes(c *cobra.Command, spec *sandboxSpec, comp any) ([]probe.Result, e
 	for _, n := range s.Notices {
 		fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
 	}
+	auditNotices("sandbox check", spec.agent, s.Notices)
 	h := probe.Host{TCPPort: tcp.Addr().(*net.TCPAddr).Port, Abstract: abstract, LnkPid: os.Getpid(),
 		HostNet: cc.NetworkMode == "host"}
 	if s.Plan.Relay != nil {

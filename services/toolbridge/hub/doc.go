@@ -24,7 +24,11 @@
 // the owner's definition and the bridge that hands it --dir. Refuses: a
 // --dir that is a link or not the user's alone, a key that no longer
 // names what the tool runs as (the tool was defined again), a second hub
-// on one socket (a lock beside it), a line over the bridge's cap.
+// on one socket (a lock beside it), a line over the bridge's cap, and a
+// message that isn't valid JSON or names a member twice or in another
+// case (an "id" beside an "ID"), so the hub and a peer never read two
+// different ids from one line. Ids are rewritten by splicing the line,
+// never by decoding and encoding a result again.
 // Never trusts: a session's messages or the server's answers, which are
 // routed, never interpreted beyond ids and tokens.
 package hub

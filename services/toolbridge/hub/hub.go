@@ -242,8 +242,8 @@ func (h *Hub) readServer() {
 }
 
 func (h *Hub) fromServer(line []byte) {
-	var m message
-	if json.Unmarshal(line, &m) != nil {
+	m, idAt, err := parse(line)
+	if err != nil {
 		return
 	}
 	switch {
@@ -252,7 +252,7 @@ func (h *Hub) fromServer(line []byte) {
 		if err != nil {
 			return
 		}
-		h.answered(id, &m, line)
+		h.answered(id, &m, line, idAt)
 	case m.isRequest():
 		if m.Method == "ping" {
 			h.srv.answer(resultLine(m.ID, json.RawMessage(`{}`)))
@@ -292,7 +292,7 @@ func progressTokenOf(params json.RawMessage) string {
 
 // answered hands the answer to id back to the session that asked, with
 // its own id; the first initialize's result answers those that waited.
-func (h *Hub) answered(id uint64, m *message, line []byte) {
+func (h *Hub) answered(id uint64, m *message, line []byte, idAt span) {
 	h.mu.Lock()
 	p, ok := h.pending[id]
 	delete(h.pending, id)
@@ -316,6 +316,6 @@ func (h *Hub) answered(id uint64, m *message, line []byte) {
 		return
 	}
 	for _, w := range append([]pending{p}, waiters...) {
-		w.s.send(setField(line, "id", w.id))
+		w.s.send(withID(line, idAt, w.id))
 	}
 }

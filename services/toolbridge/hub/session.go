@@ -6,6 +6,8 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"syscall"
 )
 
 // MaxUnread is how many answers a session may leave unread before the
@@ -20,25 +22,81 @@ type session struct {
 	done chan struct{}
 	once sync.Once
 	ids  map[string]uint64 // the session's id → the hub's, while pending (h.mu)
+
+	// wmu is held by whoever writes to c; queued counts lines handed to
+	// the session's writer and not yet written, so a line written at once
+	// never overtakes one queued before it.
+	wmu    sync.Mutex
+	queued atomic.Int32
 }
 
 func newSession(h *Hub, c net.Conn) *session {
 	return &session{h: h, c: c, out: make(chan []byte, MaxUnread), done: make(chan struct{}), ids: map[string]uint64{}}
 }
 
-// send queues a line for the session; a session with MaxUnread lines
-// unread is ended, so it holds up no other.
+// send hands a line to the session. When nothing is queued before it, it
+// is written at once if the socket takes it whole without waiting; the
+// rest goes to the session's own writer, so a session that stops reading
+// holds up no other. A session with MaxUnread lines unread is ended.
 func (s *session) send(b []byte) {
 	select {
 	case <-s.done:
 		return
 	default:
 	}
+	line := append(b[:len(b):len(b)], '\n')
+	if s.wmu.TryLock() {
+		if s.queued.Load() == 0 {
+			n := s.writeNow(line)
+			if n == len(line) {
+				s.wmu.Unlock()
+				return
+			}
+			line = line[n:]
+		}
+		s.queue(line)
+		s.wmu.Unlock()
+		return
+	}
+	s.queue(line)
+}
+
+func (s *session) queue(line []byte) {
+	s.queued.Add(1)
 	select {
-	case s.out <- b:
+	case s.out <- line:
 	default:
+		s.queued.Add(-1)
 		s.end("refused: " + strconv.Itoa(MaxUnread) + " answers unread")
 	}
+}
+
+// writeNow writes what the socket takes of line without waiting for it,
+// and says how much that was.
+func (s *session) writeNow(line []byte) int {
+	sc, ok := s.c.(syscall.Conn)
+	if !ok {
+		return 0
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	rc.Write(func(fd uintptr) bool {
+		for n < len(line) {
+			m, err := syscall.Write(int(fd), line[n:])
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil || m <= 0 {
+				break
+			}
+			n += m
+		}
+		return true
+	})
+	return n
 }
 
 func (s *session) end(why string) {
@@ -54,8 +112,12 @@ func (s *session) end(why string) {
 func (s *session) write() {
 	for {
 		select {
-		case b := <-s.out:
-			if _, err := s.c.Write(append(b[:len(b):len(b)], '\n')); err != nil {
+		case line := <-s.out:
+			s.wmu.Lock()
+			_, err := s.c.Write(line)
+			s.queued.Add(-1)
+			s.wmu.Unlock()
+			if err != nil {
 				s.end("it stopped reading")
 				return
 			}
@@ -85,8 +147,8 @@ func (s *session) read() {
 
 func (s *session) handle(line []byte) {
 	h := s.h
-	var m message
-	if json.Unmarshal(line, &m) != nil || m.JSONRPC != "2.0" {
+	m, idAt, err := parse(line)
+	if err != nil || m.JSONRPC != "2.0" {
 		return
 	}
 	switch {
@@ -117,9 +179,14 @@ func (s *session) handle(line []byte) {
 		h.pending[hid] = p
 		s.ids[string(m.ID)] = hid
 		h.mu.Unlock()
-		m.ID = json.RawMessage(strconv.FormatUint(hid, 10))
-		b, _ := json.Marshal(&m)
-		h.srv.send(b)
+		hubID := []byte(strconv.FormatUint(hid, 10))
+		if p.token != "" {
+			m.ID = hubID
+			b, _ := json.Marshal(&m)
+			h.srv.send(b)
+			return
+		}
+		h.srv.send(withID(line, idAt, hubID))
 	case m.Method == "notifications/initialized":
 		h.mu.Lock()
 		first := !h.initialized

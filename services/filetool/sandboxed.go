@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -36,9 +35,9 @@ type Sandboxed struct {
 
 type proc struct {
 	cmd      *exec.Cmd
-	in       io.WriteCloser
+	in       *Pipe
 	out      *bufio.Reader
-	outFile  *os.File
+	outFile  *Pipe
 	tail     *tail
 	done     chan struct{} // closed once it was waited for
 	answered bool          // it answered a call
@@ -130,20 +129,23 @@ func (s *Sandboxed) start() (*proc, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	p := &proc{cmd: cmd, tail: &tail{copy: s.Log}, done: make(chan struct{})}
 	cmd.Stderr = p.tail
-	in, err := cmd.StdinPipe()
+	// Its stdin and stdout are pipes of this package's own, read and
+	// written without the runtime's system call path (Pipe); Wait never
+	// closes them under a read in flight.
+	inChild, in, err := newPipe(true)
 	if err != nil {
 		return nil, err
 	}
-	// Its stdout is a pipe of this package's own, not StdoutPipe's, so
-	// that Wait never closes it under a read in flight.
-	out, w, err := os.Pipe()
+	outChild, out, err := newPipe(false)
 	if err != nil {
+		inChild.Close()
 		in.Close()
 		return nil, err
 	}
-	cmd.Stdout = w
+	cmd.Stdin, cmd.Stdout = inChild, outChild
 	err = cmd.Start()
-	w.Close()
+	inChild.Close()
+	outChild.Close()
 	if err != nil {
 		in.Close()
 		out.Close()
@@ -185,8 +187,19 @@ var errBadAnswer = errors.New("an answer that is neither {\"ok\"} nor {\"error\"
 
 // decodeAnswer decodes one answer line from the sandboxed process
 // strictly: one object, {"ok": value} or {"error": "words"}, nothing
-// else and nothing after it.
+// else and nothing after it. An answer as apply writes it, {"ok": then
+// the value then }, is taken with one pass that checks the value is one
+// JSON value (not null) and nothing more; any other spelling goes
+// through the decoder.
 func decodeAnswer(line []byte) (answer, error) {
+	if v, ok := bytes.CutPrefix(bytes.TrimSpace(line), okPrefix); ok {
+		if v, ok = bytes.CutSuffix(v, []byte("}")); ok {
+			if v = bytes.TrimSpace(v); len(v) > 0 && !bytes.Equal(v, []byte("null")) && json.Valid(v) {
+				return answer{OK: v}, nil
+			}
+			return answer{}, errBadAnswer
+		}
+	}
 	var a answer
 	d := json.NewDecoder(bytes.NewReader(line))
 	d.DisallowUnknownFields()
@@ -198,6 +211,8 @@ func decodeAnswer(line []byte) (answer, error) {
 	}
 	return a, nil
 }
+
+var okPrefix = []byte(`{"ok":`)
 
 // ended says why the process failed a call: what it wrote on stderr.
 func (p *proc) ended(ctx context.Context, err error) error {

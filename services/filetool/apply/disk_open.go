@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"syscall"
 
 	"lnk.dev/lnk/helpers/fsbroker/resolve"
 )
@@ -60,7 +61,10 @@ func OpenDisk(files, agent string, write []string) (*Disk, error) {
 
 func openMount(base *resolve.Root, rel, path string) (*resolve.Root, error) {
 	r, err := base.OpenDir(rel)
-	if !errors.Is(err, resolve.ErrEscape) {
+	// Another mount is EXDEV, which the resolver retries a few times
+	// within 50 ms: on a loaded machine the window can pass first and
+	// say busy, with the same EXDEV beneath.
+	if !errors.Is(err, resolve.ErrEscape) && !(errors.Is(err, resolve.ErrBusy) && errors.Is(err, syscall.EXDEV)) {
 		return r, err
 	}
 	dir, name := filepath.Split(rel)

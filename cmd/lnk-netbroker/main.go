@@ -10,6 +10,14 @@
 // (one JSON line per connection) goes to stderr. Without landlock or
 // seccomp it refuses to start unless given --degraded, and says so.
 //
+// After the socket's path it prints one JSON line (netbroker.Told): the
+// proxy's own secret, the SOCKS5 password and sealed routes' path
+// secret, and a placeholder per sealed secret. With --sealed NAMES (the
+// sealed secrets granted to the agent) and --keys-fd N (its channel to
+// lnk-keybroker, a SOCK_SEQPACKET socket) it serves their routes, taking
+// each value from the keybroker at each request; never from argv, the
+// environment or stdin. The system's CA files are readable for them.
+//
 // With --tool-bridge NAME it relays the tools' mcp route to the sandbox's
 // tool bridge: the unix socket NAME in the folder handed to it as fd 3
 // (dialed through that fd, never a path through HOME).
@@ -46,6 +54,8 @@ func main() {
 	home := flag.String("home", os.Getenv("HOME"), "the owner's HOME")
 	degraded := flag.Bool("degraded", false, "run without landlock or seccomp where the kernel lacks them")
 	bridge := flag.String("tool-bridge", "", "the tool bridge's socket NAME in the folder at fd 3")
+	flag.StringVar(&sealedNames, "sealed", "", "the sealed secrets granted, comma-separated; their values come from the keybroker at --keys-fd")
+	flag.IntVar(&keysFD, "keys-fd", 0, "the channel to lnk-keybroker (SOCK_SEQPACKET)")
 	flag.Parse()
 	if err := run(*home, *degraded, *bridge); err != nil {
 		fmt.Fprintf(os.Stderr, "lnk-netbroker: %s\n", err)
@@ -78,6 +88,9 @@ func run(home string, degraded bool, bridge string) error {
 	if dialBridge != nil {
 		unix.CloseOnExec(bridgeFD) // kept open across landlock's re-exec only
 	}
+	if keysFD > 0 {
+		unix.CloseOnExec(keysFD) // likewise
+	}
 	os.Unsetenv(netDirEnv)
 	if err != nil {
 		return err
@@ -94,12 +107,17 @@ func run(home string, degraded bool, bridge string) error {
 		}
 		fmt.Fprintf(os.Stderr, "lnk-netbroker: degraded: no seccomp: %s\n", err)
 	}
-	r, err := netbroker.Start(&c, netbroker.Options{Home: home, NetDir: netDir,
+	sealed, err := sealedOptions()
+	if err != nil {
+		return err
+	}
+	r, err := netbroker.Start(&c, netbroker.Options{Home: home, NetDir: netDir, Sealed: sealed,
 		Config: netbroker.Config{Resolver: &net.Resolver{PreferGo: true}, ToolBridge: dialBridge}})
 	if err != nil {
 		return err
 	}
-	fmt.Println(r.Socket)
+	told, _ := json.Marshal(r.Told())
+	fmt.Printf("%s\n%s\n", r.Socket, told)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	go func() {
@@ -133,7 +151,7 @@ func openNetDir(home string) (*os.File, error) {
 // folder, read of the resolver's files, TCP to any port.
 func confineFiles(netDir int, degraded bool) error {
 	rules := []landlock.Rule{landlock.Beneath(netDir, landlock.Read|landlock.Write), landlock.AnyTCP()}
-	for _, p := range resolverFiles {
+	for _, p := range append(resolverFiles, caFiles...) {
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue

@@ -3,6 +3,7 @@ package netbroker
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -42,6 +43,9 @@ type Options struct {
 	// Config carries the hooks (Resolver, Log, Routes, limits); its
 	// Rules are made from the grants by Start.
 	Config Config
+	// Sealed, if it names any secret, serves their routes
+	// (/_link/s/<Secret>/sealed/<NAME>/…) as Config.Routes.
+	Sealed *SealedOptions
 }
 
 // Running is a started proxy: its socket, its folder, and Close.
@@ -53,13 +57,15 @@ type Running struct {
 	Dir string
 	// Secret is the proxy's own secret: the SOCKS5 password, and the
 	// path secret of its sealed routes. Only its sandbox is told it.
-	Secret   string
-	parentFD int
-	name     string
-	oneRun   bool
-	dirFD    int
-	served   chan error
-	ln       net.Listener
+	Secret string
+	// Placeholders are the sealed secrets' placeholders, by name.
+	Placeholders map[string]string
+	parentFD     int
+	name         string
+	oneRun       bool
+	dirFD        int
+	served       chan error
+	ln           net.Listener
 }
 
 // Start starts the proxy for one sandbox with grants c: it makes the
@@ -76,9 +82,22 @@ func Start(c *caps.Compiled, o Options) (*Running, error) {
 	if cfg.SOCKSSecret == "" {
 		cfg.SOCKSSecret = NewSecret()
 	}
+	var sealed *Sealed
+	if o.Sealed != nil && len(o.Sealed.Names) > 0 {
+		if cfg.Routes != nil {
+			return nil, errors.New("netbroker: both Config.Routes and sealed secrets")
+		}
+		if sealed, err = sealedRoutes(c.AgentID, cfg.SOCKSSecret, o.Sealed); err != nil {
+			return nil, err
+		}
+		cfg.Routes = sealed
+	}
 	p, err := New(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if sealed != nil {
+		bindSealed(sealed, p) // before Serve: no request reads it sooner
 	}
 	name, oneRun := c.AgentID, false
 	if name == "" {
@@ -106,6 +125,9 @@ func Start(c *caps.Compiled, o Options) (*Running, error) {
 	}
 	r := &Running{Proxy: p, Secret: cfg.SOCKSSecret, Dir: filepath.Join(o.Home, ".lnk", "agents", ".net", name), parentFD: parent,
 		oneRun: oneRun, dirFD: fd, served: make(chan error, 1)}
+	if sealed != nil {
+		r.Placeholders = sealed.Placeholders
+	}
 	r.name = socketName()
 	r.Socket = filepath.Join(r.Dir, r.name)
 	// Bind through the held folder, so a link swapped in on the path

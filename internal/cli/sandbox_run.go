@@ -79,6 +79,7 @@ func buildSandbox(comp *caps.Compiled, argv []string, degraded bool, proxy *sand
 	if proxy != nil {
 		opt.ProxySocket = proxy.Socket
 		opt.ToolRoute = proxy.ToolRoute // the tool bridge's, when there is one (sandbox_bridge.go)
+		opt.Proxy = proxy               // its secret and sealed secrets (sandbox_sealed.go)
 	}
 	s, err := sandbox.Build(comp, opt)
 	var missing *sandbox.MissingError
@@ -93,8 +94,12 @@ func buildSandbox(comp *caps.Compiled, argv []string, degraded bool, proxy *sand
 
 // startProxy starts the grants' proxy when they need one; nil when not.
 // The caller has locked its OS thread (see sandbox.StartProxy).
-func startProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge) (*sandbox.Proxy, error) {
-	if !sandbox.NeedsProxy(comp) {
+func startProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, sealed ...*sandbox.SealedKeys) (*sandbox.Proxy, error) {
+	var sk *sandbox.SealedKeys
+	if len(sealed) > 0 {
+		sk = sealed[0]
+	}
+	if !sandbox.NeedsProxy(comp) && sk == nil {
 		return nil, nil
 	}
 	exe, err := os.Executable()
@@ -105,7 +110,7 @@ func startProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge) 
 	if err != nil {
 		return nil, err
 	}
-	p, err := sandbox.StartProxyWithTools(comp, filepath.Join(filepath.Dir(exe), "lnk-netbroker"), degraded, stderr, bridge)
+	p, err := sandbox.StartProxySealed(comp, filepath.Join(filepath.Dir(exe), "lnk-netbroker"), degraded, stderr, bridge, sk)
 	stderr.Close() // the proxy holds its own copy
 	if err != nil {
 		proxyLogs.Wait() // what the proxy said comes before lnk's own line
@@ -138,7 +143,12 @@ network. Returns the command's exit status (128+N for signal N).`,
 					return err
 				}
 				defer bridge.Close()
-				proxy, err := startProxy(comp, spec.degraded, bridge.hook())
+				keys, err := startSealed(comp, spec.degraded, c.ErrOrStderr()) // nil without sealed secrets
+				if err != nil {
+					return err
+				}
+				defer keys.Close()
+				proxy, err := startProxy(comp, spec.degraded, bridge.hook(), keys.sealedKeys())
 				if err != nil {
 					return err
 				}

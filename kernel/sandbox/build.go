@@ -29,6 +29,7 @@ type Options struct {
 	Degraded    bool     // run without landlock or seccomp where missing
 	ExtraExec   []string // host programs bound in read-only at their own path and executable (the probes)
 	ToolRoute   string   // the tool bridge's route prefix (Proxy.ToolRoute): sets $LNK_TOOL_<NAME>
+	Proxy       *Proxy   // the started proxy: its secret and sealed secrets' variables (env.go, addProxyEnv)
 }
 
 // Sandbox is a built sandbox, ready to Exec or Start once.
@@ -155,6 +156,9 @@ func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
 	s.args = append(s.args, "--chdir", dir)
 	s.Env = Env(home, relay)
 	addToolEnv(s.Env, relay, opt.ToolRoute, c.Tools)
+	for _, n := range addProxyEnv(s.Env, relay, opt.Proxy) {
+		s.Notices = append(s.Notices, "sealed secret "+n+" not given: the sandbox has a variable of that name")
+	}
 	s.Env["PWD"] = dir
 	s.args = append(s.args, envArgs(s.Env)...)
 	s.Plan.Degraded = opt.Degraded

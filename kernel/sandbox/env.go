@@ -22,7 +22,11 @@ var passedThrough = []string{"TERM", "COLORTERM", "NO_COLOR", "LANG", "LC_ALL", 
 // folder), the variables in passedThrough when the
 // owner has them, and with a relay HTTP_PROXY, HTTPS_PROXY, ALL_PROXY
 // (and their lowercase forms); with a tool bridge, LNK_TOOL_<NAME> for
-// each granted tool (addToolEnv). Nothing else — no SSH_AUTH_SOCK, no tokens.
+// each granted tool (addToolEnv); with a started proxy (addProxyEnv),
+// ALL_PROXY and all_proxy as socks5h://lnk:<its secret>@127.0.0.1:<relay>
+// instead, and for each sealed secret granted, <NAME> (its placeholder)
+// and LNK_SEALED_<NAME>_URL. Nothing else — no SSH_AUTH_SOCK, no tokens,
+// never a secret's value.
 func Env(home string, relayPort uint16) map[string]string {
 	env := map[string]string{
 		"PATH":        Path,
@@ -69,6 +73,47 @@ func addToolEnv(env map[string]string, relay uint16, route string, tools map[str
 		}
 	}
 }
+
+// addProxyEnv sets what a started proxy p tells its sandbox: ALL_PROXY
+// (and all_proxy) = socks5h://lnk:<secret>@127.0.0.1:<relay>, for
+// programs that ignore HTTP_PROXY (HTTP_PROXY and HTTPS_PROXY stay the
+// plain http proxy on the same port: the proxy tells SOCKS5 by its first
+// byte); and for each sealed secret NAME, NAME = its placeholder and
+// LNK_SEALED_<NAME>_URL = http://127.0.0.1:<relay>/_link/s/<secret>/sealed/<NAME>/,
+// the root of its host's https service on the proxy. A sealed secret
+// whose name another variable here already has (PATH, HOME, …) is not
+// set: the sandbox's own variables win, and the name is returned for the
+// caller to say so.
+func addProxyEnv(env map[string]string, relay uint16, p *Proxy) (skipped []string) {
+	if relay == 0 || p == nil || p.Secret == "" {
+		return nil
+	}
+	base := "127.0.0.1:" + strconv.Itoa(int(relay))
+	env["ALL_PROXY"] = "socks5h://lnk:" + p.Secret + "@" + base
+	env["all_proxy"] = env["ALL_PROXY"]
+	names := make([]string, 0, len(p.Placeholders))
+	for name := range p.Placeholders {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		url := SealedURLName(name)
+		if _, taken := env[name]; taken {
+			skipped = append(skipped, name)
+			continue
+		}
+		if _, taken := env[url]; taken {
+			skipped = append(skipped, name)
+			continue
+		}
+		env[name] = p.Placeholders[name]
+		env[url] = "http://" + base + "/_link/s/" + p.Secret + "/sealed/" + name + "/"
+	}
+	return skipped
+}
+
+// SealedURLName is the variable naming sealed secret name's route.
+func SealedURLName(name string) string { return "LNK_SEALED_" + name + "_URL" }
 
 // ToolEnvName is the variable naming tool name's URL in a sandbox.
 func ToolEnvName(name string) string {

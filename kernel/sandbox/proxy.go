@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -31,7 +32,29 @@ type Proxy struct {
 	// ToolRoute is the tool bridge's route prefix, "/_link/s/<secret>/mcp/"
 	// ("" with no bridge): Build puts it in $LNK_TOOL_<NAME>.
 	ToolRoute string
-	cmd       *exec.Cmd
+	// Secret is the proxy's own secret: the SOCKS5 password in
+	// $ALL_PROXY and the path secret of $LNK_SEALED_<NAME>_URL.
+	Secret string
+	// Placeholders are the sealed secrets' placeholders, by name: the
+	// sandbox's $NAME.
+	Placeholders map[string]string
+	cmd          *exec.Cmd
+}
+
+// SealedKeys are the sealed secrets granted to a sandbox's agent, by
+// name, and the channel on which lnk-keybroker hands the proxy their
+// values (its NetChannel's other end). The channel is handed to
+// lnk-netbroker as an fd, never a value on argv, stdin or environ.
+type SealedKeys struct {
+	Names   []string
+	Channel *os.File
+}
+
+// told is netbroker.Told: the line lnk-netbroker prints after its
+// socket's path.
+type told struct {
+	Secret       string            `json:"secret"`
+	Placeholders map[string]string `json:"placeholders"`
 }
 
 // ToolBridge is a sandbox's tool bridge (services/toolbridge) as its
@@ -56,6 +79,12 @@ func StartProxy(c *caps.Compiled, netbroker string, degraded bool, stderr *os.Fi
 // StartProxyWithTools is StartProxy whose proxy also relays the mcp route
 // to tb (nil: none).
 func StartProxyWithTools(c *caps.Compiled, netbroker string, degraded bool, stderr *os.File, tb *ToolBridge) (*Proxy, error) {
+	return StartProxySealed(c, netbroker, degraded, stderr, tb, nil)
+}
+
+// StartProxySealed is StartProxyWithTools whose proxy also serves the
+// sealed secrets sk names (nil: none), their values from sk.Channel.
+func StartProxySealed(c *caps.Compiled, netbroker string, degraded bool, stderr *os.File, tb *ToolBridge, sk *SealedKeys) (*Proxy, error) {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return nil, err
@@ -67,10 +96,16 @@ func StartProxyWithTools(c *caps.Compiled, netbroker string, degraded bool, stde
 	if tb != nil {
 		args = append(args, "--tool-bridge", tb.Name) // the folder is fd 3
 	}
-	cmd := exec.Command(netbroker, args...)
+	var extra []*os.File
 	if tb != nil {
-		cmd.ExtraFiles = []*os.File{tb.Dir}
+		extra = append(extra, tb.Dir) // fd 3
 	}
+	if sk != nil && len(sk.Names) > 0 {
+		extra = append(extra, sk.Channel)
+		args = append(args, "--sealed", strings.Join(sk.Names, ","), "--keys-fd", strconv.Itoa(2+len(extra)))
+	}
+	cmd := exec.Command(netbroker, args...)
+	cmd.ExtraFiles = extra
 	// The proxy needs nothing of the owner's environment: whatever tokens
 	// the owner's shell holds never reach it.
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
@@ -84,14 +119,22 @@ func StartProxyWithTools(c *caps.Compiled, netbroker string, degraded bool, stde
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start the proxy: %w", err)
 	}
-	line, err := bufio.NewReader(out).ReadString('\n')
+	br := bufio.NewReader(out)
+	line, err := br.ReadString('\n')
 	sock := strings.TrimSpace(line)
-	if err != nil || !filepath.IsAbs(sock) {
+	var t told
+	if err == nil && filepath.IsAbs(sock) {
+		line, err = br.ReadString('\n')
+		if err == nil {
+			err = json.Unmarshal([]byte(line), &t)
+		}
+	}
+	if err != nil || !filepath.IsAbs(sock) || t.Secret == "" {
 		cmd.Process.Kill()
 		cmd.Wait()
 		return nil, errors.New("the proxy (lnk-netbroker) did not start: see its message above")
 	}
-	p := &Proxy{Socket: sock, cmd: cmd}
+	p := &Proxy{Socket: sock, Secret: t.Secret, Placeholders: t.Placeholders, cmd: cmd}
 	if tb != nil {
 		p.ToolRoute = tb.Route
 	}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/helpers/keybroker"
+	"lnk.dev/lnk/helpers/netbroker"
+	"lnk.dev/lnk/internal/wire"
+)
+
+var (
+	sealedNames string // --sealed
+	keysFD      int    // --keys-fd
+)
+
+// caFiles are where Go's crypto/x509 finds the system's CAs on Linux,
+// read by landlock's leave for a sealed secret's https.
+var caFiles = []string{"/etc/ssl/certs", "/etc/pki/tls/certs", "/etc/ssl/cert.pem", "/etc/ssl/ca-bundle.pem",
+	"/etc/pki/tls/cacert.pem", "/etc/pki/ca-trust/extracted/pem", "/usr/share/ca-certificates"}
+
+// sealedOptions is --sealed's names with the keybroker's channel at
+// --keys-fd; nil without names.
+func sealedOptions() (*netbroker.SealedOptions, error) {
+	if sealedNames == "" {
+		if keysFD != 0 {
+			return nil, errors.New("--keys-fd without --sealed")
+		}
+		return nil, nil
+	}
+	if keysFD < 3 {
+		return nil, errors.New("--sealed needs the keybroker's channel at --keys-fd")
+	}
+	typ, err := unix.GetsockoptInt(keysFD, unix.SOL_SOCKET, unix.SO_TYPE)
+	if err != nil || typ != unix.SOCK_SEQPACKET {
+		return nil, fmt.Errorf("--keys-fd %d is no SOCK_SEQPACKET socket", keysFD)
+	}
+	w, err := wire.NewClient(os.NewFile(uintptr(keysFD), "keybroker"))
+	if err != nil {
+		return nil, fmt.Errorf("the keybroker's channel: %w", err)
+	}
+	return &netbroker.SealedOptions{Names: strings.Split(sealedNames, ","), Source: keybroker.NewNetClient(w)}, nil
+}

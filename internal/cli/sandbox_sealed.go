@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/helpers/keybroker"
+	"lnk.dev/lnk/helpers/keybroker/secrets"
+	"lnk.dev/lnk/internal/brokerproc"
+	"lnk.dev/lnk/internal/wire"
+	"lnk.dev/lnk/kernel/sandbox"
+)
+
+// A sandbox of an agent holding sealed secrets (lnk secret create NAME
+// --internet-host HOST; lnk secret add NAME --agent AGENT) is told only
+// their placeholders and routes; its proxy takes each value from an
+// lnk-keybroker this run starts, over a channel handed to the proxy as
+// an fd. lnk itself reads only the secrets' names, never a value.
+
+// sealedGrants names the sealed secrets granted to comp's agent.
+func sealedGrants(comp *caps.Compiled) ([]string, error) {
+	if comp.AgentID == "" {
+		return nil, nil
+	}
+	list, err := secrets.List(comp.Home)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, s := range list {
+		if s.Sealed && slices.Contains(s.Agents, comp.AgentID) {
+			names = append(names, s.Name)
+		}
+	}
+	return names, nil
+}
+
+// runKeys is the keybroker a run started for its proxy.
+type runKeys struct {
+	keys *sandbox.SealedKeys
+	proc *brokerproc.Proc
+	wire *wire.Client
+}
+
+// Close ends the keybroker and closes the channels.
+func (k *runKeys) Close() error {
+	if k == nil {
+		return nil
+	}
+	k.keys.Channel.Close()
+	k.wire.Close()
+	k.proc.Kill()
+	return nil
+}
+
+// startSealed starts lnk-keybroker (beside lnk) for the sealed secrets
+// granted to comp's agent and has it take the proxy's channel; nil when
+// there are none, or when the sandbox has no proxy of its own to hold
+// them (said on w).
+func startSealed(comp *caps.Compiled, degraded bool, w io.Writer) (*runKeys, error) {
+	names, err := sealedGrants(comp)
+	if err != nil || len(names) == 0 {
+		return nil, err
+	}
+	if comp.NetworkMode == "host" {
+		fmt.Fprintf(w, "lnk: sealed secrets %v not given: with [network] mode = \"host\" there is no proxy to add them\n", names)
+		return nil, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	files, err := keybroker.StartFiles(comp.Home)
+	if err != nil {
+		return nil, err
+	}
+	var args []string
+	if degraded {
+		args = append(args, "--degraded")
+	}
+	proc, err := brokerproc.Start(brokerproc.Options{Path: filepath.Join(filepath.Dir(exe), "lnk-keybroker"), Args: args, Files: files})
+	for _, f := range files {
+		f.Close()
+	}
+	if err != nil {
+		return nil, err
+	}
+	wc, err := wire.NewClient(proc.Chan)
+	if err != nil {
+		proc.Kill()
+		return nil, err
+	}
+	k := &runKeys{proc: proc, wire: wc}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		wc.Close()
+		proc.Kill()
+		return nil, err
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "netbroker-keys"), os.NewFile(uintptr(fds[1]), "keybroker-net")
+	k.keys = &sandbox.SealedKeys{Names: names, Channel: ours}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = keybroker.NewClient(wc).NetChannel(ctx, theirs)
+	theirs.Close()
+	if err != nil {
+		k.Close()
+		return nil, fmt.Errorf("the keybroker (lnk-keybroker) did not take the proxy's channel: %w", err)
+	}
+	return k, nil
+}
+
+// sealedKeys is what the proxy is handed; nil without a keybroker.
+func (k *runKeys) sealedKeys() *sandbox.SealedKeys {
+	if k == nil {
+		return nil
+	}
+	return k.keys
+}

@@ -9,8 +9,7 @@ import (
 )
 
 // tunnel answers CONNECT: check, dial the checked address, then copy
-// both ways. Between two sockets io.Copy splices in the kernel, so the
-// bytes never pass through this process's memory.
+// both ways (see [pump]).
 func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, t Target) {
 	ev := Event{Kind: "connect", Host: t.Host.String(), Port: t.Port}
 	if p.isLocalModel(t) {
@@ -50,11 +49,11 @@ type closeWriter interface{ CloseWrite() error }
 func splice(a, b net.Conn) (ab, ba int64) {
 	done := make(chan int64, 1)
 	go func() {
-		n, err := io.Copy(b, a)
+		n, err := pump(b, a)
 		halfClose(b, a, err)
 		done <- n
 	}()
-	ba, err := io.Copy(a, b)
+	ba, err := pump(a, b)
 	halfClose(a, b, err)
 	ab = <-done
 	return ab, ba

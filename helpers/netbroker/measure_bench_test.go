@@ -1,0 +1,62 @@
+package netbroker
+
+import (
+	"net"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// measure sums the wall clock and this process's CPU time (user and
+// system) over runs, so a benchmark can put a transfer beside its
+// baseline in both.
+type measure struct {
+	wall, cpu time.Duration
+	n         int
+	// also adds another process's CPU time (smokescreen's) if set.
+	also func() time.Duration
+}
+
+func (m *measure) cpuNow() time.Duration {
+	if m.also != nil {
+		return cpuTime() + m.also()
+	}
+	return cpuTime()
+}
+
+func (m *measure) run(f func() error) error {
+	c0, t0 := m.cpuNow(), time.Now()
+	err := f()
+	m.wall += time.Since(t0)
+	m.cpu += m.cpuNow() - c0
+	m.n++
+	return err
+}
+
+// report puts name's MiB/s (of size bytes a run) and CPU ms a GiB.
+func (m *measure) report(b *testing.B, name string, size int64) {
+	if m.n == 0 {
+		return
+	}
+	bytes := float64(size) * float64(m.n)
+	b.ReportMetric(bytes/m.wall.Seconds()/(1<<20), name+"-MiB/s")
+	b.ReportMetric(float64(m.cpu.Milliseconds())/(bytes/(1<<30)), name+"-cpu-ms/GiB")
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// transferVia sends n bytes through a freshly dialed c (see transfer).
+func transferVia(c net.Conn, err error) func(buf []byte, n int) error {
+	return func(buf []byte, n int) error {
+		if err != nil {
+			return err
+		}
+		return transfer(c, buf, n)
+	}
+}

@@ -1,11 +1,14 @@
 // Command lnk-file-tool is Link File, the agent's files over MCP:
 //
 //	lnk-file-tool serve [--no-find] [--no-diffs] -- COMMAND...
+//	lnk-file-tool serve [--no-find] [--no-diffs] --agent NAME
 //	lnk-file-tool apply --files FOLDER [--agent-folder FOLDER] [--write NAME]...
 //
 // serve is the MCP server on stdio (lnk.dev/lnk/services/filetool); it
 // runs every call in COMMAND, which Link makes `lnk sandbox run … --
-// lnk-file-tool apply …`. apply is that sandboxed side (package
+// lnk-file-tool apply …`; with --agent NAME, COMMAND is `lnk sandbox file
+// --agent NAME` (lnk beside this program), the agent's grants narrowed to
+// the file tool (package lnk.dev/lnk/services/filetool/grants). apply is that sandboxed side (package
 // lnk.dev/lnk/services/filetool/apply): calls as JSON lines on stdin,
 // answers on stdout. Both are one binary so the sandbox needs exactly one
 // program in [commands]; apply's package links no os/exec and no net (a
@@ -19,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"syscall"
 
@@ -30,6 +34,7 @@ import (
 
 const usage = `usage:
   lnk-file-tool serve [--no-find] [--no-diffs] -- COMMAND...
+  lnk-file-tool serve [--no-find] [--no-diffs] --agent NAME
   lnk-file-tool apply --files FOLDER [--agent-folder FOLDER] [--write NAME]...`
 
 func main() {
@@ -58,11 +63,22 @@ func serve(args []string) {
 	var o filetool.Offer
 	fs.BoolVar(&o.NoFind, "no-find", false, "leave find out")
 	fs.BoolVar(&o.NoDiffs, "no-diffs", false, "leave each write's diff out")
+	agent := fs.String("agent", "", "run the calls in the agent's file sandbox (lnk sandbox file --agent NAME)")
 	fs.Parse(args)
-	if fs.NArg() == 0 {
-		fail(2, errors.New("serve needs a command after --, which runs the calls"))
+	argv := fs.Args()
+	switch {
+	case *agent != "" && len(argv) > 0:
+		fail(2, errors.New("serve takes --agent or a command after --, not both"))
+	case *agent != "":
+		exe, err := os.Executable()
+		if err != nil {
+			fail(1, err)
+		}
+		argv = []string{filepath.Join(filepath.Dir(exe), "lnk"), "sandbox", "file", "--agent", *agent}
+	case len(argv) == 0:
+		fail(2, errors.New("serve needs --agent NAME or a command after --, which runs the calls"))
 	}
-	sb := &filetool.Sandboxed{Argv: fs.Args(), Log: os.Stderr}
+	sb := &filetool.Sandboxed{Argv: argv, Log: os.Stderr}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	runtime.GOMAXPROCS(1) // one call at a time: see oneP

@@ -55,6 +55,20 @@ func OpenDisk(files, agent string, write []string) (*Disk, error) {
 		}
 		d.mounts = append(d.mounts, mount{name: w, root: r})
 	}
+	if d.Agent != nil {
+		// The sandbox binds each of the agent folder's collections on
+		// its own: held as roots of their own like the --write folders.
+		// One absent, or not a folder, is left to the resolver's refusal
+		// at each call.
+		for _, c := range collections {
+			if d.held(c) {
+				continue
+			}
+			if r, err := openMount(d.Agent, c, filepath.Join(agent, c)); err == nil {
+				d.mounts = append(d.mounts, mount{name: c, root: r})
+			}
+		}
+	}
 	sort.Slice(d.mounts, func(i, j int) bool { return len(d.mounts[i].name) > len(d.mounts[j].name) })
 	return d, nil
 }
@@ -79,6 +93,16 @@ func openMount(base *resolve.Root, rel, path string) (*resolve.Root, error) {
 		}
 	}
 	return nil, &resolve.Error{Op: "open", Path: rel, Kind: resolve.ErrLink}
+}
+
+// held reports whether name is held as a root of its own already.
+func (d *Disk) held(name string) bool {
+	for _, m := range d.mounts {
+		if m.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Close lets go of every root.

@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/cloexec"
+	"lnk.dev/lnk/services/filetool/grants"
+)
+
+// lnk sandbox file --agent NAME: the agent's file tool sandbox, running
+// lnk-file-tool apply (services/filetool/grants says what of the
+// agent's grants it keeps). lnk-file-tool serve --agent NAME runs it for
+// each session.
+
+func init() {
+	register("sandbox", func() *cobra.Command {
+		var agent string
+		var degraded bool
+		c := &cobra.Command{
+			Use:   "file --agent NAME",
+			Short: "Run the agent's file tool (lnk-file-tool apply) in its sandbox: its Home, the folders of it [files] write names, no network",
+			Long: `Runs lnk-file-tool apply, beside lnk, in a sandbox made from the agent's
+grants narrowed to the file tool: its files folder read, the folders of it
+that [files] write names written, its instructions, skills and
+conversations read; no network, no tool, no other folder or program.
+Calls are JSON lines on stdin, answers on stdout. lnk-file-tool serve
+--agent NAME starts it at a session's first call.`,
+			Args: cobra.NoArgs,
+			RunE: func(c *cobra.Command, _ []string) error {
+				cloexec.MarkInherited()
+				if agent == "" {
+					return Usage("name the agent: lnk sandbox file --agent NAME", "lnk agent list shows the agents")
+				}
+				comp, err := caps.CompileAgent(os.Getenv("HOME"), agent)
+				if errors.Is(err, caps.ErrNoAgent) {
+					return Fail(ExitMissing, err, "lnk agent list shows the agents")
+				}
+				if err != nil {
+					return err
+				}
+				exe, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				tool := filepath.Join(filepath.Dir(exe), "lnk-file-tool")
+				fs, err := grants.ForAgent(comp, tool)
+				var no *grants.NoFileGrantError
+				if errors.As(err, &no) {
+					return Refused(err, no.Hint())
+				}
+				if err != nil {
+					return err
+				}
+				s, err := buildSandbox(fs.Grants, fs.Argv, degraded, nil, tool)
+				if err != nil {
+					return err
+				}
+				for _, n := range s.Notices {
+					fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
+				}
+				return s.Exec() // no proxy: nothing of Link's outlives this process
+			},
+		}
+		c.Flags().StringVar(&agent, "agent", "", "the agent whose files")
+		c.Flags().BoolVar(&degraded, "degraded", false, "run even where landlock or seccomp is missing (said at every start)")
+		return c
+	})
+}

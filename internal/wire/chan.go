@@ -123,17 +123,19 @@ func (c *conn) recvmsg() (n, oobn, flags int, err error) {
 	return
 }
 
-// send writes one record with files beside it. The files stay the
-// caller's.
-func (c *conn) send(r Record, files []*os.File) error {
-	r.NFD = len(files)
+// send writes one record with files, then raw fds, beside it. Both stay
+// the caller's.
+func (c *conn) send(r Record, files []*os.File, raw ...int) error {
+	r.NFD = len(files) + len(raw)
 	rec, err := AppendRecord(make([]byte, 0, HeaderSize+len(r.Body)), r)
 	if err != nil {
 		return err
 	}
 	var oob []byte
-	if len(files) > 0 {
-		fds := make([]int, len(files))
+	if len(files) == 0 && len(raw) > 0 {
+		oob = unix.UnixRights(raw...)
+	} else if len(files) > 0 {
+		fds := make([]int, len(files), len(files)+len(raw))
 		for i, f := range files {
 			// Not f.Fd(): that would switch the caller's file to
 			// blocking mode. The file is kept alive until sent.
@@ -143,7 +145,7 @@ func (c *conn) send(r Record, files []*os.File) error {
 			}
 			rc.Control(func(fd uintptr) { fds[i] = int(fd) })
 		}
-		oob = unix.UnixRights(fds...)
+		oob = unix.UnixRights(append(fds, raw...)...)
 		defer runtime.KeepAlive(files)
 	}
 	c.mu.RLock()

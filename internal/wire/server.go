@@ -102,16 +102,18 @@ func (s *Server) run(ctx context.Context, rt *Route, req *Request, body any) {
 	resp, out, err := rt.serve(ctx, req, body)
 	CloseFiles(req.Files)
 	defer CloseFiles(out)
+	defer req.closeFDs()
 	r := Record{Kind: KindReply, Type: rt.Type, ID: req.ID}
 	if err == nil {
 		r.Body, err = Marshal(resp)
 	}
+	raw := req.fds
 	if err != nil {
 		r.Kind = KindError
 		r.Body, _ = Marshal(toWireError(err))
-		out = nil
+		out, raw = nil, nil
 	}
-	serr := s.c.send(r, out)
+	serr := s.c.send(r, out, raw...)
 	if serr != nil && !errors.Is(serr, ErrClosed) && r.Kind == KindReply {
 		// Most likely a reply over the cap: the caller still gets an answer.
 		r.Kind = KindError

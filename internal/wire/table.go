@@ -71,6 +71,19 @@ type Request struct {
 	// handler returns, except those the handler set to nil (taken).
 	Files []*os.File
 	srv   *Server
+	fds   []int // bare fds to send beside the reply, after its files ([Request.ReplyFD])
+}
+
+// ReplyFD hands the server a bare descriptor to send beside the reply,
+// after the files the handler returns, and to close once sent (or if the
+// handler fails). It saves wrapping an fd in an *os.File only to send it
+// (os.NewFile costs a fcntl, and an epoll_ctl for a non-blocking fd). The
+// fds and files together must number Spec.ReplyFDs.
+func (r *Request) ReplyFD(fd int) { r.fds = append(r.fds, fd) }
+
+func (r *Request) closeFDs() {
+	closeFDs(r.fds)
+	r.fds = nil
 }
 
 // SetState moves the channel to st; records read after this request's
@@ -101,11 +114,13 @@ func Handle[Req, Resp any](spec Spec, fn func(ctx context.Context, r *Request, r
 			resp, files, err := fn(ctx, r, body.(*Req))
 			if err != nil {
 				CloseFiles(files)
+				r.closeFDs()
 				return nil, nil, err
 			}
-			if len(files) != spec.ReplyFDs {
+			if n := len(files) + len(r.fds); n != spec.ReplyFDs {
 				CloseFiles(files)
-				return nil, nil, fmt.Errorf("%s: handler returned %d fds, its spec says %d", spec.Name, len(files), spec.ReplyFDs)
+				r.closeFDs()
+				return nil, nil, fmt.Errorf("%s: handler returned %d fds, its spec says %d", spec.Name, n, spec.ReplyFDs)
 			}
 			return resp, files, nil
 		},

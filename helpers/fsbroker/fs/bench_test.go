@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -19,6 +20,9 @@ import (
 // floors: a bare SOCK_SEQPACKET ping-pong that passes an fd back between
 // two threads of this process, and the same with another process (what
 // any broker costs at the least). Each figure is the p50 of the same run.
+// Then, with this process on one P (GOMAXPROCS=1), bursts of link reads
+// and of the cross-process floor alternate: link-ops/s-1p beside
+// xproc-floor-ops/s-1p. link-ops/s is the interleaved pass's, on every P.
 func BenchmarkReadThroughBroker(b *testing.B) {
 	tr := newTree(b)
 	c, _ := startBroker(b, tr)
@@ -69,7 +73,33 @@ func BenchmarkReadThroughBroker(b *testing.B) {
 		xbare = append(xbare, time.Since(t0))
 	}
 	_ = start
+	// Throughput with this process on one P (GOMAXPROCS=1, the broker
+	// as it runs): link reads back to back, then the cross-process floor
+	// back to back, alternating in bursts so load falls on both alike.
+	prev := runtime.GOMAXPROCS(1)
+	var linkBurst, xBurst time.Duration
+	for done := 0; done < b.N; done += 100 {
+		t0 := time.Now()
+		for range 100 {
+			f, _, err := c.Open(ctx, "home", "f", 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.Read(buf)
+			f.Close()
+		}
+		linkBurst += time.Since(t0)
+		t0 = time.Now()
+		for range 100 {
+			xfloor.roundTrip(b)
+		}
+		xBurst += time.Since(t0)
+	}
+	runtime.GOMAXPROCS(prev)
 	b.StopTimer()
+	bursts := float64((b.N + 99) / 100 * 100)
+	b.ReportMetric(bursts/linkBurst.Seconds(), "link-ops/s-1p")
+	b.ReportMetric(bursts/xBurst.Seconds(), "xproc-floor-ops/s-1p")
 	l, o, f, x := p50(link), p50(base), p50(bare), p50(xbare)
 	b.ReportMetric(l, "link-p50-ns")
 	b.ReportMetric(o, "base-p50-ns")

@@ -14,6 +14,11 @@ if [ -z "${LNK_BENCH_NO_INSTALL:-}" ]; then
   if command -v npm >/dev/null && { ! [ -x "$LNK_BENCH_CACHE/npm/node_modules/.bin/srt" ] || ! [ -x "$LNK_BENCH_CACHE/npm/node_modules/.bin/codex" ]; }; then
     mkdir -p "$LNK_BENCH_CACHE/npm" && npm install --no-audit --no-fund --prefix "$LNK_BENCH_CACHE/npm" @openai/codex @anthropic-ai/sandbox-runtime >&2 || true
   fi
+  # smokescreen beside the proxy (helpers/netbroker), built outside the repository.
+  ss="$LNK_BENCH_CACHE/smokescreen-v0.1.0"
+  if ! [ -x "$ss/smokescreen" ]; then
+    (cd / && GOBIN="$ss" GOFLAGS=-mod=mod GOWORK=off go install github.com/stripe/smokescreen@v0.1.0 >&2) || echo "bench: smokescreen v0.1.0 could not be built" >&2
+  fi
 fi
 go test -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-1s}" -count 1 -timeout 30m ./... 2>&1 |
   grep -E '^(Benchmark|ok|FAIL|---|pkg:)|x-baseline|not measured|panic' || true

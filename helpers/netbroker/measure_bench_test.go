@@ -2,6 +2,7 @@ package netbroker
 
 import (
 	"net"
+	"sort"
 	"syscall"
 	"testing"
 	"time"
@@ -59,4 +60,34 @@ func transferVia(c net.Conn, err error) func(buf []byte, n int) error {
 		}
 		return transfer(c, buf, n)
 	}
+}
+
+func medianOf(x []float64) float64 {
+	s := append([]float64(nil), x...)
+	sort.Float64s(s)
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
+// inTurns runs base and link pairs times each in turns (base, link,
+// link, base, …), so a shift in the machine's load falls on both, and
+// returns each pair's throughput ratio (link over base).
+func inTurns(b *testing.B, pairs int, base, link *measure, runBase, runLink func() error) []float64 {
+	var ratios []float64
+	for i := 0; i < pairs; i++ {
+		l0, b0 := link.wall, base.wall
+		runs := []func() error{func() error { return base.run(runBase) }, func() error { return link.run(runLink) }}
+		if i%2 == 1 {
+			runs[0], runs[1] = runs[1], runs[0]
+		}
+		for _, run := range runs {
+			if err := run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		ratios = append(ratios, float64(base.wall-b0)/float64(link.wall-l0))
+	}
+	return ratios
 }

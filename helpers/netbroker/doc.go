@@ -35,7 +35,10 @@
 // holds a listener (an fd handed over SCM_RIGHTS) uses [RulesFrom], [New]
 // and [Proxy.Serve]. cmd/lnk-netbroker wraps Start for a process of its
 // own (kernel/sandbox starts it: the grants as JSON on stdin, the
-// socket's path on stdout, SIGTERM to stop).
+// socket's path and then [Told] — the proxy's secret and the sealed
+// secrets' placeholders — on stdout, SIGTERM to stop). [Options].Sealed
+// names the sealed secrets granted to the agent and the [SealedSource]
+// their values come from; Start serves their routes.
 //
 // # Sealed secrets
 //

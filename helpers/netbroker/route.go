@@ -2,9 +2,11 @@ package netbroker
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -67,7 +69,31 @@ func (p *Proxy) toolRoute(c net.Conn, req *http.Request, raw []byte) {
 	if _, err := up.Write(raw); err != nil {
 		return
 	}
-	upN, downN := splice(c, up)
+	upN, downN := spliceRoute(c, up)
 	ev.Decision, ev.Up, ev.Down = "allow", int64(len(raw))+upN, downN
 	p.log(ev)
+}
+
+// spliceRoute is splice for a tool call: a small message each way, many
+// of them, so its buffers are kept for the next call rather than made
+// (32 KiB each way) and cleared for each.
+func spliceRoute(a, b net.Conn) (ab, ba int64) {
+	done := make(chan int64, 1)
+	go func() {
+		n, err := copyRoute(b, a)
+		halfClose(b, a, err)
+		done <- n
+	}()
+	ba, err := copyRoute(a, b)
+	halfClose(a, b, err)
+	ab = <-done
+	return ab, ba
+}
+
+var routeBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
+
+func copyRoute(dst, src net.Conn) (int64, error) {
+	buf := routeBufs.Get().(*[]byte)
+	defer routeBufs.Put(buf)
+	return io.CopyBuffer(dst, src, *buf)
 }

@@ -2,7 +2,6 @@ package toolbridge
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -21,37 +20,37 @@ import (
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/netbroker"
 	"lnk.dev/lnk/internal/secret"
+	"lnk.dev/lnk/internal/testenv"
 	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
 
 // benchRoute is a sandbox's path to its tools, less the relay inside the
 // sandbox: a netbroker proxy whose mcp route dials a bridge started with
-// Start, serving the tests' go-sdk server (or, with tiny, a minimal one).
+// Start, serving the tests' go-sdk server (or, with tiny, tinyServer).
 type benchRoute struct {
 	proxy string // the proxy's socket
 	route string
 	r     *Running
 }
 
-func newBenchRoute(b *testing.B, grants map[string]caps.Tool, tiny bool) *benchRoute {
-	home := b.TempDir()
-	os.Chmod(home, 0o700)
+func newBenchRoute(b *testing.B, grants map[string]caps.Tool, tiny bool, set Settings) *benchRoute {
+	home := testenv.Home(b) // short: the sockets' paths must fit
 	self, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
 	}
-	mode := "LNK_TEST_MCP_SERVER"
-	if tiny {
-		mode = "LNK_TEST_MCP_TINY"
-	}
 	st := tooldef.Store{Home: home}
 	d := &tooldef.Definition{Name: "test", Command: []string{self}, Env: map[string]*secret.Value{}}
-	d.Env[mode], _ = secret.FromString("1")
+	d.Env["LNK_TEST_MCP_SERVER"], _ = secret.FromString("1")
+	if tiny {
+		d.Command = []string{"/bin/sh", "-c", tinyServer}
+		d.Env = map[string]*secret.Value{}
+	}
 	d.Env["PATH"], _ = secret.FromString("/usr/bin:/bin")
 	if err := st.Save(d); err != nil {
 		b.Fatal(err)
 	}
-	run, err := Start(home, SandboxName("bench"), &Bridge{Grants: grants, Defs: st})
+	run, err := Start(home, SandboxName("bench"), &Bridge{Grants: grants, Defs: st, Settings: set})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -122,9 +121,12 @@ type direct struct {
 	out *bufio.Reader
 }
 
-func newDirect(b *testing.B) *direct {
+func newDirect(b *testing.B, tiny bool) *direct {
 	self, _ := os.Executable()
 	cmd := exec.Command(self)
+	if tiny {
+		cmd = exec.Command("/bin/sh", "-c", tinyServer)
+	}
 	cmd.Env = []string{"LNK_TEST_MCP_SERVER=1", "PATH=/usr/bin:/bin"}
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
@@ -133,19 +135,25 @@ func newDirect(b *testing.B) *direct {
 	}
 	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	d := &direct{cmd: cmd, in: in, out: bufio.NewReader(out)}
-	d.call(b, initBody)
+	if _, err := d.call(initBody); err != nil {
+		b.Fatal(err)
+	}
 	io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
 	return d
 }
 
-func (d *direct) call(b *testing.B, msg string) string {
+func (d *direct) call(msg string) (string, error) {
 	io.WriteString(d.in, msg+"\n")
-	line, err := d.out.ReadString('\n')
-	if err != nil {
-		b.Fatal(err)
-	}
-	return line
+	return d.out.ReadString('\n')
 }
+
+// servers are what the call benchmarks run both ways: the tests' go-sdk
+// server, and tinyServer, whose own cost is small, so the bridge's shows.
+var servers = []struct {
+	name string
+	tiny bool
+	want string // in every answer
+}{{"go-sdk", false, "bench"}, {"tiny", true, `"id":7`}}
 
 func p50(ds []time.Duration) time.Duration {
 	slices.Sort(ds)
@@ -156,69 +164,86 @@ func p50(ds []time.Duration) time.Duration {
 // call to the same server straight on stdio, alternating, each round
 // timed: p50 of both, and what the route adds.
 func BenchmarkToolsCallThroughRouteVsDirect(b *testing.B) {
-	br := newBenchRoute(b, map[string]caps.Tool{"test": {Allow: []string{"echo"}}}, false)
-	sid := br.session(b)
-	d := newDirect(b)
-	var link, base []time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
-		if _, body, err := br.post(sid, echoCall); err != nil || !strings.Contains(body, "bench") {
-			b.Fatalf("%v %s", err, body)
-		}
-		t1 := time.Now()
-		if line := d.call(b, echoCall); !strings.Contains(line, "bench") {
-			b.Fatal(line)
-		}
-		link, base = append(link, t1.Sub(t0)), append(base, time.Since(t1))
+	for _, sv := range servers {
+		b.Run("server="+sv.name, func(b *testing.B) {
+			br := newBenchRoute(b, map[string]caps.Tool{"test": {Allow: []string{"echo"}}}, sv.tiny, Settings{})
+			sid := br.session(b)
+			d := newDirect(b, sv.tiny)
+			var link, base []time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				if _, body, err := br.post(sid, echoCall); err != nil || !strings.Contains(body, sv.want) {
+					b.Fatalf("%v %s", err, body)
+				}
+				t1 := time.Now()
+				if line, err := d.call(echoCall); err != nil || !strings.Contains(line, sv.want) {
+					b.Fatalf("%v %s", err, line)
+				}
+				link, base = append(link, t1.Sub(t0)), append(base, time.Since(t1))
+			}
+			l, s := p50(link), p50(base)
+			b.ReportMetric(float64(l.Nanoseconds()), "link-p50-ns")
+			b.ReportMetric(float64(s.Nanoseconds()), "base-p50-ns")
+			b.ReportMetric(float64((l - s).Microseconds()), "added-p50-us")
+			b.ReportMetric(float64(l)/float64(s), "x-baseline")
+		})
 	}
-	l, s := p50(link), p50(base)
-	b.ReportMetric(float64(l.Nanoseconds()), "link-p50-ns")
-	b.ReportMetric(float64(s.Nanoseconds()), "base-p50-ns")
-	b.ReportMetric(float64((l - s).Microseconds()), "added-p50-us")
-	b.ReportMetric(float64(l)/float64(s), "x-baseline")
 }
 
 // Calls a second through the route across 8 sessions at once, beside the
-// same 8 servers called straight on stdio at once.
+// same 8 servers called straight on stdio at once: rounds of 8×16 calls
+// one way, then the other, so both see the same load.
 func BenchmarkCallsPerSecondAcross8Sessions(b *testing.B) {
-	br := newBenchRoute(b, map[string]caps.Tool{"test": {Allow: []string{"echo"}}}, false)
-	sids := make([]string, 8)
-	directs := make([]*direct, 8)
-	for i := range sids {
-		sids[i], directs[i] = br.session(b), newDirect(b)
-	}
-	rate := func(call func(i int)) float64 {
-		var wg sync.WaitGroup
-		start := time.Now()
-		for i := range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for n := i; n < b.N; n += 8 {
-					call(i)
+	for _, sv := range servers {
+		b.Run("server="+sv.name, func(b *testing.B) {
+			br := newBenchRoute(b, map[string]caps.Tool{"test": {Allow: []string{"echo"}}}, sv.tiny, Settings{})
+			sids := make([]string, 8)
+			directs := make([]*direct, 8)
+			for i := range sids {
+				sids[i], directs[i] = br.session(b), newDirect(b, sv.tiny)
+			}
+			round := func(calls int, call func(i int) error) time.Duration {
+				var wg sync.WaitGroup
+				start := time.Now()
+				for i := range 8 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for n := i; n < calls; n += 8 {
+							if err := call(i); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					}()
 				}
-			}()
-		}
-		wg.Wait()
-		return float64(b.N) / time.Since(start).Seconds()
+				wg.Wait()
+				return time.Since(start)
+			}
+			viaLink := func(i int) error { _, _, err := br.post(sids[i], echoCall); return err }
+			viaStdio := func(i int) error { _, err := directs[i].call(echoCall); return err }
+			var tLink, tBase time.Duration
+			b.ResetTimer()
+			for done := 0; done < b.N; done += 128 {
+				calls := min(128, b.N-done)
+				tLink += round(calls, viaLink)
+				tBase += round(calls, viaStdio)
+			}
+			link, base := float64(b.N)/tLink.Seconds(), float64(b.N)/tBase.Seconds()
+			b.ReportMetric(link, "link-calls/s")
+			b.ReportMetric(base, "base-calls/s")
+			b.ReportMetric(link/base, "x-baseline")
+		})
 	}
-	b.ResetTimer()
-	link := rate(func(i int) {
-		if _, _, err := br.post(sids[i], echoCall); err != nil {
-			b.Error(err)
-		}
-	})
-	base := rate(func(i int) { directs[i].call(b, echoCall) })
-	b.ReportMetric(link, "link-calls/s")
-	b.ReportMetric(base, "base-calls/s")
-	b.ReportMetric(link/base, "x-baseline")
 }
 
-// 10,000 sessions opened and closed (a minimal stdio server each): the
-// bridge's goroutines and open fds before and after.
+// 10,000 sessions opened and closed, 8 at a time (and so 8 starting at
+// once: the limits are the bridge's settings, raised here so the run is
+// short), each with tinyServer: the bridge's goroutines and open fds
+// before and after.
 func BenchmarkSessionsOpenedAndClosed(b *testing.B) {
-	br := newBenchRoute(b, map[string]caps.Tool{"test": {AskNone: true}}, true)
+	br := newBenchRoute(b, map[string]caps.Tool{"test": {AskNone: true}}, true, Settings{Sessions: 8, Starts: 8})
 	const n = 10000
 	count := func() (int, int) {
 		runtime.GC()
@@ -229,54 +254,49 @@ func BenchmarkSessionsOpenedAndClosed(b *testing.B) {
 	br.r.Bridge.Terminate("test", warm)
 	g0, f0 := count()
 	b.ResetTimer()
+	start := time.Now()
 	for range b.N {
 		var wg sync.WaitGroup
-		sem := make(chan struct{}, 8)
-		for range n {
+		for w := range 8 {
 			wg.Add(1)
-			sem <- struct{}{}
 			go func() {
-				defer func() { <-sem; wg.Done() }()
-				sid := br.session(b)
-				br.r.Bridge.Terminate("test", sid)
+				defer wg.Done()
+				for i := w; i < n; i += 8 {
+					sid := br.session(b)
+					br.r.Bridge.Terminate("test", sid)
+				}
 			}()
 		}
 		wg.Wait()
 	}
 	b.StopTimer()
+	perSec := float64(b.N*n) / time.Since(start).Seconds()
 	deadline := time.Now().Add(10 * time.Second)
 	g1, f1 := count()
 	for (g1 > g0 || f1 > f0) && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond) // connections' goroutines finish after their answer
 		g1, f1 = count()
 	}
+	b.ReportMetric(perSec, "sessions/s")
 	b.ReportMetric(float64(g0), "goroutines-before")
 	b.ReportMetric(float64(g1), "goroutines-after")
 	b.ReportMetric(float64(f0), "fds-before")
 	b.ReportMetric(float64(f1), "fds-after")
+	if g1 > g0 || f1 > f0 {
+		b.Errorf("grew after %d sessions: goroutines %d → %d, fds %d → %d", b.N*n, g0, g1, f0, f1)
+	}
 	if live := br.r.Bridge.Sessions(); live != 0 {
 		b.Errorf("%d sessions left", live)
 	}
 }
 
-// runTinyServer is a minimal stdio MCP server (LNK_TEST_MCP_TINY=1): it
-// answers every request with an empty result, so a session's cost is the
-// bridge's and a process start's.
-func runTinyServer() {
-	in := bufio.NewReader(os.Stdin)
-	for {
-		line, err := in.ReadBytes('\n')
-		if err != nil {
-			return
-		}
-		i := bytes.Index(line, []byte(`"id":`))
-		if i < 0 {
-			continue
-		}
-		id := line[i+5:]
-		if j := bytes.IndexAny(id, ",}"); j > 0 {
-			id = id[:j]
-		}
-		fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"tiny","version":"1"}}}`+"\n", id)
-	}
-}
+// tinyServer is the smallest stdio MCP server, a shell's loop: it answers
+// every request with an empty server's result, so a session's cost is the
+// bridge's and a process start's (a fraction of the CPU the tests' go-sdk
+// server takes to start, and one thread).
+const tinyServer = `while read -r l; do
+case $l in *'"id":'*)
+id=${l#*'"id":'}; id=${id%%[,\}]*}
+printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"tiny","version":"1"}}}\n' "$id";;
+esac
+done`

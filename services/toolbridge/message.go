@@ -48,25 +48,16 @@ func parseMessage(b []byte) (*message, error) {
 	if len(b) == 0 || b[0] != '{' {
 		return nil, ErrNotRPC
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
 	var m message
-	if err := dec.Decode(&m); err != nil {
+	if err := json.Unmarshal(b, &m); err != nil { // data after the object is an error too
 		return nil, fmt.Errorf("%w: %v", ErrNotRPC, err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("%w: data after the message", ErrNotRPC)
 	}
 	if m.JSONRPC != "2.0" {
 		return nil, fmt.Errorf("%w: jsonrpc is %q", ErrNotRPC, m.JSONRPC)
 	}
+	// The id is valid JSON; its first byte tells a string or a number.
 	if hasID(m.ID) {
-		var id any
-		if err := json.Unmarshal(m.ID, &id); err != nil {
-			return nil, fmt.Errorf("%w: bad id", ErrNotRPC)
-		}
-		switch id.(type) {
-		case string, float64:
-		default:
+		if c := bytes.TrimSpace(m.ID)[0]; c != '"' && c != '-' && (c < '0' || c > '9') {
 			return nil, fmt.Errorf("%w: an id is a string or a number", ErrNotRPC)
 		}
 	}

@@ -1,6 +1,7 @@
 package toolbridge
 
 import (
+	"bytes"
 	"encoding/json"
 )
 
@@ -24,7 +25,7 @@ func stripClientCapabilities(params json.RawMessage) (json.RawMessage, error) {
 // stripMetaCapabilities removes client capabilities a request carries in
 // its _meta (the 2026-07-28 revision sends them with each request).
 func stripMetaCapabilities(params json.RawMessage) (json.RawMessage, error) {
-	if len(params) == 0 {
+	if len(params) == 0 || !mayHaveMeta(params) {
 		return params, nil
 	}
 	var p map[string]json.RawMessage
@@ -72,4 +73,24 @@ func callName(m *message) (string, bool) {
 		return m.Method, true
 	}
 	return "", false
+}
+
+// mayHaveMeta reports whether params could hold a _meta member: a
+// request with neither "_meta" (in any case) nor an escape that could
+// spell it (\u…) is passed without being decoded, as most are.
+func mayHaveMeta(params []byte) bool {
+	if bytes.Contains(params, []byte(`\u`)) {
+		return true
+	}
+	for i := bytes.IndexByte(params, '_'); i >= 0; {
+		if rest := params[i+1:]; len(rest) >= 4 && bytes.EqualFold(rest[:4], []byte("meta")) {
+			return true
+		}
+		j := bytes.IndexByte(params[i+1:], '_')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
 }

@@ -2,14 +2,16 @@ package toolbridge
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -46,7 +48,9 @@ func (sv *Server) Serve(l net.Listener) error {
 func (sv *Server) serveConn(c net.Conn) {
 	defer c.Close()
 	c.SetReadDeadline(time.Now().Add(30 * time.Second))
-	br := bufio.NewReaderSize(c, 64<<10)
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(c)
+	defer func() { br.Reset(nil); readers.Put(br) }()
 	req, err := http.ReadRequest(br)
 	if err != nil {
 		writeReply(c, text(http.StatusBadRequest, "not an HTTP request"))
@@ -67,7 +71,7 @@ func (sv *Server) serveConn(c net.Conn) {
 		writeReply(c, text(http.StatusMethodNotAllowed, "only POST: a server's own messages stay outside"))
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(req.Body, MaxBody+1))
+	body, err := readBody(req)
 	if err != nil {
 		writeReply(c, text(http.StatusBadRequest, "reading the body: "+err.Error()))
 		return
@@ -104,23 +108,47 @@ func (sv *Server) route(path string) (string, bool) {
 	return tool, true
 }
 
+// readers are the request readers of the bridge's connections: one
+// request each, small and many, so the buffers are kept rather than
+// made and cleared for each.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+
+// readBody reads a request's body, at most MaxBody+1 bytes (one more
+// than allowed, so Handle sees it is over), sized by its Content-Length
+// where it has one.
+func readBody(req *http.Request) ([]byte, error) {
+	n := int64(512)
+	if req.ContentLength > 0 {
+		n = min(req.ContentLength, MaxBody) + 1
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, n))
+	_, err := buf.ReadFrom(io.LimitReader(req.Body, MaxBody+1))
+	return buf.Bytes(), err
+}
+
+// writeReply writes r's status line, headers and body in one write.
 func writeReply(c net.Conn, r Reply) {
 	ctype := "application/json"
 	if len(r.Body) > 0 && r.Body[0] != '{' {
 		ctype = "text/plain; charset=utf-8"
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "HTTP/1.1 %d %s\r\nContent-Length: %d\r\nConnection: close\r\n", r.Status, http.StatusText(r.Status), len(r.Body))
+	b := make([]byte, 0, 160+len(r.Body))
+	b = append(b, "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(r.Status), 10)
+	b = append(b, ' ')
+	b = append(b, http.StatusText(r.Status)...)
+	b = append(b, "\r\nContent-Length: "...)
+	b = strconv.AppendInt(b, int64(len(r.Body)), 10)
+	b = append(b, "\r\nConnection: close\r\n"...)
 	if len(r.Body) > 0 {
-		fmt.Fprintf(&b, "Content-Type: %s\r\n", ctype)
+		b = append(append(append(b, "Content-Type: "...), ctype...), "\r\n"...)
 	}
 	if r.SessionID != "" {
-		fmt.Fprintf(&b, "%s: %s\r\n", SessionHeader, r.SessionID)
+		b = append(append(append(append(b, SessionHeader...), ": "...), r.SessionID...), "\r\n"...)
 	}
-	b.WriteString("\r\n")
+	b = append(append(b, "\r\n"...), r.Body...)
 	c.SetWriteDeadline(time.Now().Add(30 * time.Second))
-	io.WriteString(c, b.String())
-	c.Write(r.Body)
+	c.Write(b)
 }
 
 // watchClose calls cancel when the client closes the connection. A
@@ -135,28 +163,43 @@ func watchClose(c net.Conn, cancel context.CancelFunc) (stop func()) {
 	if err != nil {
 		return func() {}
 	}
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(20 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
+	// No goroutine waits for a call that answers at once: a timer looks
+	// every 20 ms, from the first 20 ms on, until stop.
+	var (
+		mu      sync.Mutex
+		stopped bool
+		t       *time.Timer
+	)
+	var look func()
+	look = func() {
+		hup := false
+		raw.Control(func(fd uintptr) {
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
+			if n, _ := unix.Poll(pfd, 0); n > 0 && pfd[0].Revents&(unix.POLLHUP|unix.POLLERR) != 0 {
+				hup = true
 			}
-			hup := false
-			raw.Control(func(fd uintptr) {
-				pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
-				if n, _ := unix.Poll(pfd, 0); n > 0 && pfd[0].Revents&(unix.POLLHUP|unix.POLLERR) != 0 {
-					hup = true
-				}
-			})
-			if hup {
-				cancel()
-				return
-			}
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
 		}
-	}()
-	return func() { close(done) }
+		if hup {
+			cancel()
+			return
+		}
+		t.Reset(watchEvery)
+	}
+	mu.Lock()
+	t = time.AfterFunc(watchEvery, look)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		stopped = true
+		t.Stop()
+		mu.Unlock()
+	}
 }
+
+// watchEvery is how often a waiting request looks whether its client closed.
+const watchEvery = 20 * time.Millisecond

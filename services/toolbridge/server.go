@@ -35,7 +35,7 @@ type server struct {
 	writeMu sync.Mutex
 	mu      sync.Mutex
 	nextID  uint64
-	waiting map[uint64]chan json.RawMessage
+	waiting map[uint64]chan answer
 	done    chan struct{} // closed when its stdout ends
 	exitErr error
 }
@@ -56,7 +56,7 @@ func startServer(def *tooldef.Definition) (*server, error) {
 	cmd.Dir = "/"
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	s := &server{cmd: cmd, stderr: &capBuffer{max: 16 << 10}, waiting: map[uint64]chan json.RawMessage{}, done: make(chan struct{})}
+	s := &server{cmd: cmd, stderr: &capBuffer{max: 16 << 10}, waiting: map[uint64]chan answer{}, done: make(chan struct{})}
 	cmd.Stderr = s.stderr
 	if s.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
@@ -138,22 +138,31 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 }
 
 func (s *server) dispatch(line []byte) {
-	var m message
-	if err := json.Unmarshal(line, &m); err != nil {
-		return // not JSON-RPC: the server's noise stays outside
+	f, err := readAnswer(line)
+	if err != nil || f.dup {
+		return // not one JSON-RPC message: the server's noise stays outside
 	}
+	var id json.RawMessage
+	if f.hasID {
+		id = line[f.id.start:f.id.end]
+	}
+	var method string
+	if f.hasMethod && json.Unmarshal(line[f.method.start:f.method.end], &method) != nil {
+		return
+	}
+	m := message{ID: id, Method: method}
 	switch {
 	case m.isResponse():
-		id, err := strconv.ParseUint(string(m.ID), 10, 64)
+		n, err := strconv.ParseUint(string(id), 10, 64)
 		if err != nil {
 			return
 		}
 		s.mu.Lock()
-		ch := s.waiting[id]
-		delete(s.waiting, id)
+		ch := s.waiting[n]
+		delete(s.waiting, n)
 		s.mu.Unlock()
 		if ch != nil {
-			ch <- line
+			ch <- answer{line: line, id: f.id}
 		}
 	case m.isRequest():
 		// What a server asks of the client (sampling, elicitation, roots)
@@ -169,10 +178,19 @@ func (s *server) dispatch(line []byte) {
 	}
 }
 
+// answer is a server's answer to one of the bridge's requests, and where
+// its id lies in it.
+type answer struct {
+	line []byte
+	id   span
+}
+
+// write sends b, one message, and the newline that ends it.
 func (s *server) write(b []byte) error {
+	b = append(b, '\n')
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if _, err := s.stdin.Write(append(b, '\n')); err != nil {
+	if _, err := s.stdin.Write(b); err != nil {
 		return fmt.Errorf("writing to the tool's server: %w", err)
 	}
 	return nil
@@ -188,46 +206,79 @@ func (s *server) call(ctx context.Context, m *message) ([]byte, error) {
 	s.mu.Lock()
 	s.nextID++
 	id := s.nextID
-	ch := make(chan json.RawMessage, 1)
+	ch := make(chan answer, 1)
 	s.waiting[id] = ch
 	s.mu.Unlock()
-	out := *m
-	out.ID = json.RawMessage(strconv.FormatUint(id, 10))
-	b, err := json.Marshal(&out)
+	b, err := encodeMessage(strconv.AppendUint(nil, id, 10), m)
 	if err != nil {
+		s.forget(id)
 		return nil, err
 	}
 	if err := s.write(b); err != nil {
+		s.forget(id)
 		return nil, err
 	}
 	select {
-	case line, ok := <-ch:
+	case a, ok := <-ch:
 		if !ok {
 			return nil, errServerGone
 		}
-		return withID(line, m.ID)
+		return withID(a, m.ID), nil
 	case <-ctx.Done():
+		s.forget(id)
 		return nil, ctx.Err()
 	}
 }
 
-// notify sends a notification as it is.
+func (s *server) forget(id uint64) {
+	s.mu.Lock()
+	delete(s.waiting, id)
+	s.mu.Unlock()
+}
+
+// notify sends a notification: its method and params, no id.
 func (s *server) notify(m *message) error {
-	b, err := json.Marshal(m)
+	b, err := encodeMessage(nil, m)
 	if err != nil {
 		return err
 	}
 	return s.write(b)
 }
 
-// withID puts id in place of an answer's id, keeping the rest as it is.
-func withID(line []byte, id json.RawMessage) ([]byte, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(line, &obj); err != nil {
+// encodeMessage writes what the bridge sends a server of a client's
+// request or notification: the method it judged, id (none if nil) and
+// the params as they are, compacted onto one line. Nothing else of the
+// client's message passes.
+func encodeMessage(id []byte, m *message) ([]byte, error) {
+	method, err := json.Marshal(m.Method)
+	if err != nil {
 		return nil, err
 	}
-	obj["id"] = id
-	return json.Marshal(obj)
+	b := bytes.NewBuffer(make([]byte, 0, 48+len(id)+len(method)+len(m.Params)+1))
+	b.WriteString(`{"jsonrpc":"2.0"`)
+	if id != nil {
+		b.WriteString(`,"id":`)
+		b.Write(id)
+	}
+	b.WriteString(`,"method":`)
+	b.Write(method)
+	if len(m.Params) > 0 {
+		b.WriteString(`,"params":`)
+		if err := json.Compact(b, m.Params); err != nil {
+			return nil, err
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// withID puts id in place of an answer's id, keeping the rest as the
+// server wrote it.
+func withID(a answer, id json.RawMessage) []byte {
+	out := make([]byte, 0, len(a.line)-(a.id.end-a.id.start)+len(id))
+	out = append(out, a.line[:a.id.start]...)
+	out = append(out, id...)
+	return append(out, a.line[a.id.end:]...)
 }
 
 // stop ends the server and everything it started.

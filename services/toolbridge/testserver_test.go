@@ -20,10 +20,6 @@ func TestMain(m *testing.M) {
 		runTestServer()
 		return
 	}
-	if os.Getenv("LNK_TEST_MCP_TINY") == "1" {
-		runTinyServer()
-		return
-	}
 	if len(os.Args) > 1 && os.Args[1] == "mcp-client" {
 		os.Exit(runSandboxedClient())
 	}

@@ -1,0 +1,120 @@
+package toolbridge
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// members agrees with encoding/json on every object: the same keys, each
+// value the same JSON; and refuses what is not one valid object.
+func FuzzMembers(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"a \"}\" b"}]}}`))
+	f.Add([]byte(` { "id" : "x\\"y" , "method":"ping", "params":[1,{"a":[]}] } `))
+	f.Add([]byte(`{"\u0069d":1,"id":2}`))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`[1]`))
+	f.Add([]byte(`{"id":1}{"id":2}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		type kv struct {
+			k string
+			v []byte
+		}
+		var got []kv
+		err := members(b, func(k string, v span) { got = append(got, kv{k, b[v.start:v.end]}) })
+		var want map[string]json.RawMessage
+		werr := json.Unmarshal(b, &want)
+		if werr != nil || want == nil {
+			if err == nil {
+				t.Fatalf("took %q, which is not one object", b)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("refused the object %q: %v", b, err)
+		}
+		last := map[string][]byte{}
+		for _, m := range got {
+			if !json.Valid(m.v) {
+				t.Fatalf("%q: member %q is %q, not a value", b, m.k, m.v)
+			}
+			last[m.k] = m.v
+		}
+		if len(last) != len(want) {
+			t.Fatalf("%q: %d keys, encoding/json %d", b, len(last), len(want))
+		}
+		for k, v := range want {
+			var x, y bytes.Buffer
+			json.Compact(&x, v)
+			json.Compact(&y, last[k])
+			if x.String() != y.String() {
+				t.Fatalf("%q: %q is %q, encoding/json %q", b, k, y.String(), x.String())
+			}
+		}
+	})
+}
+
+func TestAnswerKeepsTheServersBytesButItsID(t *testing.T) {
+	line := []byte(`{"result":{"text":"id \"id\":9 stays","n":[1,2]} ,"jsonrpc":"2.0", "id" : 9 }`)
+	f, err := readAnswer(line)
+	if err != nil || !f.hasID || f.hasMethod || f.dup {
+		t.Fatalf("%+v %v", f, err)
+	}
+	got := string(withID(answer{line: line, id: f.id}, json.RawMessage(`"client-1"`)))
+	want := `{"result":{"text":"id \"id\":9 stays","n":[1,2]} ,"jsonrpc":"2.0", "id" : "client-1" }`
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestAnswerWithTwoIDsIsDropped(t *testing.T) {
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{},"id":2}`,
+		`{"jsonrpc":"2.0","id":1,"result":{},"\u0069d":2}`,
+		`{"jsonrpc":"2.0","method":"ping","id":1,"method":"x"}`,
+	} {
+		if f, err := readAnswer([]byte(line)); err != nil || !f.dup {
+			t.Errorf("%s: %+v %v", line, f, err)
+		}
+	}
+	if _, err := readAnswer([]byte(`{"id":1} x`)); err == nil {
+		t.Error("took a line with more after the object")
+	}
+}
+
+// What the bridge sends a server: the method it judged, its own id, the
+// params compacted onto one line, and nothing else of the client's.
+func TestEncodeMessageSendsOneLineOfWhatWasJudged(t *testing.T) {
+	m, err := parseMessage([]byte("{\"jsonrpc\":\"2.0\",\"id\":\"c\",\"method\":\"tools/call\",\n \"params\": {\"name\": \"echo\",\n \"arguments\": {\"text\": \"a\\nb\"}},\"result\":{\"x\":1}}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := encodeMessage([]byte("41"), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a\nb"}}}`
+	if string(b) != want || strings.Contains(string(b), "\n") {
+		t.Fatalf("got  %s\nwant %s", b, want)
+	}
+	n, _ := parseMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c"}}`))
+	if b, _ := encodeMessage(nil, n); string(b) != `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c"}}` {
+		t.Fatalf("notification: %s", b)
+	}
+}
+
+func TestMayHaveMeta(t *testing.T) {
+	for params, want := range map[string]bool{
+		`{"name":"echo","arguments":{"a_b":1}}`:             false,
+		`{"name":"echo","_meta":{"progressToken":1}}`:       true,
+		`{"name":"echo","_META":{}}`:                        true,
+		`{"name":"echo","\u005fmeta":{}}`:                   true,
+		`{"name":"echo","arguments":{"t":"x_mEtA"}}`:        true, // decoded, then left as it is
+		`{"name":"echo_","arguments":{"t":"_met","u":"_"}}`: false,
+	} {
+		if got := mayHaveMeta([]byte(params)); got != want {
+			t.Errorf("%s: %v, want %v", params, got, want)
+		}
+	}
+}

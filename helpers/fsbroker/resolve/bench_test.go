@@ -25,8 +25,12 @@ import (
 //	securejoin-ns/op  filepath-securejoin OpenatInRoot + Reopen(O_RDONLY)
 //	syscall-ns/op     one getppid(2): what each system call costs here, since
 //	                  the resolver's open is openat2 + fstat against open(2)
+//	base-fstat-ns/op  open(2) + fstat(2) of the absolute path: what any
+//	                  open that refuses a FIFO or a device before reading
+//	                  must do at the least
 //
-// x-baseline is link/base (the target is ≤ 1.2); x-osroot and
+// x-baseline is link/base (the target is ≤ 1.2), x-base-fstat is
+// link/base-fstat (the resolver's own overhead); x-osroot and
 // x-securejoin are link-file (an *os.File, as each of those returns) over
 // each: below 1 means Link is faster.
 func BenchmarkOpenDepth8(b *testing.B) {
@@ -96,6 +100,15 @@ func BenchmarkOpenDepth8(b *testing.B) {
 			f.Close()
 		}},
 		{"syscall-ns/op", func() { unix.Getppid() }},
+		{"base-fstat-ns/op", func() {
+			fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var st unix.Stat_t
+			unix.Fstat(fd, &st)
+			unix.Close(fd)
+		}},
 	}
 	// Each way runs in rounds of 10, interleaved; a way's figure is the
 	// median of its rounds, so a burst of load from elsewhere on the
@@ -120,6 +133,7 @@ func BenchmarkOpenDepth8(b *testing.B) {
 		b.ReportMetric(ns[i], w.metric)
 	}
 	b.ReportMetric(ns[1]/ns[0], "x-baseline")
+	b.ReportMetric(ns[1]/ns[7], "x-base-fstat")
 	b.ReportMetric(ns[2]/ns[4], "x-osroot")
 	b.ReportMetric(ns[2]/ns[5], "x-securejoin")
 	b.ReportMetric(0, "ns/op") // the per-way figures above are the ones to read

@@ -49,7 +49,7 @@ func (r *Root) at(dirfd int, op, name string, flags int) (int, error) {
 	var deadline time.Time
 	exdev := 0
 	for attempt := 0; ; attempt++ {
-		fd, err := unix.Openat2(dirfd, name, &how)
+		fd, err := openat2(dirfd, name, &how)
 		if err == nil {
 			return fd, nil
 		}

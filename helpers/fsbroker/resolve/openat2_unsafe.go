@@ -1,0 +1,34 @@
+package resolve
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// openat2 is unix.Openat2 without its allocation: a name shorter than
+// stackName bytes is made NUL-terminated in a buffer on the stack rather
+// than copied to the heap. name has passed validate, so it holds no NUL.
+func openat2(dirfd int, name string, how *unix.OpenHow) (int, error) {
+	var buf [stackName]byte
+	var p *byte
+	if len(name) < len(buf) {
+		copy(buf[:], name)
+		buf[len(name)] = 0
+		p = &buf[0]
+	} else {
+		var err error
+		if p, err = unix.BytePtrFromString(name); err != nil {
+			return -1, err
+		}
+	}
+	fd, _, e := unix.Syscall6(unix.SYS_OPENAT2, uintptr(dirfd), uintptr(unsafe.Pointer(p)),
+		uintptr(unsafe.Pointer(how)), unsafe.Sizeof(*how), 0, 0)
+	if e != 0 {
+		return -1, e
+	}
+	return int(fd), nil
+}
+
+// stackName is the longest name, NUL included, openat2 copies on the stack.
+const stackName = 256

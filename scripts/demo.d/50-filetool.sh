@@ -63,9 +63,11 @@ cat "$ft_log"
 # The same tool behind the bridge, as the agent reaches it: added as a
 # tool, then called from inside a sandbox (curl, streamable HTTP to
 # $LNK_TOOL_FILES through the sandbox's proxy), every call allowed by
-# name. The refusal comes back to the caller with its reason.
-run "$LNK" sandbox tool add files -- "$ft_bin/lnk-file-tool" serve -- "$LNK" sandbox run --agent demo -- \
-  "$ft_bin/lnk-file-tool" apply --files "$ft_files" --write work
+# name. This time serve --agent demo builds its sandbox from the agent's
+# grants (lnk sandbox file --agent demo: its Home read, work/ written, no
+# network), and apply is told the same. The refusal comes back to the
+# caller with its reason.
+run "$LNK" sandbox tool add files -- "$ft_bin/lnk-file-tool" serve --agent demo
 run "$LNK" sandbox run --tool files --allow read --allow write --allow find --command curl --command cut --command tr --command sed --command grep -- sh -c '
   post() { curl -sS --noproxy "*" -D /tmp/h -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" ${sid:+-H "Mcp-Session-Id: $sid"} --data "$1" "$LNK_TOOL_FILES" | sed -n "s/.*\"text\":\"//; s/\(.*\)\"}\].*/\1/p" | cut -c1-240; }
   post "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}"

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,11 +26,16 @@ func benchSession(b *testing.B) (files string, command []string) {
 
 // BenchmarkFirstCall times a session's first call, which starts the
 // sandbox (lnk sandbox run, then apply), against bare bubblewrap starting
-// /bin/true, interleaved in the same run.
+// /bin/true, and against the same lnk sandbox run starting the same
+// program only to print its usage (sandbox-ns/op: the sandbox's own
+// start; link-ns/op less that is what serve and apply add), interleaved
+// in the same run.
 func BenchmarkFirstCall(b *testing.B) {
 	_, command := benchSession(b)
 	bare := []string{"bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "/bin/true"}
-	var link, base []time.Duration
+	at := slices.Index(command, "--")
+	help := append(slices.Clone(command[:at+1]), command[at+1], "help")
+	var link, base, sb []time.Duration
 	for i := 0; i < b.N; i++ {
 		cs, _ := connectCmd(b, nil, command...)
 		start := time.Now()
@@ -43,8 +49,15 @@ func BenchmarkFirstCall(b *testing.B) {
 			b.Fatalf("bare bwrap: %v %s", err, out)
 		}
 		base = append(base, time.Since(start))
+		start = time.Now()
+		if out, err := exec.Command(help[0], help[1:]...).CombinedOutput(); err != nil {
+			b.Fatalf("the sandbox alone: %v %s", err, out)
+		}
+		sb = append(sb, time.Since(start))
 	}
 	report(b, p50(link), p50(base))
+	b.ReportMetric(p50(sb), "sandbox-ns/op")
+	b.ReportMetric(p50(link)/p50(sb), "x-sandbox")
 }
 
 // BenchmarkRead4KiB times a read of a 4 KiB file in a running session,

@@ -12,11 +12,25 @@
 //
 // --no-find leaves find out of what it lists, says and answers;
 // --no-diffs does the same for each write's and replace's diff ([Offer]).
+// With --agent NAME the command is `lnk sandbox file --agent NAME`, the
+// agent's grants narrowed to its files (package grants).
+//
+// # Speed
+//
+// A call's cost is mostly hops between processes, so serve keeps each
+// hop to one thread wake-up: it runs on one P, and its pipes — to the
+// client and to the sandboxed process — are non-blocking, waited on in
+// the runtime's poller and read and written with raw system calls
+// ([Pipe]), never a thread blocked in read that the runtime's monitor
+// polls. An answer line is checked in one pass (one JSON value after
+// {"ok": and nothing more) instead of through the decoder.
 //
 // # Security
 //
 // Holds: the sandboxed process's stdin, stdout and stderr, nothing else;
-// no file, folder or key of the agent's.
+// no file, folder or key of the agent's. It sets its own ends of its
+// pipes non-blocking (the open file at its end only; a terminal or file
+// on its stdin or stdout is left as it is).
 //
 // May do: start its one command (Link's `lnk sandbox run …`), again when
 // it ended, and kill it and its process group at the session's end.

@@ -15,7 +15,9 @@
 // Every name is relative to the files folder (--files). A name whose first
 // component is one of the agent folder's collections (instructions/,
 // skills/, chats/, memory/) names that folder (--agent-folder) instead,
-// when one was given.
+// when one was given. Each collection there, like each --write folder,
+// is held as a resolver root of its own, since the sandbox binds each as
+// a mount and the resolver never crosses one.
 //
 // # Security
 //

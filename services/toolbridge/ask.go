@@ -35,17 +35,17 @@ func allowed(grant caps.Tool, call string) bool {
 	return grant.AskNone || slices.Contains(grant.Allow, call)
 }
 
+// argumentsOf is what the owner is shown and the approval covers: a
+// call's arguments, or the resource's uri, read as callName reads the
+// call (the relay has refused params that could be read two ways).
 func argumentsOf(m *message) string {
-	var p struct {
-		Arguments json.RawMessage `json:"arguments"`
-		URI       string          `json:"uri"`
+	p, _ := callParams(m.Params)
+	if len(p["arguments"]) > 0 {
+		return string(p["arguments"])
 	}
-	json.Unmarshal(m.Params, &p)
-	if len(p.Arguments) > 0 {
-		return string(p.Arguments)
-	}
-	if p.URI != "" {
-		return p.URI
+	var uri string
+	if json.Unmarshal(p["uri"], &uri); uri != "" {
+		return uri
 	}
 	return string(m.Params)
 }

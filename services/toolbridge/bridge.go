@@ -153,7 +153,12 @@ func (b *Bridge) relay(ctx context.Context, s *session, m *message) Reply {
 		b.log(s.tool, "", "refused: an answer to a request no server may send")
 		return text(http.StatusForbidden, "a client answers nothing: the bridge refuses what servers ask of it")
 	}
-	call, asks := callName(m)
+	call, asks, err := callName(m)
+	if err != nil {
+		b.countRefusal()
+		b.log(s.tool, m.Method, "refused: "+err.Error())
+		return Reply{Status: http.StatusOK, Body: errorResponse(m.ID, codeRefused, "refused: "+err.Error())}
+	}
 	logName, passed := m.Method, "passed"
 	if asks {
 		logName = call

@@ -10,5 +10,8 @@
 // Holds: the tools' definitions (read outside every sandbox, never
 // through a link), their --env values as secrets, and one server process
 // per session. Trusts: the owner's definitions. Never trusts: a sandbox's
-// requests, or a server's answers, which are passed on as untrusted text.
+// requests, or a server's answers, which are passed on as untrusted text
+// (as the server wrote them, but for the id). Refuses: a call whose name,
+// arguments or uri is written twice or in another case, which a server
+// could read as another call than the one judged.
 package toolbridge

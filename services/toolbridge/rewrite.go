@@ -3,6 +3,8 @@ package toolbridge
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 )
 
 // stripClientCapabilities removes the client's own capabilities from an
@@ -18,6 +20,11 @@ func stripClientCapabilities(params json.RawMessage) (json.RawMessage, error) {
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, err
 	}
+	for k := range p {
+		if strings.EqualFold(k, "capabilities") { // in any case: encoding/json reads it so
+			delete(p, k)
+		}
+	}
 	p["capabilities"] = json.RawMessage(`{}`)
 	return json.Marshal(p)
 }
@@ -32,47 +39,87 @@ func stripMetaCapabilities(params json.RawMessage) (json.RawMessage, error) {
 	if err := json.Unmarshal(params, &p); err != nil {
 		return params, nil // not an object: passed as it is; the server judges it
 	}
-	raw, ok := p["_meta"]
-	if !ok {
-		return params, nil
-	}
-	var meta map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &meta); err != nil {
-		return params, nil
-	}
 	changed := false
-	for k := range meta {
-		if k == "capabilities" || k == "clientCapabilities" || k == "io.modelcontextprotocol/clientCapabilities" {
-			delete(meta, k)
-			changed = true
+	for key, raw := range p {
+		if !strings.EqualFold(key, "_meta") { // in any case: encoding/json reads it so
+			continue
 		}
+		var meta map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			continue
+		}
+		stripped := false
+		for k := range meta {
+			if strings.EqualFold(k, "capabilities") || strings.EqualFold(k, "clientCapabilities") || strings.EqualFold(k, "io.modelcontextprotocol/clientCapabilities") {
+				delete(meta, k)
+				stripped = true
+			}
+		}
+		if !stripped {
+			continue
+		}
+		b, err := json.Marshal(meta)
+		if err != nil {
+			return nil, err
+		}
+		p[key], changed = b, true
 	}
 	if !changed {
 		return params, nil
 	}
-	b, err := json.Marshal(meta)
-	if err != nil {
-		return nil, err
-	}
-	p["_meta"] = b
 	return json.Marshal(p)
 }
 
 // callName is the name a call's rules are matched against: a tools/call's
 // tool name; "resources/read" and "prompts/get" for those; "" for a
-// request that never asks (listing, ping, initialize).
-func callName(m *message) (string, bool) {
+// request that never asks (listing, ping, initialize). A call whose params
+// could be read two ways is refused (callParams).
+func callName(m *message) (string, bool, error) {
 	switch m.Method {
 	case "tools/call":
-		var p struct {
-			Name string `json:"name"`
+		p, err := callParams(m.Params)
+		if err != nil {
+			return "", true, err
 		}
-		json.Unmarshal(m.Params, &p)
-		return p.Name, true
+		var name string
+		json.Unmarshal(p["name"], &name)
+		return name, true, nil
 	case "resources/read", "prompts/get":
-		return m.Method, true
+		_, err := callParams(m.Params)
+		return m.Method, true, err
 	}
-	return "", false
+	return "", false, nil
+}
+
+// judgedKeys are the members of a call's params the bridge judges it by:
+// the name matched against the rules, and what the owner is shown.
+var judgedKeys = [...]string{"name", "arguments", "uri"}
+
+// callParams reads a call's judged params as MCP's SDKs read them: each
+// key exactly as written. One written twice, or in another case (which
+// encoding/json, unlike the go-sdk or JavaScript, reads as the same
+// field), could be read as another call by the server, and is refused.
+// Params that are not an object give none.
+func callParams(params json.RawMessage) (map[string]json.RawMessage, error) {
+	out := map[string]json.RawMessage{}
+	var twice string
+	err := members(params, func(k string, v span) {
+		for _, j := range judgedKeys {
+			if strings.EqualFold(k, j) {
+				if _, seen := out[j]; seen || k != j {
+					twice = j
+				}
+				out[j] = params[v.start:v.end]
+			}
+		}
+	})
+	if err != nil {
+		return map[string]json.RawMessage{}, nil
+	}
+	if twice != "" {
+		return nil, fmt.Errorf("the call's %q is written twice or in another case, so it could be read as another call", twice)
+	}
+	return out, nil
 }
 
 // mayHaveMeta reports whether params could hold a _meta member: a

@@ -36,12 +36,13 @@
 // # Security
 //
 // Holds: the fds of the granted folders and the plan memfd, until
-// bubblewrap starts. May: open the granted folders (O_PATH, no links),
+// bubblewrap starts. May: open the granted folders (O_PATH, no links);
 // make an empty .git, .vscode, .idea (folders) or .envrc (file) at the
-// top of a written folder where absent, run bubblewrap. Trusts: caps.Compiled (checked by caps), bubblewrap
-// and lnk-init at the paths it is given. Refuses: a granted folder that
-// became a link or vanished (ErrFolderChanged); a link at the top of a
-// written folder in a read-only name's place (ErrReadOnlyLink); a command not in
-// [commands] (ErrNotACommand); a kernel without landlock or seccomp
-// (ErrMissing) unless Options.Degraded.
+// top of a written folder where absent; run bubblewrap. Trusts:
+// caps.Compiled (checked by caps), bubblewrap and lnk-init at the paths
+// it is given. Refuses: a granted folder that became a link or vanished
+// (ErrFolderChanged); a link at the top of a written folder in a
+// read-only name's place (ErrReadOnlyLink); a command not in [commands]
+// (ErrNotACommand); a kernel without landlock or seccomp (ErrMissing)
+// unless Options.Degraded.
 package sandbox

@@ -40,7 +40,10 @@
 // (MSG_CTRUNC) all close the channel: every fd that arrived with the
 // record is closed and [Server.Serve] returns the reason. A handler's
 // error is not a violation: it travels back as an error reply ([Error])
-// and the channel stays open.
+// and the channel stays open. A handler returns its reply's fds as files,
+// or hands bare fds with [Request.ReplyFD] (lnk-fsbroker's open does:
+// an *os.File made only to send an fd costs a fcntl and, for a
+// non-blocking fd, an epoll_ctl); the server closes both once sent.
 //
 // # Callers
 //

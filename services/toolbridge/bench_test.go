@@ -19,6 +19,7 @@ import (
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/netbroker"
+	"lnk.dev/lnk/internal/audit"
 	"lnk.dev/lnk/internal/secret"
 	"lnk.dev/lnk/internal/testenv"
 	"lnk.dev/lnk/services/toolbridge/tooldef"
@@ -28,7 +29,7 @@ import (
 // sandbox: a netbroker proxy whose mcp route dials a bridge started with
 // Start, serving the tests' go-sdk server (or, with tiny, tinyServer).
 type benchRoute struct {
-	proxy string // the proxy's socket
+	proxy string // the proxy's socket, where post sends
 	route string
 	r     *Running
 }
@@ -50,7 +51,21 @@ func newBenchRoute(b *testing.B, grants map[string]caps.Tool, tiny bool, set Set
 	if err := st.Save(d); err != nil {
 		b.Fatal(err)
 	}
-	run, err := Start(home, SandboxName("bench"), &Bridge{Grants: grants, Defs: st, Settings: set})
+	lnk, err := os.Open(filepath.Join(home, ".lnk"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir, err := audit.OpenDir(lnk, true)
+	lnk.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	log, err := audit.Open(dir, audit.Options{}) // each request a line, as lnk sandbox run writes them
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { log.Close() })
+	run, err := Start(home, SandboxName("bench"), &Bridge{Grants: grants, Defs: st, Settings: set, Log: AuditLog(log, "bench")})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -238,12 +253,13 @@ func BenchmarkCallsPerSecondAcross8Sessions(b *testing.B) {
 	}
 }
 
-// 10,000 sessions opened and closed, 8 at a time (and so 8 starting at
+// 10,000 sessions opened and closed on the bridge's socket, 8 at a time (and so 8 starting at
 // once: the limits are the bridge's settings, raised here so the run is
 // short), each with tinyServer: the bridge's goroutines and open fds
 // before and after.
 func BenchmarkSessionsOpenedAndClosed(b *testing.B) {
 	br := newBenchRoute(b, map[string]caps.Tool{"test": {AskNone: true}}, true, Settings{Sessions: 8, Starts: 8})
+	br.proxy = br.r.Socket // the bridge's own socket: what must not grow is the bridge
 	const n = 10000
 	count := func() (int, int) {
 		runtime.GC()

@@ -1,11 +1,9 @@
 package netbroker
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/netip"
 	"path/filepath"
 	"runtime"
@@ -71,17 +69,7 @@ func benchProxy(b *testing.B, port uint16) string {
 
 // viaProxy opens a CONNECT tunnel to 127.0.0.1:port.
 func viaProxy(sock string, port uint16) (net.Conn, error) {
-	c, err := net.Dial("unix", sock)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(c, "CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n", port)
-	resp, err := http.ReadResponse(bufio.NewReaderSize(c, 64), nil)
-	if err != nil || resp.StatusCode != 200 {
-		c.Close()
-		return nil, fmt.Errorf("CONNECT: %v %v", resp, err)
-	}
-	return c, nil
+	return connectVia("unix", sock, port)
 }
 
 func direct(port uint16) (net.Conn, error) {

@@ -137,13 +137,25 @@ func connectVia(network, addr string, port uint16) (net.Conn, error) {
 		return nil, err
 	}
 	fmt.Fprintf(c, "CONNECT 127.0.0.1:%d HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", port, port)
-	resp, err := http.ReadResponse(bufio.NewReaderSize(c, 64), nil)
+	br := bufio.NewReaderSize(c, 64)
+	resp, err := http.ReadResponse(br, nil)
 	if err != nil || resp.StatusCode != 200 {
 		c.Close()
 		return nil, fmt.Errorf("CONNECT through %s: %v %v", addr, resp, err)
 	}
+	if br.Buffered() > 0 { // the tunnel's first bytes came with the answer
+		return &bufferedConn{Conn: c, br: br}, nil
+	}
 	return c, nil
 }
+
+// bufferedConn reads on through the reader that read the CONNECT answer.
+type bufferedConn struct {
+	net.Conn
+	br *bufio.Reader
+}
+
+func (c *bufferedConn) Read(b []byte) (int, error) { return c.br.Read(b) }
 
 // childCPU is a process's CPU time so far, from /proc.
 func childCPU(pid int) time.Duration {

@@ -49,11 +49,11 @@ type closeWriter interface{ CloseWrite() error }
 func splice(a, b net.Conn) (ab, ba int64) {
 	done := make(chan int64, 1)
 	go func() {
-		n, err := pump(b, a)
+		n, err := copyFrom(b, a)
 		halfClose(b, a, err)
 		done <- n
 	}()
-	ba, err := pump(a, b)
+	ba, err := copyFrom(a, b)
 	halfClose(a, b, err)
 	ab = <-done
 	return ab, ba

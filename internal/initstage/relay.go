@@ -72,6 +72,12 @@ func RunRelay(socket string) error {
 	}
 }
 
+// forward joins one connection to the proxy's socket. Toward the proxy
+// io.Copy splices (TCP→unix in the kernel, the cheaper way); back from
+// it, a read and a write through a pooled 64 KiB buffer cost about a
+// third less CPU than splicing unix→TCP (measured, 1 GiB through a copy of
+// this function: 1.43-1.48 s of CPU against 2.10-2.17 s; the other way
+// splicing is the cheaper, 0.65 s against 0.87 s).
 func forward(c net.Conn, socket string) {
 	defer c.Close()
 	u, err := net.Dial("unix", socket)
@@ -86,7 +92,14 @@ func forward(c net.Conn, socket string) {
 		io.Copy(u, c)
 		u.(*net.UnixConn).CloseWrite()
 	}()
-	io.Copy(c, u)
+	bp := relayBufs.Get().(*[]byte)
+	io.CopyBuffer(writerOnly{c}, readerOnly{u}, *bp) // the wrappers keep io.Copy from splicing
+	relayBufs.Put(bp)
 	c.(*net.TCPConn).CloseWrite()
 	wg.Wait()
 }
+
+var relayBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+type readerOnly struct{ io.Reader }
+type writerOnly struct{ io.Writer }

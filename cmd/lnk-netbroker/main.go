@@ -116,10 +116,12 @@ func run(home string, degraded bool, bridge string) error {
 	if err != nil {
 		return err
 	}
-	told, _ := json.Marshal(r.Told())
-	fmt.Printf("%s\n%s\n", r.Socket, told)
+	// SIGTERM is caught before the socket is told: a starter may stop
+	// the proxy as soon as it knows the socket.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	told, _ := json.Marshal(r.Told())
+	fmt.Printf("%s\n%s\n", r.Socket, told)
 	go func() {
 		// A proxy outlives no sandbox: once the process that started it
 		// is gone (it was reparented), it stops, SIGTERM or not.

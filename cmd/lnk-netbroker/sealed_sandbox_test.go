@@ -164,6 +164,10 @@ read line
 	if !strings.Contains(lines["other-route"], "no sealed secret of that name") {
 		t.Errorf("a secret not granted: %q", lines["other-route"])
 	}
+	log, _ := os.ReadFile(filepath.Join(home, ".lnk", "log", "audit.log"))
+	if !strings.Contains(string(log), `"kind":"use","agent":"demo","request":"sealed secret","route":"keybroker","reason":"handed sealed secret API_KEY of agent`) {
+		t.Errorf("the keybroker's handing is not in the wire's log:\n%s", log)
+	}
 	if strings.Contains(all.String(), sealedValue) {
 		t.Errorf("the value reached the sandbox's output:\n%s", all.String())
 	}

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -14,6 +16,7 @@ import (
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/keybroker"
 	"lnk.dev/lnk/helpers/keybroker/secrets"
+	"lnk.dev/lnk/internal/audit"
 	"lnk.dev/lnk/internal/brokerproc"
 	"lnk.dev/lnk/internal/wire"
 	"lnk.dev/lnk/kernel/sandbox"
@@ -45,9 +48,10 @@ func sealedGrants(comp *caps.Compiled) ([]string, error) {
 
 // runKeys is the keybroker a run started for its proxy.
 type runKeys struct {
-	keys *sandbox.SealedKeys
-	proc *brokerproc.Proc
-	wire *wire.Client
+	keys   *sandbox.SealedKeys
+	proc   *brokerproc.Proc
+	wire   *wire.Client
+	logged chan struct{} // closed once its log is all written
 }
 
 // Close ends the keybroker and closes the channels.
@@ -55,9 +59,15 @@ func (k *runKeys) Close() error {
 	if k == nil {
 		return nil
 	}
-	k.keys.Channel.Close()
+	if k.keys != nil {
+		k.keys.Channel.Close()
+	}
 	k.wire.Close()
 	k.proc.Kill()
+	select { // its last lines reach the wire's log
+	case <-k.logged:
+	case <-time.After(5 * time.Second):
+	}
 	return nil
 }
 
@@ -86,7 +96,15 @@ func startSealed(comp *caps.Compiled, degraded bool, w io.Writer) (*runKeys, err
 	if degraded {
 		args = append(args, "--degraded")
 	}
-	proc, err := brokerproc.Start(brokerproc.Options{Path: filepath.Join(filepath.Dir(exe), "lnk-keybroker"), Args: args, Files: files})
+	logw, logged, err := keybrokerLog(comp)
+	if err != nil {
+		for _, f := range files {
+			f.Close()
+		}
+		return nil, err
+	}
+	proc, err := brokerproc.Start(brokerproc.Options{Path: filepath.Join(filepath.Dir(exe), "lnk-keybroker"), Args: args, Files: files, Log: logw})
+	logw.Close() // the keybroker holds its own copy
 	for _, f := range files {
 		f.Close()
 	}
@@ -98,7 +116,7 @@ func startSealed(comp *caps.Compiled, degraded bool, w io.Writer) (*runKeys, err
 		proc.Kill()
 		return nil, err
 	}
-	k := &runKeys{proc: proc, wire: wc}
+	k := &runKeys{proc: proc, wire: wc, logged: logged}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		wc.Close()
@@ -116,6 +134,40 @@ func startSealed(comp *caps.Compiled, degraded bool, w io.Writer) (*runKeys, err
 		return nil, fmt.Errorf("the keybroker (lnk-keybroker) did not take the proxy's channel: %w", err)
 	}
 	return k, nil
+}
+
+// keybrokerLog is the keybroker's stderr: each line it says (a secret
+// handed, a refusal with its reason; never a value) becomes a line of
+// the wire's log, kind use or refuse, request "sealed secret".
+// done closes once the keybroker's last line is written.
+func keybrokerLog(comp *caps.Compiled) (*os.File, chan struct{}, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer r.Close()
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 4096), 64<<10)
+		var log *audit.Log
+		for sc.Scan() {
+			line := strings.TrimPrefix(sc.Text(), "lnk-keybroker: ")
+			if log == nil {
+				if log, _ = openAuditLog(comp.Home); log == nil {
+					continue
+				}
+				defer log.Close()
+			}
+			e := audit.Entry{Time: time.Now(), Kind: audit.KindUse, Agent: comp.AgentName, Request: "sealed secret", Route: "keybroker", Reason: line}
+			if strings.HasPrefix(line, "refused") {
+				e.Kind = audit.KindRefuse
+			}
+			log.Write(e)
+		}
+	}()
+	return w, done, nil
 }
 
 // sealedKeys is what the proxy is handed; nil without a keybroker.

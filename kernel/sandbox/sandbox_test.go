@@ -107,14 +107,6 @@ func processesWith(s string) []string {
 	return pids
 }
 
-func TestMissingFeatureRefusedUnlessDegraded(t *testing.T) {
-	// The refusal names what is missing; on this kernel nothing is.
-	err := &sandbox.MissingError{What: []string{"landlock"}}
-	if !errors.Is(err, sandbox.ErrMissing) || !strings.Contains(err.Error(), "landlock") {
-		t.Fatalf("%v", err)
-	}
-}
-
 // TestHiddenStaysHiddenUnderAGrantedHome: with the whole home granted
 // read-only, ~/.lnk and ~/Link/History are still not there.
 func TestHiddenStaysHiddenUnderAGrantedHome(t *testing.T) {

@@ -1,0 +1,128 @@
+package toolbridge
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/testenv"
+)
+
+// everythingOverHTTP starts @modelcontextprotocol/server-everything in
+// streamable-HTTP mode on 127.0.0.1 (testdata/everything/loopback.mjs
+// pins the address and reports the port the system chose) and returns
+// its URL. The server is killed and waited for when t ends.
+func everythingOverHTTP(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	entry, _ := filepath.Abs(filepath.Join("testdata", "npm", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
+	preload, _ := filepath.Abs(filepath.Join("testdata", "everything", "loopback.mjs"))
+	_, modErr := os.Stat(entry)
+	testenv.Require(t, err == nil && modErr == nil, "node and the npm package @modelcontextprotocol/server-everything (make deps installs them)")
+	cmd := exec.Command(node, "--import", "file://"+preload, entry, "streamableHttp")
+	cmd.Env = []string{"PATH=" + filepath.Dir(node) + ":/usr/bin:/bin", "HOME=" + t.TempDir(), "PORT=0"}
+	cmd.Dir = "/"
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	port := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if p, ok := strings.CutPrefix(sc.Text(), "lnk-test-listening="); ok {
+				port <- p
+			}
+		}
+		close(port)
+	}()
+	select {
+	case p, ok := <-port:
+		if !ok {
+			t.Fatal("server-everything ended before it listened")
+		}
+		return "http://127.0.0.1:" + p + "/mcp"
+	case <-time.After(30 * time.Second):
+		t.Fatal("server-everything did not listen within 30 s")
+	}
+	return ""
+}
+
+// server-everything over streamable HTTP, added as a tool with --url
+// (`lnk sandbox tool add everything --url …`: Link's own remote client
+// runs outside as a stdio server): a go-sdk client offering sampling,
+// elicitation and roots lists and calls through the bridge, and none of
+// the server's tools that ask the client reaches it.
+func TestServerEverythingOverHTTPThroughTheBridge(t *testing.T) {
+	url := everythingOverHTTP(t)
+	r := newRig(t, map[string]caps.Tool{"everything": {AskNone: true}}, Settings{})
+	add := exec.Command(testenv.Bin(t, "lnk"), "sandbox", "tool", "add", "everything", "--url", url)
+	add.Env = append(os.Environ(), "HOME="+r.home, "PATH="+filepath.Dir(testenv.Bin(t, "lnk-mcp-remote"))+":/usr/bin:/bin")
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("tool add --url: %v\n%s", err, out)
+	}
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", r.sock)
+	}}}
+	asked := false
+	client := mcp.NewClient(&mcp.Implementation{Name: "sandboxed", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			asked = true
+			return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: "leaked"}, Model: "m", Role: "assistant"}, nil
+		},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = true
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+	})
+	client.AddRoots(&mcp.Root{URI: "file:///secret-root"})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://bridge/mcp/everything", HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Contains(names, "echo") || !slices.Contains(names, "get-sum") {
+		t.Fatalf("tools/list: %v", names)
+	}
+	for _, n := range names {
+		if strings.Contains(n, "sampling") || strings.Contains(n, "elicitation") || n == "get-roots-list" {
+			t.Errorf("a tool that asks the client reached it: %s (all: %v)", n, names)
+		}
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "over-http"}})
+	if err != nil || len(res.Content) != 1 || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "over-http") {
+		t.Fatalf("echo: %v %v", res, err)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "get-sum", Arguments: map[string]any{"a": 2, "b": 40}})
+	if err != nil || len(res.Content) != 1 || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "42") {
+		t.Fatalf("get-sum: %v %v", res, err)
+	}
+	if asked {
+		t.Error("a request of the server reached the client")
+	}
+}

@@ -62,7 +62,9 @@ func BenchmarkFirstCall(b *testing.B) {
 
 // BenchmarkRead4KiB times a read of a 4 KiB file in a running session,
 // end to end from the go-sdk client over stdio, against os.ReadFile of
-// the same file, and counts the session's processes.
+// the same file, and counts the session's processes (serve and all it
+// started: the client is not counted) with their CPU time and context
+// switches a call.
 func BenchmarkRead4KiB(b *testing.B) {
 	files, command := benchSession(b)
 	cs, serve := connectCmd(b, nil, command...)
@@ -73,7 +75,8 @@ func BenchmarkRead4KiB(b *testing.B) {
 			b.Fatalf("read: %v", err)
 		}
 	}
-	procs := 1 + len(descendants(serve.Process.Pid))
+	pids := append([]int{serve.Process.Pid}, descendants(serve.Process.Pid)...)
+	before := usages(pids)
 	var link, base []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -88,8 +91,11 @@ func BenchmarkRead4KiB(b *testing.B) {
 		}
 		base = append(base, time.Since(start))
 	}
+	after := usages(pids)
 	report(b, p50(link), p50(base))
-	b.ReportMetric(float64(procs), "procs")
+	b.ReportMetric(float64(len(pids)), "procs")
+	b.ReportMetric(float64(after.cpuNS-before.cpuNS)/float64(b.N), "session-cpu-ns/op")
+	b.ReportMetric(float64(after.switches-before.switches)/float64(b.N), "switches/op")
 }
 
 func p50(d []time.Duration) float64 {

@@ -88,7 +88,9 @@
 // Holds: the sandbox's network grants, its socket, its own secret (the
 // SOCKS5 password and the sealed routes' path secret), and (through
 // Config.Routes) the routes of Link's own bridges. May: resolve names,
-// dial checked TCP addresses, accept on its own socket. Trusts: the
+// dial checked TCP addresses, accept on its own socket, and ask its
+// [SealedSource] (the keybroker, on a channel it was handed) for a
+// sealed secret's value at each request on that secret's route. Trusts: the
 // grants it was started with and the owner's HOME folder; nothing a
 // sandboxed client sends. Refuses: every host, port and address class
 // not granted; metadata services and this machine's own addresses

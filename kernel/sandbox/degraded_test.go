@@ -14,28 +14,31 @@ import (
 	"lnk.dev/lnk/internal/testenv"
 )
 
-// A kernel without landlock, for real: the test binary, started again
-// with withoutLandlockEnv set, installs a seccomp filter on itself that
-// makes landlock_create_ruleset fail with ENOSYS, as on a kernel built
-// without it, and execs lnk. Everything lnk then starts (bubblewrap,
-// lnk-init, the command) inherits the filter: for that process tree the
-// kernel has no landlock. Nothing in lnk is told it is a test.
+// A kernel without landlock (or seccomp), for real: the test binary,
+// started again with withoutEnv set, installs a seccomp filter on itself
+// that makes landlock_create_ruleset fail with ENOSYS, as on a kernel
+// built without landlock (or seccomp(2) ENOSYS and prctl's PR_GET_SECCOMP
+// and PR_SET_SECCOMP EINVAL, as on one built without seccomp), and execs
+// lnk. Everything lnk then starts (bubblewrap, lnk-init, the command)
+// inherits the filter: for that process tree the kernel lacks the
+// feature. Nothing in lnk is told it is a test.
 
-const withoutLandlockEnv = "LNK_TEST_EXEC_WITHOUT_LANDLOCK"
+const withoutEnv = "LNK_TEST_EXEC_WITHOUT" // "landlock <argv as JSON>" or "seccomp <argv as JSON>"
 
 func init() {
-	v := os.Getenv(withoutLandlockEnv)
+	v := os.Getenv(withoutEnv)
 	if v == "" {
 		return
 	}
+	what, js, _ := strings.Cut(v, " ")
 	var argv []string
-	if err := json.Unmarshal([]byte(v), &argv); err != nil || len(argv) == 0 {
-		os.Stderr.WriteString("bad " + withoutLandlockEnv + "\n")
+	if err := json.Unmarshal([]byte(js), &argv); err != nil || len(argv) == 0 || (what != "landlock" && what != "seccomp") {
+		os.Stderr.WriteString("bad " + withoutEnv + "\n")
 		os.Exit(99)
 	}
-	os.Unsetenv(withoutLandlockEnv)
+	os.Unsetenv(withoutEnv)
 	runtime.LockOSThread() // the filter and NO_NEW_PRIVS are this thread's; it execs
-	if err := denyLandlock(); err != nil {
+	if err := deny(what); err != nil {
 		os.Stderr.WriteString("seccomp: " + err.Error() + "\n")
 		os.Exit(99)
 	}
@@ -44,21 +47,40 @@ func init() {
 	os.Exit(99)
 }
 
-// denyLandlock installs: on x86-64, landlock_create_ruleset -> ENOSYS;
-// every other call allowed.
-func denyLandlock() error {
+// deny installs, on x86-64, a filter taking what away; every other call
+// is allowed.
+func deny(what string) error {
 	const (
 		archX8664 = 0xc000003e
 		retAllow  = 0x7fff0000
 		retErrno  = 0x00050000
 	)
-	prog := []unix.SockFilter{
-		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 4},                        // arch
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: archX8664, Jt: 0, Jf: 3}, // other arch: allow
-		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 0},                        // nr
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_LANDLOCK_CREATE_RULESET, Jt: 0, Jf: 1},
-		{Code: unix.BPF_RET | unix.BPF_K, K: retErrno | uint32(unix.ENOSYS)},
-		{Code: unix.BPF_RET | unix.BPF_K, K: retAllow},
+	ld := func(k uint32) unix.SockFilter {
+		return unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: k}
+	}
+	jeq := func(k uint32, jt, jf uint8) unix.SockFilter {
+		return unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: k, Jt: jt, Jf: jf}
+	}
+	ret := func(k uint32) unix.SockFilter { return unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: k} }
+	var prog []unix.SockFilter
+	if what == "landlock" {
+		prog = []unix.SockFilter{
+			ld(4), jeq(archX8664, 0, 3), // another arch: allow
+			ld(0), jeq(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 1),
+			ret(retErrno | uint32(unix.ENOSYS)),
+			ret(retAllow),
+		}
+	} else {
+		prog = []unix.SockFilter{
+			ld(4), jeq(archX8664, 0, 8), // another arch: allow
+			ld(0), jeq(unix.SYS_SECCOMP, 5, 0),
+			jeq(unix.SYS_PRCTL, 0, 5),
+			ld(16), // prctl's option (args[0], low half)
+			jeq(unix.PR_GET_SECCOMP, 1, 0), jeq(unix.PR_SET_SECCOMP, 0, 2),
+			ret(retErrno | uint32(unix.EINVAL)),
+			ret(retErrno | uint32(unix.ENOSYS)),
+			ret(retAllow),
+		}
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return err
@@ -71,8 +93,8 @@ func denyLandlock() error {
 	return nil
 }
 
-// lnkWithoutLandlock runs lnk args under that filter.
-func lnkWithoutLandlock(t *testing.T, args ...string) (int, string, string) {
+// lnkWithout runs lnk args under the filter taking what away.
+func lnkWithout(t *testing.T, what string, args ...string) (int, string, string) {
 	t.Helper()
 	testenv.Require(t, runtime.GOARCH == "amd64", "x86-64 (the test's seccomp filter is written for it)")
 	testenv.Bin(t, "lnk-init")
@@ -82,7 +104,7 @@ func lnkWithoutLandlock(t *testing.T, args ...string) (int, string, string) {
 	}
 	argv, _ := json.Marshal(append([]string{testenv.Bin(t, "lnk")}, args...))
 	cmd := exec.Command(self, "-test.run=^$")
-	cmd.Env = append(os.Environ(), withoutLandlockEnv+"="+string(argv))
+	cmd.Env = append(os.Environ(), withoutEnv+"="+what+" "+string(argv))
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.WaitDelay = 20 * time.Second
@@ -104,15 +126,15 @@ func lnkWithoutLandlock(t *testing.T, args ...string) (int, string, string) {
 // while seccomp still holds.
 func TestRefusedWithoutLandlockUnlessDegraded(t *testing.T) {
 	w := newWorld(t)
-	code, _, errs := lnkWithoutLandlock(t, "sandbox", "run", "--internet=false", "--", "sh", "-c", "exit 0")
+	code, _, errs := lnkWithout(t, "landlock", "sandbox", "run", "--internet=false", "--", "sh", "-c", "exit 0")
 	if code != 5 || !strings.Contains(errs, "landlock") || !strings.Contains(errs, "--degraded") {
 		t.Fatalf("without landlock: exit %d, %q; want 5 naming landlock and --degraded", code, errs)
 	}
 	if got := auditLines(t, w.home, "refuse", "landlock"); got != 1 {
 		t.Fatalf("the refusal was logged %d times, want once", got)
 	}
-	script := `id -u >/dev/null && echo RAN-UNLISTED; unshare -U true 2>/dev/null && echo UNSHARED; echo DONE`
-	code, out, errs := lnkWithoutLandlock(t, "sandbox", "run", "--degraded", "--json-status", "--internet=false",
+	script := `id -u >/dev/null && echo RAN-UNLISTED; unshare -U sh -c 'echo UNSHARED' 2>/dev/null; echo DONE`
+	code, out, errs := lnkWithout(t, "landlock", "sandbox", "run", "--degraded", "--json-status", "--internet=false",
 		"--command", "unshare", "--", "sh", "-c", script)
 	if code != 0 || !strings.Contains(out, "DONE") {
 		t.Fatalf("--degraded: exit %d, out %q, err %q", code, out, errs)
@@ -134,5 +156,40 @@ func TestRefusedWithoutLandlockUnlessDegraded(t *testing.T) {
 	code, out, _ = lnk(t, "sandbox", "run", "--internet=false", "--", "sh", "-c", script)
 	if code != 0 || strings.Contains(out, "RAN-UNLISTED") {
 		t.Fatalf("with landlock: exit %d, %q; an unlisted program ran", code, out)
+	}
+}
+
+// TestRefusedWithoutSeccompUnlessDegraded: the same on a kernel without
+// seccomp: refused (exit 5) naming it and logged once; with --degraded it
+// runs, says so and logs it, and the command really runs without the
+// filter (unshare(CLONE_NEWUSER), which the filter refuses, works) while
+// landlock still holds (a program [commands] leaves out does not run).
+func TestRefusedWithoutSeccompUnlessDegraded(t *testing.T) {
+	w := newWorld(t)
+	code, _, errs := lnkWithout(t, "seccomp", "sandbox", "run", "--internet=false", "--", "sh", "-c", "exit 0")
+	if code != 5 || !strings.Contains(errs, "lacks seccomp,") {
+		t.Fatalf("without seccomp: exit %d, %q; want 5 naming seccomp alone", code, errs)
+	}
+	if got := auditLines(t, w.home, "refuse", "seccomp"); got != 1 {
+		t.Fatalf("the refusal was logged %d times, want once", got)
+	}
+	script := `id -u >/dev/null 2>&1 && echo RAN-UNLISTED; unshare -U sh -c 'echo UNSHARED'; echo DONE`
+	code, out, errs := lnkWithout(t, "seccomp", "sandbox", "run", "--degraded", "--json-status", "--internet=false",
+		"--command", "unshare", "--", "sh", "-c", script)
+	if code != 0 || !strings.Contains(out, "DONE") {
+		t.Fatalf("--degraded: exit %d, out %q, err %q", code, out, errs)
+	}
+	if !strings.Contains(errs, "degraded: running without seccomp") || !strings.Contains(errs, `"seccomp":false`) ||
+		!strings.Contains(errs, `"landlock":true`) {
+		t.Fatalf("--degraded did not say what it runs without: %q", errs)
+	}
+	if !strings.Contains(out, "UNSHARED") {
+		t.Fatalf("unshare(CLONE_NEWUSER) was refused: seccomp was not really absent (%q, %q)", out, errs)
+	}
+	if strings.Contains(out, "RAN-UNLISTED") {
+		t.Fatalf("a program [commands] leaves out ran: landlock did not hold under --degraded (%q)", out)
+	}
+	if got := auditLines(t, w.home, "warn", "degraded"); got != 1 {
+		t.Fatalf("the degraded start was logged %d times, want once", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"lnk.dev/lnk/caps"
 )
@@ -249,4 +250,32 @@ func TestSOCKSSameRulesAsConnect(t *testing.T) {
 			}
 		})
 	}
+}
+
+// SOCKS5 shares CONNECT's limits: a local model's port is never
+// tunnelled, and [internet] per_minute counts SOCKS5 tunnels too.
+func TestSOCKSLocalModelAndRate(t *testing.T) {
+	echo := echoServer(t, "127.0.0.1:0")
+	port := portOf(t, echo)
+	model := echoServer(t, "127.0.0.1:0")
+	modelPort := portOf(t, model)
+	tp := startProxy(t, caps.Compiled{LocalhostPorts: []uint16{port, modelPort}, Internet: caps.Internet{PerMinute: 1}}, func(c *Config) {
+		c.SOCKSSecret = socksSecret
+		c.LocalModelPorts = []uint16{modelPort}
+		frozen := time.Now()
+		c.Now = func() time.Time { return frozen }
+	})
+	c, _ := socksHandshake(t, tp, []byte{2}, "lnk", socksSecret)
+	if code := socksAsk(t, c, socksDomainReq(1, "127.0.0.1", modelPort)); code != socksNotAllowed {
+		t.Fatalf("a local model's port: reply %#x", code)
+	}
+	tp.log.waitFor(t, func(e Event) bool { return e.Kind == "socks" && e.Rule == KindRoute && e.Port == modelPort })
+	for i, want := range []byte{socksOK, socksNotAllowed} {
+		c, _ := socksHandshake(t, tp, []byte{2}, "lnk", socksSecret)
+		if code := socksAsk(t, c, socksDomainReq(1, "127.0.0.1", port)); code != want {
+			t.Fatalf("tunnel %d: reply %#x, want %#x", i+1, code, want)
+		}
+		c.Close()
+	}
+	tp.log.waitFor(t, func(e Event) bool { return e.Kind == "socks" && e.Rule == KindRate && e.Status == 429 })
 }

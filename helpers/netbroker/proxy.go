@@ -188,6 +188,10 @@ func (p *Proxy) untrack(ln net.Listener, c net.Conn) {
 	delete(p.conns, c)
 }
 
+// readers are the 4 KiB request readers, kept for the next connection:
+// nothing holds one after serveConn returns.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
+
 // serveConn reads one request and answers it: a tunnel, a forwarded
 // request or a route. One request per connection keeps every decision
 // tied to one line of the log.
@@ -202,7 +206,9 @@ func (p *Proxy) serveConn(c net.Conn) {
 	}
 	c.SetReadDeadline(time.Now().Add(p.cfg.HeaderTimeout))
 	rec := &recordingReader{r: c, left: p.cfg.MaxHeaderBytes}
-	br := bufio.NewReaderSize(rec, 4096)
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(rec)
+	defer func() { br.Reset(nil); readers.Put(br) }()
 	if isSOCKS(br) {
 		p.socks(c, br)
 		return

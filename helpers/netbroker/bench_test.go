@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -157,32 +156,11 @@ func BenchmarkConnectsPerSecond(b *testing.B) {
 	ln := echoBench(b)
 	port := uint16(ln.Addr().(*net.TCPAddr).Port)
 	sock := benchProxy(b, port)
-	rate := func(m *measure, dial func() (net.Conn, error)) float64 {
-		var n atomic.Int64
-		m.run(func() error {
-			b.RunParallel(func(pb *testing.PB) {
-				buf := make([]byte, 1)
-				for pb.Next() {
-					c, err := dial()
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					c.Write(buf)
-					io.ReadFull(c, buf)
-					c.Close()
-					n.Add(1)
-				}
-			})
-			return nil
-		})
-		return float64(n.Load())
-	}
 	var link, base measure
 	var linkN, baseN float64
 	for i := 0; i < 2; i++ { // in turns, twice: the machine's load shifts
-		linkN += rate(&link, func() (net.Conn, error) { return viaProxy(sock, port) })
-		baseN += rate(&base, func() (net.Conn, error) { return direct(port) })
+		linkN += connects(b, &link, func() (net.Conn, error) { return viaProxy(sock, port) })
+		baseN += connects(b, &base, func() (net.Conn, error) { return direct(port) })
 	}
 	linkRate, baseRate := linkN/link.wall.Seconds(), baseN/base.wall.Seconds()
 	b.ReportMetric(linkRate, "link-connects/s") // target ≥ 5,000

@@ -1,8 +1,12 @@
 package netbroker
 
 import (
+	"io"
 	"net"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -90,4 +94,37 @@ func inTurns(b *testing.B, pairs int, base, link *measure, runBase, runLink func
 		ratios = append(ratios, float64(base.wall-b0)/float64(link.wall-l0))
 	}
 	return ratios
+}
+
+// connects opens max(b.N, 3000) tunnels, each echoing one byte, from
+// GOMAXPROCS clients at once, timed by m, and returns how many it
+// opened. The floor keeps a short benchmark run from measuring little
+// but its start.
+func connects(b *testing.B, m *measure, dial func() (net.Conn, error)) float64 {
+	var left, done atomic.Int64
+	left.Store(int64(max(b.N, 3000)))
+	m.run(func() error {
+		var wg sync.WaitGroup
+		for range runtime.GOMAXPROCS(0) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				buf := make([]byte, 1)
+				for left.Add(-1) >= 0 {
+					c, err := dial()
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					c.Write(buf)
+					io.ReadFull(c, buf)
+					c.Close()
+					done.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		return nil
+	})
+	return float64(done.Load())
 }

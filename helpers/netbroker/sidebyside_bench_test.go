@@ -2,7 +2,6 @@ package netbroker
 
 import (
 	"net"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -43,32 +42,11 @@ func BenchmarkSmokescreenConnects(b *testing.B) {
 	port := uint16(ln.Addr().(*net.TCPAddr).Port)
 	ss, pid := smokescreen(b, port)
 	sock := loggingProxy(b, port)
-	rate := func(m *measure, network, addr string) float64 {
-		var n atomic.Int64
-		m.run(func() error {
-			b.RunParallel(func(pb *testing.PB) {
-				buf := []byte{1}
-				for pb.Next() {
-					c, err := connectVia(network, addr, port)
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					c.Write(buf)
-					c.Read(buf)
-					c.Close()
-					n.Add(1)
-				}
-			})
-			return nil
-		})
-		return float64(n.Load())
-	}
 	link, smoke := measure{}, measure{also: func() time.Duration { return childCPU(pid) }}
 	var linkN, smokeN float64
 	for i := 0; i < 2; i++ { // in turns, twice: the machine's load shifts
-		linkN += rate(&link, "unix", sock)
-		smokeN += rate(&smoke, "tcp", ss)
+		linkN += connects(b, &link, func() (net.Conn, error) { return connectVia("unix", sock, port) })
+		smokeN += connects(b, &smoke, func() (net.Conn, error) { return connectVia("tcp", ss, port) })
 	}
 	linkRate, smokeRate := linkN/link.wall.Seconds(), smokeN/smoke.wall.Seconds()
 	b.ReportMetric(linkRate, "link-connects/s")

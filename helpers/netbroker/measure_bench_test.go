@@ -97,7 +97,8 @@ func inTurns(b *testing.B, pairs int, base, link *measure, runBase, runLink func
 }
 
 // connects opens max(b.N, 3000) tunnels, each echoing one byte, from
-// GOMAXPROCS clients at once, timed by m, and returns how many it
+// 4×GOMAXPROCS clients at once (so the proxy, not the clients' round
+// trips, is what waits), timed by m, and returns how many it
 // opened. The floor keeps a short benchmark run from measuring little
 // but its start.
 func connects(b *testing.B, m *measure, dial func() (net.Conn, error)) float64 {
@@ -105,7 +106,7 @@ func connects(b *testing.B, m *measure, dial func() (net.Conn, error)) float64 {
 	left.Store(int64(max(b.N, 3000)))
 	m.run(func() error {
 		var wg sync.WaitGroup
-		for range runtime.GOMAXPROCS(0) {
+		for range 4 * runtime.GOMAXPROCS(0) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

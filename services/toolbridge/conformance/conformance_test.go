@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -213,6 +214,9 @@ func buildEverythingServer(t *testing.T) string {
 		return p
 	}
 	gobin, err := exec.LookPath("go")
+	if err != nil && runtime.GOROOT() != "" { // go test's own, when PATH lacks it
+		gobin, err = exec.LookPath(filepath.Join(runtime.GOROOT(), "bin", "go"))
+	}
 	testenv.Require(t, err == nil, "the go toolchain, to build go-sdk's conformance everything-server")
 	out := filepath.Join(t.TempDir(), "everything-server")
 	cmd := exec.Command(gobin, "build", "-o", out, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")

@@ -67,7 +67,11 @@ func everythingOverHTTP(t *testing.T) string {
 // (`lnk sandbox tool add everything --url …`: Link's own remote client
 // runs outside as a stdio server): a go-sdk client offering sampling,
 // elicitation and roots lists and calls through the bridge, and none of
-// the server's tools that ask the client reaches it.
+// the server's tools that ask the client reaches it. (Reached directly,
+// server-everything 2026.8.31 lists get-roots-list,
+// trigger-elicitation-request and trigger-sampling-request to this very
+// client: they are missing here only because the bridge strips the
+// client's capabilities.)
 func TestServerEverythingOverHTTPThroughTheBridge(t *testing.T) {
 	url := everythingOverHTTP(t)
 	r := newRig(t, map[string]caps.Tool{"everything": {AskNone: true}}, Settings{})

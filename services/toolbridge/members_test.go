@@ -118,3 +118,16 @@ func TestMayHaveMeta(t *testing.T) {
 		}
 	}
 }
+
+// An answer the server wrote with spaces around it reaches the client as
+// the object alone, so it is served as application/json.
+func TestAnswerWithSpacesAroundIsTheObject(t *testing.T) {
+	s := &server{waiting: map[uint64]chan answer{}}
+	ch := make(chan answer, 1)
+	s.waiting[3] = ch
+	s.dispatch([]byte(" \t{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}} \r"))
+	got := string(withID(<-ch, json.RawMessage(`"c"`)))
+	if got != `{"jsonrpc":"2.0","id":"c","result":{}}` {
+		t.Fatalf("%q", got)
+	}
+}

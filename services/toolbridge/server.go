@@ -138,6 +138,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 }
 
 func (s *server) dispatch(line []byte) {
+	line = bytes.TrimSpace(line) // an answer passed on starts with its '{' (writeReply's type)
 	f, err := readAnswer(line)
 	if err != nil || f.dup {
 		return // not one JSON-RPC message: the server's noise stays outside

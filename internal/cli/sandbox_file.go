@@ -10,6 +10,7 @@ import (
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/cloexec"
+	"lnk.dev/lnk/kernel/sandbox"
 	"lnk.dev/lnk/services/filetool/grants"
 )
 
@@ -57,7 +58,9 @@ Calls are JSON lines on stdin, answers on stdout. lnk-file-tool serve
 				if err != nil {
 					return err
 				}
-				s, err := buildSandbox(fs.Grants, fs.Argv, degraded, nil, tool)
+				// apply starts no child and needs no network: it is the
+				// sandbox's PID 1, one process fewer in each session.
+				s, err := buildSandboxWith(fs.Grants, fs.Argv, degraded, nil, func(o *sandbox.Options) { o.AsPid1 = true }, tool)
 				if err != nil {
 					return err
 				}

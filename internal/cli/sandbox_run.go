@@ -67,6 +67,12 @@ func (s *sandboxSpec) compile(c *cobra.Command) (*caps.Compiled, error) {
 
 // buildSandbox builds the sandbox for argv, mapping refusals to exit codes.
 func buildSandbox(comp *caps.Compiled, argv []string, degraded bool, proxy *sandbox.Proxy, extra ...string) (*sandbox.Sandbox, error) {
+	return buildSandboxWith(comp, argv, degraded, proxy, nil, extra...)
+}
+
+// buildSandboxWith is buildSandbox with the options adjusted by with
+// (nil: as they are) before the sandbox is built.
+func buildSandboxWith(comp *caps.Compiled, argv []string, degraded bool, proxy *sandbox.Proxy, with func(*sandbox.Options), extra ...string) (*sandbox.Sandbox, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -80,6 +86,9 @@ func buildSandbox(comp *caps.Compiled, argv []string, degraded bool, proxy *sand
 		opt.ProxySocket = proxy.Socket
 		opt.ToolRoute = proxy.ToolRoute // the tool bridge's, when there is one (sandbox_bridge.go)
 		opt.Proxy = proxy               // its secret and sealed secrets (sandbox_sealed.go)
+	}
+	if with != nil {
+		with(&opt)
 	}
 	s, err := sandbox.Build(comp, opt)
 	var missing *sandbox.MissingError

@@ -30,6 +30,12 @@ type Options struct {
 	ExtraExec   []string // host programs bound in read-only at their own path and executable (the probes)
 	ToolRoute   string   // the tool bridge's route prefix (Proxy.ToolRoute): sets $LNK_TOOL_<NAME>
 	Proxy       *Proxy   // the started proxy: its secret and sealed secrets' variables (env.go, addProxyEnv)
+
+	// AsPid1 makes the command the sandbox's PID 1 (bwrap --as-pid-1), one
+	// process fewer: only for a command that starts no child of its own
+	// (nothing would reap it) and needs no relay (lnk-init then execs it).
+	// Ignored where a relay runs.
+	AsPid1 bool
 }
 
 // Sandbox is a built sandbox, ready to Exec or Start once.
@@ -117,6 +123,9 @@ func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
 			s.Plan.Relay = &initstage.Relay{Port: relay, Socket: proxyInside}
 			s.Plan.ConnectTCP = []uint16{relay}
 		}
+	}
+	if opt.AsPid1 && s.Plan.Relay == nil {
+		s.args = append(s.args, "--as-pid-1")
 	}
 	s.args = append(s.args, "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
 	sys, readable := systemArgs()

@@ -65,9 +65,13 @@ func BenchmarkFirstCall(b *testing.B) {
 // the same file, and counts the session's processes (serve and all it
 // started: the client is not counted) with their CPU time and context
 // switches a call.
+//
+// The session is the one Link runs for an agent: serve --agent, whose
+// sandbox (lnk sandbox file) makes apply its PID 1.
 func BenchmarkRead4KiB(b *testing.B) {
-	files, command := benchSession(b)
-	cs, serve := connectCmd(b, nil, command...)
+	_, files, _ := serveAgent(b)
+	os.WriteFile(filepath.Join(files, "4k.txt"), []byte(strings.Repeat("0123456789abcde\n", 256)), 0o600)
+	cs, serve := connectCmd(b, []string{"--agent", "ada"})
 	ctx := context.Background()
 	args := &mcp.CallToolParams{Name: "read", Arguments: map[string]any{"path": "4k.txt"}}
 	for i := 0; i < 20; i++ { // the sandbox started, everything warm

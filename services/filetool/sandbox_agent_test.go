@@ -12,7 +12,7 @@ import (
 
 // serveAgent is `lnk-file-tool serve --agent ada` for a test HOME where
 // ada exists, connected to the go-sdk client.
-func serveAgent(t *testing.T) (home, files, own string) {
+func serveAgent(t testing.TB) (home, files, own string) {
 	t.Helper()
 	requireSandbox(t)
 	testenv.Bin(t, "lnk")

@@ -118,10 +118,10 @@ func TestConformanceSuiteThroughTheBridge(t *testing.T) {
 	if runErr != nil || !strings.Contains(out.String(), "Baseline check passed") {
 		t.Errorf("the suite's baseline check: %v\n%s", runErr, out.String())
 	}
-	if t.Failed() {
-		t.Logf("suite output:\n%s", out.String())
-	}
 	b, err := os.ReadFile(filepath.Join(home, ".lnk", "log", "audit.log"))
+	if t.Failed() {
+		t.Logf("suite output:\n%s\naudit log:\n%s", out.String(), b)
+	}
 	if err != nil || !strings.Contains(string(b), `"request":"mcp test_simple_text","route":"tool conformance (sandbox conformance-`) {
 		t.Errorf("the audit log lacks the suite's test_simple_text call: %v\n%s", err, b)
 	}
@@ -182,7 +182,7 @@ func scenarioResults(t *testing.T, dir string) (failed, ran []string) {
 		if err != nil {
 			t.Fatalf("results of %s: %v", e.Name(), err)
 		}
-		var checks []struct{ Status string }
+		var checks []struct{ Status, ErrorMessage string }
 		if err := json.Unmarshal(b, &checks); err != nil {
 			t.Fatalf("results of %s: %v", e.Name(), err)
 		}
@@ -194,6 +194,7 @@ func scenarioResults(t *testing.T, dir string) (failed, ran []string) {
 		ran = append(ran, name)
 		for _, c := range checks {
 			if c.Status == "FAILURE" {
+				t.Logf("%s: %s", name, c.ErrorMessage)
 				failed = append(failed, name)
 				break
 			}

@@ -75,6 +75,7 @@ echo "other=${OTHER_KEY:-none}"
 curl -s -m 20 -H "Authorization: Bearer $API_KEY" http://127.0.0.1:%[1]d/; echo
 curl -s -m 20 -x "$ALL_PROXY" -H "Authorization: Bearer $API_KEY" http://127.0.0.1:%[1]d/; echo
 echo "route=$(curl --noproxy '*' -s -m 20 -H "Authorization: Bearer $API_KEY" "${LNK_SEALED_API_KEY_URL}v1/models")"
+echo "route-via-proxy=$(curl -s -m 20 -H "Authorization: Bearer $API_KEY" "${LNK_SEALED_API_KEY_URL}v1/models")"
 echo "other-route=$(curl --noproxy '*' -s -m 20 "${LNK_SEALED_API_KEY_URL%%API_KEY/}OTHER_KEY/v1/models")"
 echo READY
 read line
@@ -160,6 +161,9 @@ read line
 	}
 	if !strings.Contains(lines["route"], "api.localhost resolves to a loopback address") {
 		t.Errorf("the route did not get the value from the keybroker and judge its host: %q", lines["route"])
+	}
+	if lines["route-via-proxy"] != lines["route"] {
+		t.Errorf("the route asked through HTTP_PROXY (no --noproxy) answered %q, not as asked directly: %q", lines["route-via-proxy"], lines["route"])
 	}
 	if !strings.Contains(lines["other-route"], "no sealed secret of that name") {
 		t.Errorf("a secret not granted: %q", lines["other-route"])

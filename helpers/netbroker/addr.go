@@ -2,6 +2,7 @@ package netbroker
 
 import (
 	"net/netip"
+	"strings"
 )
 
 // Class is what an address is, for the proxy's rules. The zero value is
@@ -37,7 +38,15 @@ var classNames = [...]string{
 	Broadcast:   "broadcast address",
 	Reserved:    "reserved address",
 	Metadata:    "cloud metadata address",
-	Own:         "this machine's own address",
+	Own:         "address of this machine's own",
+}
+
+// article is the indefinite article that goes before the class's name.
+func (c Class) article() string {
+	if strings.ContainsRune("aeiou", rune(c.String()[0])) {
+		return "an"
+	}
+	return "a"
 }
 
 func (c Class) String() string {

@@ -94,6 +94,11 @@ func TestParseTarget(t *testing.T) {
 		{"GET", "HTTP://example.com:8080", Forward, "example.com", 8080, "/"},
 		{"GET", "http://example.com?q", Forward, "example.com", 80, "/?q"},
 		{"POST", "/_link/s/abc/mcp/x", Route, "", 0, "/_link/s/abc/mcp/x"},
+		// The sandbox's own 127.0.0.1 sent through HTTP_PROXY: the route.
+		{"POST", "http://127.0.0.1:3128/_link/s/abc/mcp/x", Route, "", 0, "/_link/s/abc/mcp/x"},
+		{"POST", "http://localhost:3128/_link/s/abc/sealed/K/v1", Route, "", 0, "/_link/s/abc/sealed/K/v1"},
+		{"POST", "http://[::1]:3128/_link/s/abc/mcp/x", Route, "", 0, "/_link/s/abc/mcp/x"},
+		{"GET", "http://example.com/_link/x", Forward, "example.com", 80, "/_link/x"},
 	}
 	for _, g := range good {
 		tg, err := ParseTarget(g.method, g.uri)
@@ -113,6 +118,7 @@ func TestParseTarget(t *testing.T) {
 		{"GET", "/index.html"}, {"GET", "example.com/"}, {"GET", "http://example.com/#frag"},
 		{"GET", "/_link/../etc"}, {"GET", "/_link/a/../../x"}, {"GET", "http://exa%6dple.com/"},
 		{"GET", "http://[::1/"}, {"GET", "http://example.com:80:80/"},
+		{"GET", "http://127.0.0.1:3128/_link/a/../../x"},
 	} {
 		if tg, err := ParseTarget(b[0], b[1]); err == nil {
 			t.Errorf("%s %s = %+v, want a refusal", b[0], b[1], tg)

@@ -73,7 +73,7 @@ func TestRefusesOwnAddress(t *testing.T) {
 		c.Own = nil // this namespace's own: 203.0.113.10 is on its loopback
 	})
 	resp, body, _, _ := tp.ask(t, "CONNECT api.example.test:443 HTTP/1.1\r\n\r\n")
-	if resp.StatusCode != 403 || !strings.Contains(body, "this machine's own address") {
+	if resp.StatusCode != 403 || !strings.Contains(body, "an address of this machine's own") {
 		t.Fatalf("got %s %q", resp.Status, body)
 	}
 }

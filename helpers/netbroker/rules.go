@@ -199,9 +199,9 @@ func (r *Rules) refuseLocalhost(port uint16) error {
 // reaching h.
 func (r *Rules) refuseAddress(h Host, port uint16, c Class) error {
 	ref := &Refusal{Status: 403, Kind: KindAddress, Class: c,
-		Reason: fmt.Sprintf("%s resolves to a %s, which the proxy never dials without a grant", h, c)}
+		Reason: fmt.Sprintf("%s resolves to %s %s, which the proxy never dials without a grant", h, c.article(), c)}
 	if h.IsAddr() {
-		ref.Reason = fmt.Sprintf("%s is a %s, which the proxy never dials without a grant", h, c)
+		ref.Reason = fmt.Sprintf("%s is %s %s, which the proxy never dials without a grant", h, c.article(), c)
 	}
 	switch c {
 	case Loopback:
@@ -209,9 +209,9 @@ func (r *Rules) refuseAddress(h Host, port uint16, c Class) error {
 	case Private, CGNAT, LinkLocal:
 		ref.Hint = fmt.Sprintf("lnk agent allow %s --lan-host %s", r.Agent, h)
 	case Metadata, Own:
-		ref.Reason = fmt.Sprintf("%s is a %s: never reachable from a sandbox", h, c)
+		ref.Reason = fmt.Sprintf("%s is %s %s: never reachable from a sandbox", h, c.article(), c)
 		if !h.IsAddr() {
-			ref.Reason = fmt.Sprintf("%s resolves to a %s: never reachable from a sandbox", h, c)
+			ref.Reason = fmt.Sprintf("%s resolves to %s %s: never reachable from a sandbox", h, c.article(), c)
 		}
 	}
 	return ref

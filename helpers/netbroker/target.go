@@ -53,10 +53,7 @@ func ParseTarget(method, uri string) (Target, error) {
 		if !strings.HasPrefix(uri, RoutePrefix) {
 			return Target{}, malformed("this is a proxy: send an absolute http:// URL or CONNECT host:port")
 		}
-		if strings.ContainsAny(uri, "#\\") || strings.Contains(uri, "/../") || strings.Contains(uri, "/./") || strings.HasSuffix(uri, "/..") {
-			return Target{}, malformed("a route's path may hold no fragment, backslash or dot segment")
-		}
-		return Target{Kind: Route, Path: uri}, nil
+		return routeTarget(uri)
 	}
 	scheme, rest, ok := strings.Cut(uri, "://")
 	if !ok {
@@ -84,7 +81,29 @@ func ParseTarget(method, uri string) (Target, error) {
 	if err != nil {
 		return Target{}, err
 	}
+	if strings.HasPrefix(path, RoutePrefix) && isLoopback(h) {
+		// A client that sends even the sandbox's own 127.0.0.1 through
+		// HTTP_PROXY asks for $LNK_TOOL_<NAME> this way: the proxy's own
+		// route, never a forward to the host's loopback.
+		return routeTarget(path)
+	}
 	return Target{Kind: Forward, Host: h, Port: port, Path: path}, nil
+}
+
+// routeTarget is a request for one of Link's own routes at path.
+func routeTarget(path string) (Target, error) {
+	if strings.ContainsAny(path, "#\\") || strings.Contains(path, "/../") || strings.Contains(path, "/./") || strings.HasSuffix(path, "/..") {
+		return Target{}, malformed("a route's path may hold no fragment, backslash or dot segment")
+	}
+	return Target{Kind: Route, Path: path}, nil
+}
+
+// isLoopback reports localhost, or an address of the loopback range.
+func isLoopback(h Host) bool {
+	if h.IsAddr() {
+		return h.Addr.Unmap().IsLoopback()
+	}
+	return h.Name == "localhost"
 }
 
 // parseAuthority splits host[:port]; with def 0 the port is required.

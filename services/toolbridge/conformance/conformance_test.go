@@ -73,7 +73,7 @@ func TestConformanceSuiteThroughTheBridge(t *testing.T) {
 	for _, args := range [][]string{
 		{"agent", "create", "conformance"},
 		{"agent", "allow", "conformance", "--tool", "conformance", "--ask", "none", "--read", peers, "--read", filepath.Dir(baselineFile),
-			"--write", results, "--command", node, "--command", "/bin/sh", "--command", "/usr/bin/env"},
+			"--write", results, "--command", node, "--command", "/bin/sh"},
 	} {
 		c := exec.Command(lnk, args...)
 		c.Env = append(os.Environ(), "HOME="+home)
@@ -81,9 +81,9 @@ func TestConformanceSuiteThroughTheBridge(t *testing.T) {
 			t.Fatalf("lnk %v: %v\n%s", args, err, b)
 		}
 	}
-	// NO_PROXY: the suite's client (undici) would otherwise send the
-	// route's URL to the proxy in absolute form (see the inspector test).
-	script := "exec env NO_PROXY=127.0.0.1 no_proxy=127.0.0.1 " + shQuote(node) + " " + shQuote(suite) +
+	// The suite's client (undici) goes through the sandbox's HTTP_PROXY,
+	// the route's URL in absolute form.
+	script := "exec " + shQuote(node) + " " + shQuote(suite) +
 		` server --url "$LNK_TOOL_CONFORMANCE" --spec-version ` + specVersion +
 		" --expected-failures " + shQuote(baselineFile) + " -o " + shQuote(results)
 	cmd := exec.Command(lnk, "sandbox", "run", "--agent", "conformance", "--", "/bin/sh", "-c", script)

@@ -51,7 +51,9 @@ func startRelay(r *Relay) error {
 // bind, scoped), then forward every connection on fd 3 to socket.
 func RunRelay(socket string) error {
 	runtime.LockOSThread()
-	closeFrom(4) // before the runtime's poller opens an fd of its own
+	// The relay holds 0–3 alone: lnk-init marked every other fd of its
+	// close-on-exec before starting it (cloexecFrom), and the fds Go's
+	// runtime opens for itself stay open.
 	lf := os.NewFile(3, "relay-listener")
 	l, err := net.FileListener(lf)
 	if err != nil {

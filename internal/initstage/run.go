@@ -19,7 +19,7 @@ func Run(planFD int) error {
 	if err != nil {
 		return err
 	}
-	closeFrom(3)
+	cloexecFrom(3)
 	if p.Relay != nil {
 		if err := startRelay(p.Relay); err != nil {
 			return err
@@ -48,17 +48,20 @@ func readPlan(fd int) (*Plan, error) {
 	return ParsePlan(b)
 }
 
-// closeFrom closes every fd from lo up: nothing of bubblewrap's or the
-// caller's leaks into the command.
-func closeFrom(lo int) {
-	if err := unix.CloseRange(uint(lo), ^uint(0), 0); err == nil {
+// cloexecFrom marks every fd from lo up close-on-exec: nothing of
+// bubblewrap's or the host's reaches the command (or the relay), and the
+// fds Go's runtime opened for itself (its poller, when an inherited stdio
+// was non-blocking) stay open for as long as this process runs. Closing
+// them instead broke the runtime's poller at random.
+func cloexecFrom(lo int) {
+	if err := unix.CloseRange(uint(lo), ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
 		return
 	}
 	ents, _ := os.ReadDir("/proc/self/fd")
 	for _, e := range ents {
 		var fd int
 		if _, err := fmt.Sscan(e.Name(), &fd); err == nil && fd >= lo {
-			unix.Close(fd)
+			unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
 		}
 	}
 }

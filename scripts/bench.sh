@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every benchmark once. Each Link benchmark measures its baseline in
 # the same run (bare bwrap, plain open, direct TCP, a direct call) and
-# reports both beside the ratio: look for the "x-baseline" column.
+# reports both beside the ratio: look for the "x-baseline" column. One
+# package at a time (-p 1), so no benchmark shares the cores with another.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export LNK_BIN="$PWD/bin"
@@ -20,5 +21,5 @@ if [ -z "${LNK_BENCH_NO_INSTALL:-}" ]; then
     (cd / && GOBIN="$ss" GOFLAGS=-mod=mod GOWORK=off go install github.com/stripe/smokescreen@v0.1.0 >&2) || echo "bench: smokescreen v0.1.0 could not be built" >&2
   fi
 fi
-go test -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-1s}" -count 1 -timeout 30m ./... 2>&1 |
+go test -p 1 -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-1s}" -count 1 -timeout 30m ./... 2>&1 |
   grep -E '^(Benchmark|ok|FAIL|---|pkg:)|x-baseline|not measured|panic' || true

@@ -31,6 +31,18 @@ func grantFlags(c *cobra.Command, g *caps.Grants, internet *bool, ask *string) {
 	f.StringArrayVar(&g.Models, "model", nil, "a model the agent may use")
 }
 
+// askFlag sets g's --ask from the flag's value: "none" or nothing.
+func askFlag(ask string, g *caps.Grants, hint string) error {
+	switch ask {
+	case "":
+	case "none":
+		g.ToolAskNone = true
+	default:
+		return Usage(`--ask takes "none"`, hint)
+	}
+	return nil
+}
+
 func grantCommand(verb string, do func(home, name string, g caps.Grants) (*caps.Compiled, error)) func() *cobra.Command {
 	return func() *cobra.Command {
 		var g caps.Grants
@@ -56,12 +68,8 @@ func grantCommand(verb string, do func(home, name string, g caps.Grants) (*caps.
 						g.Internet = &off
 					}
 				}
-				switch ask {
-				case "":
-				case "none":
-					g.ToolAskNone = true
-				default:
-					return Usage(`--ask takes "none"`, "lnk agent "+verb+" AGENT --tool NAME --ask none")
+				if err := askFlag(ask, &g, "lnk agent "+verb+" AGENT --tool NAME --ask none"); err != nil {
+					return err
 				}
 				if g.Empty() {
 					return Usage("nothing to "+verb, "lnk agent "+verb+" --help lists the flags")

@@ -42,6 +42,9 @@ func (s *sandboxSpec) compile(c *cobra.Command) (*caps.Compiled, error) {
 	if c.Flags().Changed("internet") {
 		s.g.Internet = &s.internet
 	}
+	if err := askFlag(s.ask, &s.g, "lnk sandbox run --tool NAME --ask none -- COMMAND"); err != nil {
+		return nil, err
+	}
 	home := os.Getenv("HOME")
 	cwd, _ := os.Getwd()
 	switch {

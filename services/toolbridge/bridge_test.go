@@ -74,7 +74,7 @@ func (r *rig) post(tool, session, body string) (int, string, string) {
 		r.t.Fatal(err)
 	}
 	defer c.Close()
-	req, _ := http.NewRequest("POST", "http://bridge/mcp/"+tool, strings.NewReader(body))
+	req, _ := http.NewRequest("POST", "http://127.0.0.1/mcp/"+tool, strings.NewReader(body))
 	if session != "" {
 		req.Header.Set(SessionHeader, session)
 	}

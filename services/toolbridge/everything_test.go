@@ -65,7 +65,7 @@ func TestServerEverythingThroughTheBridge(t *testing.T) {
 	client.AddRoots(&mcp.Root{URI: "file:///secret-root"})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://bridge/mcp/everything", HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://127.0.0.1/mcp/everything", HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,6 +58,10 @@ func (sv *Server) serveConn(c net.Conn) {
 	}
 	tool, ok := sv.route(req.URL.Path)
 	switch {
+	case ok && !fromThisMachine(req):
+		sv.Bridge.log(tool, "", "refused: its Host or Origin is not this machine's loopback (DNS rebinding)")
+		writeReply(c, text(http.StatusForbidden, "refused: a request whose Host or Origin is not this machine's loopback (127.0.0.1, as $LNK_TOOL_<NAME> names it)"))
+		return
 	case !ok:
 		writeReply(c, text(http.StatusNotFound, "not a tool's route: POST /mcp/<tool>"))
 		return

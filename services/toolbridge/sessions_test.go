@@ -23,7 +23,7 @@ func TestAtMostSessionsThenTheWaitGets429(t *testing.T) {
 	}
 	// A session that ends frees its place for the next.
 	c, _ := net.Dial("unix", r.sock)
-	req, _ := http.NewRequest("DELETE", "http://bridge/mcp/test", nil)
+	req, _ := http.NewRequest("DELETE", "http://127.0.0.1/mcp/test", nil)
 	req.Header.Set(SessionHeader, a)
 	req.Write(c)
 	http.ReadResponse(bufio.NewReader(c), req)
@@ -91,7 +91,7 @@ func TestClientClosingBeforeItsSessionStartedHoldsNoPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest("POST", "http://bridge/mcp/test", strings.NewReader(initBody))
+	req, _ := http.NewRequest("POST", "http://127.0.0.1/mcp/test", strings.NewReader(initBody))
 	req.Write(c)
 	c.Close()
 	waitFor(t, "the abandoned start to be logged", func() bool {
@@ -115,7 +115,7 @@ func TestHalfCloseIsAnswered(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	req, _ := http.NewRequest("POST", "http://bridge/mcp/test", strings.NewReader(initBody))
+	req, _ := http.NewRequest("POST", "http://127.0.0.1/mcp/test", strings.NewReader(initBody))
 	req.Write(c)
 	c.(*net.UnixConn).CloseWrite()
 	resp, err := http.ReadResponse(bufio.NewReader(c), req)
@@ -132,7 +132,7 @@ func TestClientClosingBeforeItsAnswerLetsTheCallGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest("POST", "http://bridge/mcp/test", strings.NewReader(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow","arguments":{"text":"went"}}}`))
+	req, _ := http.NewRequest("POST", "http://127.0.0.1/mcp/test", strings.NewReader(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow","arguments":{"text":"went"}}}`))
 	req.Header.Set(SessionHeader, sid)
 	req.Write(c)
 	c.Close()

@@ -74,7 +74,7 @@ func postStatus(t *testing.T, sock, path string) int {
 	}
 	defer c.Close()
 	hc := &http.Client{Transport: &http.Transport{Dial: func(string, string) (net.Conn, error) { return c, nil }}}
-	resp, err := hc.Post("http://bridge"+path, "application/json", strings.NewReader("{}"))
+	resp, err := hc.Post("http://127.0.0.1"+path, "application/json", strings.NewReader("{}"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func callParams(params json.RawMessage) (map[string]json.RawMessage, error) {
 				if _, seen := out[j]; seen || k != j {
 					twice = j
 				}
-				out[j] = params[v.start:v.end]
+				out[j] = params[v.Start:v.End]
 			}
 		}
 	})

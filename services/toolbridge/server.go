@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"lnk.dev/lnk/internal/jsonscan"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,10 +146,10 @@ func (s *server) dispatch(line []byte) {
 	}
 	var id json.RawMessage
 	if f.hasID {
-		id = line[f.id.start:f.id.end]
+		id = line[f.id.Start:f.id.End]
 	}
 	var method string
-	if f.hasMethod && json.Unmarshal(line[f.method.start:f.method.end], &method) != nil {
+	if f.hasMethod && json.Unmarshal(line[f.method.Start:f.method.End], &method) != nil {
 		return
 	}
 	m := message{ID: id, Method: method}
@@ -276,10 +277,7 @@ func encodeMessage(id []byte, m *message) ([]byte, error) {
 // withID puts id in place of an answer's id, keeping the rest as the
 // server wrote it.
 func withID(a answer, id json.RawMessage) []byte {
-	out := make([]byte, 0, len(a.line)-(a.id.end-a.id.start)+len(id))
-	out = append(out, a.line[:a.id.start]...)
-	out = append(out, id...)
-	return append(out, a.line[a.id.end:]...)
+	return jsonscan.Splice(a.line, a.id, id)
 }
 
 // stop ends the server and everything it started.

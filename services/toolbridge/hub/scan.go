@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+
+	"lnk.dev/lnk/internal/jsonscan"
 )
 
 // A parsed message keeps where its id stood in the line, so the hub
@@ -12,8 +14,9 @@ import (
 
 var errNotMessage = errors.New("not a JSON-RPC object")
 
-// span is where one top-level value stands in a line: [start, end).
-type span struct{ start, end int }
+// span is where one top-level value stands in a line; the zero span is
+// no id.
+type span = jsonscan.Span
 
 // parse reads line's top-level members into a message whose raw values
 // are slices of line (no copy), and says where the id stood. A line that
@@ -24,42 +27,26 @@ type span struct{ start, end int }
 func parse(line []byte) (message, span, error) {
 	var m message
 	var id span
-	if !json.Valid(line) {
-		return m, id, errNotMessage
-	}
-	i := skipSpace(line, 0)
-	if i >= len(line) || line[i] != '{' {
-		return m, id, errNotMessage
-	}
 	seen := map[string]bool{}
-	i = skipSpace(line, i+1)
-	for i < len(line) && line[i] != '}' {
-		kEnd := skipString(line, i)
-		var key string
-		if err := json.Unmarshal(line[i:kEnd], &key); err != nil {
-			return m, id, errNotMessage
+	bad := false
+	err := jsonscan.Members(line, func(key string, v span) {
+		name, ok := member(key)
+		if !ok {
+			return
 		}
-		i = skipSpace(line, kEnd) + 1 // the colon
-		i = skipSpace(line, i)
-		vEnd := skipValue(line, i)
-		raw := json.RawMessage(line[i:vEnd:vEnd])
-		if name, ok := member(key); ok {
-			if name != key || seen[name] {
-				return m, id, errNotMessage
-			}
-			seen[name] = true
+		if name != key || seen[name] {
+			bad = true
+			return
 		}
-		switch key {
+		seen[name] = true
+		raw := json.RawMessage(line[v.Start:v.End:v.End])
+		switch name {
 		case "jsonrpc":
-			if json.Unmarshal(raw, &m.JSONRPC) != nil {
-				return m, id, errNotMessage
-			}
+			bad = bad || json.Unmarshal(raw, &m.JSONRPC) != nil
 		case "method":
-			if json.Unmarshal(raw, &m.Method) != nil {
-				return m, id, errNotMessage
-			}
+			bad = bad || json.Unmarshal(raw, &m.Method) != nil
 		case "id":
-			m.ID, id = raw, span{i, vEnd}
+			m.ID, id = raw, v
 		case "params":
 			m.Params = raw
 		case "result":
@@ -67,10 +54,9 @@ func parse(line []byte) (message, span, error) {
 		case "error":
 			m.Error = raw
 		}
-		i = skipSpace(line, vEnd)
-		if i < len(line) && line[i] == ',' {
-			i = skipSpace(line, i+1)
-		}
+	})
+	if err != nil || bad {
+		return message{}, span{}, errNotMessage
 	}
 	return m, id, nil
 }
@@ -91,70 +77,8 @@ func member(key string) (string, bool) {
 // withID is line with the value at id replaced by v; a line with no id
 // is returned as it is.
 func withID(line []byte, id span, v []byte) []byte {
-	if id.end == 0 {
+	if id.End == 0 {
 		return line
 	}
-	out := make([]byte, 0, len(line)-(id.end-id.start)+len(v))
-	out = append(out, line[:id.start]...)
-	out = append(out, v...)
-	return append(out, line[id.end:]...)
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string starting at b[i] (a
-// quote); b is valid JSON.
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return i
-}
-
-// skipValue returns the index after the value starting at b[i]; b is
-// valid JSON.
-func skipValue(b []byte, i int) int {
-	switch {
-	case i >= len(b):
-		return i
-	case b[i] == '"':
-		return skipString(b, i)
-	case b[i] == '{' || b[i] == '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	default:
-		for i < len(b) && !isDelim(b[i]) {
-			i++
-		}
-		return i
-	}
-}
-
-func isDelim(c byte) bool {
-	return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r'
+	return jsonscan.Splice(line, id, v)
 }

@@ -60,7 +60,7 @@ func FuzzParse(f *testing.F) {
 			!bytes.Equal(m.Params, want.Params) || !bytes.Equal(m.Result, want.Result) || !bytes.Equal(m.Error, want.Error) {
 			t.Fatalf("parse read %+v, json %+v", m, want)
 		}
-		if id.end == 0 {
+		if id.End == 0 {
 			return
 		}
 		spliced := withID(line, id, []byte(`"lnk"`))

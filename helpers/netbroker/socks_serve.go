@@ -95,18 +95,7 @@ func (p *Proxy) socks(c net.Conn, br *bufio.Reader) {
 	if _, err := c.Write(socksReply(socksOK)); err != nil {
 		return
 	}
-	var early int64
-	if n := br.Buffered(); n > 0 {
-		b, _ := br.Peek(n)
-		w, err := up.Write(b)
-		early = int64(w)
-		if err != nil {
-			return
-		}
-	}
-	upN, downN := splice(c, up)
-	ev.Decision, ev.Up, ev.Down = "allow", early+upN, downN
-	p.log(ev)
+	p.join(c, br, up, ev)
 }
 
 // socksRefuse logs a refusal once and, where the exchange has a reply

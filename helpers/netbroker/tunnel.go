@@ -28,6 +28,13 @@ func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, t Targ
 	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		return
 	}
+	p.join(c, br, up, ev)
+}
+
+// join carries a granted tunnel: what the client sent early (buffered
+// with its request), then both ways until both end; then its one log
+// line with the bytes each way.
+func (p *Proxy) join(c net.Conn, br *bufio.Reader, up net.Conn, ev Event) {
 	var early int64
 	if n := br.Buffered(); n > 0 {
 		b, _ := br.Peek(n)

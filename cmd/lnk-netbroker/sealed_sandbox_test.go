@@ -159,7 +159,7 @@ read line
 	if len(got) != 2 || got[0] != "Bearer "+placeholder || got[1] != got[0] {
 		t.Errorf("the other host saw %q, want the placeholder twice (http proxy, socks)", got)
 	}
-	if !strings.Contains(lines["route"], "api.localhost resolves to a loopback address") {
+	if !strings.Contains(lines["route"], "api.localhost resolves to a loopback address") || !strings.Contains(lines["route"], "goes only to a public address") || strings.Contains(lines["route"], "lnk agent allow") {
 		t.Errorf("the route did not get the value from the keybroker and judge its host: %q", lines["route"])
 	}
 	if lines["route-via-proxy"] != lines["route"] {

@@ -133,7 +133,12 @@ func (s *Sealed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var ref *Refusal
 		if errors.As(err, &ref) {
-			fail(ref)
+			// No grant opens an address the secret's host must never
+			// have: a hint to grant a port or a LAN host would not help.
+			r := *ref
+			r.Hint = ""
+			r.Reason += "; a sealed secret goes only to a public address of its host"
+			fail(&r)
 			return
 		}
 		fail(&Refusal{Status: 502, Kind: KindUpstream, Reason: fmt.Sprintf("%s did not answer over https", h)})

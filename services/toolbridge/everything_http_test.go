@@ -2,13 +2,9 @@ package toolbridge
 
 import (
 	"bufio"
-	"context"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,44 +76,8 @@ func TestServerEverythingOverHTTPThroughTheBridge(t *testing.T) {
 	if out, err := add.CombinedOutput(); err != nil {
 		t.Fatalf("tool add --url: %v\n%s", err, out)
 	}
-	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", r.sock)
-	}}}
-	asked := false
-	client := mcp.NewClient(&mcp.Implementation{Name: "sandboxed", Version: "1"}, &mcp.ClientOptions{
-		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			asked = true
-			return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: "leaked"}, Model: "m", Role: "assistant"}, nil
-		},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			asked = true
-			return &mcp.ElicitResult{Action: "decline"}, nil
-		},
-	})
-	client.AddRoots(&mcp.Root{URI: "file:///secret-root"})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://127.0.0.1/mcp/everything", HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	tools, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range tools.Tools {
-		names = append(names, tl.Name)
-	}
-	if !slices.Contains(names, "echo") || !slices.Contains(names, "get-sum") {
-		t.Fatalf("tools/list: %v", names)
-	}
-	for _, n := range names {
-		if strings.Contains(n, "sampling") || strings.Contains(n, "elicitation") || n == "get-roots-list" {
-			t.Errorf("a tool that asks the client reached it: %s (all: %v)", n, names)
-		}
-	}
+	ctx, cs, asked := connectAsking(t, r, "everything")
+	listWithoutAskingTools(t, ctx, cs, "echo", "get-sum")
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "over-http"}})
 	if err != nil || len(res.Content) != 1 || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "over-http") {
 		t.Fatalf("echo: %v %v", res, err)
@@ -126,7 +86,7 @@ func TestServerEverythingOverHTTPThroughTheBridge(t *testing.T) {
 	if err != nil || len(res.Content) != 1 || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "42") {
 		t.Fatalf("get-sum: %v %v", res, err)
 	}
-	if asked {
+	if *asked {
 		t.Error("a request of the server reached the client")
 	}
 }

@@ -16,22 +16,30 @@ trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"
 mkdir -p "$work/bin" "$work/home"
 cp bin/* "$work/bin/"
+# go-sdk's conformance everything-server, built here from the module this
+# checkout requires: the user has no Go toolchain or module cache.
+go build -o "$work/bin/everything-server" github.com/modelcontextprotocol/go-sdk/conformance/everything-server
 chown "$user" "$work/home"
 chmod 700 "$work/home"
 status=0
 while read -r pkg; do
   case "$pkg" in ''|'#'*) continue ;; esac
   [ -d "$pkg" ] || { echo "test-as-user: $pkg is listed but missing"; status=1; continue; }
-  name=$(echo "$pkg" | tr '/.' '__')
-  dir="$work/pkg/$name"
+  # The package's own path under $work/pkg, so a test that reads its
+  # parent's testdata (../testdata) finds it there too.
+  dir="$work/pkg/$pkg"
   mkdir -p "$dir"
   go test -c -o "$dir/pkg.test" "./$pkg"
   [ -f "$dir/pkg.test" ] || continue
   [ -d "$pkg/testdata" ] && cp -r "$pkg/testdata" "$dir/"
+  parent=$(dirname "$pkg")
+  if [ ! -d "$pkg/testdata" ] && [ -d "$parent/testdata" ] && [ ! -d "$work/pkg/$parent/testdata" ]; then
+    cp -r "$parent/testdata" "$work/pkg/$parent/"
+  fi
   chmod -R a+rX "$work/pkg"
   echo "== as $user: $pkg"
   if ! (cd "$dir" && runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$work/home" \
-      LNK_BIN="$work/bin" LNK_REQUIRE_SANDBOX="${LNK_REQUIRE_SANDBOX:-}" CI="${CI:-}" \
+      LNK_BIN="$work/bin" LNK_CONFORMANCE_SERVER="$work/bin/everything-server" LNK_REQUIRE_SANDBOX="${LNK_REQUIRE_SANDBOX:-}" CI="${CI:-}" \
       ./pkg.test -test.timeout 10m -test.count 1 2>&1 | sed 's/^/    /'; exit "${PIPESTATUS[0]}"); then
     echo "FAIL as $user: $pkg"; status=1
   else

@@ -23,20 +23,8 @@ import (
 // through the proxy, is refused an ungranted port with the command that
 // would allow it, and cannot connect directly; the log shows each.
 func TestSandboxedCurlOnlyThroughProxy(t *testing.T) {
-	_, err := exec.LookPath("bwrap")
-	testenv.Require(t, err == nil, "bubblewrap (bwrap)")
-	curl, err := exec.LookPath("curl")
-	testenv.Require(t, err == nil, "curl")
-	home := testenv.Home(t)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, "granted-server")
-	}))
-	t.Cleanup(srv.Close)
-	port := srv.Listener.Addr().(*net.TCPAddr).Port
-	testenv.Bin(t, "lnk-init")
-	testenv.Bin(t, "lnk-netbroker")
+	curl, home, port := sandboxedCurl(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "granted-server") })
 	lnk := testenv.Bin(t, "lnk")
-	t.Cleanup(func() { killStrayProxies(t, home) })
 	n := 0
 	run := func(curlArgs ...string) (string, string) {
 		args := append([]string{"sandbox", "run", "--port", fmt.Sprint(port), "--command", curl, "--", curl, "-s", "-m", "20"}, curlArgs...)
@@ -74,6 +62,25 @@ func TestSandboxedCurlOnlyThroughProxy(t *testing.T) {
 	if strings.Contains(out, "granted-server") {
 		t.Fatalf("a direct connection from the sandbox reached the server: %q", out)
 	}
+}
+
+// sandboxedCurl is what a test of curl in a real sandbox needs: bwrap and
+// curl (the test needs both), a HOME, Link's binaries, a loopback server
+// answering with serve on the returned port, and any proxy a sandbox
+// left behind ended when the test ends.
+func sandboxedCurl(t *testing.T, serve http.HandlerFunc) (curl, home string, port int) {
+	t.Helper()
+	_, err := exec.LookPath("bwrap")
+	testenv.Require(t, err == nil, "bubblewrap (bwrap)")
+	curl, err = exec.LookPath("curl")
+	testenv.Require(t, err == nil, "curl")
+	home = testenv.Home(t)
+	srv := httptest.NewServer(serve)
+	t.Cleanup(srv.Close)
+	testenv.Bin(t, "lnk-init")
+	testenv.Bin(t, "lnk-netbroker")
+	t.Cleanup(func() { killStrayProxies(t, home) })
+	return curl, home, srv.Listener.Addr().(*net.TCPAddr).Port
 }
 
 func tempFile(t *testing.T, name string) *os.File {

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,25 +41,15 @@ func lnkDo(t *testing.T, home, stdin string, args ...string) {
 // judging the secret's host, a loopback name here, which it refuses);
 // a secret not granted has no variable and no route.
 func TestSandboxedSealedSecret(t *testing.T) {
-	_, err := exec.LookPath("bwrap")
-	testenv.Require(t, err == nil, "bubblewrap (bwrap)")
-	curl, err := exec.LookPath("curl")
-	testenv.Require(t, err == nil, "curl")
-	home := testenv.Home(t)
 	var mu sync.Mutex
 	var seen []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	curl, home, port := sandboxedCurl(t, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		seen = append(seen, r.Header.Get("Authorization"))
 		mu.Unlock()
 		fmt.Fprint(w, "other-host")
-	}))
-	t.Cleanup(srv.Close)
-	port := srv.Listener.Addr().(*net.TCPAddr).Port
-	testenv.Bin(t, "lnk-init")
-	testenv.Bin(t, "lnk-netbroker")
+	})
 	testenv.Bin(t, "lnk-keybroker")
-	t.Cleanup(func() { killStrayProxies(t, home) })
 
 	lnkDo(t, home, "", "agent", "create", "demo")
 	lnkDo(t, home, sealedValue, "secret", "create", "API_KEY", "--internet-host", "api.localhost")

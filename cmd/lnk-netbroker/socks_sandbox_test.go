@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,19 +43,7 @@ func sandboxRun(t *testing.T, home string, args ...string) (string, string) {
 // refused an ungranted port; without credentials, or with a wrong
 // secret, it is refused before any target is named; each is logged.
 func TestSandboxedCurlThroughSOCKS5(t *testing.T) {
-	_, err := exec.LookPath("bwrap")
-	testenv.Require(t, err == nil, "bubblewrap (bwrap)")
-	curl, err := exec.LookPath("curl")
-	testenv.Require(t, err == nil, "curl")
-	home := testenv.Home(t)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, "granted-server")
-	}))
-	t.Cleanup(srv.Close)
-	port := srv.Listener.Addr().(*net.TCPAddr).Port
-	testenv.Bin(t, "lnk-init")
-	testenv.Bin(t, "lnk-netbroker")
-	t.Cleanup(func() { killStrayProxies(t, home) })
+	curl, home, port := sandboxedCurl(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "granted-server") })
 
 	script := fmt.Sprintf(`relay=${HTTP_PROXY##*:}
 case "$ALL_PROXY" in socks5h://lnk:*@127.0.0.1:$relay) echo all-proxy=socks5h ;; *) echo "all-proxy=$ALL_PROXY" ;; esac

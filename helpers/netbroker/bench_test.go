@@ -18,6 +18,23 @@ import (
 // then answers one byte. It never waits for a half-close, which not
 // every proxy passes on.
 func sinkServer(b *testing.B, size int64) net.Listener {
+	return serveEach(b, func(c net.Conn) {
+		buf := make([]byte, 1<<20)
+		for got := int64(0); got < size; {
+			n, err := c.Read(buf)
+			got += int64(n)
+			if err != nil {
+				break
+			}
+		}
+		c.Write([]byte{1})
+	})
+}
+
+// serveEach listens on a loopback port until the benchmark ends and
+// hands each connection to handle on a goroutine of its own, closing it
+// when handle returns.
+func serveEach(b *testing.B, handle func(net.Conn)) net.Listener {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -29,18 +46,7 @@ func sinkServer(b *testing.B, size int64) net.Listener {
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 1<<20)
-				for got := int64(0); got < size; {
-					n, err := c.Read(buf)
-					got += int64(n)
-					if err != nil {
-						break
-					}
-				}
-				c.Write([]byte{1})
-			}()
+			go func() { defer c.Close(); handle(c) }()
 		}
 	}()
 	return ln
@@ -174,21 +180,7 @@ func BenchmarkConnectsPerSecond(b *testing.B) {
 }
 
 func echoBench(b *testing.B) net.Listener {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); io.Copy(c, c) }()
-		}
-	}()
-	return ln
+	return serveEach(b, func(c net.Conn) { io.Copy(c, c) })
 }
 
 func median(d []time.Duration) time.Duration {

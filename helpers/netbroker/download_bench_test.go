@@ -8,29 +8,14 @@ import (
 
 // sourceServer writes size bytes to each connection, then closes it.
 func sourceServer(b *testing.B, size int) net.Listener {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
+	return serveEach(b, func(c net.Conn) {
+		buf := make([]byte, 1<<20)
+		for sent := 0; sent < size; sent += len(buf) {
+			if _, err := c.Write(buf); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 1<<20)
-				for sent := 0; sent < size; sent += len(buf) {
-					if _, err := c.Write(buf); err != nil {
-						return
-					}
-				}
-			}()
 		}
-	}()
-	return ln
+	})
 }
 
 // receive reads c to its end and checks it carried size bytes.

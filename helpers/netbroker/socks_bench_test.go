@@ -20,20 +20,7 @@ import (
 // SOCKS5 (greeting, RFC 1929, CONNECT) beside the same through an HTTP
 // CONNECT, interleaved in one run: p50 of each in µs and their ratio.
 func BenchmarkSOCKSSetup(b *testing.B) {
-	echo, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { echo.Close() })
-	go func() {
-		for {
-			c, err := echo.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); io.Copy(c, c) }()
-		}
-	}()
+	echo := echoBench(b)
 	port := uint16(echo.Addr().(*net.TCPAddr).Port)
 	rules, err := RulesFrom(&caps.Compiled{LocalhostPorts: []uint16{port}})
 	if err != nil {

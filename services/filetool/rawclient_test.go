@@ -1,0 +1,181 @@
+package filetool_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"testing"
+
+	"lnk.dev/lnk/internal/testenv"
+)
+
+// rawClient is a minimal MCP client: newline-delimited JSON-RPC 2.0 on
+// serve's stdin and stdout (the stdio transport), doing initialize, then
+// notifications/initialized, then tools/call, as the protocol says, and
+// checking each response's jsonrpc, id and result — without the go-sdk
+// client's own machinery (its goroutines, channels and reflection), so a
+// benchmark timed with it measures Link's side of a call.
+type rawClient struct {
+	in  io.WriteCloser
+	out *bufio.Reader
+	id  int64
+	buf []byte
+}
+
+// rawProtocol is the protocol version the raw client asks for.
+const rawProtocol = "2025-06-18"
+
+// connectRaw starts `lnk-file-tool serve flags -- command...` and
+// initializes an MCP session with the raw client; both end with the test.
+func connectRaw(t testing.TB, flags []string, command ...string) (*rawClient, *exec.Cmd) {
+	t.Helper()
+	args := append(append([]string{"serve"}, flags...), "--")
+	cmd := exec.Command(testenv.Bin(t, "lnk-file-tool"), append(args, command...)...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		in.Close() // the end of the session: serve ends its sandbox and exits
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	c := &rawClient{in: in, out: bufio.NewReaderSize(out, 64<<10)}
+	res, err := c.request("initialize", map[string]any{
+		"protocolVersion": rawProtocol,
+		"capabilities":    map[string]any{},
+		"clientInfo":      map[string]any{"name": "lnk-raw-client", "version": "1"},
+	})
+	if err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	var init struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		ServerInfo      struct {
+			Name string `json:"name"`
+		} `json:"serverInfo"`
+	}
+	if err := json.Unmarshal(res, &init); err != nil || init.ProtocolVersion != rawProtocol || init.ServerInfo.Name != "lnk-file-tool" {
+		t.Fatalf("initialize answered %s (%v)", res, err)
+	}
+	if err := c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}); err != nil {
+		t.Fatal(err)
+	}
+	return c, cmd
+}
+
+// send writes one message, one line.
+func (c *rawClient) send(msg any) error {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	c.buf = append(append(c.buf[:0], b...), '\n')
+	_, err = c.in.Write(c.buf)
+	return err
+}
+
+type rawRequest struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      int64  `json:"id"`
+	Method  string `json:"method"`
+	Params  any    `json:"params"`
+}
+
+type rawResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Result  json.RawMessage `json:"result"`
+	Error   *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// request sends a request and reads lines until its response, passing
+// over notifications; a request from the server, or a response to
+// another id, is an error.
+func (c *rawClient) request(method string, params any) (json.RawMessage, error) {
+	c.id++
+	if err := c.send(rawRequest{"2.0", c.id, method, params}); err != nil {
+		return nil, err
+	}
+	want := fmt.Sprint(c.id)
+	for {
+		line, err := c.out.ReadBytes('\n')
+		if err != nil {
+			return nil, fmt.Errorf("no response to %s: %v", method, err)
+		}
+		var r rawResponse
+		if err := json.Unmarshal(line, &r); err != nil || r.JSONRPC != "2.0" {
+			return nil, fmt.Errorf("not a JSON-RPC message: %q", line)
+		}
+		switch {
+		case r.Method != "" && r.ID == nil:
+			continue // a notification
+		case r.Method != "":
+			return nil, fmt.Errorf("a request from the server the raw client does not answer: %s", r.Method)
+		case string(bytes.TrimSpace(r.ID)) != want:
+			return nil, fmt.Errorf("a response to id %s, waiting for %s", r.ID, want)
+		case r.Error != nil:
+			return nil, fmt.Errorf("%s: error %d: %s", method, r.Error.Code, r.Error.Message)
+		case r.Result == nil:
+			return nil, fmt.Errorf("%s: a response with neither result nor error", method)
+		}
+		return r.Result, nil
+	}
+}
+
+// callTool calls a tool and returns its text and whether it was an error.
+func (c *rawClient) callTool(name string, args json.RawMessage) (string, bool, error) {
+	res, err := c.request("tools/call", map[string]any{"name": name, "arguments": args})
+	if err != nil {
+		return "", false, err
+	}
+	var r struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		return "", false, err
+	}
+	if len(r.Content) != 1 || r.Content[0].Type != "text" {
+		return "", false, errors.New("a tool's result that is not one text")
+	}
+	return r.Content[0].Text, r.IsError, nil
+}
+
+// TestRawClient: serve speaks the stdio transport as the protocol says
+// to a client that is not the go-sdk's: initialize, tools/call, a
+// refusal as a tool error.
+func TestRawClient(t *testing.T) {
+	f := newFolders(t)
+	os.WriteFile(f.files+"/a.txt", []byte("one\n"), 0o600)
+	c, _ := connectRaw(t, nil, testenv.Bin(t, "lnk-file-tool"), "apply", "--files", f.files, "--write", "work")
+	text, isErr, err := c.callTool("read", json.RawMessage(`{"path":"a.txt"}`))
+	var r map[string]any
+	if err != nil || isErr || json.Unmarshal([]byte(text), &r) != nil || r["text"] != "one\n" {
+		t.Fatalf("read: %v %v %q", err, isErr, text)
+	}
+	text, isErr, err = c.callTool("write", json.RawMessage(`{"path":"b.txt","content":"x"}`))
+	if err != nil || !isErr || text == "" {
+		t.Fatalf("a write outside --write: %v %v %q", err, isErr, text)
+	}
+}

@@ -70,23 +70,29 @@ func newBenchRoute(b *testing.B, grants map[string]caps.Tool, tiny bool, set Set
 		b.Fatal(err)
 	}
 	b.Cleanup(run.Close)
+	sock := benchProxy(b, filepath.Join(home, "proxy.sock"), run.Socket)
+	return &benchRoute{proxy: sock, route: run.Route() + "test", r: run}
+}
+
+// benchProxy serves a sandbox's proxy on sock whose mcp route dials the
+// socket bridge.
+func benchProxy(b *testing.B, sock, bridge string) string {
 	rules, err := netbroker.RulesFrom(&caps.Compiled{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	p, err := netbroker.New(netbroker.Config{Rules: rules, Own: map[netip.Addr]bool{}, Log: func(netbroker.Event) {}, MaxConns: 4096,
-		ToolBridge: func() (net.Conn, error) { return net.Dial("unix", run.Socket) }})
+		ToolBridge: func() (net.Conn, error) { return net.Dial("unix", bridge) }})
 	if err != nil {
 		b.Fatal(err)
 	}
-	sock := filepath.Join(home, "proxy.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		b.Fatal(err)
 	}
 	go p.Serve(ln)
 	b.Cleanup(func() { p.Close() })
-	return &benchRoute{proxy: sock, route: run.Route() + "test", r: run}
+	return sock
 }
 
 // post sends one message on a connection of its own, as a client in the

@@ -2,7 +2,6 @@ package netbroker
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 )
 
@@ -31,6 +30,13 @@ const MaxInferenceBody = MaxRouteBody
 // URL (an image or a document by URL), and the provider's own server-side
 // tools and MCP servers are removed from it. It returns the body to send.
 func FilterInference(method, path string, body []byte) ([]byte, error) {
+	out, _, err := filterInference(method, path, body)
+	return out, err
+}
+
+// filterInference is FilterInference, also counting the provider tools
+// and MCP servers it removed (for the log, which names no more).
+func filterInference(method, path string, body []byte) ([]byte, int, error) {
 	path, _, _ = strings.Cut(path, "?")
 	ok := false
 	for _, p := range inferencePaths[method] {
@@ -39,20 +45,26 @@ func FilterInference(method, path string, body []byte) ([]byte, error) {
 		}
 	}
 	if !ok {
-		return nil, &Refusal{Status: 403, Kind: KindRoute,
-			Reason: fmt.Sprintf("%s %s is not an inference call: a model's key and a local model serve inference only", method, path)}
+		return nil, 0, &Refusal{Status: 403, Kind: KindRoute,
+			Reason: "not an inference call: a model's key and a local model serve inference only (messages, chat completions, completions, embeddings, audio transcriptions, the models list), never files, batches, the account or a model's admin API"}
 	}
 	if method != "POST" || len(body) == 0 || strings.HasPrefix(path, "/v1/audio/") {
-		return body, nil
+		return body, 0, nil
 	}
 	var req map[string]any
 	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, malformed("an inference request's body is not a JSON object")
+		return nil, 0, malformed("an inference request's body is not a JSON object")
 	}
-	if ref := findURLFetch(req, 0); ref != nil {
-		return nil, ref
+	// The provider's own tools and MCP servers go first: an MCP server
+	// is named by a {"type":"url"} entry, removed, not refused.
+	removed := 0
+	if m, ok := req["mcp_servers"]; ok {
+		removed++
+		if l, ok := m.([]any); ok {
+			removed += len(l) - 1
+		}
+		delete(req, "mcp_servers")
 	}
-	delete(req, "mcp_servers")
 	if tools, ok := req["tools"].([]any); ok {
 		kept := tools[:0:0]
 		for _, t := range tools {
@@ -60,9 +72,14 @@ func FilterInference(method, path string, body []byte) ([]byte, error) {
 				kept = append(kept, t)
 			}
 		}
+		removed += len(tools) - len(kept)
 		req["tools"] = kept
 	}
-	return json.Marshal(req)
+	if ref := findURLFetch(req, 0); ref != nil {
+		return nil, 0, ref
+	}
+	out, err := json.Marshal(req)
+	return out, removed, err
 }
 
 func isServerTool(t any) bool {

@@ -47,6 +47,12 @@ func TestFilterInference(t *testing.T) {
 	if tools := got["tools"].([]any); len(tools) != 2 {
 		t.Errorf("tools kept: %v", tools)
 	}
+	// Anthropic names an MCP server with {"type":"url"}: it is removed
+	// with the server, not refused as a URL to fetch.
+	out, n, err := filterInference("POST", "/v1/messages", []byte(`{"model":"m","mcp_servers":[{"type":"url","url":"https://evil.test/sse","name":"x"}],"tools":[{"type":"mcp_toolset","mcp_server_name":"x"}]}`))
+	if err != nil || n != 2 || strings.Contains(string(out), "evil.test") {
+		t.Errorf("an MCP server by URL: %v, %d removed, %s", err, n, out)
+	}
 	for _, ok := range [][2]string{{"GET", "/v1/models"}, {"POST", "/v1/embeddings"}, {"GET", "/api/tags"}} {
 		if _, err := FilterInference(ok[0], ok[1], nil); err != nil {
 			t.Errorf("%s %s: %v", ok[0], ok[1], err)

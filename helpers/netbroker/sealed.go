@@ -90,12 +90,16 @@ func (s *Sealed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.Inference[name] {
-		if body, err = FilterInference(r.Method, "/"+path, body); err != nil {
+		var removed int
+		if body, removed, err = filterInference(r.Method, "/"+path, body); err != nil {
 			var ref *Refusal
-			errors.As(err, &ref)
+			if !errors.As(err, &ref) {
+				ref = malformed("an inference request could not be filtered")
+			}
 			fail(ref)
 			return
 		}
+		ev.Reason = fmt.Sprintf("a model's key: inference only; %d provider tools removed", removed)
 	}
 	value, host, err := s.Source.SealedSecret(r.Context(), s.AgentID, name)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"lnk.dev/lnk/helpers/keybroker/secrets"
 )
 
 // SealedOptions wire a started proxy's sealed secrets: the names granted
@@ -33,8 +35,8 @@ func (r *Running) Told() Told {
 }
 
 // sealedRoutes makes the [Sealed] route for o: a fresh placeholder per
-// name, the proxy's secret in its path. Its Checker and Log are set by
-// bindSealed once the proxy exists, before it serves.
+// name, the proxy's secret in its path. Its Checker, Log and Inference
+// are set by bindSealed once the proxy exists, before it serves.
 func sealedRoutes(agentID, secret string, o *SealedOptions) (*Sealed, error) {
 	if agentID == "" {
 		return nil, errors.New("netbroker: sealed secrets are granted to an agent, and this run has none")
@@ -57,10 +59,30 @@ func sealedRoutes(agentID, secret string, o *SealedOptions) (*Sealed, error) {
 	return &Sealed{AgentID: agentID, RouteSecret: secret, Placeholders: ph, Source: o.Source, RootCAs: o.RootCAs}, nil
 }
 
-// bindSealed gives s the proxy's own checker and log.
+// noAgent is Rules.Agent for grants that name no agent.
+const noAgent = "<agent>"
+
+// ModelKeyName is the name of the model key of the agent named agent,
+// AGENT_<AGENT>_MODEL_KEY ([secrets.AgentSecretName]); "" for a run
+// with no agent's name.
+func ModelKeyName(agent string) string {
+	if agent == "" || agent == noAgent {
+		return ""
+	}
+	return secrets.AgentSecretName(agent, secrets.ModelKey)
+}
+
+// bindSealed gives s the proxy's own checker and log, and makes the
+// agent's own model key, when it is among the sealed secrets, a model's
+// key: its route passes inference only ([FilterInference]). The agent is
+// the one the grants name (Rules.Agent, from caps.Compiled's AgentName).
+// Any other secret stays a plain sealed secret.
 func bindSealed(s *Sealed, p *Proxy) {
 	s.Checker = p.Checker()
 	s.Log = p.log
+	if n := ModelKeyName(p.cfg.Rules.Agent); n != "" && s.Placeholders[n] != "" {
+		s.Inference = map[string]bool{n: true}
+	}
 }
 
 // isSealedName is a secret's name as keybroker/secrets has it: upper-case

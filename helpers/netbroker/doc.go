@@ -56,9 +56,13 @@
 //
 // # Inference only
 //
-// A model's key (Sealed.Inference) and a local model (Config.
-// LocalModelPorts) serve inference calls alone ([FilterInference]):
-// messages, chat completions, completions, embeddings, audio
+// A model's key and a local model (Config.LocalModelPorts) serve
+// inference calls alone ([FilterInference]). The model's key is the
+// sealed secret named for the agent the grants name,
+// AGENT_<AGENT>_MODEL_KEY ([ModelKeyName]): [Start] sets
+// Sealed.Inference for it and for no other secret, and its value is
+// asked of the keybroker only for a call that passed. Inference calls
+// are messages, chat completions, completions, embeddings, audio
 // transcriptions and the models list; the provider's server-side tools
 // (web search, web fetch, code execution, MCP servers) are removed from
 // each request, and content the provider would fetch by URL is refused.
@@ -92,7 +96,8 @@
 // Config.Routes) the routes of Link's own bridges. May: resolve names,
 // dial checked TCP addresses, accept on its own socket, and ask its
 // [SealedSource] (the keybroker, on a channel it was handed) for a
-// sealed secret's value at each request on that secret's route. Trusts: the
+// sealed secret's value at each request on that secret's route (the
+// model's key's only for an inference call). Trusts: the
 // grants it was started with and the owner's HOME folder; nothing a
 // sandboxed client sends. Refuses: every host, port and address class
 // not granted; metadata services and this machine's own addresses

@@ -1,40 +1,39 @@
 package wire
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"sync"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// conn is the raw transport under a Client or a Server: one
-// SOCK_SEQPACKET socket, one reader, many senders. A conn made by newConn
-// waits in the runtime's netpoller (rc); one made for a single record
-// (ReadRecord, WriteRecord) makes blocking calls on a bare fd.
+// conn is the raw transport under a Client or a Server: one blocking
+// SOCK_SEQPACKET socket, one reader at a time, many senders. Every call
+// is a blocking sendmsg or recvmsg on the bare fd: no poller, so a reply
+// wakes the thread that waits for it directly.
 type conn struct {
-	f  *os.File
-	rc syscall.RawConn // nil: blocking calls on fd
+	f  *os.File // nil for ReadRecord and WriteRecord's borrowed fd
 	fd int
 
 	mu      sync.RWMutex // held for reading by senders, for writing by close
 	closed  bool         // guarded by mu
 	sdOnce  sync.Once
-	oob     []byte // reader's control buffer
-	buf     []byte // reader's data buffer
 	closeFn sync.Once
+
+	// The reader's buffers, reused by every recvmsg; only the one reader
+	// touches them.
+	oob []byte
+	buf []byte
+	fds []int
 }
 
-// waitInSyscall makes new client conns wait in a blocking recvmsg instead
-// of the poller; only the benchmark that compares the two sets it.
-var waitInSyscall = false
-
-// newConn takes ownership of f, a SOCK_SEQPACKET unix socket. A blocking
-// conn waits in recvmsg itself; the other kind in the runtime's poller.
-func newConn(f *os.File, blocking bool) (*conn, error) {
+// newConn takes ownership of f, a SOCK_SEQPACKET unix socket, and makes
+// its own blocking, close-on-exec duplicate of it.
+func newConn(f *os.File) (*conn, error) {
 	defer f.Close()
 	rc, err := f.SyscallConn()
 	if err != nil {
@@ -54,73 +53,35 @@ func newConn(f *os.File, blocking bool) (*conn, error) {
 		unix.Close(dup)
 		return nil, fmt.Errorf("channel is socket type %d, not SOCK_SEQPACKET", typ)
 	}
-	if blocking {
-		// The flag is the open file's, shared with f: set it either way.
-		if err := unix.SetNonblock(dup, false); err != nil {
-			unix.Close(dup)
-			return nil, err
-		}
-		return &conn{f: os.NewFile(uintptr(dup), "wire-channel"), fd: dup,
-			oob: make([]byte, unix.CmsgSpace(4*MaxFDs)), buf: make([]byte, MaxRecord)}, nil
-	}
-	// A non-blocking fd of our own, so the runtime's poller waits for it.
-	if err := unix.SetNonblock(dup, true); err != nil {
+	// The flag is the open file's, shared with f: set it either way.
+	if err := unix.SetNonblock(dup, false); err != nil {
 		unix.Close(dup)
 		return nil, err
 	}
-	pf := os.NewFile(uintptr(dup), "wire-channel")
-	prc, err := pf.SyscallConn()
-	if err != nil {
-		pf.Close()
-		return nil, err
-	}
-	return &conn{
-		f:   pf,
-		rc:  prc,
-		fd:  -1,
-		oob: make([]byte, unix.CmsgSpace(4*MaxFDs)),
-		buf: make([]byte, MaxRecord),
-	}, nil
+	return newRawConn(os.NewFile(uintptr(dup), "wire-channel"), dup), nil
 }
 
-// sendmsg and recvmsg wait in the poller when there is one.
+func newRawConn(f *os.File, fd int) *conn {
+	return &conn{f: f, fd: fd, oob: make([]byte, unix.CmsgSpace(4*MaxFDs)),
+		buf: make([]byte, MaxRecord), fds: make([]int, 0, MaxFDs)}
+}
+
 func (c *conn) sendmsg(p, oob []byte) error {
-	if c.rc == nil {
-		for {
-			err := unix.Sendmsg(c.fd, p, oob, nil, unix.MSG_NOSIGNAL)
-			if err != unix.EINTR {
-				return err
-			}
+	for {
+		err := unix.Sendmsg(c.fd, p, oob, nil, unix.MSG_NOSIGNAL)
+		if err != unix.EINTR {
+			return err
 		}
 	}
-	var err error
-	werr := c.rc.Write(func(fd uintptr) bool {
-		err = unix.Sendmsg(int(fd), p, oob, nil, unix.MSG_NOSIGNAL)
-		return err != unix.EAGAIN && err != unix.EINTR
-	})
-	if err == nil && werr != nil {
-		err = unix.EPIPE
-	}
-	return err
 }
 
 func (c *conn) recvmsg() (n, oobn, flags int, err error) {
-	if c.rc == nil {
-		for {
-			n, oobn, flags, _, err = unix.Recvmsg(c.fd, c.buf, c.oob, unix.MSG_CMSG_CLOEXEC)
-			if err != unix.EINTR {
-				return
-			}
+	for {
+		n, oobn, flags, _, err = unix.Recvmsg(c.fd, c.buf, c.oob, unix.MSG_CMSG_CLOEXEC)
+		if err != unix.EINTR {
+			return
 		}
 	}
-	rerr := c.rc.Read(func(fd uintptr) bool {
-		n, oobn, flags, _, err = unix.Recvmsg(int(fd), c.buf, c.oob, unix.MSG_CMSG_CLOEXEC)
-		return err != unix.EAGAIN && err != unix.EINTR
-	})
-	if err == nil && rerr != nil {
-		err = unix.ECONNRESET
-	}
-	return
 }
 
 // send writes one record with files, then raw fds, beside it. Both stay
@@ -163,9 +124,11 @@ func (c *conn) send(r Record, files []*os.File, raw ...int) error {
 	return nil
 }
 
-// recv reads one record. Only one goroutine may call it. The record's
-// body is a fresh copy. On any error every fd that arrived is closed.
-func (c *conn) recv() (Record, []*os.File, error) {
+// recvRaw reads one record. Only the channel's one reader may call it,
+// and what it returns is the reader's until its next call: the record's
+// body aliases the read buffer and the fds slice is reused. On any error
+// every fd that arrived is closed.
+func (c *conn) recvRaw() (Record, []int, error) {
 	n, oobn, flags, err := c.recvmsg()
 	if err != nil {
 		if errors.Is(err, unix.ECONNRESET) {
@@ -173,7 +136,8 @@ func (c *conn) recv() (Record, []*os.File, error) {
 		}
 		return Record{}, nil, fmt.Errorf("%w: recvmsg: %v", ErrClosed, err)
 	}
-	fds, cerr := parseRights(c.oob[:oobn])
+	fds, cerr := appendRights(c.fds[:0], c.oob[:oobn])
+	c.fds = fds[:0]
 	if cerr == nil && flags&unix.MSG_CTRUNC != 0 {
 		cerr = violation("control data truncated (MSG_CTRUNC): more fds than the cap of %d", MaxFDs)
 	}
@@ -191,38 +155,65 @@ func (c *conn) recv() (Record, []*os.File, error) {
 		closeFDs(fds)
 		return Record{}, nil, cerr
 	}
+	return r, fds, nil
+}
+
+// recv is recvRaw with the body copied and the fds made files.
+func (c *conn) recv() (Record, []*os.File, error) {
+	r, fds, err := c.recvRaw()
+	if err != nil {
+		return r, nil, err
+	}
 	r.Body = append([]byte(nil), r.Body...)
+	return r, fdFiles(fds), nil
+}
+
+func fdFiles(fds []int) []*os.File {
+	if len(fds) == 0 {
+		return nil
+	}
 	files := make([]*os.File, len(fds))
 	for i, fd := range fds {
 		files[i] = os.NewFile(uintptr(fd), "wire-fd")
 	}
-	return r, files, nil
+	return files
 }
 
-// parseRights returns every fd in the control data. Anything but
-// SCM_RIGHTS is a violation; the fds found are still returned so the
-// caller closes them.
-func parseRights(oob []byte) ([]int, error) {
-	if len(oob) == 0 {
-		return nil, nil
-	}
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil, violation("control data: %v", err)
-	}
-	var fds []int
+// appendRights appends every fd in the control data oob (as the kernel
+// wrote it) to fds. Anything but SCM_RIGHTS is a violation; the fds
+// found are still returned so the caller closes them. It walks the
+// cmsghdrs itself, as unix.ParseSocketControlMessage does, without its
+// allocations.
+func appendRights(fds []int, oob []byte) ([]int, error) {
 	var bad error
-	for _, m := range msgs {
-		if m.Header.Level != unix.SOL_SOCKET || m.Header.Type != unix.SCM_RIGHTS {
-			bad = violation("control message %d/%d is not SCM_RIGHTS", m.Header.Level, m.Header.Type)
-			continue
+	const hdr = unix.SizeofCmsghdr
+	for len(oob) >= hdr {
+		var l int
+		if hdr == 16 {
+			l = int(binary.NativeEndian.Uint64(oob))
+		} else {
+			l = int(binary.NativeEndian.Uint32(oob))
 		}
-		got, err := unix.ParseUnixRights(&m)
-		if err != nil {
-			bad = violation("SCM_RIGHTS: %v", err)
-			continue
+		level := int32(binary.NativeEndian.Uint32(oob[hdr-8:]))
+		typ := int32(binary.NativeEndian.Uint32(oob[hdr-4:]))
+		if l < hdr || l > len(oob) {
+			return fds, violation("control data: a header of %d bytes in %d", l, len(oob))
 		}
-		fds = append(fds, got...)
+		switch {
+		case level != unix.SOL_SOCKET || typ != unix.SCM_RIGHTS:
+			bad = violation("control message %d/%d is not SCM_RIGHTS", level, typ)
+		case (l-hdr)%4 != 0:
+			bad = violation("SCM_RIGHTS of %d bytes", l-hdr)
+		default:
+			for p := hdr; p < l; p += 4 {
+				fds = append(fds, int(int32(binary.NativeEndian.Uint32(oob[p:]))))
+			}
+		}
+		next := unix.CmsgSpace(l - hdr)
+		if next >= len(oob) {
+			break
+		}
+		oob = oob[next:]
 	}
 	return fds, bad
 }
@@ -246,11 +237,7 @@ func CloseFiles(fs []*os.File) {
 // until release so no other file can take its number meanwhile.
 func (c *conn) shutdown() {
 	c.sdOnce.Do(func() {
-		if c.rc == nil {
-			unix.Shutdown(c.fd, unix.SHUT_RDWR)
-			return
-		}
-		c.rc.Control(func(fd uintptr) { unix.Shutdown(int(fd), unix.SHUT_RDWR) })
+		unix.Shutdown(c.fd, unix.SHUT_RDWR)
 	})
 }
 

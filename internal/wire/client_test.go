@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -187,5 +188,72 @@ func TestNotSeqpacketRefused(t *testing.T) {
 	defer unix.Close(fds[1])
 	if _, err := NewClient(os.NewFile(uintptr(fds[0]), "s")); err == nil {
 		t.Fatal("a SOCK_STREAM channel was accepted")
+	}
+}
+
+// With no call in flight nobody reads the channel, yet a peer that goes
+// closes Done (the watcher sees it) and the next call fails at once.
+func TestPeerGoneWithNothingInFlight(t *testing.T) {
+	a, b := socketpair(t)
+	cl, err := NewClient(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	b.Close()
+	select {
+	case <-cl.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("Done not closed 30 s after the peer went")
+	}
+	if _, err := cl.Call(context.Background(), specEcho, &echoReq{}, &echoResp{}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("call on a dead channel: got %v, want ErrClosed", err)
+	}
+}
+
+// A call whose context can end reads as the others do (in poll, beside
+// the eventfd): many such callers at once all get their own replies, and
+// the one whose context ends while it holds the reader's turn gives the
+// turn up to the others.
+func TestCancellableCallersShareTheReader(t *testing.T) {
+	got := make(chan struct{}, 1)
+	release := make(chan struct{})
+	cl, _ := newTestClient(t, testRoutes(got, release))
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cl.Call(ctx, specBlock, &empty{}, &empty{})
+		errc <- err
+	}()
+	<-got // it holds the reader's turn, or will: no reply comes until release
+	var wg sync.WaitGroup
+	errs := make(chan error, 50)
+	for i := 0; i < 50; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer ccancel()
+			want := fmt.Sprint("c-", i)
+			var resp echoResp
+			if _, err := cl.Call(cctx, specEcho, &echoReq{Text: want}, &resp); err != nil {
+				errs <- err
+			} else if resp.Text != want {
+				errs <- fmt.Errorf("call %q got %q", want, resp.Text)
+			}
+		}()
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	close(release)
+	if _, err := cl.Call(context.Background(), specEcho, &echoReq{Text: "after"}, &echoResp{}); err != nil {
+		t.Fatalf("channel died: %v", err)
 	}
 }

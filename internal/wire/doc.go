@@ -60,16 +60,17 @@
 // runs. The package holds no authority of its own; it moves the fds its
 // callers hand it and closes every fd it refuses.
 //
-// Waiting: a [Client] waits in the runtime's netpoller (its channel fd
-// is made non-blocking), a [Server] in a blocking recvmsg on its reader
-// goroutine. Measured side by side in one run: for a client, whose
-// reader hands each reply to a waiting caller, the poller's p50 round
-// trip was 0.72–0.88× a blocking reader's (BenchmarkCallRoundTrip: a
-// reader blocked in recvmsg keeps its P, and the caller it woke waits for
-// it); for lnk-fsbroker, whose reader serves [Inline] requests itself,
-// a blocking reader halved the p50 of a read through the broker
-// (BenchmarkReadThroughBroker, 122–135 µs against 253–286 µs on the same
-// loaded machine). A server reader yields after starting a handler
-// goroutine so the handler runs at once. shutdown(2) wakes a waiting
-// reader and every blocked sender when the channel closes.
+// Waiting: both sides make blocking sendmsg and recvmsg calls on the
+// bare socket, never the runtime's netpoller, so a datagram wakes the
+// thread waiting for it directly. A [Client] has no reader goroutine:
+// the caller that holds the reader's turn reads until its own reply
+// comes, handing others' replies to them on the way, so a lone caller
+// sends and reads on one thread; a call whose context can end waits in
+// poll(2) beside an eventfd its context's end writes. A watcher
+// goroutine per client waits in poll(2) for the channel's end only
+// (POLLRDHUP), which closes Done and fails the waiting calls even when
+// nobody reads. A [Server] reads on one locked thread and serves
+// [Inline] requests there; it yields after starting a handler goroutine
+// so the handler runs at once. shutdown(2) wakes a waiting reader and
+// every blocked sender when the channel closes.
 package wire

@@ -1,10 +1,6 @@
 package wire
 
-import (
-	"os"
-
-	"golang.org/x/sys/unix"
-)
+import "os"
 
 // ReadRecord reads one record from fd, a SOCK_SEQPACKET socket the caller
 // keeps, with the same checks a [Server] makes (caps, MSG_TRUNC,
@@ -12,8 +8,7 @@ import (
 // read before it serves: lnk-fsbroker confines itself to the folders a
 // hello carries before a [Server] exists.
 func ReadRecord(fd int) (Record, []*os.File, error) {
-	c := &conn{fd: fd, oob: make([]byte, unix.CmsgSpace(4*MaxFDs)), buf: make([]byte, MaxRecord)}
-	return c.recv()
+	return newRawConn(nil, fd).recv()
 }
 
 // WriteRecord writes one record with files beside it (they stay the

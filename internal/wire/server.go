@@ -25,7 +25,7 @@ type Server struct {
 // through routes (see [Table]). logf, if not nil, gets one line per
 // violation that closed the channel.
 func NewServer(f *os.File, routes map[Type]*Route, logf func(format string, a ...any)) (*Server, error) {
-	c, err := newConn(f, true)
+	c, err := newConn(f)
 	if err != nil {
 		return nil, err
 	}
@@ -41,6 +41,10 @@ func (s *Server) Close() { s.c.shutdown() }
 // the peer went or Close was called, an [ErrProtocol] one for a
 // violation), after every handler has returned and the socket is closed.
 func (s *Server) Serve(ctx context.Context) error {
+	// One thread reads and serves Inline requests: it sleeps in recvmsg
+	// and is woken there directly, never handed from thread to thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	stop := context.AfterFunc(ctx, s.c.shutdown)

@@ -6,7 +6,10 @@ GO    ?= go
 export GOFLAGS := -buildvcs=false
 
 BINARIES := $(patsubst cmd/%/,%,$(wildcard cmd/*/))
-STATIC   := lnk-init
+# Built CGO_ENABLED=0: static, no ld.so or libc to map at every start.
+# lnk links no cgo of its own (net and os/user fall back to pure Go);
+# the brokers that link libseccomp stay dynamic.
+STATIC   := lnk-init lnk
 
 .PHONY: all deps build vet test test-go test-user demo bench fuzz clean
 

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -20,7 +21,9 @@ import (
 )
 
 // agentName is caps' rule for a name: letters, digits, '-', '_', '.'.
-var agentName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+// Compiled at first use: every program linking the kernel (lnk's whole
+// command line) would otherwise pay for it at start.
+var agentName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`) })
 
 func (k *Kernel) handlePing(ctx context.Context, c *call, _ *proto.Empty) (*proto.Empty, []*os.File, error) {
 	return &proto.Empty{}, nil, nil
@@ -43,7 +46,7 @@ func (k *Kernel) handleStop(ctx context.Context, c *call, _ *proto.Empty) (*prot
 }
 
 func (k *Kernel) handleStart(ctx context.Context, c *call, req *proto.StartRequest) (*proto.StartReply, []*os.File, error) {
-	if !agentName.MatchString(req.Agent) || req.Agent == "." || req.Agent == ".." {
+	if !agentName().MatchString(req.Agent) || req.Agent == "." || req.Agent == ".." {
 		k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Reason: "agent name is not letters, digits, '-', '_' and '.'"})
 		return nil, nil, wire.Errorf(proto.CodeRefused, "agent name %q is not letters, digits, '-', '_' and '.'", req.Agent)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"sync"
 
 	"lnk.dev/lnk/helpers/keybroker"
 	"lnk.dev/lnk/internal/audit"
@@ -16,7 +17,8 @@ import (
 // keyBrokerName names the kernel-wide key broker.
 const keyBrokerName = "key"
 
-var agentID = regexp.MustCompile(`^[0-9a-f]{32}$`)
+// agentID is compiled at first use, not at every start of lnk.
+var agentID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{32}$`) })
 
 // keyClient is the key broker's client and the channel it closes.
 type keyClient struct {
@@ -54,7 +56,7 @@ func (k *Kernel) makeAgentKey(ctx context.Context, start uint64, agent, id strin
 	if id == "" || !k.bro.has(keyBrokerName) {
 		return nil
 	}
-	if !agentID.MatchString(id) {
+	if !agentID().MatchString(id) {
 		return wire.Errorf(proto.CodeRefused, "agent ID %q is not 32 lowercase hex digits", id)
 	}
 	cl, err := k.bro.client(ctx, keyBrokerName)

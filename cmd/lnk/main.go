@@ -2,6 +2,15 @@
 // lnk.dev/lnk/internal/cli.
 package main
 
-import "lnk.dev/lnk/internal/cli"
+import (
+	"os"
 
-func main() { cli.Run() }
+	"lnk.dev/lnk/internal/cli"
+)
+
+func main() {
+	if cli.IsSandboxRun(os.Args[1:]) {
+		cli.RunSandboxRun() // every sandboxed start: only that command is built
+	}
+	cli.Run()
+}

@@ -130,71 +130,72 @@ func startProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, 
 	return p, err
 }
 
-func init() {
-	register("sandbox", func() *cobra.Command {
-		var spec sandboxSpec
-		var jsonStatus bool
-		c := &cobra.Command{
-			Use:   "run [spec flags | --agent NAME | --sandbox-file FILE] -- COMMAND...",
-			Short: "Run a command confined to exactly what the grants say",
-			Long: `Runs COMMAND in Link's sandbox: bubblewrap namespaces, then landlock,
+func init() { register("sandbox", newSandboxRun) }
+
+// newSandboxRun makes `lnk sandbox run` (RunSandboxRun builds it alone).
+func newSandboxRun() *cobra.Command {
+	var spec sandboxSpec
+	var jsonStatus bool
+	c := &cobra.Command{
+		Use:   "run [spec flags | --agent NAME | --sandbox-file FILE] -- COMMAND...",
+		Short: "Run a command confined to exactly what the grants say",
+		Long: `Runs COMMAND in Link's sandbox: bubblewrap namespaces, then landlock,
 seccomp and NO_NEW_PRIVS, with only the granted folders, programs and
 network. Returns the command's exit status (128+N for signal N).`,
-			Args: cobra.MinimumNArgs(1),
-			RunE: func(c *cobra.Command, args []string) error {
-				// Only what the sandbox is handed passes to the proxy
-				// and bwrap, never what lnk's own parent left open.
-				cloexec.MarkInherited()
-				comp, err := spec.compile(c)
-				if err != nil {
-					return auditRefusal("sandbox run", spec.agent, err) // sandbox_audit.go
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			// Only what the sandbox is handed passes to the proxy
+			// and bwrap, never what lnk's own parent left open.
+			cloexec.MarkInherited()
+			comp, err := spec.compile(c)
+			if err != nil {
+				return auditRefusal("sandbox run", spec.agent, err) // sandbox_audit.go
+			}
+			runtime.LockOSThread()           // the proxy's parent thread is the one that execs
+			bridge, err := startBridge(comp) // nil without [tools] (sandbox_bridge.go)
+			if err != nil {
+				return err
+			}
+			defer bridge.Close()
+			keys, err := startSealed(comp, spec.degraded, c.ErrOrStderr()) // nil without sealed secrets
+			if err != nil {
+				return err
+			}
+			defer keys.Close()
+			proxy, err := startProxy(comp, spec.degraded, bridge.hook(), keys.sealedKeys())
+			if err != nil {
+				return err
+			}
+			if proxy != nil {
+				defer stopProxy(proxy)
+			}
+			s, err := buildSandbox(comp, args, spec.degraded, proxy)
+			if err != nil {
+				return auditRefusal("sandbox run", spec.agent, err)
+			}
+			for _, n := range s.Notices {
+				fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
+			}
+			auditNotices("sandbox run", spec.agent, s.Notices)
+			if !jsonStatus && proxy == nil {
+				return s.Exec() // nothing of Link's needs to outlive this process
+			}
+			var status func(sandbox.Status)
+			if jsonStatus {
+				status = func(st sandbox.Status) {
+					b, _ := json.Marshal(st)
+					fmt.Fprintf(c.ErrOrStderr(), "%s\n", b)
 				}
-				runtime.LockOSThread()           // the proxy's parent thread is the one that execs
-				bridge, err := startBridge(comp) // nil without [tools] (sandbox_bridge.go)
-				if err != nil {
-					return err
-				}
-				defer bridge.Close()
-				keys, err := startSealed(comp, spec.degraded, c.ErrOrStderr()) // nil without sealed secrets
-				if err != nil {
-					return err
-				}
-				defer keys.Close()
-				proxy, err := startProxy(comp, spec.degraded, bridge.hook(), keys.sealedKeys())
-				if err != nil {
-					return err
-				}
-				if proxy != nil {
-					defer stopProxy(proxy)
-				}
-				s, err := buildSandbox(comp, args, spec.degraded, proxy)
-				if err != nil {
-					return auditRefusal("sandbox run", spec.agent, err)
-				}
-				for _, n := range s.Notices {
-					fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
-				}
-				auditNotices("sandbox run", spec.agent, s.Notices)
-				if !jsonStatus && proxy == nil {
-					return s.Exec() // nothing of Link's needs to outlive this process
-				}
-				var status func(sandbox.Status)
-				if jsonStatus {
-					status = func(st sandbox.Status) {
-						b, _ := json.Marshal(st)
-						fmt.Fprintf(c.ErrOrStderr(), "%s\n", b)
-					}
-				}
-				// With a proxy, lnk waits and then stops it itself.
-				code, err := s.Start(os.Stdin, c.OutOrStdout(), c.ErrOrStderr(), status)
-				if err != nil {
-					return err
-				}
-				return &ExitError{Code: code, Silent: true, Err: fmt.Errorf("exit %d", code)}
-			},
-		}
-		spec.bind(c)
-		c.Flags().BoolVar(&jsonStatus, "json-status", false, "print the sandbox's pid and what it enforces as one JSON line on stderr")
-		return c
-	})
+			}
+			// With a proxy, lnk waits and then stops it itself.
+			code, err := s.Start(os.Stdin, c.OutOrStdout(), c.ErrOrStderr(), status)
+			if err != nil {
+				return err
+			}
+			return &ExitError{Code: code, Silent: true, Err: fmt.Errorf("exit %d", code)}
+		},
+	}
+	spec.bind(c)
+	c.Flags().BoolVar(&jsonStatus, "json-status", false, "print the sandbox's pid and what it enforces as one JSON line on stderr")
+	return c
 }

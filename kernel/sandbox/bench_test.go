@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,12 +17,54 @@ import (
 
 // BenchmarkSandboxRunTrue times `lnk sandbox run -- /bin/true` with the
 // full layering and no network against bare bubblewrap in the same run,
-// interleaved, and reports medians and their ratio.
+// interleaved, and reports medians and their ratio (target: 1.5).
+//
+// Beside them, in the same interleaved run, the floor: a Go hello-world
+// (built static, as lnk and lnk-init are) and `lnk --help`. Two Go
+// programs start in series on this path (lnk, then lnk-init inside), so
+// floor-x-baseline, (bare + 2 × hello) / bare, is the best ratio any Go
+// lnk with a Go first stage can reach on this machine; link-over-floor is
+// what Link adds beyond it.
 func BenchmarkSandboxRunTrue(b *testing.B) {
 	requireBench(b)
 	lnkBin := testenv.Bin(b, "lnk")
 	testenv.Bin(b, "lnk-init")
-	benchAgainstBare(b, []string{lnkBin, "sandbox", "run", "--internet=false", "--command", "true", "--", "/bin/true"})
+	hello := goHello(b)
+	ds := sampleInterleaved(b, [][]string{
+		{lnkBin, "sandbox", "run", "--internet=false", "--command", "true", "--", "/bin/true"},
+		bareBwrap,
+		{hello},
+		{lnkBin, "--help"},
+	})
+	link, base, h, help := median(ds[0]), median(ds[1]), median(ds[2]), median(ds[3])
+	report(b, link, base)
+	floor := base + 2*h
+	b.ReportMetric(h, "gohello-ns/op")
+	b.ReportMetric(help, "lnkhelp-ns/op")
+	b.ReportMetric(floor/base, "floor-x-baseline")
+	b.ReportMetric(link/floor, "link-over-floor")
+}
+
+// goHello builds a Go hello-world, static like lnk, into b's temporary
+// folder.
+func goHello(b *testing.B) string {
+	dir := b.TempDir()
+	src := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(src, []byte("package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	out := filepath.Join(dir, "hello")
+	cmd := exec.Command(goBin, "build", "-trimpath", "-o", out, src)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GO111MODULE=off")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("build a Go hello-world: %v\n%s", err, msg)
+	}
+	return out
 }
 
 // BenchmarkSandboxRunTrueWithRelay is the same with [internet] on: lnk

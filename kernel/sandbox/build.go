@@ -307,6 +307,7 @@ func (s *Sandbox) commands(c *caps.Compiled, opt Options) error {
 	s.Plan.Path, s.Plan.Argv = argv0, opt.Argv
 	allowed := map[string]bool{}
 	any := false
+	res := newResolver()
 	for _, name := range append(append([]string(nil), c.Commands...), opt.ExtraExec...) {
 		if name == "*" {
 			any = true
@@ -316,7 +317,7 @@ func (s *Sandbox) commands(c *caps.Compiled, opt Options) error {
 		if err != nil {
 			continue // not installed: nothing to allow
 		}
-		files, err := execFiles(p)
+		files, err := res.execFiles(p)
 		if err != nil {
 			continue
 		}

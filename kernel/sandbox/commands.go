@@ -3,11 +3,11 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // ErrNotACommand refuses a command that [commands] does not list.
@@ -46,15 +46,29 @@ func lookPath(name, dir string) (string, error) {
 	return "", fmt.Errorf("%s: not found on the sandbox's PATH (%s)", name, Path)
 }
 
+// resolver finds the files exec'ing a program needs, for one Build: the
+// same interpreter (ld.so for every ELF program) is resolved and read once,
+// into one buffer. It lives no longer than the build, so nothing it learnt
+// can outlast a change on disk.
+type resolver struct {
+	real   map[string]string   // path: its links resolved
+	interp map[string][]string // real path: its interpreters
+	head   [maxHead]byte
+}
+
+func newResolver() *resolver {
+	return &resolver{real: map[string]string{}, interp: map[string][]string{}}
+}
+
 // execFiles is every file exec'ing path needs the execute right on: the
 // program itself (links resolved), its #! interpreter and their ELF
 // interpreters, recursively (at most 4 deep).
-func execFiles(path string) ([]string, error) {
+func (r *resolver) execFiles(path string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	var walk func(p string, depth int) error
 	walk = func(p string, depth int) error {
-		real, err := evalSymlinks(p)
+		real, err := r.evalSymlinks(p)
 		if err != nil {
 			return err
 		}
@@ -63,7 +77,7 @@ func execFiles(path string) ([]string, error) {
 		}
 		seen[real] = true
 		out = append(out, real)
-		for _, next := range interpreters(real) {
+		for _, next := range r.interpreters(real) {
 			if err := walk(next, depth+1); err != nil {
 				return err
 			}
@@ -74,16 +88,31 @@ func execFiles(path string) ([]string, error) {
 }
 
 // interpreters is the #! interpreter (with env's program) or the ELF
-// PT_INTERP of a file.
-func interpreters(path string) []string {
-	f, err := os.Open(path)
+// PT_INTERP of a file (its path has its links resolved).
+func (r *resolver) interpreters(path string) []string {
+	if in, ok := r.interp[path]; ok {
+		return in
+	}
+	in := r.readInterpreters(path)
+	r.interp[path] = in
+	return in
+}
+
+func (r *resolver) readInterpreters(path string) []string {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	head := make([]byte, maxHead)
-	n, _ := io.ReadFull(f, head)
-	fields, interp := interpreterOf(head[:n])
+	n := 0
+	for n < len(r.head) {
+		m, err := unix.Pread(fd, r.head[n:], int64(n))
+		if err != nil || m <= 0 {
+			break
+		}
+		n += m
+	}
+	unix.Close(fd)
+	fields, interp := interpreterOf(r.head[:n])
 	if interp != "" {
 		return []string{interp}
 	}
@@ -98,25 +127,14 @@ func interpreters(path string) []string {
 	return []string{fields[0]}
 }
 
-var realPaths struct {
-	sync.Mutex
-	m map[string]string
-}
-
-// evalSymlinks is filepath.EvalSymlinks, remembered for the process
-// (lnk builds one sandbox per run; the interpreter is shared by all).
-func evalSymlinks(p string) (string, error) {
-	realPaths.Lock()
-	defer realPaths.Unlock()
-	if r, ok := realPaths.m[p]; ok {
-		return r, nil
+// evalSymlinks is filepath.EvalSymlinks, remembered for the build.
+func (r *resolver) evalSymlinks(p string) (string, error) {
+	if real, ok := r.real[p]; ok {
+		return real, nil
 	}
-	r, err := filepath.EvalSymlinks(p)
+	real, err := filepath.EvalSymlinks(p)
 	if err == nil {
-		if realPaths.m == nil {
-			realPaths.m = map[string]string{}
-		}
-		realPaths.m[p] = r
+		r.real[p] = real
 	}
-	return r, err
+	return real, err
 }

@@ -58,6 +58,10 @@ func inModelNetns(t *testing.T) bool {
 		_, err := exec.LookPath(p)
 		testenv.Require(t, err == nil, p)
 	}
+	for _, p := range []string{"/etc/ssl/certs", "/etc/hosts"} {
+		_, err := os.Stat(p) // the child mounts over them
+		testenv.Require(t, err == nil, p)
+	}
 	for _, b := range []string{"lnk", "lnk-init", "lnk-netbroker", "lnk-keybroker"} {
 		testenv.Bin(t, b)
 	}

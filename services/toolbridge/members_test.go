@@ -84,3 +84,27 @@ func TestAnswerWithSpacesAroundIsTheObject(t *testing.T) {
 		t.Fatalf("%q", got)
 	}
 }
+
+// Params with no line break pass byte for byte (the bytes the call was
+// judged on); a method is written as json.Marshal writes it, whatever it
+// holds.
+func TestEncodeMessagePassesParamsAsJudged(t *testing.T) {
+	m, err := parseMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{ "name" : "echo", "arguments":{"t":"\u2028<x>"} }}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := encodeMessage([]byte("9"), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{ "name" : "echo", "arguments":{"t":"\u2028<x>"} }}`; string(b) != want {
+		t.Fatalf("got  %s\nwant %s", b, want)
+	}
+	for _, method := range []string{"tools/call", "a\"b", "x\u2028<y>&", "é", "\x01", ""} {
+		got, err := jsonString(method)
+		want, _ := json.Marshal(method)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("%q: got %s, want %s", method, got, want)
+		}
+	}
+}

@@ -249,10 +249,13 @@ func (s *server) notify(m *message) error {
 
 // encodeMessage writes what the bridge sends a server of a client's
 // request or notification: the method it judged, id (none if nil) and
-// the params as they are, compacted onto one line. Nothing else of the
-// client's message passes.
+// the params as they are, on one line. Nothing else of the client's
+// message passes. Params are the bytes parseMessage took as valid JSON
+// and the call was judged on: a raw line break can lie only between
+// their tokens, so params with none pass byte for byte, and the rest are
+// compacted (their strings unchanged).
 func encodeMessage(id []byte, m *message) ([]byte, error) {
-	method, err := json.Marshal(m.Method)
+	method, err := jsonString(m.Method)
 	if err != nil {
 		return nil, err
 	}
@@ -266,12 +269,26 @@ func encodeMessage(id []byte, m *message) ([]byte, error) {
 	b.Write(method)
 	if len(m.Params) > 0 {
 		b.WriteString(`,"params":`)
-		if err := json.Compact(b, m.Params); err != nil {
+		if bytes.IndexByte(m.Params, '\n') < 0 && bytes.IndexByte(m.Params, '\r') < 0 {
+			b.Write(m.Params)
+		} else if err := json.Compact(b, m.Params); err != nil {
 			return nil, err
 		}
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// jsonString is s as a JSON string, as json.Marshal writes it; a method
+// name of plain letters, digits and /_.- (MCP's own) is quoted as it is.
+func jsonString(s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '/' || c == '_' || c == '.' || c == '-') {
+			return json.Marshal(s)
+		}
+	}
+	return append(append(append(make([]byte, 0, len(s)+2), '"'), s...), '"'), nil
 }
 
 // withID puts id in place of an answer's id, keeping the rest as the

@@ -1,6 +1,7 @@
 package netbroker
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 )
@@ -51,8 +52,11 @@ func filterInference(method, path string, body []byte) ([]byte, int, error) {
 	if method != "POST" || len(body) == 0 || strings.HasPrefix(path, "/v1/audio/") {
 		return body, 0, nil
 	}
+	// Numbers stay as they were written (a seed over 2^53 is not rounded).
 	var req map[string]any
-	if err := json.Unmarshal(body, &req); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&req); err != nil || req == nil || dec.InputOffset() != int64(len(bytes.TrimRight(body, " \t\r\n"))) {
 		return nil, 0, malformed("an inference request's body is not a JSON object")
 	}
 	// The provider's own tools and MCP servers go first: an MCP server

@@ -47,6 +47,14 @@ func TestFilterInference(t *testing.T) {
 	if tools := got["tools"].([]any); len(tools) != 2 {
 		t.Errorf("tools kept: %v", tools)
 	}
+	if out, err := FilterInference("POST", "/v1/chat/completions", []byte(`{"model":"m","seed":12345678901234567891,"messages":[]}`)); err != nil || !strings.Contains(string(out), `"seed":12345678901234567891`) {
+		t.Errorf("a number was not kept as written: %v %s", err, out)
+	}
+	for _, bad := range []string{`{"model":"m"} {"x":1}`, `null`, `[]`} {
+		if _, err := FilterInference("POST", "/v1/messages", []byte(bad)); err == nil {
+			t.Errorf("%s passed as a JSON object", bad)
+		}
+	}
 	// Anthropic names an MCP server with {"type":"url"}: it is removed
 	// with the server, not refused as a URL to fetch.
 	out, n, err := filterInference("POST", "/v1/messages", []byte(`{"model":"m","mcp_servers":[{"type":"url","url":"https://evil.test/sse","name":"x"}],"tools":[{"type":"mcp_toolset","mcp_server_name":"x"}]}`))

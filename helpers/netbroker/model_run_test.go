@@ -62,11 +62,13 @@ func inModelNetns(t *testing.T) bool {
 		_, err := os.Stat(p) // the child mounts over them
 		testenv.Require(t, err == nil, p)
 	}
+	// lnk finds the others beside itself: the child takes them from here.
+	var bin string
 	for _, b := range []string{"lnk", "lnk-init", "lnk-netbroker", "lnk-keybroker"} {
-		testenv.Bin(t, b)
+		bin = filepath.Dir(testenv.Bin(t, b))
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v", "-test.timeout=4m")
-	cmd.Env = append(os.Environ(), modelNetnsEnv+"=1")
+	cmd.Env = append(os.Environ(), modelNetnsEnv+"=1", "LNK_BIN="+bin)
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWNS,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},

@@ -204,18 +204,24 @@ echo "== placeholder $K"
 		}
 		return nil
 	})
-	checkModelLog(t, home)
+	checkModelLog(t, home, placeholder)
 }
 
 // checkModelLog: the wire's log has each refusal once, with its reason,
-// and the passed call with what was removed.
-func checkModelLog(t *testing.T, home string) {
+// and the passed call with what was removed; never a value, the
+// placeholder (a header's value) or a route's path.
+func checkModelLog(t *testing.T, home, placeholder string) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(home, ".lnk", "log", "audit.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := string(b)
+	for _, never := range []string{modelKey, plainToken, placeholder, "/_link/", "/v1/"} {
+		if strings.Contains(log, never) {
+			t.Errorf("the wire's log holds %q:\n%s", never, log)
+		}
+	}
 	for what, n := range map[string]int{"not an inference call": 2, "fetch a URL": 1, "a model's key: inference only; 3 provider tools removed": 1} {
 		if got := strings.Count(log, what); got != n {
 			t.Errorf("the wire's log has %q %d times, want %d:\n%s", what, got, n, log)

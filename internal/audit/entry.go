@@ -41,6 +41,11 @@ type Entry struct {
 	Peer    *Peer     `json:"peer,omitempty"`
 	Reason  string    `json:"reason,omitempty"`
 	Count   int       `json:"count,omitempty"`
+	// A network connection's or route's HTTP status and bytes each way
+	// (the wire's lines); never what the bytes were.
+	Status    int   `json:"status,omitempty"`
+	BytesUp   int64 `json:"bytes_up,omitempty"`
+	BytesDown int64 `json:"bytes_down,omitempty"`
 }
 
 // maxField is the longest a string field may be once written.

@@ -28,6 +28,9 @@ type proxyEvent struct {
 	Decision string `json:"decision"`
 	Rule     string `json:"rule"`
 	Reason   string `json:"reason"`
+	Status   int    `json:"status"`
+	Up       int64  `json:"bytes_up"`
+	Down     int64  `json:"bytes_down"`
 }
 
 // proxyStderr is the stderr to start the proxy with: a pipe whose lines
@@ -71,7 +74,8 @@ func copyProxyLog(r io.Reader, home, agent string, errw io.Writer) {
 }
 
 func proxyEntry(ev proxyEvent, agent string) audit.Entry {
-	e := audit.Entry{Time: time.Now(), Kind: audit.KindUse, Agent: agent, Request: "net " + ev.Kind, Reason: ev.Reason}
+	e := audit.Entry{Time: time.Now(), Kind: audit.KindUse, Agent: agent, Request: "net " + ev.Kind, Reason: ev.Reason,
+		Status: ev.Status, BytesUp: ev.Up, BytesDown: ev.Down}
 	if ev.Host != "" {
 		e.Route = ev.Host
 		if ev.Port != 0 {

@@ -9,8 +9,8 @@ import (
 	"lnk.dev/lnk/internal/testenv"
 )
 
-// The proxy's events go to the wire's log as use and refuse lines; what
-// else it says goes to lnk's stderr.
+// The proxy's events go to the wire's log as use and refuse lines, with
+// their status and bytes each way; what else it says goes to lnk's stderr.
 func TestProxyLogGoesToTheAuditLog(t *testing.T) {
 	home := testenv.Home(t)
 	os.Mkdir(filepath.Join(home, ".lnk"), 0o700)
@@ -29,8 +29,8 @@ lnk-netbroker: a message that is not an event
 	}
 	log := string(b)
 	for _, want := range []string{
-		`"kind":"use","agent":"ada","request":"net connect","route":"api.example.com:443"`,
-		`"kind":"refuse","agent":"ada","request":"net http","route":"169.254.169.254:80","reason":"address: a cloud metadata address"`,
+		`"kind":"use","agent":"ada","request":"net connect","route":"api.example.com:443","bytes_up":1,"bytes_down":2}`,
+		`"kind":"refuse","agent":"ada","request":"net http","route":"169.254.169.254:80","reason":"address: a cloud metadata address","status":403}`,
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the audit log lacks %s:\n%s", want, log)

@@ -27,8 +27,6 @@ import (
 	"runtime/debug"
 	"syscall"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"lnk.dev/lnk/services/filetool"
 	"lnk.dev/lnk/services/filetool/apply"
 )
@@ -84,7 +82,7 @@ func serve(args []string) {
 	defer stop()
 	runtime.GOMAXPROCS(1)   // one call at a time: see oneP
 	debug.SetGCPercent(400) // its live heap is small: collect less often
-	t := &mcp.IOTransport{Reader: filetool.StdPipe(os.Stdin), Writer: filetool.StdPipe(os.Stdout)}
+	t := filetool.StdioTransport(filetool.StdPipe(os.Stdin), filetool.StdPipe(os.Stdout))
 	if err := filetool.Serve(ctx, o, sb, t); err != nil && ctx.Err() == nil {
 		fail(1, err)
 	}

@@ -23,7 +23,13 @@
 // the runtime's poller and read and written with raw system calls
 // ([Pipe]), never a thread blocked in read that the runtime's monitor
 // polls. An answer line is checked in one pass (one JSON value after
-// {"ok": and nothing more) instead of through the decoder.
+// {"ok": and nothing more) instead of through the decoder. Its MCP
+// transport is its own ([StdioTransport]): each client line decoded once
+// by the go-sdk's decoder, where the go-sdk's stdio transport scans it
+// three times and hands it across a goroutine; each result the server
+// encoded written as it is, framed, not compacted again; one write a
+// message. The go-sdk server itself (dispatch, the result's encoding)
+// is kept: it is the protocol's reference.
 //
 // # Security
 //
@@ -36,8 +42,10 @@
 // it ended, and kill it and its process group at the session's end.
 //
 // Trusts: its command line (Link's). Not the MCP client (the agent's
-// harness): its arguments pass to the sandboxed process unread, whose
-// answers pass back unread but for the --no-diffs fields. Not the
+// harness): a line past 16 MiB, a JSON-RPC batch or a line that is not
+// one message ends the session; its arguments pass to the sandboxed
+// process unread, whose answers pass back unread but for the --no-diffs
+// fields. Not the
 // sandboxed process: an answer line past 8 MiB, or not strictly {"ok"}
 // or {"error"}, ends it.
 //

@@ -84,17 +84,31 @@ func (c *conn) recvmsg() (n, oobn, flags int, err error) {
 	}
 }
 
+// sendBuf is where a record and its control data are built; sendBufs
+// keeps them, but not one over maxPooled bytes.
+type sendBuf struct{ rec, oob []byte }
+
+var sendBufs = sync.Pool{New: func() any { return &sendBuf{rec: make([]byte, 0, 512)} }}
+
+const maxPooled = 16 << 10
+
 // send writes one record with files, then raw fds, beside it. Both stay
 // the caller's.
 func (c *conn) send(r Record, files []*os.File, raw ...int) error {
 	r.NFD = len(files) + len(raw)
-	rec, err := AppendRecord(make([]byte, 0, HeaderSize+len(r.Body)), r)
+	sb := sendBufs.Get().(*sendBuf)
+	defer sendBufs.Put(sb)
+	rec, err := AppendRecord(sb.rec[:0], r)
 	if err != nil {
 		return err
 	}
+	if cap(rec) <= maxPooled {
+		sb.rec = rec
+	}
 	var oob []byte
 	if len(files) == 0 && len(raw) > 0 {
-		oob = unix.UnixRights(raw...)
+		oob = appendUnixRights(sb.oob[:0], raw)
+		sb.oob = oob
 	} else if len(files) > 0 {
 		fds := make([]int, len(files), len(files)+len(raw))
 		for i, f := range files {
@@ -216,6 +230,28 @@ func appendRights(fds []int, oob []byte) ([]int, error) {
 		oob = oob[next:]
 	}
 	return fds, bad
+}
+
+// appendUnixRights appends one SCM_RIGHTS control message carrying fds
+// to dst, as unix.UnixRights makes it.
+func appendUnixRights(dst []byte, fds []int) []byte {
+	const hdr = unix.SizeofCmsghdr
+	n := unix.CmsgSpace(4 * len(fds))
+	start := len(dst)
+	dst = append(dst, make([]byte, n)...)
+	b := dst[start:]
+	l := unix.CmsgLen(4 * len(fds))
+	if hdr == 16 {
+		binary.NativeEndian.PutUint64(b, uint64(l))
+	} else {
+		binary.NativeEndian.PutUint32(b, uint32(l))
+	}
+	binary.NativeEndian.PutUint32(b[hdr-8:], unix.SOL_SOCKET)
+	binary.NativeEndian.PutUint32(b[hdr-4:], unix.SCM_RIGHTS)
+	for i, fd := range fds {
+		binary.NativeEndian.PutUint32(b[hdr+4*i:], uint32(fd))
+	}
+	return dst
 }
 
 func closeFDs(fds []int) {

@@ -40,6 +40,19 @@ type call struct {
 	res  chan result // buffered: a reader never waits on it
 }
 
+// calls recycles calls: a call is freed only once nothing can send to
+// it (its reply taken from res, or read by its own caller), so a
+// recycled res is always empty.
+var calls = sync.Pool{New: func() any { return &call{res: make(chan result, 1)} }}
+
+func newCall(spec Spec) *call {
+	ca := calls.Get().(*call)
+	ca.spec = spec
+	return ca
+}
+
+func (ca *call) free() { calls.Put(ca) }
+
 // result is a reply handed to its caller by another caller's read: the
 // body is a copy and the fds are the caller's.
 type result struct {
@@ -113,7 +126,7 @@ func (cl *Client) Call(ctx context.Context, spec Spec, req, resp any, files ...*
 // wants only the fd (lnk-fsbroker's open). take is not called when
 // CallRaw fails for another reason ([ErrClosed], ctx's error).
 func (cl *Client) CallRaw(ctx context.Context, spec Spec, body []byte, files []*os.File, take func(Record, []int) error) error {
-	ca := &call{spec: spec, res: make(chan result, 1)}
+	ca := newCall(spec)
 	cl.mu.Lock()
 	if cl.err != nil {
 		err := cl.err
@@ -136,16 +149,19 @@ func (cl *Client) CallRaw(ctx context.Context, spec Spec, body []byte, files []*
 		select {
 		case r := <-ca.res: // handed over before the turn came
 			<-cl.rd
+			ca.free()
 			return cl.finish(spec, r, take)
 		default:
 		}
 		rec, fds, err := cl.lead(ctx, id, ca)
 		if err == nil {
+			ca.free() // its reply was read here: nothing else sends to it
 			err = take(rec, fds)
 		}
 		<-cl.rd
 		return err
 	case r := <-ca.res:
+		ca.free()
 		return cl.finish(spec, r, take)
 	case <-ctx.Done():
 		return cl.giveUp(ctx, id, ca)

@@ -57,11 +57,15 @@ func (s *Server) Serve(ctx context.Context) error {
 	}()
 	sem := make(chan struct{}, MaxInFlight)
 	used := map[Type]bool{}
+	inline := &Request{srv: s} // reused by every request served on this thread
+	var out []byte             // the reply to an inline request is built here
 	for {
-		rec, files, err := s.c.recv()
+		// The body is decoded before the next read: it is not copied.
+		rec, fds, err := s.c.recvRaw()
 		if err != nil {
 			return s.refuse(err)
 		}
+		files := fdFiles(fds)
 		rt, body, err := checkRequest(s.routes, rec, State(s.state.Load()))
 		if err == nil && rt.Flags&Once != 0 {
 			if used[rt.Type] {
@@ -73,11 +77,12 @@ func (s *Server) Serve(ctx context.Context) error {
 			CloseFiles(files)
 			return s.refuse(err)
 		}
-		req := &Request{Spec: rt.Spec, ID: rec.ID, Files: files, srv: s}
 		if rt.Flags&(Once|Inline) != 0 {
-			s.run(ctx, rt, req, body)
+			*inline = Request{Spec: rt.Spec, ID: rec.ID, Files: files, srv: s, fds: inline.fds[:0]}
+			out = s.run(ctx, rt, inline, body, out)
 			continue
 		}
+		req := &Request{Spec: rt.Spec, ID: rec.ID, Files: files, srv: s}
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -87,7 +92,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			s.run(ctx, rt, req, body)
+			s.run(ctx, rt, req, body, nil)
 		}()
 		// The reader is about to block in recvmsg holding its P: let the
 		// handler run first rather than wait for the P to be taken back.
@@ -102,14 +107,19 @@ func (s *Server) refuse(err error) error {
 	return err
 }
 
-func (s *Server) run(ctx context.Context, rt *Route, req *Request, body any) {
+// run serves one request and sends its reply, whose body it builds in
+// buf; it returns buf to build the next one in.
+func (s *Server) run(ctx context.Context, rt *Route, req *Request, body any, buf []byte) []byte {
 	resp, out, err := rt.serve(ctx, req, body)
 	CloseFiles(req.Files)
 	defer CloseFiles(out)
 	defer req.closeFDs()
 	r := Record{Kind: KindReply, Type: rt.Type, ID: req.ID}
 	if err == nil {
-		r.Body, err = Marshal(resp)
+		r.Body, err = AppendMarshal(buf[:0], resp)
+		if cap(r.Body) <= maxPooled {
+			buf = r.Body[:0]
+		}
 	}
 	raw := req.fds
 	if err != nil {
@@ -127,4 +137,5 @@ func (s *Server) run(ctx context.Context, rt *Route, req *Request, body any) {
 	if serr != nil && !errors.Is(serr, ErrClosed) && s.logf != nil {
 		s.logf("wire: reply to %s: %v", rt.Name, serr)
 	}
+	return buf
 }

@@ -11,7 +11,39 @@ import (
 )
 
 // Marshal encodes v as a record body.
-func Marshal(v any) ([]byte, error) { return json.Marshal(v) }
+func Marshal(v any) ([]byte, error) { return AppendMarshal(nil, v) }
+
+// AppendMarshal appends v's encoding to dst: by v's own [Encoder] when
+// it has one that takes the value, else by encoding/json.
+func AppendMarshal(dst []byte, v any) ([]byte, error) {
+	if e, ok := v.(Encoder); ok {
+		if b, ok := e.AppendWire(dst); ok {
+			return b, nil
+		}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// An Encoder encodes its value as encoding/json would, without
+// reflection, for a request or reply on a hot path. ok false (say, for a
+// string that needs escaping) leaves it to encoding/json.
+type Encoder interface {
+	AppendWire(dst []byte) (b []byte, ok bool)
+}
+
+// A Decoder decodes a body it recognises (a subset of what [Unmarshal]
+// accepts, such as the exact form its [Encoder] writes) into the same
+// value [Unmarshal] would, without reflection. ok false means "not
+// recognised": [Unmarshal] zeroes the value and decides by its own
+// strict rules, so a Decoder can only make decoding faster, never
+// looser. A fuzz target beside each Decoder checks that.
+type Decoder interface {
+	DecodeWire(body []byte) (ok bool)
+}
 
 // Unmarshal decodes body into v (a pointer) strictly: an unknown field, a
 // field given twice or in another case, a missing field (its json tag has
@@ -22,6 +54,12 @@ func Unmarshal(body []byte, v any) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("wire: Unmarshal needs a non-nil pointer, got %T", v)
+	}
+	if d, ok := v.(Decoder); ok {
+		if d.DecodeWire(body) {
+			return nil
+		}
+		rv.Elem().SetZero()
 	}
 	return decodeValue(body, rv.Elem())
 }

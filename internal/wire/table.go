@@ -63,7 +63,9 @@ func (s Spec) fdsOK(n int) bool {
 	return n == s.FDs
 }
 
-// Request is a decoded request as a handler sees it.
+// Request is a decoded request as a handler sees it. A handler must not
+// keep it after returning: the server reuses it for the next [Inline]
+// request.
 type Request struct {
 	Spec Spec
 	ID   uint64
@@ -83,7 +85,7 @@ func (r *Request) ReplyFD(fd int) { r.fds = append(r.fds, fd) }
 
 func (r *Request) closeFDs() {
 	closeFDs(r.fds)
-	r.fds = nil
+	r.fds = r.fds[:0]
 }
 
 // SetState moves the channel to st; records read after this request's

@@ -2,7 +2,6 @@ package resolve
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -48,14 +47,21 @@ func versionOf(st *unix.Stat_t) Version {
 
 // String is the version as a token a caller can hand back: "absent",
 // "" for the zero version, else "v1:dev:ino:size:mtime:ctime" in hex.
-func (v Version) String() string {
+func (v Version) String() string { return string(v.AppendTo(nil)) }
+
+// AppendTo appends [Version.String]'s token to dst.
+func (v Version) AppendTo(dst []byte) []byte {
 	switch {
 	case v.absent:
-		return "absent"
+		return append(dst, "absent"...)
 	case v.IsZero():
-		return ""
+		return dst
 	}
-	return fmt.Sprintf("v1:%x:%x:%x:%x:%x", v.Dev, v.Ino, uint64(v.Size), uint64(v.MtimeNs), uint64(v.CtimeNs))
+	dst = append(dst, "v1"...)
+	for _, n := range [5]uint64{v.Dev, v.Ino, uint64(v.Size), uint64(v.MtimeNs), uint64(v.CtimeNs)} {
+		dst = strconv.AppendUint(append(dst, ':'), n, 16)
+	}
+	return dst
 }
 
 // MarshalText encodes v as [Version.String] does.
@@ -82,20 +88,25 @@ func ParseVersion(s string) (Version, error) {
 	case "":
 		return Version{}, nil
 	}
-	parts := strings.Split(s, ":")
-	if len(parts) != 6 || parts[0] != "v1" {
+	rest, ok := strings.CutPrefix(s, "v1:")
+	if !ok {
 		return Version{}, errVersionSyntax
 	}
 	var n [5]uint64
-	for i, p := range parts[1:] {
+	for i := range n {
+		p, tail, more := strings.Cut(rest, ":")
+		if more != (i < len(n)-1) {
+			return Version{}, errVersionSyntax
+		}
 		x, err := strconv.ParseUint(p, 16, 64)
 		if err != nil {
 			return Version{}, errVersionSyntax
 		}
-		n[i] = x
+		n[i], rest = x, tail
 	}
 	v := Version{Dev: n[0], Ino: n[1], Size: int64(n[2]), MtimeNs: int64(n[3]), CtimeNs: int64(n[4])}
-	if v.String() != s {
+	var buf [96]byte
+	if string(v.AppendTo(buf[:0])) != s {
 		return Version{}, errVersionSyntax // one spelling per version
 	}
 	return v, nil

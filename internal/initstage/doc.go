@@ -8,8 +8,12 @@
 //  1. reads and closes the plan, and closes every other fd above 2;
 //  2. with a relay in the plan, listens on 127.0.0.1:<port> inside the
 //     sandbox's network namespace and starts itself as the relay
-//     (`lnk-init relay`, the listener as fd 3), which confines itself in
-//     a landlock domain of its own before serving;
+//     (`lnk-init relay`, the listener as fd 3, /dev/null as 0 and 1)
+//     from a thread of its own already confined as the relay: a landlock
+//     domain of its own (no files but read and execute on lnk-init) and
+//     the seccomp filter, so every thread the relay ever has is born
+//     under both and it needs no re-exec; it confines its own thread once
+//     more (no files at all) before serving;
 //  3. restricts itself with landlock at the newest ABI: the plan's
 //     folders and files with read/write/exec, execute only on the
 //     programs [commands] lists (and their #! and ELF interpreters), TCP
@@ -29,8 +33,8 @@
 // # Security
 //
 // Holds: the plan fd (closed at once), the relay's listener. May: create
-// a TCP listener on loopback, start the relay, restrict itself, load a
-// filter, exec the command. Trusts: the plan (written by lnk, the
+// a TCP listener on loopback, confine one thread as the relay and start
+// the relay from it, restrict itself, load a filter, exec the command. Trusts: the plan (written by lnk, the
 // owner's own program, into an fd no one else has). Refuses: to exec the
 // command when landlock or seccomp cannot be enforced, unless the plan
 // says degraded (the owner's --degraded); a plan that does not parse, or

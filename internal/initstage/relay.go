@@ -37,9 +37,55 @@ func startRelay(r *Relay) error {
 		exe = "/proc/self/exe"
 	}
 	l := os.NewFile(uintptr(fd), "relay-listener")
-	_, err = os.StartProcess("/proc/self/exe", []string{exe, RelayArg, r.Socket}, &os.ProcAttr{
-		Env:   []string{},
-		Files: []*os.File{nil, nil, os.Stderr, l},
+	errc := make(chan error, 1)
+	go func() {
+		// Never unlocked: this thread is confined as the relay and ends
+		// with this goroutine, never running anything else of lnk-init's.
+		runtime.LockOSThread()
+		errc <- startConfined(exe, r.Socket, l)
+	}()
+	return <-errc
+}
+
+// relayBornConfined is internal/landlock's marker for a program whose
+// every thread starts inside its landlock domain: the relay's Restrict
+// then confines its own thread again instead of executing itself a
+// second time (a second Go start, on the command's start path).
+const relayBornConfined = "LNK_LANDLOCK_REEXEC=1"
+
+// startConfined starts the relay from the calling (locked) thread after
+// confining that thread as internal/landlock's Restrict would before its
+// re-exec: no files but read and execute on this program, no TCP, scoped
+// (where the kernel has landlock); then the sandbox's seccomp filter (where
+// it has seccomp). The relay inherits both on every thread it will have,
+// and confines its own thread once more as it starts (RunRelay).
+func startConfined(exe, socket string, l *os.File) error {
+	env := []string{}
+	// The relay's stdin and stdout: Go's runtime would open /dev/null
+	// for them itself, which the relay's domain no longer allows.
+	null, err := os.OpenFile("/dev/null", os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("relay: %w", err)
+	}
+	defer null.Close()
+	self, err := unix.Open("/proc/self/exe", unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("relay: open own program: %w", err)
+	}
+	_, err = landlock.RestrictThread(landlock.Beneath(self, landlock.Read|landlock.Exec))
+	unix.Close(self)
+	switch {
+	case err == nil:
+		env = append(env, relayBornConfined)
+	case !errors.Is(err, landlock.ErrUnsupported):
+		return fmt.Errorf("relay: %w", err)
+	}
+	if err := loadFilter(); err != nil && !errors.Is(err, ErrNoSeccomp) {
+		return fmt.Errorf("relay: %w", err)
+	}
+	_, err = os.StartProcess("/proc/self/exe", []string{exe, RelayArg, socket}, &os.ProcAttr{
+		Env:   env,
+		Files: []*os.File{null, null, os.Stderr, l},
 	})
 	if err != nil {
 		return fmt.Errorf("relay: start: %w", err)

@@ -28,8 +28,10 @@
 // by the go-sdk's decoder, where the go-sdk's stdio transport scans it
 // three times and hands it across a goroutine; each result the server
 // encoded written as it is, framed, not compacted again; one write a
-// message. The go-sdk server itself (dispatch, the result's encoding)
-// is kept: it is the protocol's reference.
+// message. A tool's result of one text is encoded in one pass
+// ([textResult]), not compacted twice over as the go-sdk's encoding
+// does, to the same bytes. The go-sdk server itself (dispatch, every
+// other message) is kept: it is the protocol's reference.
 //
 // # Security
 //

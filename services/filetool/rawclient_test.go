@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"lnk.dev/lnk/internal/testenv"
 )
 
@@ -34,6 +36,13 @@ const rawProtocol = "2025-06-18"
 // initializes an MCP session with the raw client; both end with the test.
 func connectRaw(t testing.TB, flags []string, command ...string) (*rawClient, *exec.Cmd) {
 	t.Helper()
+	return connectRawAt(t, rawProtocol, flags, command...)
+}
+
+// connectRawAt is connectRaw asking for protocol version; with version
+// "" it does not initialize (for sessionless calls).
+func connectRawAt(t testing.TB, version string, flags []string, command ...string) (*rawClient, *exec.Cmd) {
+	t.Helper()
 	args := append(append([]string{"serve"}, flags...), "--")
 	cmd := exec.Command(testenv.Bin(t, "lnk-file-tool"), append(args, command...)...)
 	cmd.Stderr = os.Stderr
@@ -54,8 +63,11 @@ func connectRaw(t testing.TB, flags []string, command ...string) (*rawClient, *e
 		cmd.Wait()
 	})
 	c := &rawClient{in: in, out: bufio.NewReaderSize(out, 64<<10)}
+	if version == "" {
+		return c, cmd
+	}
 	res, err := c.request("initialize", map[string]any{
-		"protocolVersion": rawProtocol,
+		"protocolVersion": version,
 		"capabilities":    map[string]any{},
 		"clientInfo":      map[string]any{"name": "lnk-raw-client", "version": "1"},
 	})
@@ -68,7 +80,7 @@ func connectRaw(t testing.TB, flags []string, command ...string) (*rawClient, *e
 			Name string `json:"name"`
 		} `json:"serverInfo"`
 	}
-	if err := json.Unmarshal(res, &init); err != nil || init.ProtocolVersion != rawProtocol || init.ServerInfo.Name != "lnk-file-tool" {
+	if err := json.Unmarshal(res, &init); err != nil || init.ProtocolVersion != version || init.ServerInfo.Name != "lnk-file-tool" {
 		t.Fatalf("initialize answered %s (%v)", res, err)
 	}
 	if err := c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}); err != nil {
@@ -177,5 +189,50 @@ func TestRawClient(t *testing.T) {
 	text, isErr, err = c.callTool("write", json.RawMessage(`{"path":"b.txt","content":"x"}`))
 	if err != nil || !isErr || text == "" {
 		t.Fatalf("a write outside --write: %v %v %q", err, isErr, text)
+	}
+}
+
+// TestResultOnTheWire: a tool's result is, byte for byte, the go-sdk's
+// own encoding of it — in a session of a protocol with no resultType
+// (which serve encodes in one pass, textResult) and in a sessionless
+// call of the protocol that has one (which it leaves to the go-sdk).
+func TestResultOnTheWire(t *testing.T) {
+	f := newFolders(t)
+	os.WriteFile(f.files+"/a.txt", []byte("<one> & \"two\"\n"), 0o600)
+	apply := []string{testenv.Bin(t, "lnk-file-tool"), "apply", "--files", f.files}
+	sessionless := map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "lnk-raw-client", "version": "1"},
+	}
+	old, _ := connectRawAt(t, "2025-03-26", nil, apply...)
+	c, _ := connectRaw(t, nil, apply...)
+	none, _ := connectRawAt(t, "", nil, apply...)
+	for _, tc := range []struct {
+		name string
+		c    *rawClient
+		meta map[string]any
+	}{{"2025-03-26", old, nil}, {rawProtocol, c, nil}, {"2026-07-28 in a session of 2025-06-18", c, sessionless}, {"2026-07-28", none, sessionless}} {
+		for _, args := range []string{`{"path":"a.txt"}`, `{"path":"../a.txt"}`} {
+			params := map[string]any{"name": "read", "arguments": json.RawMessage(args)}
+			if tc.meta != nil {
+				params["_meta"] = tc.meta
+			}
+			res, err := tc.c.request("tools/call", params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r mcp.CallToolResult
+			if err := json.Unmarshal(res, &r); err != nil || len(r.Content) != 1 {
+				t.Fatalf("%s: %s (%v)", tc.name, res, err)
+			}
+			want, _ := json.Marshal(&r) // the go-sdk's own encoding, with its resultType where the protocol has one
+			if !bytes.Equal(res, want) {
+				t.Errorf("%s %s: the wire has %s\nthe go-sdk encodes %s", tc.name, args, res, want)
+			}
+			if got := bytes.Contains(res, []byte(`"resultType":"complete"`)); got != (tc.c == none) {
+				t.Errorf("%s: resultType on the wire: %v: %s", tc.name, got, res)
+			}
+		}
 	}
 }

@@ -37,6 +37,7 @@ func NewServer(o Offer, sb *Sandboxed) *mcp.Server {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(o.Shape(name, ok))}}}, nil
 			})
 	}
+	s.AddReceivingMiddleware(oneTextPass)
 	return s
 }
 

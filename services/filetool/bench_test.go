@@ -130,6 +130,9 @@ func BenchmarkRead4KiB(b *testing.B) {
 	b.ReportMetric(float64(rawAfter.cpuNS-rawBefore.cpuNS)/float64(b.N), "session-cpu-ns/op")
 	b.ReportMetric(float64(rawAfter.switches-rawBefore.switches)/float64(b.N), "switches/op")
 	b.ReportMetric(float64(sdkAfter.cpuNS-sdkBefore.cpuNS)/float64(b.N), "gosdk-session-cpu-ns/op")
+	if b.N < 100 {
+		return // the runner's first probe: no p50 to speak of
+	}
 	b.Logf("x-baseline: the 150 µs target is judged on link-ns/op (%.0f µs, the minimal MCP client: Link's own latency); "+
 		"gosdk-ns/op (%.0f µs) is the same call from the go-sdk client, whose overhead is the agent's; os.ReadFile %.0f µs",
 		p50(link)/1e3, p50(sdk)/1e3, p50(base)/1e3)

@@ -61,17 +61,26 @@ func (r *OpenReply) AppendWire(dst []byte) ([]byte, bool) {
 
 // DecodeWire decodes what AppendWire writes, and nothing else.
 func (r *OpenReply) DecodeWire(b []byte) bool {
+	v, size, ok := DecodeOpenReply(b)
+	if ok {
+		*r = OpenReply{Version: string(v), Size: size}
+	}
+	return ok
+}
+
+// DecodeOpenReply is [OpenReply.DecodeWire] handing the version token
+// back in place (it aliases b), for a caller that parses it at once.
+func DecodeOpenReply(b []byte) (version []byte, size int64, ok bool) {
 	s := scanner{b: b}
 	v, ok := s.field(`{"version":`)
 	if !ok || !s.lit(`,"size":`) {
-		return false
+		return nil, 0, false
 	}
-	size, ok := s.int()
+	size, ok = s.int()
 	if !ok || !s.lit("}") || s.i != len(b) {
-		return false
+		return nil, 0, false
 	}
-	*r = OpenReply{Version: string(v), Size: size}
-	return true
+	return v, size, true
 }
 
 // plain reports whether s is printable ASCII with no '"' or '\', which

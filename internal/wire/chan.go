@@ -77,7 +77,7 @@ func (c *conn) sendmsg(p, oob []byte) error {
 
 func (c *conn) recvmsg() (n, oobn, flags int, err error) {
 	for {
-		n, oobn, flags, _, err = unix.Recvmsg(c.fd, c.buf, c.oob, unix.MSG_CMSG_CLOEXEC)
+		n, oobn, flags, err = recvmsg1(c.fd, c.buf, c.oob, unix.MSG_CMSG_CLOEXEC)
 		if err != unix.EINTR {
 			return
 		}

@@ -167,16 +167,17 @@ func (o *opened) take(r wire.Record, fds []int) error {
 	if r.Kind == wire.KindError {
 		return wire.DecodeError(fsbroker.SpecOpen, r.Body)
 	}
-	var rep fsbroker.OpenReply
 	var err error
-	if !rep.DecodeWire(r.Body) {
-		slow := new(fsbroker.OpenReply) // the strict decoder decides
-		err = wire.Unmarshal(r.Body, slow)
-		rep = *slow
-	}
-	if err == nil {
-		if o.v, err = resolve.ParseVersion(rep.Version); err != nil {
-			err = fmt.Errorf("the broker's version %q: %v", rep.Version, err)
+	if ver, _, ok := fsbroker.DecodeOpenReply(r.Body); ok {
+		if o.v, err = resolve.ParseVersionBytes(ver); err != nil {
+			err = fmt.Errorf("the broker's version %q: %v", ver, err)
+		}
+	} else {
+		rep := new(fsbroker.OpenReply) // the strict decoder decides
+		if err = wire.Unmarshal(r.Body, rep); err == nil {
+			if o.v, err = resolve.ParseVersion(rep.Version); err != nil {
+				err = fmt.Errorf("the broker's version %q: %v", rep.Version, err)
+			}
 		}
 	}
 	if err != nil {

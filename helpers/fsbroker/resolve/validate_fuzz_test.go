@@ -59,6 +59,9 @@ func FuzzParseVersion(f *testing.F) {
 	f.Add("v1:fd01:1a2b:0:17b2c3d4e5f6a7b8:17b2c3d4e5f6a7b8")
 	f.Fuzz(func(t *testing.T, s string) {
 		v, err := ParseVersion(s)
+		if vb, errb := ParseVersionBytes([]byte(s)); vb != v || (errb == nil) != (err == nil) {
+			t.Fatalf("%q: ParseVersion %+v (%v), ParseVersionBytes %+v (%v)", s, v, err, vb, errb)
+		}
 		if err != nil {
 			return
 		}

@@ -3,7 +3,6 @@ package resolve
 import (
 	"errors"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -81,33 +80,66 @@ func (v *Version) UnmarshalText(b []byte) error {
 var errVersionSyntax = errors.New("not a version token")
 
 // ParseVersion decodes a token from [Version.String].
-func ParseVersion(s string) (Version, error) {
-	switch s {
+func ParseVersion(s string) (Version, error) { return parseVersion(s) }
+
+// ParseVersionBytes is [ParseVersion] of a token in b, without copying
+// it to a string.
+func ParseVersionBytes(b []byte) (Version, error) { return parseVersion(b) }
+
+func parseVersion[T string | []byte](s T) (Version, error) {
+	switch string(s) {
 	case "absent":
 		return Absent, nil
 	case "":
 		return Version{}, nil
 	}
-	rest, ok := strings.CutPrefix(s, "v1:")
-	if !ok {
+	if len(s) < 3 || string(s[:3]) != "v1:" {
 		return Version{}, errVersionSyntax
 	}
+	rest := s[3:]
 	var n [5]uint64
 	for i := range n {
-		p, tail, more := strings.Cut(rest, ":")
-		if more != (i < len(n)-1) {
+		end := len(rest)
+		for j := 0; j < len(rest); j++ {
+			if rest[j] == ':' {
+				end = j
+				break
+			}
+		}
+		if (end < len(rest)) != (i < len(n)-1) || end == 0 || end > 16 {
 			return Version{}, errVersionSyntax
 		}
-		x, err := strconv.ParseUint(p, 16, 64)
-		if err != nil {
-			return Version{}, errVersionSyntax
+		var x uint64
+		for j := 0; j < end; j++ {
+			d, ok := hexDigit(rest[j])
+			if !ok {
+				return Version{}, errVersionSyntax
+			}
+			x = x<<4 | d
 		}
-		n[i], rest = x, tail
+		n[i] = x
+		if end < len(rest) {
+			rest = rest[end+1:]
+		}
 	}
 	v := Version{Dev: n[0], Ino: n[1], Size: int64(n[2]), MtimeNs: int64(n[3]), CtimeNs: int64(n[4])}
 	var buf [96]byte
-	if string(v.AppendTo(buf[:0])) != s {
+	if string(v.AppendTo(buf[:0])) != string(s) {
 		return Version{}, errVersionSyntax // one spelling per version
 	}
 	return v, nil
+}
+
+// hexDigit accepts what strconv.ParseUint(s, 16, 64) does, digit by
+// digit: 0-9, a-f, A-F (the one-spelling check then refuses capitals).
+func hexDigit(c byte) (uint64, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return uint64(c - '0'), true
+	case c >= 'a' && c <= 'f':
+		return uint64(c-'a') + 10, true
+	case c >= 'A' && c <= 'F':
+		return uint64(c-'A') + 10, true
+	}
+	return 0, false
 }

@@ -107,6 +107,17 @@ func buildSandboxWith(comp *caps.Compiled, argv []string, degraded bool, proxy *
 // startProxy starts the grants' proxy when they need one; nil when not.
 // The caller has locked its OS thread (see sandbox.StartProxy).
 func startProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, sealed ...*sandbox.SealedKeys) (*sandbox.Proxy, error) {
+	pp, err := startProxyPending(comp, degraded, bridge, sealed...)
+	if pp == nil || err != nil {
+		return nil, err
+	}
+	return waitProxy(pp)
+}
+
+// startProxyPending is startProxy that does not wait for the proxy to
+// tell its socket (sandbox.Options.ProxyPending waits); nil when the
+// grants need no proxy.
+func startProxyPending(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, sealed ...*sandbox.SealedKeys) (*sandbox.PendingProxy, error) {
 	var sk *sandbox.SealedKeys
 	if len(sealed) > 0 {
 		sk = sealed[0]
@@ -122,12 +133,30 @@ func startProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, 
 	if err != nil {
 		return nil, err
 	}
-	p, err := sandbox.StartProxySealed(comp, filepath.Join(filepath.Dir(exe), "lnk-netbroker"), degraded, stderr, bridge, sk)
+	pp, err := sandbox.StartProxyPending(comp, filepath.Join(filepath.Dir(exe), "lnk-netbroker"), degraded, stderr, bridge, sk)
 	stderr.Close() // the proxy holds its own copy
 	if err != nil {
 		proxyLogs.Wait() // what the proxy said comes before lnk's own line
 	}
+	return pp, err
+}
+
+// waitProxy waits for pp to tell its socket.
+func waitProxy(pp *sandbox.PendingProxy) (*sandbox.Proxy, error) {
+	p, err := pp.Wait()
+	if err != nil {
+		proxyLogs.Wait() // what the proxy said comes before lnk's own line
+	}
 	return p, err
+}
+
+// stopPending ends pp, started or not.
+func stopPending(pp *sandbox.PendingProxy) {
+	if p := pp.Proxy(); p != nil {
+		stopProxy(p)
+		return
+	}
+	pp.Stop()
 }
 
 func init() { register("sandbox", newSandboxRun) }
@@ -162,16 +191,26 @@ network. Returns the command's exit status (128+N for signal N).`,
 				return err
 			}
 			defer keys.Close()
-			proxy, err := startProxy(comp, spec.degraded, bridge.hook(), keys.sealedKeys())
+			// The proxy starts while lnk builds the sandbox; Build waits
+			// for its socket only once the rest is done.
+			pending, err := startProxyPending(comp, spec.degraded, bridge.hook(), keys.sealedKeys())
 			if err != nil {
 				return err
 			}
-			if proxy != nil {
-				defer stopProxy(proxy)
+			if pending != nil {
+				defer stopPending(pending)
 			}
-			s, err := buildSandbox(comp, args, spec.degraded, proxy)
+			s, err := buildSandboxWith(comp, args, spec.degraded, nil, func(o *sandbox.Options) { o.ProxyPending = pending })
+			if pending != nil && pending.Err() != nil {
+				proxyLogs.Wait() // what the proxy said comes before lnk's own line
+				return pending.Err()
+			}
 			if err != nil {
 				return auditRefusal("sandbox run", spec.agent, err)
+			}
+			var proxy *sandbox.Proxy
+			if pending != nil {
+				proxy = pending.Proxy()
 			}
 			for _, n := range s.Notices {
 				fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)

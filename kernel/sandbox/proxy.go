@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,6 +86,29 @@ func StartProxyWithTools(c *caps.Compiled, netbroker string, degraded bool, stde
 // StartProxySealed is StartProxyWithTools whose proxy also serves the
 // sealed secrets sk names (nil: none), their values from sk.Channel.
 func StartProxySealed(c *caps.Compiled, netbroker string, degraded bool, stderr *os.File, tb *ToolBridge, sk *SealedKeys) (*Proxy, error) {
+	pp, err := StartProxyPending(c, netbroker, degraded, stderr, tb, sk)
+	if err != nil {
+		return nil, err
+	}
+	return pp.Wait()
+}
+
+// PendingProxy is a started lnk-netbroker that has not yet told its
+// socket. Build waits for it (Options.ProxyPending) only once the work
+// that needs no socket is done, so that work overlaps the proxy's start.
+// It is used from one goroutine.
+type PendingProxy struct {
+	cmd    *exec.Cmd
+	out    io.Reader
+	tb     *ToolBridge
+	waited bool
+	p      *Proxy
+	err    error
+}
+
+// StartProxyPending is StartProxySealed that returns as soon as the
+// proxy runs; Wait reads what it tells.
+func StartProxyPending(c *caps.Compiled, netbroker string, degraded bool, stderr *os.File, tb *ToolBridge, sk *SealedKeys) (*PendingProxy, error) {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return nil, err
@@ -119,7 +143,17 @@ func StartProxySealed(c *caps.Compiled, netbroker string, degraded bool, stderr 
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start the proxy: %w", err)
 	}
-	br := bufio.NewReader(out)
+	return &PendingProxy{cmd: cmd, out: out, tb: tb}, nil
+}
+
+// Wait reads the proxy's socket and secrets; it kills the proxy if they
+// do not come. Later calls return what the first returned.
+func (pp *PendingProxy) Wait() (*Proxy, error) {
+	if pp.waited {
+		return pp.p, pp.err
+	}
+	pp.waited = true
+	br := bufio.NewReader(pp.out)
 	line, err := br.ReadString('\n')
 	sock := strings.TrimSpace(line)
 	var t told
@@ -130,15 +164,33 @@ func StartProxySealed(c *caps.Compiled, netbroker string, degraded bool, stderr 
 		}
 	}
 	if err != nil || !filepath.IsAbs(sock) || t.Secret == "" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		return nil, errors.New("the proxy (lnk-netbroker) did not start: see its message above")
+		pp.cmd.Process.Kill()
+		pp.cmd.Wait()
+		pp.err = errors.New("the proxy (lnk-netbroker) did not start: see its message above")
+		return nil, pp.err
 	}
-	p := &Proxy{Socket: sock, Secret: t.Secret, Placeholders: t.Placeholders, cmd: cmd}
-	if tb != nil {
-		p.ToolRoute = tb.Route
+	pp.p = &Proxy{Socket: sock, Secret: t.Secret, Placeholders: t.Placeholders, cmd: pp.cmd}
+	if pp.tb != nil {
+		pp.p.ToolRoute = pp.tb.Route
 	}
-	return p, nil
+	return pp.p, nil
+}
+
+// Proxy is the proxy once Wait has read it; nil before, or if it failed.
+func (pp *PendingProxy) Proxy() *Proxy { return pp.p }
+
+// Err is Wait's error, once it has been called; nil before.
+func (pp *PendingProxy) Err() error { return pp.err }
+
+// Stop ends the proxy whether or not Wait was called (as Proxy.Stop);
+// after a failed Wait it is ended already.
+func (pp *PendingProxy) Stop() {
+	switch {
+	case pp.p != nil:
+		pp.p.Stop()
+	case !pp.waited:
+		(&Proxy{cmd: pp.cmd}).Stop()
+	}
 }
 
 // Stop ends the proxy (SIGTERM; SIGKILL if it has not ended within 10 s)

@@ -1,6 +1,7 @@
 package netbroker
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -69,9 +70,47 @@ func (p *Proxy) toolRoute(c net.Conn, req *http.Request, raw []byte) {
 	if _, err := up.Write(raw); err != nil {
 		return
 	}
-	upN, downN := spliceRoute(c, up)
+	var upN, downN int64
+	if wholeRequest(req, raw) {
+		// Nothing more of the client's is needed: its answer is relayed
+		// on this goroutine alone, and the connection closed after it.
+		downN, _ = copyRoute(c, up)
+	} else {
+		upN, downN = spliceRoute(c, up)
+	}
 	ev.Decision, ev.Up, ev.Down = "allow", int64(len(raw))+upN, downN
 	p.log(ev)
+}
+
+// wholeRequest reports whether raw, the bytes read of the connection so
+// far, hold req's headers and all of its body as its Content-Length
+// gives it (most tool calls: one small message, read in one go). A
+// chunked body, or one still to come, is relayed both ways.
+func wholeRequest(req *http.Request, raw []byte) bool {
+	if req.ContentLength < 0 || len(req.TransferEncoding) > 0 {
+		return false
+	}
+	end := headerEnd(raw)
+	return end >= 0 && int64(len(raw)-end) >= req.ContentLength
+}
+
+// headerEnd is where the headers http.ReadRequest read of raw end: after
+// the first empty line (CRLF or a bare LF, as it reads lines), or -1.
+func headerEnd(raw []byte) int {
+	for i := 0; i < len(raw); {
+		j := bytes.IndexByte(raw[i:], '\n')
+		if j < 0 {
+			return -1
+		}
+		i += j + 1
+		switch {
+		case i < len(raw) && raw[i] == '\n':
+			return i + 1
+		case i+1 < len(raw) && raw[i] == '\r' && raw[i+1] == '\n':
+			return i + 2
+		}
+	}
+	return -1
 }
 
 // spliceRoute is splice for a tool call: a small message each way, many

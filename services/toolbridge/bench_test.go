@@ -34,7 +34,7 @@ type benchRoute struct {
 	r     *Running
 }
 
-func newBenchRoute(b *testing.B, grants map[string]caps.Tool, tiny bool, set Settings) *benchRoute {
+func newBenchRoute(b testing.TB, grants map[string]caps.Tool, tiny bool, set Settings) *benchRoute {
 	home := testenv.Home(b) // short: the sockets' paths must fit
 	self, err := os.Executable()
 	if err != nil {
@@ -76,7 +76,7 @@ func newBenchRoute(b *testing.B, grants map[string]caps.Tool, tiny bool, set Set
 
 // benchProxy serves a sandbox's proxy on sock whose mcp route dials the
 // socket bridge.
-func benchProxy(b *testing.B, sock, bridge string) string {
+func benchProxy(b testing.TB, sock, bridge string) string {
 	rules, err := netbroker.RulesFrom(&caps.Compiled{})
 	if err != nil {
 		b.Fatal(err)
@@ -122,7 +122,7 @@ func (br *benchRoute) post(sid, body string) (string, string, error) {
 	return resp.Header.Get(SessionHeader), string(b), err
 }
 
-func (br *benchRoute) session(b *testing.B) string {
+func (br *benchRoute) session(b testing.TB) string {
 	sid, _, err := br.post("", initBody)
 	if err == nil {
 		_, _, err = br.post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)

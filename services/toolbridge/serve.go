@@ -121,6 +121,13 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10)
 // than allowed, so Handle sees it is over), sized by its Content-Length
 // where it has one.
 func readBody(req *http.Request) ([]byte, error) {
+	if req.ContentLength >= 0 && req.ContentLength <= MaxBody {
+		// The body reader ends at its Content-Length: read just that, into
+		// a slice of its size.
+		b := make([]byte, req.ContentLength)
+		_, err := io.ReadFull(req.Body, b)
+		return b, err
+	}
 	n := int64(512)
 	if req.ContentLength > 0 {
 		n = min(req.ContentLength, MaxBody) + 1

@@ -1,6 +1,11 @@
 package fsbroker
 
-import "strconv"
+import (
+	"encoding/json"
+	"strconv"
+
+	"lnk.dev/lnk/helpers/fsbroker/resolve"
+)
 
 // The open request and its reply are the broker's hot path: they encode
 // and decode themselves (wire.Encoder, wire.Decoder) in the one form
@@ -81,6 +86,23 @@ func DecodeOpenReply(b []byte) (version []byte, size int64, ok bool) {
 		return nil, 0, false
 	}
 	return v, size, true
+}
+
+// openOut is the broker's side of an [OpenReply]: the version itself,
+// whose token is written straight into the record, with no string made.
+type openOut struct{ v resolve.Version }
+
+// AppendWire writes what OpenReply{Version: v.String(), Size: v.Size}
+// encodes to (a version token never needs escaping).
+func (o *openOut) AppendWire(dst []byte) ([]byte, bool) {
+	dst = o.v.AppendTo(append(dst, `{"version":"`...))
+	dst = strconv.AppendInt(append(dst, `","size":`...), o.v.Size, 10)
+	return append(dst, '}'), true
+}
+
+// MarshalJSON is for encoding/json, which wire never needs for it.
+func (o *openOut) MarshalJSON() ([]byte, error) {
+	return json.Marshal(&OpenReply{Version: o.v.String(), Size: o.v.Size})
 }
 
 // plain reports whether s is printable ASCII with no '"' or '\', which

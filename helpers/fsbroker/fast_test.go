@@ -1,8 +1,10 @@
 package fsbroker
 
 import (
+	"encoding/json"
 	"testing"
 
+	"lnk.dev/lnk/helpers/fsbroker/resolve"
 	"lnk.dev/lnk/internal/wire"
 )
 
@@ -94,5 +96,28 @@ func TestFastEncodeIsJSON(t *testing.T) {
 	}
 	if _, ok := (&OpenReq{Root: "home", Path: "a\"b"}).AppendWire(nil); ok {
 		t.Fatal("a name with a quote was encoded by the fast path")
+	}
+}
+
+// The broker's open reply (openOut, the version written in place) is
+// byte for byte what OpenReply with the version's token encodes to.
+func TestOpenOutIsOpenReply(t *testing.T) {
+	for _, v := range []resolve.Version{
+		{},
+		{Dev: 0xfd01, Ino: 42, Size: 4096, MtimeNs: 1 << 60, CtimeNs: -1},
+		{Size: -1},
+	} {
+		got, err := wire.Marshal(&openOut{v: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := wire.Marshal((*openReplyStrict)(&OpenReply{Version: v.String(), Size: v.Size}))
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("%+v: %s, want %s (%v)", v, got, want, err)
+		}
+		viaJSON, err := json.Marshal(&openOut{v: v})
+		if err != nil || string(viaJSON) != string(want) {
+			t.Fatalf("%+v: encoding/json wrote %s, want %s (%v)", v, viaJSON, want, err)
+		}
 	}
 }

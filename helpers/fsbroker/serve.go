@@ -19,9 +19,13 @@ type Root struct {
 	R     *resolve.Root
 }
 
-type broker struct{ roots map[string]*Root }
+type broker struct {
+	roots map[string]*Root
+	open  openOut // the open's reply, reused: see serveOpen
+}
 
-// Table is the broker's request table over roots (after its hello).
+// Table is the broker's request table over roots (after its hello). A
+// table serves one channel: its Inline open reuses one reply value.
 func Table(roots []*Root) map[wire.Type]*wire.Route {
 	b := &broker{roots: map[string]*Root{}}
 	for _, r := range roots {
@@ -52,8 +56,10 @@ func (b *broker) root(name string, write bool) (*Root, error) {
 }
 
 // serveOpen hands the opened fd back bare (wire's ReplyFD): an *os.File
-// would cost two more system calls for nothing.
-func (b *broker) serveOpen(ctx context.Context, req *wire.Request, q *OpenReq) (*OpenReply, []*os.File, error) {
+// would cost two more system calls for nothing. Its reply is b.open,
+// reused: open is Inline, so it runs on the server's one reader thread
+// and its reply is encoded before the next request is read.
+func (b *broker) serveOpen(ctx context.Context, req *wire.Request, q *OpenReq) (*openOut, []*os.File, error) {
 	r, err := b.root(q.Root, false)
 	if err != nil {
 		return nil, nil, err
@@ -63,7 +69,8 @@ func (b *broker) serveOpen(ctx context.Context, req *wire.Request, q *OpenReq) (
 		return nil, nil, ToWire(err)
 	}
 	req.ReplyFD(fd)
-	return &OpenReply{Version: v.String(), Size: v.Size}, nil, nil
+	b.open = openOut{v: v}
+	return &b.open, nil, nil
 }
 
 // data is a write's bytes: inline, or the whole regular file beside it.

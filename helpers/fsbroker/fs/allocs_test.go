@@ -10,6 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/helpers/fsbroker"
+	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/internal/wire"
 )
 
 // TestReadAllocatesOnlyTheData: on the client's side, a 4 KiB fs.Read
@@ -30,5 +36,42 @@ func TestReadAllocatesOnlyTheData(t *testing.T) {
 	})
 	if n > 1 {
 		t.Fatalf("fs.Read allocated %v times a call; want 1 (the data)", n)
+	}
+}
+
+// TestOpenAllocations: the broker's table served in this process (the
+// same code lnk-fsbroker runs, unconfined) over a socketpair: an open,
+// both sides together, allocates twice — the decoded request and its
+// names — and nothing on the client's side.
+func TestOpenAllocations(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "f"), make([]byte, 4096), 0o600))
+	r, err := resolve.OpenRoot(dir)
+	must(t, err)
+	defer r.Close()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	must(t, err)
+	srv, err := wire.NewServer(os.NewFile(uintptr(fds[1]), "broker"), fsbroker.Table([]*fsbroker.Root{{Name: "home", R: r}}), t.Logf)
+	must(t, err)
+	srv.SetState(fsbroker.StateReady)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(context.Background()) }()
+	c, err := New(os.NewFile(uintptr(fds[0]), "client"))
+	must(t, err)
+	defer func() {
+		c.Close()
+		<-served
+	}()
+	ctx := context.Background()
+	open := func() {
+		fd, _, err := c.OpenFd(ctx, "home", "f", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unix.Close(fd)
+	}
+	open() // fills the pools and the reused buffers
+	if n := testing.AllocsPerRun(200, open); n > 2 {
+		t.Fatalf("an open allocated %v times (client and broker); want 2", n)
 	}
 }

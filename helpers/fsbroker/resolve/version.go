@@ -46,7 +46,10 @@ func versionOf(st *unix.Stat_t) Version {
 
 // String is the version as a token a caller can hand back: "absent",
 // "" for the zero version, else "v1:dev:ino:size:mtime:ctime" in hex.
-func (v Version) String() string { return string(v.AppendTo(nil)) }
+func (v Version) String() string {
+	var b [96]byte // the longest token is 2 + 5*17 bytes
+	return string(v.AppendTo(b[:0]))
+}
 
 // AppendTo appends [Version.String]'s token to dst.
 func (v Version) AppendTo(dst []byte) []byte {

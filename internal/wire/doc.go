@@ -26,7 +26,10 @@
 // Bodies are decoded strictly ([Unmarshal]): a field that is not in the
 // Go type, a field given twice, a key whose case differs, a missing field
 // (one whose json tag lacks omitempty), a null for anything but a
-// pointer, slice or map, and trailing data are all errors. JSON was
+// pointer, slice or map, and trailing data are all errors. A type may
+// encode and decode itself ([Encoder], [Decoder]) for a hot request, in
+// one exact form; a body it does not recognise is decoded by the rules
+// above, so a Decoder makes decoding faster, never looser. JSON was
 // chosen over a binary TLV because every broker can declare its requests
 // as plain Go structs; at these sizes decoding costs about a microsecond.
 //

@@ -23,20 +23,21 @@ import (
 //
 //	all cores  link-p50-ns, base-p50-ns, floor-p50-ns, xproc-floor-p50-ns;
 //	           x-baseline = link/base (target ≤ 3), x-xproc-floor
-//	one core   this process, the broker and the floor's process all
-//	           pinned to one CPU (every thread), this process on one P:
+//	one core   this process, a broker and a floor process all on one
+//	           CPU (every thread; the two started pinned), this
+//	           process on one P:
 //	           bursts of 100 link reads, 100 floor round trips and 100
 //	           direct reads alternate. link-ops/s-1core (target ≥ 50,000)
 //	           beside xproc-floor-ops/s-1core and base-ops/s-1core, and
 //	           the p50s of that pass (link-1core-p50-ns, …).
 func BenchmarkReadThroughBroker(b *testing.B) {
 	tr := newTree(b)
-	c, bp := startBroker(b, tr)
+	c, _ := startBroker(b, tr)
 	ctx := context.Background()
 	path := filepath.Join(tr.home, "f")
 	must(b, os.WriteFile(path, make([]byte, 4096), 0o600))
 	floor := newPingPong(b, path)
-	xfloor, pongPid := newPongProcess(b, path)
+	xfloor, _ := newPongProcess(b, path)
 
 	linkRead := func() {
 		d, err := c.Read(ctx, "home", "f")
@@ -64,11 +65,15 @@ func BenchmarkReadThroughBroker(b *testing.B) {
 
 	// One core: everything pinned, bursts alternating. The in-process
 	// floor is left out: its two threads on one P would measure the
-	// scheduler, not the socket.
+	// scheduler, not the socket. A broker and a floor process are
+	// started again, pinned from birth as on a one-CPU machine, so each
+	// runtime sizes itself for one CPU; this process runs on one P.
 	cpu := lastCPU(b)
 	runtime.LockOSThread()
 	prev := runtime.GOMAXPROCS(1)
-	unpin := []func(){pin(b, os.Getpid(), cpu), pin(b, bp.Pid(), cpu), pin(b, pongPid, cpu)}
+	unpin := pin(b, os.Getpid(), cpu)
+	c, _ = startBroker(b, tr)
+	xfloor, _ = newPongProcess(b, path)
 	burst := make([]time.Duration, len(ways))
 	oneCore := []int{0, 3, 1}
 	for done := 0; done < b.N; done += 100 {
@@ -82,9 +87,7 @@ func BenchmarkReadThroughBroker(b *testing.B) {
 			burst[w] += time.Since(t0)
 		}
 	}
-	for _, u := range unpin {
-		u()
-	}
+	unpin()
 	runtime.GOMAXPROCS(prev)
 	runtime.UnlockOSThread()
 	b.StopTimer()

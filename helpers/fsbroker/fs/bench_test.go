@@ -24,8 +24,8 @@ import (
 //	all cores  link-p50-ns, base-p50-ns, floor-p50-ns, xproc-floor-p50-ns;
 //	           x-baseline = link/base (target ≤ 3), x-xproc-floor
 //	one core   this process, a broker and a floor process all on one
-//	           CPU (every thread; the two started pinned), this
-//	           process on one P:
+//	           CPU (every thread; the two started pinned), each with
+//	           two Ps:
 //	           bursts of 100 link reads, 100 floor round trips and 100
 //	           direct reads alternate. link-ops/s-1core (target ≥ 50,000)
 //	           beside xproc-floor-ops/s-1core and base-ops/s-1core, and
@@ -67,10 +67,13 @@ func BenchmarkReadThroughBroker(b *testing.B) {
 	// floor is left out: its two threads on one P would measure the
 	// scheduler, not the socket. A broker and a floor process are
 	// started again, pinned from birth as on a one-CPU machine, so each
-	// runtime sizes itself for one CPU; this process runs on one P.
+	// runtime sizes itself for one CPU. This process keeps two Ps (as
+	// the broker and the floor process do): with one, the runtime takes
+	// its P from the thread blocked in recvmsg, and both figures would
+	// measure that hand-off.
 	cpu := lastCPU(b)
 	runtime.LockOSThread()
-	prev := runtime.GOMAXPROCS(1)
+	prev := runtime.GOMAXPROCS(2)
 	unpin := pin(b, os.Getpid(), cpu)
 	c, _ = startBroker(b, tr)
 	xfloor, _ = newPongProcess(b, path)

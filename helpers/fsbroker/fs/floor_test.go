@@ -95,9 +95,10 @@ const pongMarker = "LNK_FS_TEST_PONG"
 
 // pong is the other process of the cross-process floor: on fd 3 it
 // answers each datagram with one carrying the fd of path, from one
-// locked thread of a process on one P.
+// locked thread. It keeps two Ps, as wire's server does, so the runtime
+// never takes the P from the thread blocked in recvmsg.
 func pong(path string) int {
-	runtime.GOMAXPROCS(1)
+	runtime.GOMAXPROCS(2)
 	runtime.LockOSThread()
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {

@@ -36,6 +36,7 @@ func startBridge(comp *caps.Compiled) (*sandboxBridge, error) {
 		fmt.Fprintln(os.Stderr, `lnk: tools: not reachable with [network] mode = "host" (they are reached through the proxy)`)
 		return nil, nil
 	}
+	lockForChildren() // the bridge's processes' parent thread (sandbox_run.go)
 	sb := &sandboxBridge{}
 	ok := false
 	defer func() {

@@ -125,6 +125,7 @@ func startProxyPending(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolB
 	if !sandbox.NeedsProxy(comp) && sk == nil {
 		return nil, nil
 	}
+	lockForChildren()
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -140,6 +141,14 @@ func startProxyPending(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolB
 	}
 	return pp, err
 }
+
+// lockForChildren keeps the calling goroutine on its OS thread from the
+// first process lnk starts and waits beside (tool bridge, key broker,
+// proxy, bubblewrap itself): each gets PR_SET_PDEATHSIG from that thread (see
+// sandbox.StartProxy), so the thread must live as long as lnk. Locked
+// only then: a run that starts none spares the runtime's template thread
+// LockOSThread would start (about 19 page faults).
+func lockForChildren() { runtime.LockOSThread() }
 
 // waitProxy waits for pp to tell its socket.
 func waitProxy(pp *sandbox.PendingProxy) (*sandbox.Proxy, error) {
@@ -180,7 +189,6 @@ network. Returns the command's exit status (128+N for signal N).`,
 			if err != nil {
 				return auditRefusal("sandbox run", spec.agent, err) // sandbox_audit.go
 			}
-			runtime.LockOSThread()           // the proxy's parent thread is the one that execs
 			bridge, err := startBridge(comp) // nil without [tools] (sandbox_bridge.go)
 			if err != nil {
 				return err
@@ -227,6 +235,7 @@ network. Returns the command's exit status (128+N for signal N).`,
 				}
 			}
 			// With a proxy, lnk waits and then stops it itself.
+			lockForChildren() // bubblewrap's PR_SET_PDEATHSIG comes from this thread
 			code, err := s.Start(os.Stdin, c.OutOrStdout(), c.ErrOrStderr(), status)
 			if err != nil {
 				return err

@@ -84,6 +84,7 @@ func startSealed(comp *caps.Compiled, degraded bool, w io.Writer) (*runKeys, err
 		fmt.Fprintf(w, "lnk: sealed secrets %v not given: with [network] mode = \"host\" there is no proxy to add them\n", names)
 		return nil, nil
 	}
+	lockForChildren() // the key broker's parent thread (sandbox_run.go)
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err

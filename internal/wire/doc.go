@@ -74,6 +74,8 @@
 // (POLLRDHUP), which closes Done and fails the waiting calls even when
 // nobody reads. A [Server] reads on one locked thread and serves
 // [Inline] requests there; it yields after starting a handler goroutine
-// so the handler runs at once. shutdown(2) wakes a waiting reader and
+// so the handler runs at once. [Server.Serve] raises a GOMAXPROCS of 1
+// to 2 for the whole process: with one P the runtime takes the P from
+// the reader blocked in recvmsg and each request pays to get it back. shutdown(2) wakes a waiting reader and
 // every blocked sender when the channel closes.
 package wire

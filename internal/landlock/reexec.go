@@ -2,12 +2,13 @@ package landlock
 
 import (
 	"bufio"
-	"debug/elf"
 	"fmt"
 	"os"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/execinterp"
 )
 
 // reexecMarker tells the re-executed program that its whole process
@@ -28,16 +29,8 @@ func reexec() error {
 // closes the fds.
 func selfRules() ([]Rule, []int, error) {
 	paths := map[string]Right{"/proc/self/exe": Read | Exec, "/etc/ld.so.cache": Read}
-	if f, err := elf.Open("/proc/self/exe"); err == nil {
-		for _, p := range f.Progs {
-			if p.Type == elf.PT_INTERP {
-				b := make([]byte, p.Filesz)
-				if _, err := p.ReadAt(b, 0); err == nil {
-					paths[strings.TrimRight(string(b), "\x00")] = Read | Exec
-				}
-			}
-		}
-		f.Close()
+	if interp := ownInterpreter(); interp != "" {
+		paths[interp] = Read | Exec
 	}
 	if m, err := os.Open("/proc/self/maps"); err == nil {
 		s := bufio.NewScanner(m)
@@ -65,4 +58,21 @@ func selfRules() ([]Rule, []int, error) {
 		rules = append(rules, Beneath(fd, r))
 	}
 	return rules, fds, nil
+}
+
+// ownInterpreter is this program's ELF interpreter (its dynamic loader),
+// read from the first page of /proc/self/exe; "" for a static program.
+func ownInterpreter() string {
+	fd, err := unix.Open("/proc/self/exe", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return ""
+	}
+	defer unix.Close(fd)
+	var head [execinterp.MaxHead]byte
+	n, err := unix.Pread(fd, head[:], 0)
+	if err != nil || n <= 0 {
+		return ""
+	}
+	_, interp := execinterp.Of(head[:n])
+	return interp
 }

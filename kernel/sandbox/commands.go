@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/execinterp"
 )
 
 // ErrNotACommand refuses a command that [commands] does not list.
@@ -53,7 +55,7 @@ func lookPath(name, dir string) (string, error) {
 type resolver struct {
 	real   map[string]string   // path: its links resolved
 	interp map[string][]string // real path: its interpreters
-	head   [maxHead]byte
+	head   [execinterp.MaxHead]byte
 }
 
 func newResolver() *resolver {
@@ -112,7 +114,7 @@ func (r *resolver) readInterpreters(path string) []string {
 		n += m
 	}
 	unix.Close(fd)
-	fields, interp := interpreterOf(r.head[:n])
+	fields, interp := execinterp.Of(r.head[:n])
 	if interp != "" {
 		return []string{interp}
 	}

@@ -1,4 +1,4 @@
-package sandbox
+package execinterp
 
 import (
 	"bytes"
@@ -6,16 +6,16 @@ import (
 	"strings"
 )
 
-// maxHead is how much of a program interpreterOf reads: the ELF header,
+// MaxHead is how much of a program Of reads: the ELF header,
 // its program headers and PT_INTERP's path sit in the first page of
 // every ordinary program; one that puts them further is given none.
-const maxHead = 4096
+const MaxHead = 4096
 
-// interpreterOf is the #! interpreter line's fields, or the ELF
+// Of is the #! interpreter line's fields, or the ELF
 // PT_INTERP path, of a program whose first bytes are head (at most
-// maxHead). The program may be the agent's own: every offset is checked
+// MaxHead). The program may be the agent's own: every offset is checked
 // against head, nothing is trusted.
-func interpreterOf(head []byte) (shebang []string, elfInterp string) {
+func Of(head []byte) (shebang []string, elfInterp string) {
 	if bytes.HasPrefix(head, []byte("#!")) {
 		line := head[2:]
 		if i := bytes.IndexByte(line, '\n'); i >= 0 {
@@ -37,7 +37,7 @@ func interpreterOf(head []byte) (shebang []string, elfInterp string) {
 	} else {
 		phoff, phentsize, phnum = uint64(bo.Uint32(head[0x1c:])), uint64(bo.Uint16(head[0x2a:])), uint64(bo.Uint16(head[0x2c:]))
 	}
-	if phentsize < 32 || phnum > 256 || phoff > maxHead {
+	if phentsize < 32 || phnum > 256 || phoff > MaxHead {
 		return nil, ""
 	}
 	for i := uint64(0); i < phnum; i++ {

@@ -20,7 +20,7 @@ func TestReadCapCountsBytesRead(t *testing.T) {
 	for _, limit := range []int64{1, 10, 511, 512, 4096, 9_999} {
 		fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		must(t, err)
-		b, err := readCapped(fd, 10, limit)
+		b, err := readCapped(fd, 10, limit, false)
 		unix.Close(fd)
 		if err != errTooMany || b != nil {
 			t.Errorf("limit %d: %d bytes, %v; want refused", limit, len(b), err)
@@ -29,7 +29,7 @@ func TestReadCapCountsBytesRead(t *testing.T) {
 	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	must(t, err)
 	defer unix.Close(fd)
-	if b, err := readCapped(fd, 10, 10_000); err != nil || len(b) != 10_000 {
+	if b, err := readCapped(fd, 10, 10_000, false); err != nil || len(b) != 10_000 {
 		t.Fatalf("at the cap: %d bytes, %v", len(b), err)
 	}
 }

@@ -12,7 +12,10 @@
 // the length of a call the descriptors of the folders on the way.
 //
 // May do: anything the process's own rights allow beneath that folder,
-// and nothing above it or beside it.
+// and nothing above it or beside it. [Root.ReadFileRaw] makes the same
+// checks with raw system calls (the Go scheduler not told), and only on a
+// local filesystem, where none of them can wait on a network or a FUSE
+// server.
 //
 // Trusts: the folder it was handed, and nothing under it. Every name is
 // the caller's and every file and folder beneath the root may be changed

@@ -42,6 +42,13 @@ func (r *Root) resolve(op, name string, flags int) (int, error) {
 // (ENOSYS), decided again at every call: a kernel or seccomp filter that
 // refused a lookup never turns the rules off, and nothing is cached.
 func (r *Root) at(dirfd int, op, name string, flags int) (int, error) {
+	return r.beneath(dirfd, op, name, flags, false)
+}
+
+// beneath is [Root.at]; raw makes each openat2 a raw system call (see
+// [Root.ReadFileRaw] for when that is allowed). The fallback walk, taken
+// on ENOSYS, always makes ordinary ones.
+func (r *Root) beneath(dirfd int, op, name string, flags int, raw bool) (int, error) {
 	if r.fallback {
 		return r.walk(dirfd, op, name, flags)
 	}
@@ -49,7 +56,7 @@ func (r *Root) at(dirfd int, op, name string, flags int) (int, error) {
 	var deadline time.Time
 	exdev := 0
 	for attempt := 0; ; attempt++ {
-		fd, err := openat2(dirfd, name, &how)
+		fd, err := openat2(dirfd, name, &how, raw)
 		if err == nil {
 			return fd, nil
 		}

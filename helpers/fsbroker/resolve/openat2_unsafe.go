@@ -9,7 +9,9 @@ import (
 // openat2 is unix.Openat2 without its allocation: a name shorter than
 // stackName bytes is made NUL-terminated in a buffer on the stack rather
 // than copied to the heap. name has passed validate, so it holds no NUL.
-func openat2(dirfd int, name string, how *unix.OpenHow) (int, error) {
+// raw makes it a raw system call, outside the Go scheduler's system call
+// path: only for [Root.ReadFileRaw], on a local filesystem.
+func openat2(dirfd int, name string, how *unix.OpenHow, raw bool) (int, error) {
 	var buf [stackName]byte
 	var p *byte
 	if len(name) < len(buf) {
@@ -22,7 +24,11 @@ func openat2(dirfd int, name string, how *unix.OpenHow) (int, error) {
 			return -1, err
 		}
 	}
-	fd, _, e := unix.Syscall6(unix.SYS_OPENAT2, uintptr(dirfd), uintptr(unsafe.Pointer(p)),
+	sys := unix.Syscall6
+	if raw {
+		sys = unix.RawSyscall6
+	}
+	fd, _, e := sys(unix.SYS_OPENAT2, uintptr(dirfd), uintptr(unsafe.Pointer(p)),
 		uintptr(unsafe.Pointer(how)), unsafe.Sizeof(*how), 0, 0)
 	if e != 0 {
 		return -1, e

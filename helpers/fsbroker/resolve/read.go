@@ -85,7 +85,7 @@ func (r *Root) ReadFile(name string, max int64) ([]byte, Version, error) {
 	if st.Size > max {
 		return nil, Version{}, refuse("read", name, ErrTooLarge)
 	}
-	b, err := readCapped(fd, st.Size, max)
+	b, err := readCapped(fd, st.Size, max, false)
 	if err == errTooMany {
 		return nil, Version{}, refuse("read", name, ErrTooLarge)
 	}
@@ -105,7 +105,8 @@ func clearNonblock(fd int) error {
 
 // readCapped reads fd to its end, failing with errTooMany once more than
 // max bytes came, whatever size said: size only sizes the first buffer.
-func readCapped(fd int, size, limit int64) ([]byte, error) {
+// raw makes each read a raw system call ([Root.ReadFileRaw] only).
+func readCapped(fd int, size, limit int64, raw bool) ([]byte, error) {
 	size = min(max(size, 0), limit)
 	buf := make([]byte, 0, size+1) // +1 sees growth without a second read call
 	for {
@@ -118,7 +119,13 @@ func readCapped(fd int, size, limit int64) ([]byte, error) {
 			copy(nb, buf)
 			buf = nb
 		}
-		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		var n int
+		var err error
+		if raw {
+			n, err = rawRead(fd, buf[len(buf):cap(buf)])
+		} else {
+			n, err = unix.Read(fd, buf[len(buf):cap(buf)])
+		}
 		if err == unix.EINTR {
 			continue
 		}

@@ -16,6 +16,8 @@ type Root struct {
 	// fallback forces the per-component walk even where openat2 works.
 	// Only tests set it (export_test.go), to race and fuzz both walks.
 	fallback bool
+
+	local int32 // atomic: whether the folder is on a local filesystem: see localFS
 }
 
 // OpenRoot opens the folder at path as a Root: O_PATH|O_DIRECTORY|

@@ -2,8 +2,6 @@ package caps
 
 import (
 	"path/filepath"
-	"regexp"
-	"sync"
 )
 
 // Layout is where Link keeps things under one owner's HOME (security.txt,
@@ -52,13 +50,26 @@ func (l Layout) HarnessFile(harness string) string {
 // HistoryAgents is ~/Link/History/Agents, where a deleted agent's folders go.
 func (l Layout) HistoryAgents() string { return filepath.Join(l.History(), "Agents") }
 
-// nameRE is compiled at first use, not at every lnk start.
-var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`) })
+// nameOK says whether name is 1 to 64 of letters, digits, '_', '.' and
+// '-' (a loop, not a regexp: it runs at every sandbox start).
+func nameOK(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '.', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // CheckName refuses a name (an agent's, a harness's, a tool's, a team's)
 // that isn't letters, digits, '-', '_' and '.', or is "." or "..".
 func CheckName(name string) error {
-	if !nameRE().MatchString(name) || name == "." || name == ".." {
+	if !nameOK(name) || name == "." || name == ".." {
 		return at(ErrBadName, quote(name))
 	}
 	return nil

@@ -13,7 +13,10 @@ type page struct {
 }
 
 func newPage(path, version string, text []byte) *page {
-	p := &page{path: path, version: version, text: text, starts: []int{0}}
+	// One allocation for starts: a line starts after each newline but a
+	// last one.
+	starts := make([]int, 1, bytes.Count(text, []byte{'\n'})+1)
+	p := &page{path: path, version: version, text: text, starts: starts}
 	for i := 0; ; {
 		j := bytes.IndexByte(text[i:], '\n')
 		if j < 0 || i+j+1 == len(text) {

@@ -55,6 +55,10 @@ func DecodeCall(line []byte) (Call, error) {
 func Serve(r io.Reader, w io.Writer, s *Session) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	bw := bufio.NewWriterSize(w, 64<<10)
+	// One encoder for the session: it encodes into a buffer it reuses and
+	// writes the line (with its newline) only once it is whole, the same
+	// bytes as json.Marshal's.
+	enc := json.NewEncoder(bw)
 	for {
 		line, err := readLine(br)
 		if err == io.EOF {
@@ -69,12 +73,9 @@ func Serve(r io.Reader, w io.Writer, s *Session) error {
 		default:
 			ans = answer(s, line)
 		}
-		b, merr := json.Marshal(ans)
-		if merr != nil {
-			b, _ = json.Marshal(Answer{Error: "the answer could not be encoded"})
+		if enc.Encode(ans) != nil {
+			enc.Encode(Answer{Error: "the answer could not be encoded"})
 		}
-		bw.Write(b)
-		bw.WriteByte('\n')
 		if err := bw.Flush(); err != nil {
 			return err
 		}
@@ -100,11 +101,23 @@ var errLineTooLong = errors.New("a call line past its cap (64 MiB) is refused")
 
 // readLine reads one line without its newline, at most MaxLine bytes; a
 // longer line is read to its end, dropped, and answered errLineTooLong.
+// A line that fits br's buffer is returned in it, not copied: it is valid
+// until the next read of br.
 func readLine(br *bufio.Reader) ([]byte, error) {
+	chunk, err := br.ReadSlice('\n')
+	if err == nil && len(chunk) <= maxLine+1 {
+		return chunk[:len(chunk)-1], nil
+	}
+	return readRest(br, chunk, err)
+}
+
+// readRest is readLine past the first chunk: a line longer than br's
+// buffer, or one ended by EOF (first, with err, what ReadSlice said).
+func readRest(br *bufio.Reader, first []byte, ferr error) ([]byte, error) {
 	var buf []byte
 	long := false
-	for {
-		chunk, err := br.ReadSlice('\n')
+	chunk, err := first, ferr
+	for ; ; chunk, err = br.ReadSlice('\n') {
 		if !long {
 			if len(buf)+len(chunk) > maxLine+1 {
 				long, buf = true, nil

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"os/exec"
 	"strings"
 	"testing"
@@ -122,5 +123,33 @@ func TestApplyLinksNoExecNoNet(t *testing.T) {
 		case "os/exec", "net", "net/http", "crypto/tls":
 			t.Errorf("apply links %s", dep)
 		}
+	}
+}
+
+// TestReadLineEachKind: readLine over a 16-byte buffer returns a line
+// that fits it, one longer than the buffer but within the cap, refuses
+// one past the cap (within the buffer and beyond it) and reads on after
+// it, and takes a last line without its newline.
+func TestReadLineEachKind(t *testing.T) {
+	maxLine = 40
+	t.Cleanup(func() { maxLine = MaxLine })
+	long := strings.Repeat("b", 40)
+	in := "short\n" + long + "\n" + strings.Repeat("c", 41) + "\n" + strings.Repeat("d", 100) + "\nlast"
+	br := bufio.NewReaderSize(strings.NewReader(in), 16)
+	want := []string{"short", long, "error", "error", "last"}
+	for i, w := range want {
+		line, err := readLine(br)
+		got := string(line)
+		if err == errLineTooLong {
+			got = "error"
+		} else if err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		if got != w {
+			t.Fatalf("line %d: %q, want %q", i, got, w)
+		}
+	}
+	if _, err := readLine(br); err != io.EOF {
+		t.Fatalf("after the last line: %v", err)
 	}
 }

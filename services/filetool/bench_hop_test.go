@@ -13,6 +13,10 @@ import (
 
 // BenchmarkSandboxedHop times one call's hop from serve to the sandboxed
 // apply and back (no MCP), against os.ReadFile, to split the read's cost.
+// It counts the sandbox's processes (this process's descendants: lnk
+// sandbox run's and apply) with their CPU time and context switches a call
+// (sandbox-…): apply's share, which moves far less with the machine's load
+// than wall-clock time.
 func BenchmarkSandboxedHop(b *testing.B) {
 	files, command := benchSession(b)
 	sb := &filetool.Sandboxed{Argv: command}
@@ -24,6 +28,8 @@ func BenchmarkSandboxedHop(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	pids := descendants(os.Getpid())
+	before := usages(pids)
 	var link, base []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -38,5 +44,10 @@ func BenchmarkSandboxedHop(b *testing.B) {
 		}
 		base = append(base, time.Since(start))
 	}
+	b.StopTimer()
+	after := usages(pids)
 	report(b, p50(link), p50(base))
+	b.ReportMetric(float64(len(pids)), "sandbox-procs")
+	b.ReportMetric(float64(after.cpuNS-before.cpuNS)/float64(b.N), "sandbox-cpu-ns/op")
+	b.ReportMetric(float64(after.switches-before.switches)/float64(b.N), "sandbox-switches/op")
 }

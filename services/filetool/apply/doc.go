@@ -28,7 +28,10 @@
 // walk their folders, and write, through a file beside the target moved
 // in place, beneath the folders --write names, making the folders on the
 // way to a new file (0700), each beneath the one before. It opens nothing but
-// through the resolver, starts no program and reaches no network.
+// through the resolver, starts no program and reaches no network. A read
+// makes its system calls raw (resolve.Root.ReadFileRaw: the Go scheduler
+// not told) where the folder is on a local filesystem, since apply serves
+// one call at a time; elsewhere, as on NFS or FUSE, ordinary ones.
 //
 // Trusts: its command line (Link's). Not the calls: they are the agent's.
 // Not the files: a sandboxed process may change any of them while a call

@@ -10,7 +10,14 @@
 // (one JSON line per connection) goes to stderr. Without landlock or
 // seccomp it refuses to start unless given --degraded, and says so.
 //
-// After the socket's path it prints one JSON line (netbroker.Told): the
+// With --listen-fd N, lnk has made the socket (netbroker.Listen) and
+// hands it as fd N, listening already: lnk starts the sandbox at once,
+// and what the sandbox sends waits in the socket's backlog until this
+// process accepts it. lnk then also chooses the proxy's secret and the
+// placeholders and writes them (netbroker.Told) on stdin after the
+// grants, strictly decoded; this process prints nothing on stdout.
+//
+// Otherwise, after the socket's path it prints one JSON line (netbroker.Told): the
 // proxy's own secret, the SOCKS5 password and sealed routes' path
 // secret, and a placeholder per sealed secret. With --sealed NAMES (the
 // sealed secrets granted to the agent) and --keys-fd N (its channel to
@@ -56,6 +63,7 @@ func main() {
 	bridge := flag.String("tool-bridge", "", "the tool bridge's socket NAME in the folder at fd 3")
 	flag.StringVar(&sealedNames, "sealed", "", "the sealed secrets granted, comma-separated; their values come from the keybroker at --keys-fd")
 	flag.IntVar(&keysFD, "keys-fd", 0, "the channel to lnk-keybroker (SOCK_SEQPACKET)")
+	flag.IntVar(&listenFD, "listen-fd", 0, "the proxy's listening socket, made by lnk; its secret and placeholders follow the grants on stdin")
 	flag.Parse()
 	if err := run(*home, *degraded, *bridge); err != nil {
 		fmt.Fprintf(os.Stderr, "lnk-netbroker: %s\n", err)
@@ -91,6 +99,9 @@ func run(home string, degraded bool, bridge string) error {
 	if keysFD > 0 {
 		unix.CloseOnExec(keysFD) // likewise
 	}
+	if listenFD > 0 {
+		unix.CloseOnExec(listenFD) // likewise
+	}
 	os.Unsetenv(netDirEnv)
 	if err != nil {
 		return err
@@ -100,6 +111,10 @@ func run(home string, degraded bool, bridge string) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
 		return fmt.Errorf("reading the grants on stdin: %w", err)
+	}
+	ln, told, err := starterSocket(dec)
+	if err != nil {
+		return err
 	}
 	if err := seccomp.ConfineBroker(seccomp.Policy{Sockets: seccomp.SocketsInet}); err != nil {
 		if !degraded {
@@ -112,7 +127,8 @@ func run(home string, degraded bool, bridge string) error {
 		return err
 	}
 	r, err := netbroker.Start(&c, netbroker.Options{Home: home, NetDir: netDir, Sealed: sealed,
-		Config: netbroker.Config{Resolver: &net.Resolver{PreferGo: true}, ToolBridge: dialBridge}})
+		Listener: ln, Placeholders: told.Placeholders,
+		Config: netbroker.Config{Resolver: &net.Resolver{PreferGo: true}, ToolBridge: dialBridge, SOCKSSecret: told.Secret}})
 	if err != nil {
 		return err
 	}
@@ -120,8 +136,10 @@ func run(home string, degraded bool, bridge string) error {
 	// the proxy as soon as it knows the socket.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	told, _ := json.Marshal(r.Told())
-	fmt.Printf("%s\n%s\n", r.Socket, told)
+	if ln == nil { // else lnk made the socket and chose what is told
+		b, _ := json.Marshal(r.Told())
+		fmt.Printf("%s\n%s\n", r.Socket, b)
+	}
 	go func() {
 		// A proxy outlives no sandbox: once the process that started it
 		// is gone (it was reparented), it stops, SIGTERM or not.

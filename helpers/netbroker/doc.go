@@ -33,12 +33,17 @@
 // grants and the owner's HOME. Start makes ~/.lnk/agents/.net/<agent
 // id>/ (0700, no link followed anywhere under ~/.lnk; a one-run folder
 // for a run with no agent), binds proxy-<random>.sock (0600) there, one
-// per sandbox, and serves it until [Running.Close]. A caller that already
-// holds a listener (an fd handed over SCM_RIGHTS) uses [RulesFrom], [New]
-// and [Proxy.Serve]. cmd/lnk-netbroker wraps Start for a process of its
-// own (kernel/sandbox starts it: the grants as JSON on stdin, the
-// socket's path and then [Told] — the proxy's secret and the sealed
-// secrets' placeholders — on stdout, SIGTERM to stop). [Options].Sealed
+// per sandbox, and serves it until [Running.Close]. A starter that makes
+// the socket itself uses [Listen] (the same folder, name and modes) and
+// passes it as [Options].Listener; a caller that holds a listener uses
+// [RulesFrom], [New] and [Proxy.Serve]. cmd/lnk-netbroker wraps Start
+// for a process of its own: kernel/sandbox makes its socket with
+// [Listen] and hands it over as an fd (--listen-fd), its grants as JSON
+// on stdin and then [Told] — the proxy's secret and the sealed secrets'
+// placeholders, chosen by kernel/sandbox with [NewSecret] and
+// [NewPlaceholder] — so the sandbox starts without waiting for the
+// proxy; SIGTERM stops it. Run alone, it binds its own socket and
+// prints its path and [Told] on stdout. [Options].Sealed
 // names the sealed secrets granted to the agent and the [SealedSource]
 // their values come from; Start serves their routes.
 //

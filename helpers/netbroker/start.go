@@ -7,22 +7,11 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
-	"strconv"
-
-	"golang.org/x/sys/unix"
+	"strings"
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/ownerdir"
 )
-
-// A proxy's socket is proxy-<random>.sock in its folder: one per
-// sandbox, so two sandboxes of one agent never take each other's.
-func socketName() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return "proxy-" + hex.EncodeToString(b[:]) + ".sock"
-}
 
 // NewSecret makes a proxy's secret: 32 random bytes, hex.
 func NewSecret() string {
@@ -46,6 +35,14 @@ type Options struct {
 	// Sealed, if it names any secret, serves their routes
 	// (/_link/s/<Secret>/sealed/<NAME>/…) as Config.Routes.
 	Sealed *SealedOptions
+	// Listener, if set, is the proxy's socket made by its starter
+	// ([Listen]; socket activation): Start serves it, makes no folder
+	// or socket, and Close removes neither (the starter does).
+	Listener net.Listener
+	// Placeholders, with Sealed, are the placeholders its starter chose
+	// and told the sandbox ([NewPlaceholder]): one per sealed name, in
+	// place of fresh ones.
+	Placeholders map[string]string
 }
 
 // Running is a started proxy: its socket, its folder, and Close.
@@ -60,18 +57,16 @@ type Running struct {
 	Secret string
 	// Placeholders are the sealed secrets' placeholders, by name.
 	Placeholders map[string]string
-	parentFD     int
-	name         string
-	oneRun       bool
-	dirFD        int
+	sock         *Socket // nil for a socket its starter made
 	served       chan error
 	ln           net.Listener
 }
 
 // Start starts the proxy for one sandbox with grants c: it makes the
 // socket's folder without following a link anywhere under Home/.lnk,
-// binds the socket (0600) and serves it until Close. A run with no agent
-// (c.AgentID empty) gets a one-run folder that Close removes.
+// binds the socket (0600) and serves it until Close ([Listen] says
+// where). A run with no agent (c.AgentID empty) gets a one-run folder
+// that Close removes. With Options.Listener it serves that instead.
 func Start(c *caps.Compiled, o Options) (*Running, error) {
 	rules, err := RulesFrom(c)
 	if err != nil {
@@ -99,67 +94,74 @@ func Start(c *caps.Compiled, o Options) (*Running, error) {
 	if sealed != nil {
 		bindSealed(sealed, p) // before Serve: no request reads it sooner
 	}
-	name, oneRun := c.AgentID, false
-	if name == "" {
-		var b [12]byte
-		rand.Read(b[:])
-		name, oneRun = "run-"+hex.EncodeToString(b[:]), true
-	} else if !isAgentID(name) {
-		return nil, fmt.Errorf("netbroker: agent id %q is not 32 lowercase hex digits", name)
-	}
-	netDir := o.NetDir
-	if netDir == nil {
-		if netDir, err = OpenNetDir(o.Home); err != nil {
-			return nil, err
-		}
-		defer netDir.Close()
-	}
-	fd, err := ownerdir.Below(int(netDir.Fd()), []string{name})
-	if err != nil {
-		return nil, err
-	}
-	parent, err := unix.FcntlInt(netDir.Fd(), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
-	r := &Running{Proxy: p, Secret: cfg.SOCKSSecret, Dir: filepath.Join(o.Home, ".lnk", "agents", ".net", name), parentFD: parent,
-		oneRun: oneRun, dirFD: fd, served: make(chan error, 1)}
+	r := &Running{Proxy: p, Secret: cfg.SOCKSSecret, served: make(chan error, 1)}
 	if sealed != nil {
+		if o.Placeholders != nil {
+			if err := takePlaceholders(sealed, o.Placeholders); err != nil {
+				return nil, err
+			}
+		}
 		r.Placeholders = sealed.Placeholders
 	}
-	r.name = socketName()
-	r.Socket = filepath.Join(r.Dir, r.name)
-	// Bind through the held folder, so a link swapped in on the path
-	// can't move the socket elsewhere.
-	ln, err := net.Listen("unix", "/proc/self/fd/"+strconv.Itoa(fd)+"/"+r.name)
-	if err != nil {
-		unix.Close(fd)
-		unix.Close(parent)
-		return nil, fmt.Errorf("netbroker: binding %s: %w", r.Socket, err)
-	}
-	ln.(*net.UnixListener).SetUnlinkOnClose(false)
-	if err := unix.Fchmodat(fd, r.name, 0o600, 0); err != nil {
-		ln.Close()
-		unix.Close(fd)
-		unix.Close(parent)
-		return nil, fmt.Errorf("netbroker: chmod %s: %w", r.Socket, err)
+	ln := o.Listener
+	if ln == nil {
+		netDir := o.NetDir
+		if netDir == nil {
+			if netDir, err = OpenNetDir(o.Home); err != nil {
+				return nil, err
+			}
+			defer netDir.Close()
+		}
+		sock, err := listenIn(netDir, o.Home, c.AgentID)
+		if err != nil {
+			return nil, err
+		}
+		if ln, err = net.FileListener(sock.File); err != nil {
+			sock.Remove()
+			return nil, fmt.Errorf("netbroker: %w", err)
+		}
+		sock.File.Close() // ln holds its own copy
+		r.sock, r.Socket, r.Dir = sock, sock.Path, sock.Dir
 	}
 	r.ln = ln
 	go func() { r.served <- p.Serve(ln) }()
 	return r, nil
 }
 
-// Close stops the proxy, removes its socket, and a one-run folder.
+// takePlaceholders puts the starter's placeholders ph in s's place:
+// one for each of its names, of [NewPlaceholder]'s form, nothing more.
+func takePlaceholders(s *Sealed, ph map[string]string) error {
+	if len(ph) != len(s.Placeholders) {
+		return errors.New("netbroker: the placeholders told are not one per sealed secret")
+	}
+	for n := range s.Placeholders {
+		v, ok := ph[n]
+		prefix := "lnk-sealed-" + strings.ToLower(n) + "-"
+		if !ok || len(v) != len(prefix)+32 || !strings.HasPrefix(v, prefix) || !allHex(v[len(prefix):]) {
+			return fmt.Errorf("netbroker: no placeholder of the right form told for %s", n)
+		}
+	}
+	s.Placeholders = ph
+	return nil
+}
+
+func allHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !(s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Close stops the proxy, removes the socket it made, and a one-run
+// folder; a socket its starter made (Options.Listener) is the starter's.
 func (r *Running) Close() error {
 	r.Proxy.Close()
 	<-r.served
-	unix.Unlinkat(r.dirFD, r.name, 0)
-	unix.Close(r.dirFD)
-	if r.oneRun {
-		unix.Unlinkat(r.parentFD, filepath.Base(r.Dir), unix.AT_REMOVEDIR)
+	if r.sock != nil {
+		r.sock.Remove()
 	}
-	unix.Close(r.parentFD)
 	return nil
 }
 

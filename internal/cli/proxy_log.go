@@ -91,13 +91,16 @@ func proxyEntry(ev proxyEvent, agent string) audit.Entry {
 	return e
 }
 
-// stopProxy stops the proxy and lets its last lines reach the log.
-func stopProxy(p *sandbox.Proxy) {
-	p.Stop()
+// stopProxy stops the proxy and lets its last lines reach the log (and
+// its own message lnk's stderr) before it returns; its error is
+// sandbox.ErrProxyFailed if the proxy had ended on its own.
+func stopProxy(p *sandbox.Proxy) error {
+	err := p.Stop()
 	done := make(chan struct{})
 	go func() { proxyLogs.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
 	}
+	return err
 }

@@ -114,9 +114,9 @@ func startProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, 
 	return waitProxy(pp)
 }
 
-// startProxyPending is startProxy that does not wait for the proxy to
-// tell its socket (sandbox.Options.ProxyPending waits); nil when the
-// grants need no proxy.
+// startProxyPending is startProxy as sandbox.Options.ProxyPending
+// takes it; nil when the grants need no proxy. Neither waits for the
+// proxy to serve: lnk made its socket (sandbox.Proxy).
 func startProxyPending(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, sealed ...*sandbox.SealedKeys) (*sandbox.PendingProxy, error) {
 	var sk *sandbox.SealedKeys
 	if len(sealed) > 0 {
@@ -150,7 +150,7 @@ func startProxyPending(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolB
 // LockOSThread would start (about 19 page faults).
 func lockForChildren() { runtime.LockOSThread() }
 
-// waitProxy waits for pp to tell its socket.
+// waitProxy is pp's proxy (it never waits: see sandbox.PendingProxy).
 func waitProxy(pp *sandbox.PendingProxy) (*sandbox.Proxy, error) {
 	p, err := pp.Wait()
 	if err != nil {
@@ -199,8 +199,8 @@ network. Returns the command's exit status (128+N for signal N).`,
 				return err
 			}
 			defer keys.Close()
-			// The proxy starts while lnk builds the sandbox; Build waits
-			// for its socket only once the rest is done.
+			// lnk makes the proxy's socket and starts the proxy; the
+			// sandbox starts at once, never waiting for it to serve.
 			pending, err := startProxyPending(comp, spec.degraded, bridge.hook(), keys.sealedKeys())
 			if err != nil {
 				return err
@@ -237,8 +237,20 @@ network. Returns the command's exit status (128+N for signal N).`,
 			// With a proxy, lnk waits and then stops it itself.
 			lockForChildren() // bubblewrap's PR_SET_PDEATHSIG comes from this thread
 			code, err := s.Start(os.Stdin, c.OutOrStdout(), c.ErrOrStderr(), status)
+			var perr error
+			if proxy != nil {
+				perr = stopProxy(proxy) // its own lines come first
+			}
 			if err != nil {
 				return err
+			}
+			if perr != nil {
+				// The command ran, its connections through the proxy
+				// refused: its status stands, but never as success.
+				if code == 0 {
+					code = ExitFailure
+				}
+				return &ExitError{Code: code, Err: perr}
 			}
 			return &ExitError{Code: code, Silent: true, Err: fmt.Errorf("exit %d", code)}
 		},

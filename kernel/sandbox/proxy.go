@@ -1,20 +1,14 @@
 package sandbox
 
 import (
-	"bufio"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/helpers/netbroker"
 )
 
 // NeedsProxy reports whether grants c reach anything through Link's
@@ -27,7 +21,12 @@ func NeedsProxy(c *caps.Compiled) bool {
 	return c.Internet.On || len(c.LANHosts) > 0 || len(c.LocalhostPorts) > 0 || len(c.Tools) > 0
 }
 
-// Proxy is a running lnk-netbroker for one sandbox.
+// Proxy is a running lnk-netbroker for one sandbox. lnk makes its
+// socket (netbroker.Listen), chooses its secret and placeholders, and
+// hands them to it: the socket as an fd, the rest on its stdin after the
+// grants. So the sandbox starts at once, never waiting for the proxy:
+// what it sends before the proxy serves waits in the socket's backlog,
+// and only the proxy accepts it.
 type Proxy struct {
 	Socket string
 	// ToolRoute is the tool bridge's route prefix, "/_link/s/<secret>/mcp/"
@@ -40,6 +39,10 @@ type Proxy struct {
 	// sandbox's $NAME.
 	Placeholders map[string]string
 	cmd          *exec.Cmd
+	sock         *netbroker.Socket
+	ended        chan struct{} // closed once cmd.Wait returned
+	failed       error         // set before ended closes, if it ended on its own
+	stopping     atomic.Bool
 }
 
 // SealedKeys are the sealed secrets granted to a sandbox's agent, by
@@ -49,13 +52,6 @@ type Proxy struct {
 type SealedKeys struct {
 	Names   []string
 	Channel *os.File
-}
-
-// told is netbroker.Told: the line lnk-netbroker prints after its
-// socket's path.
-type told struct {
-	Secret       string            `json:"secret"`
-	Placeholders map[string]string `json:"placeholders"`
 }
 
 // ToolBridge is a sandbox's tool bridge (services/toolbridge) as its
@@ -68,11 +64,11 @@ type ToolBridge struct {
 	Route string
 }
 
-// StartProxy starts lnk-netbroker (netbroker, a path) for grants c: it
-// writes c as JSON on its stdin and reads its socket's path. The caller
-// waits for the sandbox and then calls Stop; PR_SET_PDEATHSIG (SIGTERM,
-// from the caller's locked OS thread) is only the fallback for a caller
-// that is killed.
+// StartProxy starts lnk-netbroker (netbroker, a path) for grants c,
+// handing it its socket, its grants and what its sandbox is told. The
+// caller runs the sandbox and then calls Stop; PR_SET_PDEATHSIG
+// (SIGTERM, from the caller's locked OS thread) is only the fallback
+// for a caller that is killed.
 func StartProxy(c *caps.Compiled, netbroker string, degraded bool, stderr *os.File) (*Proxy, error) {
 	return StartProxyWithTools(c, netbroker, degraded, stderr, nil)
 }
@@ -93,116 +89,51 @@ func StartProxySealed(c *caps.Compiled, netbroker string, degraded bool, stderr 
 	return pp.Wait()
 }
 
-// PendingProxy is a started lnk-netbroker that has not yet told its
-// socket. Build waits for it (Options.ProxyPending) only once the work
-// that needs no socket is done, so that work overlaps the proxy's start.
-// It is used from one goroutine.
-type PendingProxy struct {
-	cmd    *exec.Cmd
-	out    io.Reader
-	tb     *ToolBridge
-	waited bool
-	p      *Proxy
-	err    error
-}
+// PendingProxy is a started proxy as Options.ProxyPending takes it. Its
+// socket and secrets are known from the start (lnk chose them), so Wait
+// never waits: it is kept for Build's and its callers' sake.
+type PendingProxy struct{ p *Proxy }
 
-// StartProxyPending is StartProxySealed that returns as soon as the
-// proxy runs; Wait reads what it tells.
-func StartProxyPending(c *caps.Compiled, netbroker string, degraded bool, stderr *os.File, tb *ToolBridge, sk *SealedKeys) (*PendingProxy, error) {
-	b, err := json.Marshal(c)
+// StartProxyPending is StartProxySealed as a PendingProxy.
+func StartProxyPending(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *os.File, tb *ToolBridge, sk *SealedKeys) (*PendingProxy, error) {
+	p, err := startProxy(c, netbrokerPath, degraded, stderr, tb, sk)
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"--home", c.Home}
-	if degraded {
-		args = append(args, "--degraded")
-	}
-	if tb != nil {
-		args = append(args, "--tool-bridge", tb.Name) // the folder is fd 3
-	}
-	var extra []*os.File
-	if tb != nil {
-		extra = append(extra, tb.Dir) // fd 3
-	}
-	if sk != nil && len(sk.Names) > 0 {
-		extra = append(extra, sk.Channel)
-		args = append(args, "--sealed", strings.Join(sk.Names, ","), "--keys-fd", strconv.Itoa(2+len(extra)))
-	}
-	cmd := exec.Command(netbroker, args...)
-	cmd.ExtraFiles = extra
-	// The proxy needs nothing of the owner's environment: whatever tokens
-	// the owner's shell holds never reach it.
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
-	cmd.Stdin = strings.NewReader(string(b))
-	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the proxy: %w", err)
-	}
-	return &PendingProxy{cmd: cmd, out: out, tb: tb}, nil
+	return &PendingProxy{p: p}, nil
 }
 
-// Wait reads the proxy's socket and secrets; it kills the proxy if they
-// do not come. Later calls return what the first returned.
-func (pp *PendingProxy) Wait() (*Proxy, error) {
-	if pp.waited {
-		return pp.p, pp.err
-	}
-	pp.waited = true
-	br := bufio.NewReader(pp.out)
-	line, err := br.ReadString('\n')
-	sock := strings.TrimSpace(line)
-	var t told
-	if err == nil && filepath.IsAbs(sock) {
-		line, err = br.ReadString('\n')
-		if err == nil {
-			err = json.Unmarshal([]byte(line), &t)
-		}
-	}
-	if err != nil || !filepath.IsAbs(sock) || t.Secret == "" {
-		pp.cmd.Process.Kill()
-		pp.cmd.Wait()
-		pp.err = errors.New("the proxy (lnk-netbroker) did not start: see its message above")
-		return nil, pp.err
-	}
-	pp.p = &Proxy{Socket: sock, Secret: t.Secret, Placeholders: t.Placeholders, cmd: pp.cmd}
-	if pp.tb != nil {
-		pp.p.ToolRoute = pp.tb.Route
-	}
-	return pp.p, nil
-}
+// Wait returns the proxy.
+func (pp *PendingProxy) Wait() (*Proxy, error) { return pp.p, nil }
 
-// Proxy is the proxy once Wait has read it; nil before, or if it failed.
+// Proxy is the proxy.
 func (pp *PendingProxy) Proxy() *Proxy { return pp.p }
 
-// Err is Wait's error, once it has been called; nil before.
-func (pp *PendingProxy) Err() error { return pp.err }
+// Err is nil: a proxy that fails once started is said by Proxy.Stop.
+func (pp *PendingProxy) Err() error { return nil }
 
-// Stop ends the proxy whether or not Wait was called (as Proxy.Stop);
-// after a failed Wait it is ended already.
-func (pp *PendingProxy) Stop() {
-	switch {
-	case pp.p != nil:
-		pp.p.Stop()
-	case !pp.waited:
-		(&Proxy{cmd: pp.cmd}).Stop()
-	}
-}
+// Stop is Proxy.Stop.
+func (pp *PendingProxy) Stop() error { return pp.p.Stop() }
 
-// Stop ends the proxy (SIGTERM; SIGKILL if it has not ended within 10 s)
-// and waits for it.
-func (p *Proxy) Stop() {
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		p.cmd.Process.Kill()
-		<-done
+// Stop ends the proxy (SIGTERM; SIGKILL if it has not ended within
+// 10 s), waits for it and removes its socket. If the proxy had ended on
+// its own before (it failed to start or to serve: its own message says
+// why), Stop says so; later calls return the same.
+func (p *Proxy) Stop() error {
+	if p.stopping.CompareAndSwap(false, true) {
+		select {
+		case <-p.ended:
+		default:
+			p.cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-p.ended:
+			case <-time.After(10 * time.Second):
+				p.cmd.Process.Kill()
+				<-p.ended
+			}
+		}
+		p.sock.Remove()
 	}
+	<-p.ended
+	return p.failed
 }

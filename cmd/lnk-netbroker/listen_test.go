@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/helpers/netbroker"
+	"lnk.dev/lnk/internal/landlock"
+	"lnk.dev/lnk/internal/testenv"
+)
+
+// --listen-fd takes only a listening unix stream socket, and after the
+// grants only a strict netbroker.Told with a full secret; anything else
+// is refused, said, before the proxy serves anything.
+func TestListenFDRefusesWhatIsNotItsSocket(t *testing.T) {
+	testenv.Require(t, landlock.ABI() >= 1, "landlock")
+	home := testenv.Home(t)
+	grants, _ := json.Marshal(caps.Compiled{Home: home, LocalhostPorts: []uint16{9}})
+	told, _ := json.Marshal(netbroker.Told{Secret: netbroker.NewSecret()})
+	listening := func(t *testing.T) *os.File {
+		s, err := netbroker.Listen(home, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Remove)
+		return s.File
+	}
+	for _, tc := range []struct {
+		name, stdin, want string
+		fd                func(t *testing.T) *os.File
+	}{
+		{"a pipe", string(grants) + string(told), "is no listening unix stream socket", func(t *testing.T) *os.File {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { r.Close(); w.Close() })
+			return r
+		}},
+		{"a socket not listening", string(grants) + string(told), "is no listening unix stream socket", func(t *testing.T) *os.File {
+			fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := os.NewFile(uintptr(fd), "unbound")
+			t.Cleanup(func() { f.Close() })
+			return f
+		}},
+		{"no secret told", string(grants), "reading the secret and placeholders on stdin", listening},
+		{"a short secret", string(grants) + `{"secret":"ab"}`, "is not 32 bytes of hex", listening},
+		{"an unknown field", string(grants) + `{"secret":"` + netbroker.NewSecret() + `","socket":"/tmp/x"}`, "unknown field", listening},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(testenv.Bin(t, "lnk-netbroker"), "--home", home, "--listen-fd", "3")
+			cmd.ExtraFiles = []*os.File{tc.fd(t)}
+			cmd.Stdin = strings.NewReader(tc.stdin)
+			var errb bytes.Buffer
+			cmd.Stderr = &errb
+			cmd.WaitDelay = 20 * time.Second
+			err := cmd.Run()
+			if err == nil || !strings.Contains(errb.String(), tc.want) {
+				t.Fatalf("lnk-netbroker --listen-fd with %s: %v, said %q; want %q", tc.name, err, errb.String(), tc.want)
+			}
+		})
+	}
+}

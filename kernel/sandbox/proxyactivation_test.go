@@ -1,0 +1,137 @@
+package sandbox_test
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/testenv"
+	"lnk.dev/lnk/kernel/sandbox"
+)
+
+// lnk makes the proxy's socket itself and starts the sandbox without
+// waiting for lnk-netbroker: a command in the sandbox reaches a server
+// on the host's loopback through that socket, the real proxy serving it
+// once it has started; the run leaves no socket or folder behind.
+func TestSandboxReachesAServerThroughTheSocketLnkMade(t *testing.T) {
+	requireSandbox(t)
+	home := testenv.Home(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				line, _ := bufio.NewReader(c).ReadString('\n')
+				c.Write([]byte("HTTP/1.0 200 OK\r\nContent-Length: 0\r\nX-Server-Saw: " + strings.TrimSpace(line) + "\r\n\r\n"))
+			}()
+		}
+	}()
+	port := l.Addr().(*net.TCPAddr).Port
+	script := fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/${HTTP_PROXY##*:}
+printf 'GET http://127.0.0.1:%d/x HTTP/1.0\r\n\r\n' >&3
+cat <&3`, port)
+	code, out, errs := lnk(t, "sandbox", "run", "--port", fmt.Sprint(port), "--command", "bash", "--", "bash", "-c", script)
+	if code != 0 || !strings.Contains(out, "X-Server-Saw: GET /x HTTP/1.") {
+		t.Fatalf("exit %d: the request did not reach the server through the proxy\n%s%s", code, out, errs)
+	}
+	ents, err := os.ReadDir(filepath.Join(home, ".lnk", "agents", ".net"))
+	if err != nil || len(ents) != 0 {
+		t.Fatalf("the run left %v in ~/.lnk/agents/.net (%v)", ents, err)
+	}
+}
+
+// A proxy that fails after lnk started it (here: sealed secrets for a
+// run with no agent, which lnk-netbroker refuses) is said: its own
+// message on its stderr, and Stop's ErrProxyFailed. Its socket, which
+// lnk made and keeps no copy of, then refuses connections: what the
+// sandbox sent could never reach anything but the proxy.
+func TestProxyThatFailsIsReported(t *testing.T) {
+	requireSandbox(t)
+	home := testenv.Home(t)
+	c, err := caps.CompileFlags(home, home, caps.Grants{Ports: []string{"9"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "ours"), os.NewFile(uintptr(fds[1]), "theirs")
+	defer ours.Close()
+	defer theirs.Close()
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errR.Close()
+	p, err := sandbox.StartProxySealed(c, testenv.Bin(t, "lnk-netbroker"), false, errW,
+		nil, &sandbox.SealedKeys{Names: []string{"SOME_TOKEN"}, Channel: theirs})
+	errW.Close()
+	if err != nil {
+		t.Fatalf("lnk could not start the proxy: %v", err)
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			p.Stop()
+		}
+	})
+	if p.Socket == "" || len(p.Secret) != 64 || !strings.HasPrefix(p.Placeholders["SOME_TOKEN"], "lnk-sealed-some_token-") {
+		t.Fatalf("what lnk chose for the sandbox: %+v", p)
+	}
+	// The proxy's own message comes, then its stderr closes: it ended.
+	said := make(chan string, 1)
+	go func() {
+		b, _ := bufio.NewReader(errR).ReadString(0)
+		said <- b
+	}()
+	var msg string
+	select {
+	case msg = <-said:
+	case <-time.After(30 * time.Second):
+		t.Fatal("lnk-netbroker did not end within 30 s")
+	}
+	if !strings.Contains(msg, "lnk-netbroker: ") || !strings.Contains(msg, "this run has none") {
+		t.Fatalf("the proxy's message: %q", msg)
+	}
+	// Its stderr closes as it exits; the socket refuses once it is gone.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		conn, err := net.Dial("unix", p.Socket)
+		if err == nil {
+			conn.Close()
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the failed proxy's socket still takes connections (%v)", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stopped = true
+	if err := p.Stop(); !errors.Is(err, sandbox.ErrProxyFailed) {
+		t.Fatalf("Stop of a proxy that failed: %v, want ErrProxyFailed", err)
+	}
+	if _, err := os.Lstat(p.Socket); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the socket outlived Stop: %v", err)
+	}
+}

@@ -1,0 +1,114 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/helpers/netbroker"
+)
+
+// ErrProxyFailed is what Proxy.Stop returns for a proxy that ended on
+// its own: it failed to start or to serve, and said why on its stderr.
+var ErrProxyFailed = errors.New("the proxy (lnk-netbroker) failed: see its message above; the sandbox's connections through it were refused")
+
+// startProxy makes the proxy's socket and secrets, starts lnk-netbroker
+// with them and returns without waiting for it to serve.
+func startProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *os.File, tb *ToolBridge, sk *SealedKeys) (*Proxy, error) {
+	grants, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{Secret: netbroker.NewSecret(), ended: make(chan struct{})}
+	if sk != nil && len(sk.Names) > 0 {
+		p.Placeholders = map[string]string{}
+		for _, n := range sk.Names {
+			p.Placeholders[n] = netbroker.NewPlaceholder(n)
+		}
+	}
+	told, err := json.Marshal(netbroker.Told{Secret: p.Secret, Placeholders: p.Placeholders})
+	if err != nil {
+		return nil, err
+	}
+	sock, err := netbroker.Listen(c.Home, c.AgentID)
+	if err != nil {
+		return nil, fmt.Errorf("the proxy's socket: %w", err)
+	}
+	p.Socket, p.sock = sock.Path, sock
+	args := []string{"--home", c.Home}
+	if degraded {
+		args = append(args, "--degraded")
+	}
+	// Handed fds, numbered as they come: the tool bridge's folder is
+	// always fd 3; then the keybroker's channel; then the socket.
+	var extra []*os.File
+	if tb != nil {
+		extra = append(extra, tb.Dir) // fd 3
+		args = append(args, "--tool-bridge", tb.Name)
+		p.ToolRoute = tb.Route
+	}
+	if sk != nil && len(sk.Names) > 0 {
+		extra = append(extra, sk.Channel)
+		args = append(args, "--sealed", strings.Join(sk.Names, ","), "--keys-fd", strconv.Itoa(2+len(extra)))
+	}
+	extra = append(extra, sock.File)
+	args = append(args, "--listen-fd", strconv.Itoa(2+len(extra)))
+	cmd := exec.Command(netbrokerPath, args...)
+	cmd.ExtraFiles = extra
+	// The proxy needs nothing of the owner's environment: whatever tokens
+	// the owner's shell holds never reach it.
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	// Its grants, then what its sandbox is told: never argv or environ.
+	cmd.Stdin = bytes.NewReader(append(append(grants, '\n'), append(told, '\n')...))
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	err = cmd.Start()
+	// The proxy alone accepts on the socket: lnk keeps no copy, so a
+	// proxy that is gone leaves the sandbox's connections refused.
+	sock.File.Close()
+	sock.File = nil
+	if err != nil {
+		sock.Remove()
+		return nil, fmt.Errorf("start the proxy: %w", err)
+	}
+	p.cmd = cmd
+	go func() {
+		cmd.Wait()
+		if failedOnItsOwn(cmd.ProcessState, p.stopping.Load()) {
+			p.failed = ErrProxyFailed
+		}
+		close(p.ended)
+	}()
+	return p, nil
+}
+
+// failedOnItsOwn reports whether the proxy's end st was a failure of its
+// own: a non-zero exit (it says why first), or a signal that neither
+// Stop (SIGTERM, then SIGKILL) nor Ctrl-C (SIGINT, which reaches it too)
+// sent. Judged by the status, not by when Stop came: a proxy that
+// failed just before Stop is still said.
+func failedOnItsOwn(st *os.ProcessState, stopping bool) bool {
+	ws, ok := st.Sys().(syscall.WaitStatus)
+	switch {
+	case !ok:
+		return false
+	case ws.Exited():
+		return ws.ExitStatus() != 0
+	case ws.Signaled():
+		switch ws.Signal() {
+		case syscall.SIGTERM, syscall.SIGINT:
+			return false
+		case syscall.SIGKILL:
+			return !stopping
+		}
+		return true
+	}
+	return false
+}

@@ -135,3 +135,117 @@ func TestProxyThatFailsIsReported(t *testing.T) {
 		t.Fatalf("the socket outlived Stop: %v", err)
 	}
 }
+
+// The sandbox never waits for the proxy: with lnk-netbroker stopped
+// (SIGSTOP) from the moment it was started, the sandbox still starts,
+// and its command connects through the relay and sends its request,
+// which waits in the socket's backlog; once the proxy runs again it
+// accepts and serves it. A real ordering, not a timing.
+func TestSandboxStartsWhileTheProxyCannotRun(t *testing.T) {
+	w := newWorld(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				line, _ := bufio.NewReader(c).ReadString('\n')
+				c.Write([]byte("HTTP/1.0 200 OK\r\nContent-Length: 0\r\nX-Server-Saw: " + strings.TrimSpace(line) + "\r\n\r\n"))
+			}()
+		}
+	}()
+	port := l.Addr().(*net.TCPAddr).Port
+	c := compile(t, w, caps.Grants{Commands: []string{"bash"}, Ports: []string{fmt.Sprint(port)}})
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0) // the proxy's log lines
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
+	pp, err := sandbox.StartProxyPending(c, testenv.Bin(t, "lnk-netbroker"), false, devNull, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pp.Proxy()
+	// Stopped as soon as it was started: it has not served yet.
+	pid := sandbox.ProxyPid(p)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(pid, syscall.SIGCONT)
+		if err := p.Stop(); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	})
+	// Build takes the proxy as lnk sandbox run hands it, and must not
+	// wait for it.
+	type built struct {
+		s   *sandbox.Sandbox
+		err error
+	}
+	b := make(chan built, 1)
+	go func() {
+		s, err := sandbox.Build(c, sandbox.Options{InitPath: testenv.Bin(t, "lnk-init"), ProxyPending: pp,
+			Argv: []string{"bash", "-c", fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/${HTTP_PROXY##*:}
+printf 'GET http://127.0.0.1:%d/x HTTP/1.0\r\n\r\n' >&3
+echo sent
+cat <&3`, port)}})
+		b <- built{s, err}
+	}()
+	var s *sandbox.Sandbox
+	select {
+	case r := <-b:
+		if r.err != nil {
+			t.Fatalf("build: %v", r.err)
+		}
+		s = r.s
+	case <-time.After(30 * time.Second):
+		syscall.Kill(pid, syscall.SIGCONT) // let the waiting Build end
+		t.Fatal("Build waited for a proxy that could not run")
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outR.Close()
+	var errb strings.Builder
+	type result struct {
+		code int
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, err := s.Start(nil, outW, &errb, nil)
+		outW.Close()
+		done <- result{code, err}
+	}()
+	out := bufio.NewReader(outR)
+	first := make(chan string, 1)
+	go func() { line, _ := out.ReadString('\n'); first <- line }()
+	select {
+	case line := <-first:
+		if line != "sent\n" {
+			r := <-done
+			t.Fatalf("the command did not send through the relay while the proxy was stopped: %q (exit %d, %v) %s", line, r.code, r.err, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the sandbox's command did not run within 30 s while the proxy was stopped")
+	}
+	// The proxy was stopped all along: the request is in the backlog.
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	var rest strings.Builder
+	out.WriteTo(&rest)
+	r := <-done
+	if r.err != nil || r.code != 0 || !strings.Contains(rest.String(), "X-Server-Saw: GET /x HTTP/1.") {
+		t.Fatalf("after the proxy ran: exit %d, %v\n%s%s", r.code, r.err, rest.String(), errb.String())
+	}
+}

@@ -208,67 +208,9 @@ func (c *Client) ReadFile(ctx context.Context, root, name string, max int64) ([]
 		return nil, v, err
 	}
 	defer unix.Close(fd)
-	b, err := readCappedFd(fd, v.Size, max)
+	b, err := resolve.ReadCapped(fd, v.Size, max, name)
 	if err != nil {
-		return nil, v, &resolve.Error{Op: "read", Path: name, Kind: resolve.ErrTooLarge, Err: err}
+		return nil, v, err
 	}
 	return b, v, nil
-}
-
-// readCappedFd reads fd to its end into one buffer sized by size (+1,
-// so a file that grew is seen without another call), failing once more
-// than limit bytes came.
-func readCappedFd(fd int, size, limit int64) ([]byte, error) {
-	size = min(max(size, 0), limit)
-	buf := make([]byte, 0, size+1)
-	for {
-		if int64(len(buf)) > limit {
-			return nil, errGrew
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n == 0 {
-			return buf, nil
-		}
-		buf = buf[:len(buf)+n]
-	}
-}
-
-var errGrew = errors.New("the file grew past the cap while read")
-
-func readCapped(f *os.File, size, max int64) ([]byte, error) {
-	switch {
-	case size < 0:
-		size = 64 << 10
-	case size > max:
-		size = max
-	}
-	buf := make([]byte, 0, size+1)
-	for {
-		if int64(len(buf)) > max {
-			return nil, errGrew
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			if int64(len(buf)) > max {
-				return nil, errGrew
-			}
-			return buf, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
 }

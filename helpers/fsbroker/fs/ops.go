@@ -99,7 +99,7 @@ func (c *Client) entries(ctx context.Context, spec wire.Spec, op, name string, r
 		return nil, err
 	}
 	defer wire.CloseFiles(files)
-	b, err := readCapped(files[0], -1, maxListing)
+	b, err := resolve.ReadCapped(int(files[0].Fd()), 64<<10, maxListing, name)
 	if err != nil {
 		return nil, fmt.Errorf("fsbroker %s %q: reading the listing: %w", op, name, err)
 	}

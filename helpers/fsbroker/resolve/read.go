@@ -85,14 +85,26 @@ func (r *Root) ReadFile(name string, max int64) ([]byte, Version, error) {
 	if st.Size > max {
 		return nil, Version{}, refuse("read", name, ErrTooLarge)
 	}
-	b, err := readCapped(fd, st.Size, max, false)
-	if err == errTooMany {
-		return nil, Version{}, refuse("read", name, ErrTooLarge)
-	}
+	b, err := ReadCapped(fd, st.Size, max, name)
 	if err != nil {
-		return nil, Version{}, fail("read", name, err)
+		return nil, Version{}, err
 	}
 	return b, versionOf(&st), nil
+}
+
+// ReadCapped reads fd, a regular file opened for reading (this package's
+// or one a broker handed back), to its end, refusing it (ErrTooLarge)
+// once more than max bytes came, whatever size (its fstat size, which
+// only sizes the first buffer) said. name is for the error.
+func ReadCapped(fd int, size, max int64, name string) ([]byte, error) {
+	b, err := readCapped(fd, size, max, false)
+	if err == errTooMany {
+		return nil, refuse("read", name, ErrTooLarge)
+	}
+	if err != nil {
+		return nil, fail("read", name, err)
+	}
+	return b, nil
 }
 
 // clearNonblock clears O_NONBLOCK in one call: F_SETFL with 0, since no

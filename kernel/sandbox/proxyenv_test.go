@@ -40,7 +40,21 @@ func TestProxyGetsNoneOfTheOwnersEnvironment(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() {
+		// Ended through its command, as an owner ends it: lnk killed
+		// while bubblewrap sets up can leave bubblewrap's pid 1 behind
+		// (its --die-with-parent comes late), and lnk no longer waits
+		// for the proxy before it starts bubblewrap.
+		stdin.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
 	var environ []byte
 	var pid string
 	deadline := time.Now().Add(20 * time.Second)

@@ -105,19 +105,9 @@ func buildSandboxWith(comp *caps.Compiled, argv []string, degraded bool, proxy *
 }
 
 // startProxy starts the grants' proxy when they need one; nil when not.
-// The caller has locked its OS thread (see sandbox.StartProxy).
+// It never waits for the proxy to serve: lnk made its socket, and a
+// connection made before the proxy serves waits in its backlog.
 func startProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, sealed ...*sandbox.SealedKeys) (*sandbox.Proxy, error) {
-	pp, err := startProxyPending(comp, degraded, bridge, sealed...)
-	if pp == nil || err != nil {
-		return nil, err
-	}
-	return waitProxy(pp)
-}
-
-// startProxyPending is startProxy as sandbox.Options.ProxyPending
-// takes it; nil when the grants need no proxy. Neither waits for the
-// proxy to serve: lnk made its socket (sandbox.Proxy).
-func startProxyPending(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, sealed ...*sandbox.SealedKeys) (*sandbox.PendingProxy, error) {
 	var sk *sandbox.SealedKeys
 	if len(sealed) > 0 {
 		sk = sealed[0]
@@ -134,12 +124,12 @@ func startProxyPending(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolB
 	if err != nil {
 		return nil, err
 	}
-	pp, err := sandbox.StartProxyPending(comp, filepath.Join(filepath.Dir(exe), "lnk-netbroker"), degraded, stderr, bridge, sk)
+	p, err := sandbox.StartProxySealed(comp, filepath.Join(filepath.Dir(exe), "lnk-netbroker"), degraded, stderr, bridge, sk)
 	stderr.Close() // the proxy holds its own copy
 	if err != nil {
 		proxyLogs.Wait() // what the proxy said comes before lnk's own line
 	}
-	return pp, err
+	return p, err
 }
 
 // lockForChildren keeps the calling goroutine on its OS thread from the
@@ -149,24 +139,6 @@ func startProxyPending(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolB
 // only then: a run that starts none spares the runtime's template thread
 // LockOSThread would start (about 19 page faults).
 func lockForChildren() { runtime.LockOSThread() }
-
-// waitProxy is pp's proxy (it never waits: see sandbox.PendingProxy).
-func waitProxy(pp *sandbox.PendingProxy) (*sandbox.Proxy, error) {
-	p, err := pp.Wait()
-	if err != nil {
-		proxyLogs.Wait() // what the proxy said comes before lnk's own line
-	}
-	return p, err
-}
-
-// stopPending ends pp, started or not.
-func stopPending(pp *sandbox.PendingProxy) {
-	if p := pp.Proxy(); p != nil {
-		stopProxy(p)
-		return
-	}
-	pp.Stop()
-}
 
 func init() { register("sandbox", newSandboxRun) }
 
@@ -201,24 +173,16 @@ network. Returns the command's exit status (128+N for signal N).`,
 			defer keys.Close()
 			// lnk makes the proxy's socket and starts the proxy; the
 			// sandbox starts at once, never waiting for it to serve.
-			pending, err := startProxyPending(comp, spec.degraded, bridge.hook(), keys.sealedKeys())
+			proxy, err := startProxy(comp, spec.degraded, bridge.hook(), keys.sealedKeys())
 			if err != nil {
 				return err
 			}
-			if pending != nil {
-				defer stopPending(pending)
+			if proxy != nil {
+				defer stopProxy(proxy)
 			}
-			s, err := buildSandboxWith(comp, args, spec.degraded, nil, func(o *sandbox.Options) { o.ProxyPending = pending })
-			if pending != nil && pending.Err() != nil {
-				proxyLogs.Wait() // what the proxy said comes before lnk's own line
-				return pending.Err()
-			}
+			s, err := buildSandboxWith(comp, args, spec.degraded, proxy, nil)
 			if err != nil {
 				return auditRefusal("sandbox run", spec.agent, err)
-			}
-			var proxy *sandbox.Proxy
-			if pending != nil {
-				proxy = pending.Proxy()
 			}
 			for _, n := range s.Notices {
 				fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)

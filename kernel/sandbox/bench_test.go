@@ -69,9 +69,10 @@ func goHello(b *testing.B) string {
 
 // BenchmarkSandboxRunTrueWithRelay is the same with [internet] on: lnk
 // starts the proxy (lnk-netbroker) and lnk-init the relay to it (target:
-// 2). Its floor counts four Go starts in series: lnk, lnk-netbroker and
-// its landlock re-exec (no TSYNC below landlock ABI 8), lnk-init; lnk's
-// own build overlaps the proxy's start, and the relay the command's.
+// 2). lnk makes the proxy's socket and starts bubblewrap without waiting
+// for lnk-netbroker, whose two starts (its landlock re-exec: no TSYNC
+// below landlock ABI 8) then run beside the sandbox's own: on 2 cores they
+// still compete for CPU with it. The floor still counts them in series.
 func BenchmarkSandboxRunTrueWithRelay(b *testing.B) {
 	requireBench(b)
 	lnkBin := testenv.Bin(b, "lnk")

@@ -31,12 +31,6 @@ type Options struct {
 	ToolRoute   string   // the tool bridge's route prefix (Proxy.ToolRoute): sets $LNK_TOOL_<NAME>
 	Proxy       *Proxy   // the started proxy: its secret and sealed secrets' variables (env.go, addProxyEnv)
 
-	// ProxyPending is a proxy still starting, in place of ProxySocket,
-	// ToolRoute and Proxy: Build waits for it after everything that needs
-	// no socket (the system folders, the grants, [commands]), so that
-	// work overlaps the proxy's start.
-	ProxyPending *PendingProxy
-
 	// AsPid1 makes the command the sandbox's PID 1 (bwrap --as-pid-1), one
 	// process fewer: only for a command that starts no child of its own
 	// (nothing would reap it) and needs no relay (lnk-init then execs it).
@@ -120,7 +114,7 @@ func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
 		s.args = append(s.args, "--unshare-net")
 		s.Enforced.Namespaces = append(s.Enforced.Namespaces, "net")
 		s.Enforced.Network = "none"
-		if opt.ProxySocket != "" || opt.ProxyPending != nil {
+		if opt.ProxySocket != "" {
 			s.Enforced.Network = "proxy"
 			relay = opt.RelayPort
 			if relay == 0 {
@@ -154,13 +148,6 @@ func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
 	}
 	if err := s.commands(c, opt); err != nil {
 		return err
-	}
-	if opt.ProxyPending != nil {
-		p, err := opt.ProxyPending.Wait()
-		if err != nil {
-			return err
-		}
-		opt.ProxySocket, opt.ToolRoute, opt.Proxy = p.Socket, p.ToolRoute, p
 	}
 	if opt.ProxySocket != "" && relay != 0 {
 		// After every other bind: nothing granted can cover it.

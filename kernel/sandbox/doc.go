@@ -32,8 +32,9 @@
 //     and abstract unix sockets scoped; seccomp's deny list;
 //   - with a proxy socket: a relay inside on 127.0.0.1:RelayPort to it,
 //     and HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (and lowercase) pointing there.
-//     A proxy still starting (Options.ProxyPending) is waited for only
-//     after everything that needs no socket, so the build overlaps it.
+//     lnk makes the proxy's socket before lnk-netbroker starts, so the
+//     build never waits for the proxy: a connection made before it
+//     serves waits in the socket's backlog.
 //
 // # Security
 //

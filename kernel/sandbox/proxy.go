@@ -82,38 +82,8 @@ func StartProxyWithTools(c *caps.Compiled, netbroker string, degraded bool, stde
 // StartProxySealed is StartProxyWithTools whose proxy also serves the
 // sealed secrets sk names (nil: none), their values from sk.Channel.
 func StartProxySealed(c *caps.Compiled, netbroker string, degraded bool, stderr *os.File, tb *ToolBridge, sk *SealedKeys) (*Proxy, error) {
-	pp, err := StartProxyPending(c, netbroker, degraded, stderr, tb, sk)
-	if err != nil {
-		return nil, err
-	}
-	return pp.Wait()
+	return startProxy(c, netbroker, degraded, stderr, tb, sk)
 }
-
-// PendingProxy is a started proxy as Options.ProxyPending takes it. Its
-// socket and secrets are known from the start (lnk chose them), so Wait
-// never waits: it is kept for Build's and its callers' sake.
-type PendingProxy struct{ p *Proxy }
-
-// StartProxyPending is StartProxySealed as a PendingProxy.
-func StartProxyPending(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *os.File, tb *ToolBridge, sk *SealedKeys) (*PendingProxy, error) {
-	p, err := startProxy(c, netbrokerPath, degraded, stderr, tb, sk)
-	if err != nil {
-		return nil, err
-	}
-	return &PendingProxy{p: p}, nil
-}
-
-// Wait returns the proxy.
-func (pp *PendingProxy) Wait() (*Proxy, error) { return pp.p, nil }
-
-// Proxy is the proxy.
-func (pp *PendingProxy) Proxy() *Proxy { return pp.p }
-
-// Err is nil: a proxy that fails once started is said by Proxy.Stop.
-func (pp *PendingProxy) Err() error { return nil }
-
-// Stop is Proxy.Stop.
-func (pp *PendingProxy) Stop() error { return pp.p.Stop() }
 
 // Stop ends the proxy (SIGTERM; SIGKILL if it has not ended within
 // 10 s), waits for it and removes its socket. If the proxy had ended on

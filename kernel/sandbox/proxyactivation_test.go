@@ -168,11 +168,10 @@ func TestSandboxStartsWhileTheProxyCannotRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer devNull.Close()
-	pp, err := sandbox.StartProxyPending(c, testenv.Bin(t, "lnk-netbroker"), false, devNull, nil, nil)
+	p, err := sandbox.StartProxySealed(c, testenv.Bin(t, "lnk-netbroker"), false, devNull, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := pp.Proxy()
 	// Stopped as soon as it was started: it has not served yet.
 	pid := sandbox.ProxyPid(p)
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
@@ -192,7 +191,7 @@ func TestSandboxStartsWhileTheProxyCannotRun(t *testing.T) {
 	}
 	b := make(chan built, 1)
 	go func() {
-		s, err := sandbox.Build(c, sandbox.Options{InitPath: testenv.Bin(t, "lnk-init"), ProxyPending: pp,
+		s, err := sandbox.Build(c, sandbox.Options{InitPath: testenv.Bin(t, "lnk-init"), ProxySocket: p.Socket, Proxy: p,
 			Argv: []string{"bash", "-c", fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/${HTTP_PROXY##*:}
 printf 'GET http://127.0.0.1:%d/x HTTP/1.0\r\n\r\n' >&3
 echo sent

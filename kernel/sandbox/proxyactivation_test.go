@@ -30,20 +30,7 @@ func TestSandboxReachesAServerThroughTheSocketLnkMade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				line, _ := bufio.NewReader(c).ReadString('\n')
-				c.Write([]byte("HTTP/1.0 200 OK\r\nContent-Length: 0\r\nX-Server-Saw: " + strings.TrimSpace(line) + "\r\n\r\n"))
-			}()
-		}
-	}()
+	serveFirstLines(t, l, sawLine)
 	port := l.Addr().(*net.TCPAddr).Port
 	script := fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/${HTTP_PROXY##*:}
 printf 'GET http://127.0.0.1:%d/x HTTP/1.0\r\n\r\n' >&3
@@ -147,20 +134,7 @@ func TestSandboxStartsWhileTheProxyCannotRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				line, _ := bufio.NewReader(c).ReadString('\n')
-				c.Write([]byte("HTTP/1.0 200 OK\r\nContent-Length: 0\r\nX-Server-Saw: " + strings.TrimSpace(line) + "\r\n\r\n"))
-			}()
-		}
-	}()
+	serveFirstLines(t, l, sawLine)
 	port := l.Addr().(*net.TCPAddr).Port
 	c := compile(t, w, caps.Grants{Commands: []string{"bash"}, Ports: []string{fmt.Sprint(port)}})
 	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0) // the proxy's log lines

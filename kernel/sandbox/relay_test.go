@@ -1,7 +1,6 @@
 package sandbox_test
 
 import (
-	"bufio"
 	"net"
 	"path/filepath"
 	"strings"
@@ -20,20 +19,7 @@ func testProxy(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				line, _ := bufio.NewReader(c).ReadString('\n')
-				c.Write([]byte("HTTP/1.0 200 OK\r\n\r\nproxy-saw: " + strings.TrimSpace(line) + "\n"))
-			}()
-		}
-	}()
+	serveFirstLines(t, l, func(line string) string { return "HTTP/1.0 200 OK\r\n\r\nproxy-saw: " + line + "\n" })
 	return sock
 }
 

@@ -3,10 +3,12 @@ package netbroker
 import (
 	"bufio"
 	"context"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"path/filepath"
 	"strings"
@@ -170,4 +172,21 @@ func echoServer(t *testing.T, addr string) net.Listener {
 
 func portOf(t *testing.T, ln net.Listener) uint16 {
 	return uint16(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// httpsAt serves h over TLS at addr (a test host's address, often port
+// 443) until the test ends, and returns a pool trusting its certificate.
+func httpsAt(t *testing.T, addr string, h http.Handler) *x509.CertPool {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Listener = ln
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	return pool
 }

@@ -2,13 +2,10 @@ package netbroker
 
 import (
 	"context"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -72,20 +69,11 @@ func TestModelKeyRouteLog(t *testing.T) {
 		return
 	}
 	var upstream atomic.Int32
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	pool := httpsAt(t, publicAddr+":443", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		upstream.Add(1)
 		io.Copy(io.Discard, r.Body)
 		fmt.Fprint(w, `{"content":[{"type":"text","text":"hello"}]}`)
 	}))
-	ln, err := net.Listen("tcp", publicAddr+":443")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Listener = ln
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-	pool := x509.NewCertPool()
-	pool.AddCert(srv.Certificate())
 	placeholder := NewPlaceholder("API_KEY")
 	src := &countingSource{keySource: keySource{realKey, "example.com"}}
 	tp := startProxy(t, caps.Compiled{}, func(c *Config) {

@@ -3,12 +3,10 @@ package netbroker
 import (
 	"bufio"
 	"context"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"os"
 	"strings"
@@ -50,19 +48,10 @@ func TestStartSealedWithKeybroker(t *testing.T) {
 		}
 	}
 	var upstreamSaw atomic.Value
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	pool := httpsAt(t, publicAddr+":443", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		upstreamSaw.Store(r.Host + " " + r.Header.Get("Authorization"))
 		fmt.Fprintf(w, "echo %s", r.Header.Get("Authorization"))
 	}))
-	ln, err := net.Listen("tcp", publicAddr+":443")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Listener = ln
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-	pool := x509.NewCertPool()
-	pool.AddCert(srv.Certificate())
 
 	files, err := keybroker.StartFiles(home)
 	if err != nil {

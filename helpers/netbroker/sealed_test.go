@@ -3,10 +3,8 @@ package netbroker
 import (
 	"bytes"
 	"context"
-	"crypto/x509"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -43,7 +41,7 @@ func TestSealedSecretRoute(t *testing.T) {
 		return
 	}
 	var upstreamSaw atomic.Value
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	pool := httpsAt(t, publicAddr+":443", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		upstreamSaw.Store(fmt.Sprintf("%s %s auth=%s body=%s", r.URL.Path, r.URL.RawQuery, r.Header.Get("Authorization"), b))
 		if r.URL.Path == "/redirect" {
@@ -53,15 +51,6 @@ func TestSealedSecretRoute(t *testing.T) {
 		w.Header().Set("X-Echo", r.Header.Get("Authorization"))
 		fmt.Fprintf(w, "you sent %s and %s", r.Header.Get("Authorization"), b)
 	}))
-	ln, err := net.Listen("tcp", publicAddr+":443")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Listener = ln
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-	pool := x509.NewCertPool()
-	pool.AddCert(srv.Certificate())
 
 	var elsewhere atomic.Value
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -5,6 +5,8 @@
 // lnk (kernel/sandbox) writes a Plan as JSON into a memfd and hands its
 // number to lnk-init (--plan-fd N). Run then, on one locked thread:
 //
+//  0. with --lifeline-fd M (lnk waits beside the sandbox: lifeline.go),
+//     exits at once if the lifeline has hung up, lnk gone;
 //  1. reads and closes the plan, and closes every other fd above 2;
 //  2. with a relay in the plan, listens on 127.0.0.1:<port> inside the
 //     sandbox's network namespace and starts itself as the relay
@@ -13,7 +15,10 @@
 //     domain of its own (no files but read and execute on lnk-init) and
 //     the seccomp filter, so every thread the relay ever has is born
 //     under both and it needs no re-exec; it confines its own thread once
-//     more (no files at all) before serving;
+//     more (no files at all) before serving; the lifeline, armed first
+//     (O_ASYNC, F_SETSIG SIGKILL, this process group as owner, while
+//     still unconfined), goes to the relay as fd 4, so the kernel kills
+//     the group when lnk goes;
 //  3. restricts itself with landlock at the newest ABI: the plan's
 //     folders and files with read/write/exec, execute only on the
 //     programs [commands] lists (and their #! and ELF interpreters), TCP
@@ -32,7 +37,9 @@
 //
 // # Security
 //
-// Holds: the plan fd (closed at once), the relay's listener. May: create
+// Holds: the plan fd (closed at once), the relay's listener, the
+// lifeline's read end (the relay; never the command). May: arm the
+// lifeline to SIGKILL its own process group inside the sandbox, create
 // a TCP listener on loopback, confine one thread as the relay and start
 // the relay from it, restrict itself, load a filter, exec the command. Trusts: the plan (written by lnk, the
 // owner's own program, into an fd no one else has). Refuses: to exec the

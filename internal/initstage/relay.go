@@ -18,8 +18,9 @@ const RelayArg = "relay"
 
 // startRelay listens on 127.0.0.1:r.Port and starts this program as the
 // relay with the listener as fd 3. The listener exists before the command
-// starts, so the command never races the relay.
-func startRelay(r *Relay) error {
+// starts, so the command never races the relay. The relay holds the
+// armed lifeline (fd 4) for as long as it runs, if there is one (-1: none).
+func startRelay(r *Relay, lifeline int) error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("relay: socket: %w", err)
@@ -42,7 +43,7 @@ func startRelay(r *Relay) error {
 		// Never unlocked: this thread is confined as the relay and ends
 		// with this goroutine, never running anything else of lnk-init's.
 		runtime.LockOSThread()
-		errc <- startConfined(exe, r.Socket, l)
+		errc <- startConfined(exe, r.Socket, l, lifeline)
 	}()
 	return <-errc
 }
@@ -59,7 +60,7 @@ const relayBornConfined = "LNK_LANDLOCK_REEXEC=1"
 // (where the kernel has landlock); then the sandbox's seccomp filter (where
 // it has seccomp). The relay inherits both on every thread it will have,
 // and confines its own thread once more as it starts (RunRelay).
-func startConfined(exe, socket string, l *os.File) error {
+func startConfined(exe, socket string, l *os.File, lifeline int) error {
 	env := []string{}
 	// The relay's stdin and stdout: Go's runtime would open /dev/null
 	// for them itself, which the relay's domain no longer allows.
@@ -83,9 +84,15 @@ func startConfined(exe, socket string, l *os.File) error {
 	if err := loadFilter(); err != nil && !errors.Is(err, ErrNoSeccomp) {
 		return fmt.Errorf("relay: %w", err)
 	}
+	files := []*os.File{null, null, os.Stderr, l}
+	if lifeline >= 0 {
+		// Never closed by lnk-init: exec closes it there, and the relay
+		// only holds it (the kernel signals, armLifeline).
+		files = append(files, os.NewFile(uintptr(lifeline), "lifeline"))
+	}
 	_, err = os.StartProcess("/proc/self/exe", []string{exe, RelayArg, socket}, &os.ProcAttr{
 		Env:   env,
-		Files: []*os.File{null, null, os.Stderr, l},
+		Files: files,
 	})
 	if err != nil {
 		return fmt.Errorf("relay: start: %w", err)
@@ -97,9 +104,10 @@ func startConfined(exe, socket string, l *os.File) error {
 // bind, scoped), then forward every connection on fd 3 to socket.
 func RunRelay(socket string) error {
 	runtime.LockOSThread()
-	// The relay holds 0–3 alone: lnk-init marked every other fd of its
-	// close-on-exec before starting it (cloexecFrom), and the fds Go's
-	// runtime opens for itself stay open.
+	// The relay holds 0–3 alone, and 4, lnk's lifeline, where lnk waits
+	// beside the sandbox (held, never read: armLifeline): lnk-init marked
+	// every other fd of its close-on-exec before starting it (cloexecFrom),
+	// and the fds Go's runtime opens for itself stay open.
 	lf := os.NewFile(3, "relay-listener")
 	l, err := net.FileListener(lf)
 	if err != nil {

@@ -12,18 +12,31 @@ import (
 )
 
 // Run is lnk-init's first stage: read the plan from planFD, confine,
-// exec. It returns only on failure.
-func Run(planFD int) error {
+// exec. lifeline is the read end of lnk's lifeline (lifeline.go), -1 for
+// none: hung up already, nothing starts; with a relay, armed so the
+// kernel kills the sandbox's processes once it hangs up. It returns only
+// on failure.
+func Run(planFD, lifeline int) error {
 	runtime.LockOSThread()
+	if lifeline >= 0 && lnkGone(lifeline) {
+		return errLnkGone
+	}
 	p, err := readPlan(planFD)
 	if err != nil {
 		return err
 	}
-	cloexecFrom(3)
+	cloexecFrom(3) // the lifeline too: the command never holds it
 	if p.Relay != nil {
-		if err := startRelay(p.Relay); err != nil {
+		if lifeline >= 0 {
+			if err := armLifeline(lifeline); err != nil {
+				return err
+			}
+		}
+		if err := startRelay(p.Relay, lifeline); err != nil {
 			return err
 		}
+	} else if lifeline >= 0 && lnkGone(lifeline) {
+		return errLnkGone
 	}
 	if err := confine(p); err != nil {
 		return err

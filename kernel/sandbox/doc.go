@@ -13,7 +13,9 @@
 //   - new user, pid, ipc, uts and cgroup namespaces, and a network
 //     namespace with only loopback unless [network] mode = "host";
 //     --die-with-parent, --new-session; a fresh /proc, a minimal /dev,
-//     its own /tmp;
+//     its own /tmp; where lnk waits beside it (Start), a lifeline pipe
+//     whose write end lnk alone holds, so lnk SIGKILLed mid-start leaves
+//     nothing running once lnk-init has started (initstage);
 //   - the system folders read-only (/usr, /lib*, /bin, /sbin and a fixed
 //     list of /etc entries: never /etc/shadow); the granted folders bound
 //     read-only or read-write from fds opened without following any link

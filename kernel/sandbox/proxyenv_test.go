@@ -42,9 +42,10 @@ func TestProxyGetsNoneOfTheOwnersEnvironment(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		// Ended through its command, as an owner ends it: lnk killed
-		// while bubblewrap sets up can leave bubblewrap's pid 1 behind
-		// (its --die-with-parent comes late), and lnk no longer waits
-		// for the proxy before it starts bubblewrap.
+		// before lnk-init starts can still leave bubblewrap's child
+		// behind now and then (its --die-with-parent comes late; the
+		// lifeline covers lnk killed once lnk-init runs:
+		// TestKilledLnkLeavesNothing).
 		stdin.Close()
 		done := make(chan struct{})
 		go func() { cmd.Wait(); close(done) }()

@@ -41,6 +41,7 @@ type Status struct {
 func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(Status)) (int, error) {
 	defer s.Close()
 	var pr, pw *os.File
+	statusFD := 0
 	if status != nil {
 		var err error
 		if pr, pw, err = os.Pipe(); err != nil {
@@ -48,10 +49,22 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 		}
 		defer pr.Close()
 		s.files = append(s.files, pw)
+		statusFD = 3 + len(s.files) - 1
 	}
+	// lnk's lifeline: lnk alone holds the write end (close-on-exec), so
+	// lnk gone, lnk-init starts nothing, or the kernel kills the sandbox's
+	// processes (initstage's lifeline.go). Only here: in Exec's shape lnk
+	// is bubblewrap after exec, and no one would hold the write end.
+	lr, lw, err := os.Pipe()
+	if err != nil {
+		return 0, err
+	}
+	defer lw.Close() // held until the sandbox has ended
+	s.files = append(s.files, lr)
+	lifeFD := 3 + len(s.files) - 1
 	argv := s.argv(func(i int) int { return 3 + i })
+	argv = append(argv, "--lifeline-fd", fmt.Sprint(lifeFD))
 	if status != nil {
-		statusFD := 3 + len(s.files) - 1
 		argv = append([]string{argv[0], "--json-status-fd", fmt.Sprint(statusFD)}, argv[1:]...)
 	}
 	cmd := exec.Command(s.Bwrap, argv[1:]...)
@@ -83,7 +96,7 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 			status(Status{Pid: pid, Enforced: s.Enforced})
 		}
 	}
-	err := cmd.Wait()
+	err = cmd.Wait()
 	return exitCode(cmd, err)
 }
 

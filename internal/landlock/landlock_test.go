@@ -30,6 +30,12 @@ func TestMain(m *testing.M) {
 func child(which string) {
 	var rules []landlock.Rule
 	switch which {
+	case "middle":
+		middle()
+		return
+	case "sleeper":
+		sleeper()
+		return
 	case "files":
 		a, err := unix.Open(os.Getenv("LNK_LL_A"), unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
 		if err != nil {

@@ -19,6 +19,9 @@ const reexecMarker = "LNK_LANDLOCK_REEXEC"
 // every thread of the new program inherits the domain.
 func reexec() error {
 	env := append(os.Environ(), reexecMarker+"=1")
+	if startPdeathsig != 0 {
+		env = append(env, fmt.Sprintf("%s=%d:%d", pdeathEnv, startPdeathsig, os.Getppid()))
+	}
 	err := unix.Exec("/proc/self/exe", os.Args, env)
 	return fmt.Errorf("landlock: re-exec to confine every thread: %w", err)
 }

@@ -24,13 +24,18 @@ const (
 // resolve checks name and opens it beneath r with flags (O_CLOEXEC is
 // always added). It returns a descriptor the caller owns.
 func (r *Root) resolve(op, name string, flags int) (int, error) {
+	return r.resolveRaw(op, name, flags, false)
+}
+
+// resolveRaw is resolve; raw as in [Root.beneath].
+func (r *Root) resolveRaw(op, name string, flags int, raw bool) (int, error) {
 	if r.fd < 0 {
 		return -1, refuse(op, name, ErrClosed)
 	}
 	if k := validate(name); k != nil {
 		return -1, refuse(op, name, k)
 	}
-	return r.at(r.fd, op, name, flags)
+	return r.beneath(r.fd, op, name, flags, raw)
 }
 
 // at opens a valid name beneath dirfd. O_NOFOLLOW is deliberately not in

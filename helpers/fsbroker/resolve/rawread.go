@@ -34,35 +34,10 @@ import (
 // other callers of this package (lnk-fsbroker, the kernel) serve many
 // calls at once and keep [Root.ReadFile].
 func (r *Root) ReadFileRaw(name string, max int64) ([]byte, Version, error) {
-	if max <= 0 || r.fd < 0 || r.fallback || !r.localFS() {
+	if r.fd < 0 || r.fallback || !r.localFS() {
 		return r.ReadFile(name, max)
 	}
-	if k := validate(name); k != nil {
-		return nil, Version{}, refuse("read", name, k)
-	}
-	fd, err := r.beneath(r.fd, "read", name, readFlags, true)
-	if err != nil {
-		return nil, Version{}, err
-	}
-	defer rawClose(fd)
-	var st unix.Stat_t
-	if err := rawFstat(fd, &st); err != nil {
-		return nil, Version{}, fail("read", name, err)
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, Version{}, refuse("read", name, ErrNotRegular)
-	}
-	if st.Size > max {
-		return nil, Version{}, refuse("read", name, ErrTooLarge)
-	}
-	b, err := readCapped(fd, st.Size, max, true)
-	if err == errTooMany {
-		return nil, Version{}, refuse("read", name, ErrTooLarge)
-	}
-	if err != nil {
-		return nil, Version{}, fail("read", name, err)
-	}
-	return b, versionOf(&st), nil
+	return r.readFile(name, max, true)
 }
 
 // localFS are the filesystems [Root.ReadFileRaw] makes raw calls on:

@@ -9,7 +9,11 @@ import (
 // The raw system calls of [Root.ReadFileRaw]: see it for when they are
 // allowed. Each returns the errno as unix's wrappers do.
 
-func rawFstat(fd int, st *unix.Stat_t) error {
+// fstat is unix.Fstat, raw if raw.
+func fstat(fd int, st *unix.Stat_t, raw bool) error {
+	if !raw {
+		return unix.Fstat(fd, st)
+	}
 	if _, _, e := unix.RawSyscall(unix.SYS_FSTAT, uintptr(fd), uintptr(unsafe.Pointer(st)), 0); e != 0 {
 		return e
 	}
@@ -27,6 +31,11 @@ func rawRead(fd int, b []byte) (int, error) {
 	return int(n), nil
 }
 
-func rawClose(fd int) {
+// closeFd is unix.Close, raw if raw.
+func closeFd(fd int, raw bool) {
+	if !raw {
+		unix.Close(fd)
+		return
+	}
 	unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
 }

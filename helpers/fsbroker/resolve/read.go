@@ -16,18 +16,19 @@ import (
 const readFlags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY
 
 // openRegular opens name for reading and refuses anything but a regular
-// file. It returns the descriptor and its fstat.
-func (r *Root) openRegular(op, name string, st *unix.Stat_t) (int, error) {
-	fd, err := r.resolve(op, name, readFlags)
+// file. It returns the descriptor and its fstat. raw makes its system
+// calls raw ([Root.ReadFileRaw] only).
+func (r *Root) openRegular(op, name string, st *unix.Stat_t, raw bool) (int, error) {
+	fd, err := r.resolveRaw(op, name, readFlags, raw)
 	if err != nil {
 		return -1, err
 	}
-	if err := unix.Fstat(fd, st); err != nil {
-		unix.Close(fd)
+	if err := fstat(fd, st, raw); err != nil {
+		closeFd(fd, raw)
 		return -1, fail(op, name, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
+		closeFd(fd, raw)
 		return -1, refuse(op, name, ErrNotRegular)
 	}
 	return fd, nil
@@ -58,7 +59,7 @@ func (r *Root) Open(name string, max int64) (*os.File, Version, error) {
 // fcntl(F_SETFL, 0) (Open does).
 func (r *Root) OpenFd(name string, max int64) (int, Version, error) {
 	var st unix.Stat_t
-	fd, err := r.openRegular("open", name, &st)
+	fd, err := r.openRegular("open", name, &st, false)
 	if err != nil {
 		return -1, Version{}, err
 	}
@@ -73,19 +74,24 @@ func (r *Root) OpenFd(name string, max int64) (int, Version, error) {
 // past max bytes — counted on the bytes read, so a file that grows while
 // it is read never passes the cap. max must be positive.
 func (r *Root) ReadFile(name string, max int64) ([]byte, Version, error) {
+	return r.readFile(name, max, false)
+}
+
+// readFile is ReadFile; raw makes its system calls raw ([Root.ReadFileRaw]).
+func (r *Root) readFile(name string, max int64, raw bool) ([]byte, Version, error) {
 	if max <= 0 {
 		return nil, Version{}, refuse("read", name, ErrTooLarge)
 	}
 	var st unix.Stat_t
-	fd, err := r.openRegular("read", name, &st)
+	fd, err := r.openRegular("read", name, &st, raw)
 	if err != nil {
 		return nil, Version{}, err
 	}
-	defer unix.Close(fd)
+	defer closeFd(fd, raw)
 	if st.Size > max {
 		return nil, Version{}, refuse("read", name, ErrTooLarge)
 	}
-	b, err := ReadCapped(fd, st.Size, max, name)
+	b, err := capped(fd, st.Size, max, name, raw)
 	if err != nil {
 		return nil, Version{}, err
 	}
@@ -97,7 +103,12 @@ func (r *Root) ReadFile(name string, max int64) ([]byte, Version, error) {
 // once more than max bytes came, whatever size (its fstat size, which
 // only sizes the first buffer) said. name is for the error.
 func ReadCapped(fd int, size, max int64, name string) ([]byte, error) {
-	b, err := readCapped(fd, size, max, false)
+	return capped(fd, size, max, name, false)
+}
+
+// capped is ReadCapped; raw as in readCapped.
+func capped(fd int, size, max int64, name string, raw bool) ([]byte, error) {
+	b, err := readCapped(fd, size, max, raw)
 	if err == errTooMany {
 		return nil, refuse("read", name, ErrTooLarge)
 	}

@@ -48,12 +48,6 @@ func startRelay(r *Relay, lifeline int) error {
 	return <-errc
 }
 
-// relayBornConfined is internal/landlock's marker for a program whose
-// every thread starts inside its landlock domain: the relay's Restrict
-// then confines its own thread again instead of executing itself a
-// second time (a second Go start, on the command's start path).
-const relayBornConfined = "LNK_LANDLOCK_REEXEC=1"
-
 // startConfined starts the relay from the calling (locked) thread after
 // confining that thread as internal/landlock's Restrict would before its
 // re-exec: no files but read and execute on this program, no TCP, scoped
@@ -77,7 +71,7 @@ func startConfined(exe, socket string, l *os.File, lifeline int) error {
 	unix.Close(self)
 	switch {
 	case err == nil:
-		env = append(env, relayBornConfined)
+		env = append(env, landlock.BornConfined) // a second Go start spared on the command's path
 	case !errors.Is(err, landlock.ErrUnsupported):
 		return fmt.Errorf("relay: %w", err)
 	}

@@ -15,10 +15,16 @@ import (
 // already starts inside the domain.
 const reexecMarker = "LNK_LANDLOCK_REEXEC"
 
+// BornConfined is the environment entry for a program started from a
+// thread already inside its domain (so every thread it will have is):
+// its Restrict confines its own thread again rather than executing
+// itself a second time, as after the re-exec.
+const BornConfined = reexecMarker + "=1"
+
 // reexec replaces the process with itself, from the confined thread, so
 // every thread of the new program inherits the domain.
 func reexec() error {
-	env := append(os.Environ(), reexecMarker+"=1")
+	env := append(os.Environ(), BornConfined)
 	if startPdeathsig != 0 {
 		env = append(env, fmt.Sprintf("%s=%d:%d", pdeathEnv, startPdeathsig, os.Getppid()))
 	}

@@ -85,6 +85,9 @@ type Rules struct {
 // needs a tcp endpoint.
 var WebPorts = map[uint16]bool{80: true, 443: true}
 
+// noAgent is Rules.Agent for grants that name no agent.
+const noAgent = "<agent>"
+
 // RulesFrom compiles c's network grants. [network] mode "host" has no
 // proxy at all, so it is refused here: the caller must not start one.
 func RulesFrom(c *caps.Compiled) (*Rules, error) {
@@ -96,7 +99,7 @@ func RulesFrom(c *caps.Compiled) (*Rules, error) {
 	}
 	r := &Rules{Agent: c.AgentName, internet: c.Internet.On, PerMinute: c.Internet.PerMinute, localhost: map[uint16]bool{}}
 	if r.Agent == "" {
-		r.Agent = "<agent>"
+		r.Agent = noAgent
 	}
 	r.anyHost = c.Internet.On && len(c.Internet.Hosts) == 0
 	for _, s := range c.Internet.Hosts {

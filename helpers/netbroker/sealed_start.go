@@ -59,9 +59,6 @@ func sealedRoutes(agentID, secret string, o *SealedOptions) (*Sealed, error) {
 	return &Sealed{AgentID: agentID, RouteSecret: secret, Placeholders: ph, Source: o.Source, RootCAs: o.RootCAs}, nil
 }
 
-// noAgent is Rules.Agent for grants that name no agent.
-const noAgent = "<agent>"
-
 // ModelKeyName is the name of the model key of the agent named agent,
 // AGENT_<AGENT>_MODEL_KEY ([secrets.AgentSecretName]); "" for a run
 // with no agent's name.

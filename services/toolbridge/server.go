@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"lnk.dev/lnk/internal/jsonscan"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 
+	"lnk.dev/lnk/internal/jsonscan"
+	"lnk.dev/lnk/internal/lines"
 	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
 
@@ -124,19 +125,10 @@ func (s *server) read(r io.Reader) {
 	close(s.done)
 }
 
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		frag, isPrefix, err := br.ReadLine()
-		line = append(line, frag...)
-		if len(line) > maxLine {
-			return nil, errors.New("a message from the server over its cap")
-		}
-		if err != nil || !isPrefix {
-			return line, err
-		}
-	}
-}
+// errServerTooLong ends a server whose message passed maxLine.
+var errServerTooLong = errors.New("a message from the server over its cap")
+
+func readLine(br *bufio.Reader) ([]byte, error) { return lines.Read(br, maxLine, errServerTooLong) }
 
 func (s *server) dispatch(line []byte) {
 	line = bytes.TrimSpace(line) // an answer passed on starts with its '{' (writeReply's type)

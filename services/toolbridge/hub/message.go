@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+
+	"lnk.dev/lnk/internal/lines"
 )
 
 // MaxLine caps one message, from a session or the server: the bridge's
@@ -31,19 +33,7 @@ func (m *message) isResponse() bool     { return m.Method == "" && hasID(m.ID) }
 
 var errTooLong = errors.New("a message over the hub's cap")
 
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		frag, isPrefix, err := br.ReadLine()
-		line = append(line, frag...)
-		if len(line) > MaxLine {
-			return nil, errTooLong
-		}
-		if err != nil || !isPrefix {
-			return line, err
-		}
-	}
-}
+func readLine(br *bufio.Reader) ([]byte, error) { return lines.Read(br, MaxLine, errTooLong) }
 
 func errorLine(id json.RawMessage, code int, msg string) []byte {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})

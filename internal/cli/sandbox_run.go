@@ -124,7 +124,7 @@ func startProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, 
 	if err != nil {
 		return nil, err
 	}
-	p, err := sandbox.StartProxySealed(comp, filepath.Join(filepath.Dir(exe), "lnk-netbroker"), degraded, stderr, bridge, sk)
+	p, err := sandbox.StartProxy(comp, filepath.Join(filepath.Dir(exe), "lnk-netbroker"), degraded, stderr, bridge, sk)
 	stderr.Close() // the proxy holds its own copy
 	if err != nil {
 		proxyLogs.Wait() // what the proxy said comes before lnk's own line

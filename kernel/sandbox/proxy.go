@@ -64,27 +64,6 @@ type ToolBridge struct {
 	Route string
 }
 
-// StartProxy starts lnk-netbroker (netbroker, a path) for grants c,
-// handing it its socket, its grants and what its sandbox is told. The
-// caller runs the sandbox and then calls Stop; PR_SET_PDEATHSIG
-// (SIGTERM, from the caller's locked OS thread) is only the fallback
-// for a caller that is killed.
-func StartProxy(c *caps.Compiled, netbroker string, degraded bool, stderr *os.File) (*Proxy, error) {
-	return StartProxyWithTools(c, netbroker, degraded, stderr, nil)
-}
-
-// StartProxyWithTools is StartProxy whose proxy also relays the mcp route
-// to tb (nil: none).
-func StartProxyWithTools(c *caps.Compiled, netbroker string, degraded bool, stderr *os.File, tb *ToolBridge) (*Proxy, error) {
-	return StartProxySealed(c, netbroker, degraded, stderr, tb, nil)
-}
-
-// StartProxySealed is StartProxyWithTools whose proxy also serves the
-// sealed secrets sk names (nil: none), their values from sk.Channel.
-func StartProxySealed(c *caps.Compiled, netbroker string, degraded bool, stderr *os.File, tb *ToolBridge, sk *SealedKeys) (*Proxy, error) {
-	return startProxy(c, netbroker, degraded, stderr, tb, sk)
-}
-
 // Stop ends the proxy (SIGTERM; SIGKILL if it has not ended within
 // 10 s), waits for it and removes its socket. If the proxy had ended on
 // its own before (it failed to start or to serve: its own message says

@@ -69,7 +69,7 @@ func TestProxyThatFailsIsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer errR.Close()
-	p, err := sandbox.StartProxySealed(c, testenv.Bin(t, "lnk-netbroker"), false, errW,
+	p, err := sandbox.StartProxy(c, testenv.Bin(t, "lnk-netbroker"), false, errW,
 		nil, &sandbox.SealedKeys{Names: []string{"SOME_TOKEN"}, Channel: theirs})
 	errW.Close()
 	if err != nil {
@@ -142,7 +142,7 @@ func TestSandboxStartsWhileTheProxyCannotRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer devNull.Close()
-	p, err := sandbox.StartProxySealed(c, testenv.Bin(t, "lnk-netbroker"), false, devNull, nil, nil)
+	p, err := sandbox.StartProxy(c, testenv.Bin(t, "lnk-netbroker"), false, devNull, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

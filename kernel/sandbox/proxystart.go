@@ -19,9 +19,14 @@ import (
 // its own: it failed to start or to serve, and said why on its stderr.
 var ErrProxyFailed = errors.New("the proxy (lnk-netbroker) failed: see its message above; the sandbox's connections through it were refused")
 
-// startProxy makes the proxy's socket and secrets, starts lnk-netbroker
-// with them and returns without waiting for it to serve.
-func startProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *os.File, tb *ToolBridge, sk *SealedKeys) (*Proxy, error) {
+// StartProxy starts lnk-netbroker (netbrokerPath) for grants c: it makes
+// the proxy's socket and secrets, hands them to it with its grants, and
+// returns without waiting for it to serve. tb (nil: none) is the tool
+// bridge its mcp route relays to; sk (nil: none) the sealed secrets it
+// serves, their values from sk.Channel. The caller runs the sandbox and
+// then calls Stop; PR_SET_PDEATHSIG (SIGTERM, from the caller's locked OS
+// thread) is only the fallback for a caller that is killed.
+func StartProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *os.File, tb *ToolBridge, sk *SealedKeys) (*Proxy, error) {
 	grants, err := json.Marshal(c)
 	if err != nil {
 		return nil, err

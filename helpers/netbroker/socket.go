@@ -97,7 +97,8 @@ func (s *Socket) listen() error {
 }
 
 // Remove closes the maker's copy of the socket, removes it and a
-// one-run folder. Call it once whoever served it has ended.
+// one-run folder, then what runs killed outright left (sweep.go). Call
+// it once whoever served it has ended.
 func (s *Socket) Remove() {
 	if s.File != nil {
 		s.File.Close()
@@ -106,6 +107,9 @@ func (s *Socket) Remove() {
 	unix.Close(s.dirFD)
 	if s.oneRun {
 		unix.Unlinkat(s.parentFD, filepath.Base(s.Dir), unix.AT_REMOVEDIR)
+	}
+	if live := boundSockets(); live != nil {
+		sweepStale(s.parentFD, live, staleAfter)
 	}
 	unix.Close(s.parentFD)
 }

@@ -128,9 +128,7 @@ func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
 		s.args = append(s.args, "--as-pid-1")
 	}
 	s.args = append(s.args, "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
-	sys, readable := systemArgs()
-	s.args = append(s.args, sys...)
-	for _, p := range readable {
+	for _, p := range s.system() {
 		s.rule(initstage.PathRule{Path: p, Read: true})
 	}
 	s.rule(initstage.PathRule{Path: "/proc", Read: true})
@@ -159,6 +157,10 @@ func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
 		s.fdArg(sock)
 		s.args = append(s.args, proxyInside)
 	}
+	// Last of the mounts: the sandbox's root (bubblewrap's tmpfs, with
+	// /etc's copies and the folders and mount points made on it) becomes
+	// read-only; the mounts on it keep their own flags.
+	s.args = append(s.args, "--remount-ro", "/")
 	dir := home
 	if opt.Dir != "" && s.granted(opt.Dir) {
 		dir = opt.Dir

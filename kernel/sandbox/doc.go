@@ -17,7 +17,10 @@
 //     whose write end lnk alone holds, so lnk SIGKILLed mid-start leaves
 //     nothing running once lnk-init has started (initstage);
 //   - the system folders read-only (/usr, /lib*, /bin, /sbin and a fixed
-//     list of /etc entries: never /etc/shadow); the granted folders bound
+//     list of /etc entries: never /etc/shadow; a regular file among them
+//     copied at start, a folder bound: system.go), and the sandbox's own
+//     root, where the copies live, remounted read-only after every other
+//     mount; the granted folders bound
 //     read-only or read-write from fds opened without following any link
 //     (openat2 RESOLVE_NO_SYMLINKS), so a link swapped in after caps
 //     checked the path is refused, never followed; the hidden paths
@@ -40,8 +43,8 @@
 //
 // # Security
 //
-// Holds: the fds of the granted folders and the plan memfd, until
-// bubblewrap starts. May: open the granted folders (O_PATH, no links);
+// Holds: the fds of the granted folders, of the listed /etc files
+// (read-only) and the plan memfd, until bubblewrap starts. May: open the granted folders (O_PATH, no links);
 // make an empty .git, .vscode, .idea (folders) or .envrc (file) at the
 // top of a written folder where absent; run bubblewrap. Trusts:
 // caps.Compiled (checked by caps), bubblewrap and lnk-init at the paths

@@ -106,6 +106,7 @@ func BenchmarkRead4KiB(b *testing.B) {
 	rawPids := append([]int{rawServe.Process.Pid}, descendants(rawServe.Process.Pid)...)
 	sdkPids := append([]int{sdkServe.Process.Pid}, descendants(sdkServe.Process.Pid)...)
 	rawBefore, sdkBefore := usages(rawPids), usages(sdkPids)
+	serveBefore := usageOf(rawServe.Process.Pid)
 	var link, sdk, base []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -123,12 +124,14 @@ func BenchmarkRead4KiB(b *testing.B) {
 	}
 	b.StopTimer()
 	rawAfter, sdkAfter := usages(rawPids), usages(sdkPids)
+	serveAfter := usageOf(rawServe.Process.Pid)
 	report(b, p50(link), p50(base))
 	b.ReportMetric(p50(sdk), "gosdk-ns/op")
 	b.ReportMetric(p50(sdk)/p50(base), "gosdk-x-baseline")
 	b.ReportMetric(float64(len(rawPids)), "procs")
 	b.ReportMetric(float64(rawAfter.cpuNS-rawBefore.cpuNS)/float64(b.N), "session-cpu-ns/op")
 	b.ReportMetric(float64(rawAfter.switches-rawBefore.switches)/float64(b.N), "switches/op")
+	b.ReportMetric(float64(serveAfter.cpuNS-serveBefore.cpuNS)/float64(b.N), "serve-cpu-ns/op")
 	b.ReportMetric(float64(sdkAfter.cpuNS-sdkBefore.cpuNS)/float64(b.N), "gosdk-session-cpu-ns/op")
 	if b.N < 100 {
 		return // the runner's first probe: no p50 to speak of

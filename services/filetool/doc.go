@@ -30,8 +30,14 @@
 // encoded written as it is, framed, not compacted again; one write a
 // message. A tool's result of one text is encoded in one pass
 // ([textResult]), not compacted twice over as the go-sdk's encoding
-// does, to the same bytes. The go-sdk server itself (dispatch, every
-// other message) is kept: it is the protocol's reference.
+// does, to the same bytes. A plain tools/call in an initialized session
+// — the message a session sends over and over — is answered on that
+// transport without the go-sdk server ([fastCalls]), which decodes it
+// four times, each with a 32 KiB buffer of its own, and encodes its
+// result again with reflection; its bytes are the go-sdk's
+// (TestFastCallsAreTheGoSDKs). The go-sdk server (initialize, every
+// other message and any call the fast path is not sure of) is kept: it
+// is the protocol's reference.
 //
 // # Security
 //

@@ -25,25 +25,36 @@ func NewServer(o Offer, sb *Sandboxed) *mcp.Server {
 				if req.Params != nil {
 					args = req.Params.Arguments
 				}
-				ok, err := sb.Call(ctx, name, args)
-				if err != nil {
-					var ce *CallError
-					msg := err.Error()
-					if !errors.As(err, &ce) {
-						msg = "lnk-file-tool: " + msg
-					}
-					return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, nil
-				}
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(o.Shape(name, ok))}}}, nil
+				return callResult(ctx, o, sb, name, args), nil
 			})
 	}
 	s.AddReceivingMiddleware(oneTextPass)
 	return s
 }
 
+// callResult runs one call in sb: its answer as the tool's text, or its
+// error as a tool error.
+func callResult(ctx context.Context, o Offer, sb *Sandboxed, name string, args json.RawMessage) *mcp.CallToolResult {
+	ok, err := sb.Call(ctx, name, args)
+	if err != nil {
+		var ce *CallError
+		msg := err.Error()
+		if !errors.As(err, &ce) {
+			msg = "lnk-file-tool: " + msg
+		}
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(o.Shape(name, ok))}}}
+}
+
 // Serve serves one session on t until the client ends it, then ends the
-// sandboxed process.
+// sandboxed process. On Link's own transport ([StdioTransport]) a plain
+// tools/call takes the fast path ([fastCalls]).
 func Serve(ctx context.Context, o Offer, sb *Sandboxed, t mcp.Transport) error {
 	defer sb.Close()
-	return NewServer(o, sb).Run(ctx, t)
+	s := NewServer(o, sb)
+	if lt, ok := t.(*lineTransport); ok {
+		lt.fast = newFastCalls(o, sb, s)
+	}
+	return s.Run(ctx, t)
 }

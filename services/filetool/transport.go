@@ -40,10 +40,13 @@ func StdioTransport(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
 	return &lineTransport{r: r, w: w}
 }
 
-type lineTransport struct{ r, w *Pipe }
+type lineTransport struct {
+	r, w *Pipe
+	fast *fastCalls // set by Serve; nil: every message goes to the go-sdk
+}
 
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
-	return &lineConn{in: t.r, out: t.w, br: bufio.NewReaderSize(t.r, 64<<10)}, nil
+	return &lineConn{in: t.r, out: t.w, br: bufio.NewReaderSize(t.r, 64<<10), fast: t.fast}, nil
 }
 
 // lineConn is one session's connection. Its reads come from one goroutine
@@ -52,6 +55,8 @@ type lineConn struct {
 	in  *Pipe
 	br  *bufio.Reader
 	out *Pipe
+
+	fast *fastCalls // or nil
 
 	mu   sync.Mutex
 	wbuf []byte // reused for each message written
@@ -63,7 +68,8 @@ func (c *lineConn) SessionID() string { return "" }
 
 // Read is the next message: a line, without blank lines, at most
 // maxMessage bytes; a batch, or a line that is not one message, ends
-// the session (as the go-sdk's own transport does).
+// the session (as the go-sdk's own transport does). A plain tools/call
+// is answered by the fast path ([fastCalls]) instead, where there is one.
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		if err := ctx.Err(); err != nil {
@@ -80,7 +86,17 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if line[0] == '[' {
 			return nil, errBatch
 		}
-		return jsonrpc.DecodeMessage(line)
+		if c.fast == nil {
+			return jsonrpc.DecodeMessage(line)
+		}
+		if c.fast.take(c, line) {
+			continue
+		}
+		msg, err := jsonrpc.DecodeMessage(line)
+		if err == nil {
+			c.fast.saw(msg)
+		}
+		return msg, err
 	}
 }
 
@@ -133,6 +149,11 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return err
 }
 
+// writeResult writes a successful response to id: result, encoded.
+func (c *lineConn) writeResult(id jsonrpc.ID, result []byte) error {
+	return c.Write(context.Background(), &jsonrpc.Response{ID: id, Result: result})
+}
+
 // appendResponse appends a successful response with an integer or string
 // id, framed around its encoded result: what [jsonrpc.EncodeMessage]
 // writes for it, without encoding the result again. ok is false for
@@ -162,11 +183,16 @@ func appendResponse(b []byte, msg jsonrpc.Message) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
-// Close closes both ends; a read waiting in the poller returns.
+// Close closes both ends; a read waiting in the poller returns. Like
+// the go-sdk's own connection, it lets the calls in flight answer first.
 func (c *lineConn) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
-		err = errors.Join(c.in.Close(), c.out.Close())
+		err = c.in.Close()
+		if c.fast != nil {
+			c.fast.wait()
+		}
+		err = errors.Join(err, c.out.Close())
 	})
 	return err
 }

@@ -1,0 +1,206 @@
+package filetool
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	segjson "github.com/segmentio/encoding/json"
+
+	"lnk.dev/lnk/internal/testenv"
+)
+
+// sdkOnly is a transport Serve does not know as its own: every message
+// goes to the go-sdk.
+type sdkOnly struct{ mcp.Transport }
+
+// serveLines runs Serve on pipes, with the fast path or without, and
+// returns the client's ends.
+func serveLines(t *testing.T, o Offer, sb *Sandboxed, fast bool) (in *os.File, out *bufio.Reader) {
+	t.Helper()
+	inChild, inP, err := newPipe(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outChild, outP, err := newPipe(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := StdioTransport(inP, outP)
+	if !fast {
+		tr = sdkOnly{tr}
+	}
+	done := make(chan struct{})
+	go func() { Serve(context.Background(), o, sb, tr); close(done) }()
+	t.Cleanup(func() {
+		inChild.Close()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("serve did not end with its client")
+		}
+		outChild.Close()
+	})
+	return inChild, bufio.NewReader(outChild)
+}
+
+// TestFastCallsAreTheGoSDKs: the same lines, sent to serve with the fast
+// path and without it (the go-sdk answering every one), are answered with
+// the same bytes — the plain calls the fast path takes, and every near
+// miss it leaves to the go-sdk — before and after notifications/initialized.
+func TestFastCallsAreTheGoSDKs(t *testing.T) {
+	dir := t.TempDir()
+	files := filepath.Join(dir, "files")
+	os.MkdirAll(filepath.Join(files, "work"), 0o700)
+	os.WriteFile(filepath.Join(files, "a.txt"), []byte("<one> & \"two\"\n\u2028\tthree\n"), 0o600)
+	sb := &Sandboxed{Argv: []string{testenv.Bin(t, "lnk-file-tool"), "apply", "--files", files, "--write", "work"}}
+	o := Offer{NoFind: true}
+	var ins [2]*os.File
+	var outs [2]*bufio.Reader
+	ins[0], outs[0] = serveLines(t, o, sb, true)
+	ins[1], outs[1] = serveLines(t, o, sb, false)
+	t.Cleanup(func() { sb.Close() })
+
+	call := func(id, params string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + params + `}`
+	}
+	read := `{"name":"read","arguments":{"path":"a.txt"}}`
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		call("2", read), // before notifications/initialized: the go-sdk's
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		call("3", read),
+		call(`"s-4"`, read),
+		call("-5", read),
+		call("0", read),
+		call(" 6 ", ` { "name" : "read" , "arguments" : { "path" : "a.txt" } } `),
+		`{"params":` + read + `,"method":"tools/call","id":7,"jsonrpc":"2.0"}`,
+		call("8", `{"name":"read","arguments":{"path":"../a.txt"}}`),
+		call("9", `{"name":"list"}`),
+		call("10", `{"name":"list","arguments":null}`),
+		call("11", `{"name":"list","arguments":[1]}`),
+		call("12", `{"name":"read","arguments":{"path":"nope.txt"}}`),
+		call("13", `{"name":"write","arguments":{"path":"elsewhere/b.txt","content":"x"}}`),
+		// near misses, each the go-sdk's to answer
+		call(`"a\u0041"`, read),
+		call("9007199254740993", read),
+		call("14.0", read),
+		call("1e1", read),
+		call("15", `{"name":"re\u0061d","arguments":{"path":"a.txt"}}`),
+		call("16", `{"name":"nope","arguments":{}}`),
+		call("17", `{"name":"find","arguments":{"name":"*"}}`),
+		call("18", `{"name":"read","arguments":{"path":"a.txt"},"extra":1}`),
+		call("19", `{"name":"read","arguments":{"path":"a.txt"},"_meta":{"progressToken":"p"}}`),
+		call("20", `{"Name":"read","arguments":{"path":"a.txt"}}`),
+		call("21", `{"name":"read","name":"list"}`),
+		`{"jsonrpc":"2.0","id":22,"id":23,"method":"tools/call","params":` + read + `}`,
+		`{"jsonrpc":"2.0","id":24,"method":"tools/call","params":` + read + `,"extra":true}`,
+		call("25", `{"name":"read","arguments":{"path":"a.txt","deep":`+strings.Repeat("[", 200)+strings.Repeat("]", 200)+`}}`),
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`,
+		`{"jsonrpc":"2.0","id":26,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":27,"method":"tools/list"}`,
+		call("28", read),
+	}
+	for _, line := range lines {
+		var got [2]string
+		for i := range 2 {
+			if _, err := ins[i].WriteString(line + "\n"); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(line, `"id"`) {
+				continue // a notification: no answer
+			}
+			b, err := outs[i].ReadString('\n')
+			if err != nil {
+				t.Fatalf("%s: no answer: %v", line, err)
+			}
+			got[i] = b
+		}
+		if got[0] != got[1] {
+			t.Errorf("%s:\nwith the fast path: %s\nthe go-sdk's:       %s", line, got[0], got[1])
+		}
+	}
+}
+
+// TestPlainCall: the lines the fast path takes, and the near misses it
+// leaves to the go-sdk.
+func TestPlainCall(t *testing.T) {
+	o := Offer{NoFind: true}
+	for line, want := range map[string]bool{
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read","arguments":{"path":"a"}}}`:       true,
+		`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"list"}}`:                              true,
+		`{"params":{"arguments":{},"name":"list"},"method":"tools/call","id":-9007199254740992,"jsonrpc":"2.0"}`: true,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"find"}}`:                                false, // not offered
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read","_meta":{}}}`:                     false,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read"},"x":1}`:                          false,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call"}`:                                                         false,
+		`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"read"}}`:                                       false,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"name":"read"}}`:                                false,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read"}} {}`:                             false,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read"}`:                                 false,
+		`{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"read"}}`:                 false,
+		`{"jsonrpc":"2.0","id":01,"method":"tools/call","params":{"name":"read"}}`:                               false,
+		`{"jsonrpc":"2.0","id":"\u0041","method":"tools/call","params":{"name":"read"}}`:                         false,
+		`{"jsonrpc":"2.0","id":true,"method":"tools/call","params":{"name":"read"}}`:                             false,
+		`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"read"}}`:                             false,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read","arguments":{},"arguments":{}}}`:  false,
+	} {
+		_, _, _, got := plainCall([]byte(line), o)
+		if got != want {
+			t.Errorf("%s: taken %v, want %v", line, got, want)
+		}
+	}
+}
+
+// FuzzPlainCall: a line the fast path takes is one the go-sdk decodes to
+// the same call: the same id, a tools/call, the same name and arguments.
+func FuzzPlainCall(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read","arguments":{"path":"a"}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"list"}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		id, name, args, ok := plainCall(line, Offer{})
+		if !ok {
+			return
+		}
+		msg, err := decodeWithSDK(line)
+		if err != nil {
+			t.Fatalf("taken, but the go-sdk refuses it: %v", err)
+		}
+		if msg.ID != id || msg.Method != "tools/call" {
+			t.Fatalf("taken as id %v, the go-sdk reads %v %s", id.Raw(), msg.ID.Raw(), msg.Method)
+		}
+		var p mcp.CallToolParamsRaw
+		if err := sdkUnmarshal(msg.Params, &p); err != nil || p.Name != name || !bytes.Equal(p.Arguments, args) || p.Meta != nil {
+			t.Fatalf("taken as %s %s, the go-sdk reads %s %s (%v)", name, args, p.Name, p.Arguments, err)
+		}
+	})
+}
+
+// decodeWithSDK is line as the go-sdk decodes it, a request.
+func decodeWithSDK(line []byte) (*jsonrpc.Request, error) {
+	m, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := m.(*jsonrpc.Request)
+	if !ok {
+		return nil, errors.New("not a request")
+	}
+	return r, nil
+}
+
+// sdkUnmarshal decodes as the go-sdk's own decoder does (its
+// internal/json: segmentio's, field names matched by case).
+func sdkUnmarshal(b []byte, v any) error {
+	d := segjson.NewDecoder(bytes.NewReader(b))
+	d.DontMatchCaseInsensitiveStructFields()
+	return d.Decode(v)
+}

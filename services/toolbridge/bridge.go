@@ -192,7 +192,7 @@ func (b *Bridge) relay(ctx context.Context, s *session, m *message) Reply {
 	}
 	b.log(s.tool, logName, passed)
 	if ctx.Err() != nil {
-		return Reply{} // the client left; the call went on and its answer has nowhere to go
+		return Reply{} // the client left while the owner was asked; the call went on and its answer has nowhere to go
 	}
 	return Reply{Status: http.StatusOK, Body: answer}
 }
@@ -206,6 +206,7 @@ func (b *Bridge) mayCall(ctx context.Context, s *session, m *message, call strin
 	if b.Asker == nil {
 		return false, fmt.Sprintf("%s is not allowed by name and no one can be asked (lnk agent allow %s --tool %s --allow %s)", call, b.Agent, s.tool, call), false
 	}
+	watchClient(ctx) // asking waits for the owner: not for a client gone
 	args := argumentsOf(m)
 	ok, err := b.Asker.Ask(ctx, Question{Agent: b.Agent, Tool: s.tool, Call: call, Hints: s.hintsOf(call), Arguments: args, Digest: digestOf(args)})
 	if err != nil {
@@ -237,6 +238,7 @@ func (b *Bridge) Refused() int {
 // among those starting, a server, and the client's initialize relayed
 // with the client's capabilities removed.
 func (b *Bridge) start(ctx context.Context, tool string, def *tooldef.Definition, digest string, m *message) Reply {
+	watchClient(ctx) // a client that closes before its session started gets none
 	deadline := time.NewTimer(b.Settings.StartWait)
 	defer deadline.Stop()
 	if !b.acquire(ctx, b.slots, deadline.C) {

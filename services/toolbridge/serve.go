@@ -83,9 +83,9 @@ func (sv *Server) serveConn(c net.Conn) {
 	c.SetReadDeadline(time.Time{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stop := watchClose(c, cancel)
-	defer stop()
-	r := sv.Bridge.Handle(ctx, tool, req.Header.Get(SessionHeader), body)
+	w := &closeWatch{c: c, cancel: cancel}
+	defer w.stop()
+	r := sv.Bridge.Handle(context.WithValue(ctx, watchKey{}, w), tool, req.Header.Get(SessionHeader), body)
 	if r.Status == 0 {
 		return // the client left
 	}
@@ -162,27 +162,51 @@ func writeReply(c net.Conn, r Reply) {
 	c.Write(b)
 }
 
-// watchClose calls cancel when the client closes the connection. A
-// half-close (the client shut its writing after the request) is not a
-// close: on a unix socket it shows as POLLRDHUP alone, a close as POLLHUP.
-func watchClose(c net.Conn, cancel context.CancelFunc) (stop func()) {
-	rc, ok := c.(syscall.Conn)
+// closeWatch cancels a request's context when its client closes the
+// connection. A half-close (the client shut its writing after the
+// request) is not a close: on a unix socket it shows as POLLRDHUP alone,
+// a close as POLLHUP.
+//
+// It looks only once started ([watchClient]): the bridge waits on a
+// request's context only where it may wait long (a session starting, the
+// owner being asked). A call relayed goes on whether its client stays or
+// not, so one answered at once sets no timer (a timer sooner than the
+// poller's next wakes it: a write, a wake-up and a poll a call).
+type closeWatch struct {
+	c      net.Conn
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	stopped bool
+	t       *time.Timer // nil until started
+}
+
+type watchKey struct{}
+
+// watchClient starts watching whether the client of ctx's request
+// closes, from watchEvery on; ctx is then cancelled when it does. A
+// context of no connection's (a caller of Handle's own) is left as it is.
+func watchClient(ctx context.Context) {
+	if w, ok := ctx.Value(watchKey{}).(*closeWatch); ok {
+		w.start()
+	}
+}
+
+func (w *closeWatch) start() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped || w.t != nil {
+		return
+	}
+	rc, ok := w.c.(syscall.Conn)
 	if !ok {
-		return func() {}
+		return
 	}
 	raw, err := rc.SyscallConn()
 	if err != nil {
-		return func() {}
+		return
 	}
-	// No goroutine waits for a call that answers at once: a timer looks
-	// every 20 ms, from the first 20 ms on, until stop.
-	var (
-		mu      sync.Mutex
-		stopped bool
-		t       *time.Timer
-	)
-	var look func()
-	look = func() {
+	look := func() {
 		hup := false
 		raw.Control(func(fd uintptr) {
 			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
@@ -190,25 +214,26 @@ func watchClose(c net.Conn, cancel context.CancelFunc) (stop func()) {
 				hup = true
 			}
 		})
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.stopped {
 			return
 		}
 		if hup {
-			cancel()
+			w.cancel()
 			return
 		}
-		t.Reset(watchEvery)
+		w.t.Reset(watchEvery)
 	}
-	mu.Lock()
-	t = time.AfterFunc(watchEvery, look)
-	mu.Unlock()
-	return func() {
-		mu.Lock()
-		stopped = true
-		t.Stop()
-		mu.Unlock()
+	w.t = time.AfterFunc(watchEvery, look)
+}
+
+func (w *closeWatch) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopped = true
+	if w.t != nil {
+		w.t.Stop()
 	}
 }
 

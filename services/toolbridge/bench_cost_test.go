@@ -1,0 +1,109 @@
+package toolbridge
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"lnk.dev/lnk/caps"
+)
+
+// A tools/call's cost in CPU and context switches, which move far less
+// with the machine's load than its wall-clock time: batches of calls one
+// way at a time (through the proxy's route and the bridge, to the
+// bridge's socket alone, straight on stdio, and the client's transport to
+// a stub that answers at once), each batch's CPU time (schedstat) and
+// context switches read from every thread of this process (the client,
+// the proxy and the bridge) and of the server that answered.
+func BenchmarkToolsCallCost(b *testing.B) {
+	for _, sv := range servers {
+		b.Run("server="+sv.name, func(b *testing.B) {
+			br := newBenchRoute(b, map[string]caps.Tool{"test": {Allow: []string{"echo"}}}, sv.tiny, Settings{})
+			sid := br.session(b)
+			d := newDirect(b, sv.tiny)
+			stubSock := stubServer(b, br.proxy+".stub")
+			linkPid := br.r.Bridge.sessionPid(sid)
+			ways := []struct {
+				name string
+				pid  int // the server's, 0 for the stub
+				call func() (string, error)
+			}{
+				{"link", linkPid, br.caller(sid)},
+				{"bridge", linkPid, (&benchRoute{proxy: br.r.Socket, route: br.route}).caller(sid)},
+				{"base", d.cmd.Process.Pid, func() (string, error) { return d.call(echoCall) }},
+				{"transport", 0, (&benchRoute{proxy: stubSock, route: br.route}).caller(sid)},
+			}
+			self := os.Getpid()
+			sums := make([][2]usage, len(ways)) // this process, the server
+			const batch = 64
+			b.ResetTimer()
+			for done := 0; done < b.N; done += batch {
+				n := min(batch, b.N-done)
+				for w, way := range ways {
+					s0, v0 := usageOf(self), usageOf(way.pid)
+					for range n {
+						if body, err := way.call(); err != nil || !strings.Contains(body, `"id":7`) {
+							b.Fatalf("%s: %v %s", way.name, err, body)
+						}
+					}
+					s1, v1 := usageOf(self), usageOf(way.pid)
+					sums[w][0] = sums[w][0].plus(s1.minus(s0))
+					sums[w][1] = sums[w][1].plus(v1.minus(v0))
+				}
+			}
+			per := func(v int64) float64 { return float64(v) / float64(b.N) }
+			for w, way := range ways {
+				b.ReportMetric(per(sums[w][0].cpuNS)/1e3, way.name+"-self-cpu-us")
+				b.ReportMetric(per(sums[w][0].switches), way.name+"-self-cs")
+				if way.pid != 0 {
+					b.ReportMetric(per(sums[w][1].cpuNS)/1e3, way.name+"-server-cpu-us")
+					b.ReportMetric(per(sums[w][1].switches), way.name+"-server-cs")
+				}
+			}
+		})
+	}
+}
+
+// sessionPid is the process id of session id's server (0 if none).
+func (b *Bridge) sessionPid(id string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s := b.sessions[id]; s != nil && s.srv.cmd != nil {
+		return s.srv.cmd.Process.Pid
+	}
+	return 0
+}
+
+// usage is what a process and its threads spent: CPU time on a core
+// (schedstat, ns) and context switches (voluntary and not).
+type usage struct{ cpuNS, switches int64 }
+
+func (u usage) plus(v usage) usage  { return usage{u.cpuNS + v.cpuNS, u.switches + v.switches} }
+func (u usage) minus(v usage) usage { return usage{u.cpuNS - v.cpuNS, u.switches - v.switches} }
+
+func usageOf(pid int) usage {
+	var u usage
+	if pid == 0 {
+		return u
+	}
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, t := range tasks {
+		dir := fmt.Sprintf("/proc/%d/task/%s/", pid, t.Name())
+		if b, err := os.ReadFile(dir + "schedstat"); err == nil {
+			if f := strings.Fields(string(b)); len(f) > 0 {
+				v, _ := strconv.ParseInt(f[0], 10, 64)
+				u.cpuNS += v
+			}
+		}
+		b, _ := os.ReadFile(dir + "status")
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.HasSuffix(k, "ctxt_switches") {
+				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				u.switches += n
+			}
+		}
+	}
+	return u
+}

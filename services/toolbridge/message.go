@@ -2,9 +2,12 @@ package toolbridge
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 )
 
 // MaxBody caps one request's body: one JSON-RPC message of at most 8 MB
@@ -48,8 +51,8 @@ func parseMessage(b []byte) (*message, error) {
 	if len(b) == 0 || b[0] != '{' {
 		return nil, ErrNotRPC
 	}
-	var m message
-	if err := json.Unmarshal(b, &m); err != nil { // data after the object is an error too
+	m, err := readMessage(b)
+	if err != nil { // data after the object is an error too
 		return nil, fmt.Errorf("%w: %v", ErrNotRPC, err)
 	}
 	if m.JSONRPC != "2.0" {
@@ -64,7 +67,68 @@ func parseMessage(b []byte) (*message, error) {
 	if m.Method == "" && !hasID(m.ID) {
 		return nil, fmt.Errorf("%w: neither a method nor an id", ErrNotRPC)
 	}
-	return &m, nil
+	return m, nil
+}
+
+// readMessage reads b, one JSON object, as json.Unmarshal reads it into
+// a message — a member's name matched in any case, the last one written
+// winning, null leaving a string as it was, any other value but a string
+// an error — in one pass over b (it is validated once), its raw members
+// slices of b rather than copies. FuzzParseMessage holds it to
+// encoding/json.
+func readMessage(b []byte) (*message, error) {
+	m := &message{}
+	var bad error
+	err := members(b, func(k string, v span) {
+		raw := json.RawMessage(b[v.Start:v.End:v.End])
+		switch {
+		case foldIs(k, "jsonrpc"):
+			bad = cmp.Or(bad, setString(&m.JSONRPC, raw, "jsonrpc"))
+		case foldIs(k, "id"):
+			m.ID = raw
+		case foldIs(k, "method"):
+			bad = cmp.Or(bad, setString(&m.Method, raw, "method"))
+		case foldIs(k, "params"):
+			m.Params = raw
+		case foldIs(k, "result"):
+			m.Result = raw
+		case foldIs(k, "error"):
+			m.Error = raw
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if bad != nil {
+		return nil, bad
+	}
+	return m, nil
+}
+
+// foldIs reports whether key names name as encoding/json matches a
+// struct field's name: exactly, or else in any case (Unicode's simple
+// folding, as bytes.EqualFold).
+func foldIs(key, name string) bool { return key == name || strings.EqualFold(key, name) }
+
+// setString decodes raw, a valid JSON value, into *s as json.Unmarshal
+// does into a string field: null leaves *s as it was; a value not a
+// string is an error.
+func setString(s *string, raw []byte, name string) error {
+	switch raw[0] {
+	case 'n':
+		return nil
+	case '"':
+	default:
+		return fmt.Errorf("%s is not a string", name)
+	}
+	in := raw[1 : len(raw)-1]
+	for _, c := range in {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return json.Unmarshal(raw, s) // escapes, or UTF-8 to check
+		}
+	}
+	*s = string(in)
+	return nil
 }
 
 // notificationsPassed are MCP's own notifications, the only messages

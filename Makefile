@@ -8,8 +8,9 @@ export GOFLAGS := -buildvcs=false
 BINARIES := $(patsubst cmd/%/,%,$(wildcard cmd/*/))
 # Built CGO_ENABLED=0: static, no ld.so or libc to map at every start.
 # lnk links no cgo of its own (net and os/user fall back to pure Go);
+# lnk-netbroker embeds its seccomp filter as BPF (cmd/lnk-netbroker/filter.go);
 # the brokers that link libseccomp stay dynamic.
-STATIC   := lnk-init lnk
+STATIC   := lnk-init lnk lnk-netbroker
 
 .PHONY: all deps build vet test test-go test-user demo bench fuzz clean
 

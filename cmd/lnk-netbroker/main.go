@@ -51,11 +51,7 @@ import (
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/netbroker"
 	"lnk.dev/lnk/internal/landlock"
-	"lnk.dev/lnk/internal/seccomp"
 )
-
-// resolverFiles are what Go's own resolver reads.
-var resolverFiles = []string{"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/services"}
 
 func main() {
 	home := flag.String("home", os.Getenv("HOME"), "the owner's HOME")
@@ -73,8 +69,9 @@ func main() {
 
 // netDirEnv carries the sockets' folder's fd across landlock's re-exec
 // (on a kernel without landlock TSYNC), which opening HOME again could
-// not survive: the domain no longer holds HOME.
-const netDirEnv = "LNK_NETBROKER_NETDIR_FD"
+// not survive: the domain no longer holds HOME. lnk, which starts this
+// program already confined on such a kernel, hands it the same way.
+const netDirEnv = netbroker.NetDirEnv
 
 func run(home string, degraded bool, bridge string) error {
 	parent := os.Getppid() // before anything: see the end
@@ -116,7 +113,7 @@ func run(home string, degraded bool, bridge string) error {
 	if err != nil {
 		return err
 	}
-	if err := seccomp.ConfineBroker(seccomp.Policy{Sockets: seccomp.SocketsInet}); err != nil {
+	if err := loadFilter(); err != nil {
 		if !degraded {
 			return fmt.Errorf("seccomp: %w (--degraded runs without it)", err)
 		}
@@ -167,18 +164,18 @@ func openNetDir(home string) (*os.File, error) {
 	return netbroker.OpenNetDir(home)
 }
 
-// confineFiles applies landlock: read and write beneath the sockets'
-// folder, read of the resolver's files, TCP to any port.
+// confineFiles applies landlock (netbroker.ConfineRules): read and write
+// beneath the sockets' folder, read of the resolver's and CA files, TCP to
+// any port. Started already confined (landlock.BornConfined: lnk started
+// it from a thread under these rules), it confines its own thread again
+// rather than executing itself a second time.
 func confineFiles(netDir int, degraded bool) error {
-	rules := []landlock.Rule{landlock.Beneath(netDir, landlock.Read|landlock.Write), landlock.AnyTCP()}
-	for _, p := range append(resolverFiles, caFiles...) {
-		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			continue
+	rules, fds := netbroker.ConfineRules(netDir)
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
 		}
-		defer unix.Close(fd)
-		rules = append(rules, landlock.Beneath(fd, landlock.Read))
-	}
+	}()
 	if _, err := landlock.Restrict(rules...); err != nil {
 		if !degraded || !errors.Is(err, landlock.ErrUnsupported) {
 			return fmt.Errorf("landlock: %w (--degraded runs without it)", err)

@@ -18,11 +18,6 @@ var (
 	keysFD      int    // --keys-fd
 )
 
-// caFiles are where Go's crypto/x509 finds the system's CAs on Linux,
-// read by landlock's leave for a sealed secret's https.
-var caFiles = []string{"/etc/ssl/certs", "/etc/pki/tls/certs", "/etc/ssl/cert.pem", "/etc/ssl/ca-bundle.pem",
-	"/etc/pki/tls/cacert.pem", "/etc/pki/ca-trust/extracted/pem", "/usr/share/ca-certificates"}
-
 // sealedOptions is --sealed's names with the keybroker's channel at
 // --keys-fd; nil without names.
 func sealedOptions() (*netbroker.SealedOptions, error) {

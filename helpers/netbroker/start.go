@@ -9,7 +9,10 @@ import (
 	"os"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/landlock"
 	"lnk.dev/lnk/internal/ownerdir"
 )
 
@@ -185,4 +188,35 @@ func OpenNetDir(home string) (*os.File, error) {
 		return nil, fmt.Errorf("netbroker: %w", err)
 	}
 	return d, nil
+}
+
+// NetDirEnv names the fd of ~/.lnk/agents/.net handed to lnk-netbroker
+// (by lnk, or across its own landlock re-exec): a proxy confined before
+// it starts can no longer open it through HOME.
+const NetDirEnv = "LNK_NETBROKER_NETDIR_FD"
+
+// ResolverFiles are what Go's own resolver reads.
+var ResolverFiles = []string{"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/services"}
+
+// CAFiles are where Go's crypto/x509 finds the system's CAs on Linux,
+// read by landlock's leave for a sealed secret's https.
+var CAFiles = []string{"/etc/ssl/certs", "/etc/pki/tls/certs", "/etc/ssl/cert.pem", "/etc/ssl/ca-bundle.pem",
+	"/etc/pki/tls/cacert.pem", "/etc/pki/ca-trust/extracted/pem", "/usr/share/ca-certificates"}
+
+// ConfineRules are the proxy's landlock rules, the same wherever they
+// are applied (lnk-netbroker on itself, or lnk on the thread it starts
+// lnk-netbroker from): read and write beneath the sockets' folder netDir,
+// read of ResolverFiles and CAFiles (those present), TCP to any port.
+// The caller closes fds once the rules are enforced.
+func ConfineRules(netDir int) (rules []landlock.Rule, fds []int) {
+	rules = []landlock.Rule{landlock.Beneath(netDir, landlock.Read|landlock.Write), landlock.AnyTCP()}
+	for _, p := range append(ResolverFiles[:len(ResolverFiles):len(ResolverFiles)], CAFiles...) {
+		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		fds = append(fds, fd)
+		rules = append(rules, landlock.Beneath(fd, landlock.Read))
+	}
+	return rules, fds
 }

@@ -70,9 +70,11 @@ func goHello(b *testing.B) string {
 // BenchmarkSandboxRunTrueWithRelay is the same with [internet] on: lnk
 // starts the proxy (lnk-netbroker) and lnk-init the relay to it (target:
 // 2). lnk makes the proxy's socket and starts bubblewrap without waiting
-// for lnk-netbroker, whose two starts (its landlock re-exec: no TSYNC
-// below landlock ABI 8) then run beside the sandbox's own: on 2 cores they
-// still compete for CPU with it. The floor still counts them in series.
+// for lnk-netbroker, which then starts (once: lnk starts it already
+// confined, proxyconfined.go) beside the sandbox: on 2 cores it still
+// competes for CPU with it, and lnk waits for it to stop at the end. The
+// floor counts four Go starts in series: lnk, lnk-init, the relay and
+// lnk-netbroker.
 func BenchmarkSandboxRunTrueWithRelay(b *testing.B) {
 	requireBench(b)
 	lnkBin := testenv.Bin(b, "lnk")

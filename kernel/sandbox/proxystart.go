@@ -74,7 +74,8 @@ func StartProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *o
 	cmd.Stdin = bytes.NewReader(append(append(grants, '\n'), append(told, '\n')...))
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	err = cmd.Start()
+	p.cmd = cmd
+	err = startProxyProcess(p, c.Home, netbrokerPath)
 	// The proxy alone accepts on the socket: lnk keeps no copy, so a
 	// proxy that is gone leaves the sandbox's connections refused.
 	sock.File.Close()
@@ -83,15 +84,16 @@ func StartProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *o
 		sock.Remove()
 		return nil, fmt.Errorf("start the proxy: %w", err)
 	}
-	p.cmd = cmd
-	go func() {
-		cmd.Wait()
-		if failedOnItsOwn(cmd.ProcessState, p.stopping.Load()) {
-			p.failed = ErrProxyFailed
-		}
-		close(p.ended)
-	}()
 	return p, nil
+}
+
+// waitProxy waits for the proxy to end and records how it ended.
+func (p *Proxy) wait() {
+	p.cmd.Wait()
+	if failedOnItsOwn(p.cmd.ProcessState, p.stopping.Load()) {
+		p.failed = ErrProxyFailed
+	}
+	close(p.ended)
 }
 
 // failedOnItsOwn reports whether the proxy's end st was a failure of its

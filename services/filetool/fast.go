@@ -29,11 +29,12 @@ import (
 // each once; params of name (an offered tool) and arguments only, no
 // _meta; nesting the go-sdk's depth cap cannot reach.
 //
-// Like the go-sdk, it runs each call on a goroutine of its own, cancels
-// it on notifications/cancelled (which still goes to the go-sdk too),
-// and answers it even after the client has gone.
+// Like the go-sdk, it runs its calls off the goroutine that reads, so a
+// call can be cancelled by notifications/cancelled (which still goes to
+// the go-sdk too), and answers each even after the client has gone.
 type fastCalls struct {
 	o      Offer
+	names  []string // the offer's tools
 	sb     *Sandboxed
 	server *mcp.Server
 
@@ -43,46 +44,90 @@ type fastCalls struct {
 
 	mu       sync.Mutex
 	inFlight map[jsonrpc.ID]context.CancelFunc
+	queue    []fastCall // taken, not yet run
+	working  bool       // a worker runs the queue
+	closed   bool       // the connection closed: take no more
 	wg       sync.WaitGroup
 }
 
+// fastCall is one call taken.
+type fastCall struct {
+	c    *lineConn
+	ctx  context.Context
+	id   jsonrpc.ID
+	name string
+	args json.RawMessage
+}
+
 func newFastCalls(o Offer, sb *Sandboxed, server *mcp.Server) *fastCalls {
-	return &fastCalls{o: o, sb: sb, server: server, inFlight: map[jsonrpc.ID]context.CancelFunc{}}
+	f := &fastCalls{o: o, sb: sb, server: server, inFlight: map[jsonrpc.ID]context.CancelFunc{}}
+	for _, t := range o.Tools() {
+		f.names = append(f.names, t.name)
+	}
+	return f
 }
 
 // take runs line as a fast call, answering it on c, and says whether it
-// did; a line it does not take is left to the go-sdk, untouched.
+// did; a line it does not take is left to the go-sdk, untouched. The
+// calls run in the order taken, on one worker goroutine while there are
+// any (the sandboxed process runs them one at a time anyway), whose stack
+// grows to a call's depth once rather than at every call.
 func (f *fastCalls) take(c *lineConn, line []byte) bool {
 	if !f.ready() {
 		return false
 	}
-	id, name, args, ok := plainCall(line, f.o)
+	id, name, args, ok := plainCall(line, f.names)
 	if !ok {
 		return false
 	}
 	f.mu.Lock()
-	if _, dup := f.inFlight[id]; dup {
-		f.mu.Unlock()
-		return false // an id in use: the go-sdk says what it says of that
+	defer f.mu.Unlock()
+	if _, dup := f.inFlight[id]; dup || f.closed {
+		return false // an id in use, or a session ending: the go-sdk says what it says of that
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	f.inFlight[id] = cancel
+	f.queue = append(f.queue, fastCall{c: c, ctx: ctx, id: id, name: name, args: args})
 	f.wg.Add(1)
-	f.mu.Unlock()
-	go func() {
-		defer f.wg.Done()
-		res := callResult(ctx, f.o, f.sb, name, args)
-		f.mu.Lock()
-		delete(f.inFlight, id) // before the answer: the client may use the id again once it has it
-		f.mu.Unlock()
-		cancel()
-		body, err := textResult{res}.MarshalJSON()
-		if err == nil {
-			err = c.writeResult(id, body)
-		}
-		_ = err // as the go-sdk: an answer that cannot be written is dropped
-	}()
+	if !f.working {
+		f.working = true
+		go f.work()
+	}
 	return true
+}
+
+// work runs the queue until it is empty.
+func (f *fastCalls) work() {
+	for {
+		f.mu.Lock()
+		if len(f.queue) == 0 {
+			f.working = false
+			f.queue = nil
+			f.mu.Unlock()
+			return
+		}
+		fc := f.queue[0]
+		f.queue[0] = fastCall{}
+		f.queue = f.queue[1:]
+		f.mu.Unlock()
+		f.run(fc)
+	}
+}
+
+// run runs one call and answers it.
+func (f *fastCalls) run(fc fastCall) {
+	defer f.wg.Done()
+	res := callResult(fc.ctx, f.o, f.sb, fc.name, fc.args)
+	f.mu.Lock()
+	cancel := f.inFlight[fc.id]
+	delete(f.inFlight, fc.id) // before the answer: the client may use the id again once it has it
+	f.mu.Unlock()
+	cancel()
+	body, err := textResult{res}.MarshalJSON()
+	if err == nil {
+		err = fc.c.writeResult(fc.id, body)
+	}
+	_ = err // as the go-sdk: an answer that cannot be written is dropped
 }
 
 // ready says whether the session takes fast calls: initialized by the
@@ -134,16 +179,21 @@ func (f *fastCalls) saw(msg jsonrpc.Message) {
 	}
 }
 
-// wait waits for the calls in flight to be answered.
-func (f *fastCalls) wait() { f.wg.Wait() }
+// close takes no more calls and waits for those taken to be answered.
+func (f *fastCalls) close() {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	f.wg.Wait()
+}
 
 // maxSafeID is the largest integer a float64 holds exactly: the go-sdk
 // reads an id as a float64, so a larger one is left to it.
 const maxSafeID = 1 << 53
 
-// plainCall is line as a plain tools/call of one of o's tools, or ok
-// false.
-func plainCall(line []byte, o Offer) (id jsonrpc.ID, name string, args json.RawMessage, ok bool) {
+// plainCall is line as a plain tools/call of one of the tools named, or
+// ok false.
+func plainCall(line []byte, names []string) (id jsonrpc.ID, name string, args json.RawMessage, ok bool) {
 	if bytes.Count(line, []byte("{"))+bytes.Count(line, []byte("[")) > 100 {
 		return id, "", nil, false // nesting that might reach the go-sdk's cap: its own answer
 	}
@@ -187,13 +237,13 @@ func plainCall(line []byte, o Offer) (id jsonrpc.ID, name string, args json.RawM
 	if _, err := d.Token(); err != io.EOF {
 		return id, "", nil, false
 	}
-	name, args, ok = plainParams(params, o)
+	name, args, ok = plainParams(params, names)
 	return id, name, args, ok
 }
 
-// plainParams is params as {"name", "arguments"} naming one of o's
-// tools, each at most once, nothing else.
-func plainParams(params json.RawMessage, o Offer) (name string, args json.RawMessage, ok bool) {
+// plainParams is params as {"name", "arguments"} naming one of the
+// tools named, each at most once, nothing else.
+func plainParams(params json.RawMessage, names []string) (name string, args json.RawMessage, ok bool) {
 	d := json.NewDecoder(bytes.NewReader(params))
 	if !delim(d, '{') {
 		return "", nil, false
@@ -210,7 +260,7 @@ func plainParams(params json.RawMessage, o Offer) (name string, args json.RawMes
 		}
 		switch {
 		case k == "name" && name == "":
-			if name = offered(raw, o); name == "" {
+			if name = offered(raw, names); name == "" {
 				return "", nil, false
 			}
 		case k == "arguments" && !seenArgs:
@@ -226,11 +276,11 @@ func plainParams(params json.RawMessage, o Offer) (name string, args json.RawMes
 }
 
 // offered is the tool a raw JSON string names, spelt without escapes, if
-// o offers it; else "".
-func offered(raw json.RawMessage, o Offer) string {
-	for _, t := range o.Tools() {
-		if len(raw) == len(t.name)+2 && raw[0] == '"' && string(raw[1:len(raw)-1]) == t.name {
-			return t.name
+// it is one of names; else "".
+func offered(raw json.RawMessage, names []string) string {
+	for _, n := range names {
+		if len(raw) == len(n)+2 && raw[0] == '"' && string(raw[1:len(raw)-1]) == n {
+			return n
 		}
 	}
 	return ""

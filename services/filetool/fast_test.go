@@ -153,7 +153,7 @@ func TestPlainCall(t *testing.T) {
 		`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"read"}}`:                             false,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read","arguments":{},"arguments":{}}}`:  false,
 	} {
-		_, _, _, got := plainCall([]byte(line), o)
+		_, _, _, got := plainCall([]byte(line), newFastCalls(o, nil, nil).names)
 		if got != want {
 			t.Errorf("%s: taken %v, want %v", line, got, want)
 		}
@@ -166,7 +166,7 @@ func FuzzPlainCall(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read","arguments":{"path":"a"}}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"list"}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		id, name, args, ok := plainCall(line, Offer{})
+		id, name, args, ok := plainCall(line, newFastCalls(Offer{}, nil, nil).names)
 		if !ok {
 			return
 		}

@@ -190,7 +190,7 @@ func (c *lineConn) Close() error {
 	c.closeOnce.Do(func() {
 		err = c.in.Close()
 		if c.fast != nil {
-			c.fast.wait()
+			c.fast.close()
 		}
 		err = errors.Join(err, c.out.Close())
 	})

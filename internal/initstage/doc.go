@@ -2,8 +2,9 @@
 // bubblewrap, and the proxy relay it starts: the last code between the
 // sandbox's namespaces and the command.
 //
-// lnk (kernel/sandbox) writes a Plan as JSON into a memfd and hands its
-// number to lnk-init (--plan-fd N). Run then, on one locked thread:
+// lnk (kernel/sandbox) writes a Plan (plan.go's NUL-separated encoding)
+// into a memfd and hands its number to lnk-init (--plan-fd N). Run then,
+// on one locked thread:
 //
 //  0. with --lifeline-fd M (lnk waits beside the sandbox: lifeline.go),
 //     exits at once if the lifeline has hung up, lnk gone;

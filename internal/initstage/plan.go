@@ -1,10 +1,12 @@
 package initstage
 
 import (
-	"encoding/json"
+	"bytes"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // MaxPlan is the largest plan read: a plan is a few KiB.
@@ -14,48 +16,67 @@ const MaxPlan = 1 << 20
 type Plan struct {
 	// Path is the program exec'd, an absolute path inside the sandbox;
 	// Argv its arguments, Argv[0] as the owner typed it.
-	Path string   `json:"path"`
-	Argv []string `json:"argv"`
+	Path string
+	Argv []string
 	// Paths are the landlock rules: each path inside the sandbox and what
 	// may be done beneath it.
-	Paths []PathRule `json:"paths"`
+	Paths []PathRule
 	// ConnectTCP are the TCP ports the command may connect to (the relay's
 	// and the granted localhost ports); BindTCP those it may bind.
-	ConnectTCP []uint16 `json:"connect_tcp,omitempty"`
-	BindTCP    []uint16 `json:"bind_tcp,omitempty"`
+	ConnectTCP []uint16
+	BindTCP    []uint16
 	// AnyTCP leaves TCP unrestricted ([network] mode "host").
-	AnyTCP bool `json:"any_tcp,omitempty"`
+	AnyTCP bool
 	// Relay, when set, forwards 127.0.0.1:Port to the unix socket Socket.
-	Relay *Relay `json:"relay,omitempty"`
+	Relay *Relay
 	// Degraded lets the command run where landlock or seccomp is missing.
-	Degraded bool `json:"degraded,omitempty"`
+	Degraded bool
 }
 
 // PathRule grants rights beneath one path inside the sandbox.
 type PathRule struct {
-	Path     string `json:"path"`
-	Read     bool   `json:"read,omitempty"`
-	Write    bool   `json:"write,omitempty"`
-	Exec     bool   `json:"exec,omitempty"`
-	Optional bool   `json:"optional,omitempty"` // skipped when absent
+	Path     string
+	Read     bool
+	Write    bool
+	Exec     bool
+	Optional bool // skipped when absent
 }
 
 // Relay is the proxy relay's listener port and the proxy's socket path.
 type Relay struct {
-	Port   uint16 `json:"port"`
-	Socket string `json:"socket"`
+	Port   uint16
+	Socket string
 }
 
 // ErrBadPlan is a plan that does not parse or breaks a plan rule.
 var ErrBadPlan = errors.New("bad sandbox plan")
+
+// The plan's encoding: a header, then fields, each a name and its
+// values, every one ended by a NUL (which no path or argument can hold).
+// Read without reflection: lnk-init parses it on the path of every
+// sandboxed start, where encoding/json cost it more than the rest of its
+// work but the seccomp load. Strict: an unknown or repeated field, a
+// missing value or a stray byte refuses the plan.
+//
+//	lnk-plan 1
+//	path <Path>          the program exec'd
+//	arg <a>              each of Argv, in order
+//	rule <rwxo> <path>   a PathRule: a subset of "rwxo" (read, write,
+//	                     exec, optional), in that order, then its path
+//	connect <port>       each of ConnectTCP
+//	bind <port>          each of BindTCP
+//	anytcp               AnyTCP
+//	relay <port> <sock>  Relay
+//	degraded             Degraded
+const planHeader = "lnk-plan 1"
 
 // ParsePlan decodes and checks a plan.
 func ParsePlan(b []byte) (*Plan, error) {
 	if len(b) > MaxPlan {
 		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrBadPlan, len(b), MaxPlan)
 	}
-	var p Plan
-	if err := json.Unmarshal(b, &p); err != nil {
+	p, err := decodePlan(b)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadPlan, err)
 	}
 	if p.Path == "" && len(p.Argv) > 0 {
@@ -75,8 +96,188 @@ func ParsePlan(b []byte) (*Plan, error) {
 	if p.Relay != nil && (p.Relay.Port == 0 || !filepath.IsAbs(p.Relay.Socket)) {
 		return nil, fmt.Errorf("%w: the relay needs a port and an absolute socket path", ErrBadPlan)
 	}
-	return &p, nil
+	return p, nil
 }
 
-// Encode is the plan as lnk-init reads it.
-func (p *Plan) Encode() ([]byte, error) { return json.Marshal(p) }
+// Encode is the plan as lnk-init reads it. It fails on a string holding a
+// NUL, which the encoding cannot carry (no path or argument can hold one).
+func (p *Plan) Encode() ([]byte, error) {
+	n := len(planHeader) + len(p.Path) + 32
+	for _, a := range p.Argv {
+		n += len(a) + 5
+	}
+	for _, r := range p.Paths {
+		n += len(r.Path) + 11
+	}
+	b := make([]byte, 0, n)
+	field := func(vs ...string) {
+		for _, v := range vs {
+			b = append(append(b, v...), 0)
+		}
+	}
+	field(planHeader)
+	if p.Path != "" {
+		field("path", p.Path)
+	}
+	for _, a := range p.Argv {
+		field("arg", a)
+	}
+	for _, r := range p.Paths {
+		var fl [4]byte
+		f := fl[:0]
+		for i, on := range [4]bool{r.Read, r.Write, r.Exec, r.Optional} {
+			if on {
+				f = append(f, "rwxo"[i])
+			}
+		}
+		field("rule", string(f), r.Path)
+	}
+	for _, port := range p.ConnectTCP {
+		field("connect", strconv.Itoa(int(port)))
+	}
+	for _, port := range p.BindTCP {
+		field("bind", strconv.Itoa(int(port)))
+	}
+	if p.AnyTCP {
+		field("anytcp")
+	}
+	if p.Relay != nil {
+		field("relay", strconv.Itoa(int(p.Relay.Port)), p.Relay.Socket)
+	}
+	if p.Degraded {
+		field("degraded")
+	}
+	if bytes.Count(b, []byte{0}) != planFields(p) {
+		return nil, errors.New("sandbox plan: a path or argument holds a NUL")
+	}
+	return b, nil
+}
+
+// planFields is how many NULs p's encoding holds.
+func planFields(p *Plan) int {
+	n := 1 + 2*len(p.Argv) + 3*len(p.Paths) + 2*len(p.ConnectTCP) + 2*len(p.BindTCP)
+	if p.Path != "" {
+		n += 2
+	}
+	if p.AnyTCP {
+		n++
+	}
+	if p.Relay != nil {
+		n += 3
+	}
+	if p.Degraded {
+		n++
+	}
+	return n
+}
+
+// decodePlan reads the encoding Encode writes.
+func decodePlan(b []byte) (*Plan, error) {
+	next := func() (string, bool) {
+		i := bytes.IndexByte(b, 0)
+		if i < 0 {
+			return "", false
+		}
+		v := string(b[:i])
+		b = b[i+1:]
+		return v, true
+	}
+	if h, ok := next(); !ok || h != planHeader {
+		return nil, errors.New("no plan header")
+	}
+	p := &Plan{}
+	seen := map[string]bool{}
+	for len(b) > 0 {
+		name, ok := next()
+		if !ok {
+			return nil, errors.New("a field without its end")
+		}
+		switch name {
+		case "path", "anytcp", "relay", "degraded":
+			if seen[name] {
+				return nil, fmt.Errorf("%s twice", name)
+			}
+			seen[name] = true
+		}
+		var err error
+		switch name {
+		case "path":
+			if p.Path, ok = next(); !ok || p.Path == "" {
+				return nil, errors.New("path without a value")
+			}
+		case "arg":
+			a, ok := next()
+			if !ok {
+				return nil, errors.New("arg without a value")
+			}
+			p.Argv = append(p.Argv, a)
+		case "rule":
+			r, err := decodeRule(next)
+			if err != nil {
+				return nil, err
+			}
+			p.Paths = append(p.Paths, r)
+		case "connect", "bind":
+			port, err := decodePort(next)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", name, err)
+			}
+			if name == "connect" {
+				p.ConnectTCP = append(p.ConnectTCP, port)
+			} else {
+				p.BindTCP = append(p.BindTCP, port)
+			}
+		case "anytcp":
+			p.AnyTCP = true
+		case "relay":
+			r := &Relay{}
+			if r.Port, err = decodePort(next); err != nil {
+				return nil, fmt.Errorf("relay: %v", err)
+			}
+			if r.Socket, ok = next(); !ok {
+				return nil, errors.New("relay without its socket")
+			}
+			p.Relay = r
+		case "degraded":
+			p.Degraded = true
+		default:
+			return nil, fmt.Errorf("unknown field %q", name)
+		}
+	}
+	return p, nil
+}
+
+func decodeRule(next func() (string, bool)) (PathRule, error) {
+	var r PathRule
+	f, ok := next()
+	if !ok {
+		return r, errors.New("rule without its rights")
+	}
+	if r.Path, ok = next(); !ok {
+		return r, errors.New("rule without its path")
+	}
+	rights := [4]*bool{&r.Read, &r.Write, &r.Exec, &r.Optional}
+	at := 0
+	for i := 0; i < len(f); i++ {
+		j := strings.IndexByte("rwxo"[at:], f[i])
+		if j < 0 {
+			return r, fmt.Errorf("rule rights %q are not a subset of rwxo in order", f)
+		}
+		at += j
+		*rights[at] = true
+		at++
+	}
+	return r, nil
+}
+
+func decodePort(next func() (string, bool)) (uint16, error) {
+	v, ok := next()
+	if !ok || v == "" || len(v) > 5 || (len(v) > 1 && v[0] == '0') {
+		return 0, fmt.Errorf("no port in %q", v)
+	}
+	n, err := strconv.ParseUint(v, 10, 16)
+	if err != nil {
+		return 0, fmt.Errorf("no port in %q", v)
+	}
+	return uint16(n), nil
+}

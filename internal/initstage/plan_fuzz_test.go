@@ -11,8 +11,8 @@ import (
 // whose command and paths are absolute and clean, and that encodes and
 // parses back the same.
 func FuzzParsePlan(f *testing.F) {
-	f.Add([]byte(`{"argv":["/bin/sh","-c","true"],"paths":[{"path":"/usr","read":true,"exec":true}]}`))
-	f.Add([]byte(`{"argv":["/bin/true"],"relay":{"port":3128,"socket":"/run/lnk/proxy.sock"},"connect_tcp":[3128]}`))
+	f.Add(plan(`lnk-plan 1|arg|/bin/sh|arg|-c|arg|true|rule|rx|/usr|rule|rw|/tmp|`))
+	f.Add(plan(`lnk-plan 1|path|/usr/bin/true|arg|true|relay|3128|/run/lnk/proxy.sock|connect|3128|anytcp|degraded|`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := initstage.ParsePlan(b)
 		if err != nil {

@@ -1,7 +1,9 @@
 package filetool
 
 import (
+	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -35,4 +37,33 @@ func FuzzDecodeAnswer(f *testing.F) {
 			t.Fatalf("ok is not JSON: %q", line)
 		}
 	})
+}
+
+// TestCallLine: a call's line is one line, apply's Call with the same
+// name and arguments (whitespace and newlines between them compacted
+// away), and arguments that are not JSON are refused.
+func TestCallLine(t *testing.T) {
+	for _, args := range []string{`{}`, `{"path":"a.txt"}`, "{\n \"path\" : \"<a&b>\\n\u2028\",\n \"line\": 2 }", `{"content":"\u00e9 \" \\"}`} {
+		line, err := callLine("read", json.RawMessage(args))
+		if err != nil {
+			t.Fatalf("%s: %v", args, err)
+		}
+		if bytes.IndexByte(line, '\n') != len(line)-1 {
+			t.Errorf("%s: not one line: %q", args, line)
+		}
+		var got struct {
+			Name      string
+			Arguments map[string]any
+		}
+		var want map[string]any
+		json.Unmarshal([]byte(args), &want)
+		if err := json.Unmarshal(line, &got); err != nil || got.Name != "read" || !reflect.DeepEqual(got.Arguments, want) {
+			t.Errorf("%s: the line %q reads as %+v (%v)", args, line, got, err)
+		}
+	}
+	for _, args := range []string{`{"path":`, `{} {}`, "{\"a\":\"\x01\"}"} {
+		if line, err := callLine("read", json.RawMessage(args)); err == nil {
+			t.Errorf("%q was taken: %q", args, line)
+		}
+	}
 }

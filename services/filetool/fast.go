@@ -197,6 +197,56 @@ func plainCall(line []byte, names []string) (id jsonrpc.ID, name string, args js
 	if bytes.Count(line, []byte("{"))+bytes.Count(line, []byte("[")) > 100 {
 		return id, "", nil, false // nesting that might reach the go-sdk's cap: its own answer
 	}
+	if id, name, args, ok = compactCall(line, names); ok {
+		return id, name, args, true
+	}
+	return decodedCall(line, names)
+}
+
+// compactCall is plainCall of a line in the one spelling clients write
+// (the go-sdk's own order, no space): the arguments checked to be one
+// JSON value, the rest matched byte for byte; any other line is not
+// taken here.
+func compactCall(line []byte, names []string) (id jsonrpc.ID, name string, args json.RawMessage, ok bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"jsonrpc":"2.0","id":`))
+	if !ok {
+		return id, "", nil, false
+	}
+	// An id that plainID takes holds no quote, so the first such text ends it.
+	i := bytes.Index(rest, []byte(`,"method":"tools/call","params":{"name":"`))
+	if i < 0 {
+		return id, "", nil, false
+	}
+	if id, ok = plainID(rest[:i]); !ok {
+		return id, "", nil, false
+	}
+	rest = rest[i+len(`,"method":"tools/call","params":{"name":"`):]
+	for _, n := range names {
+		if after, found := bytes.CutPrefix(rest, []byte(n+`"`)); found {
+			name, rest = n, after
+			break
+		}
+	}
+	switch {
+	case name == "":
+		return id, "", nil, false
+	case string(rest) == "}}":
+		return id, name, nil, true
+	}
+	rest, ok = bytes.CutPrefix(rest, []byte(`,"arguments":`))
+	if !ok {
+		return id, "", nil, false
+	}
+	args, ok = bytes.CutSuffix(rest, []byte("}}"))
+	if !ok || len(args) == 0 || isSpace(args[0]) || isSpace(args[len(args)-1]) || !json.Valid(args) {
+		return id, "", nil, false
+	}
+	return id, name, args, true
+}
+
+// decodedCall is plainCall of any spelling: keys in any order, space
+// between them.
+func decodedCall(line []byte, names []string) (id jsonrpc.ID, name string, args json.RawMessage, ok bool) {
 	d := json.NewDecoder(bytes.NewReader(line))
 	var seen [4]bool
 	var params json.RawMessage
@@ -289,7 +339,13 @@ func offered(raw json.RawMessage, names []string) string {
 // plainID is a raw id the go-sdk reads to the same ID: an integer float64
 // holds exactly, or a string of printable ASCII with no escape.
 func plainID(raw json.RawMessage) (jsonrpc.ID, bool) {
-	if len(raw) >= 2 && raw[0] == '"' {
+	if len(raw) == 0 {
+		return jsonrpc.ID{}, false
+	}
+	if raw[0] == '"' || raw[len(raw)-1] == '"' {
+		if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+			return jsonrpc.ID{}, false
+		}
 		for _, b := range raw[1 : len(raw)-1] {
 			if b < 0x20 || b > 0x7e || b == '"' || b == '\\' {
 				return jsonrpc.ID{}, false
@@ -317,6 +373,8 @@ func plainID(raw json.RawMessage) (jsonrpc.ID, bool) {
 	id, err := jsonrpc.MakeID(float64(n)) // as the go-sdk makes it
 	return id, err == nil
 }
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
 
 func delim(d *json.Decoder, want json.Delim) bool {
 	t, err := d.Token()

@@ -153,9 +153,13 @@ func TestPlainCall(t *testing.T) {
 		`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"read"}}`:                             false,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read","arguments":{},"arguments":{}}}`:  false,
 	} {
-		_, _, _, got := plainCall([]byte(line), newFastCalls(o, nil, nil).names)
+		names := newFastCalls(o, nil, nil).names
+		id, name, args, got := plainCall([]byte(line), names)
 		if got != want {
 			t.Errorf("%s: taken %v, want %v", line, got, want)
+		}
+		if cid, cname, cargs, ok := compactCall([]byte(line), names); ok && (cid != id || cname != name || !bytes.Equal(cargs, args)) {
+			t.Errorf("%s: read as %v %s %s, decoded as %v %s %s", line, cid.Raw(), cname, cargs, id.Raw(), name, args)
 		}
 	}
 }

@@ -56,14 +56,10 @@ func (s *Sandboxed) Call(ctx context.Context, name string, args json.RawMessage)
 	if a := bytes.TrimSpace(args); len(a) == 0 || bytes.Equal(a, []byte("null")) {
 		args = json.RawMessage("{}") // a client that sent none
 	}
-	line, err := json.Marshal(struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}{name, args})
+	line, err := callLine(name, args)
 	if err != nil {
-		return nil, fmt.Errorf("the call's arguments are not JSON: %v", err)
+		return nil, err
 	}
-	line = append(line, '\n')
 	p, err := s.running()
 	if err != nil {
 		return nil, err
@@ -94,6 +90,24 @@ func (s *Sandboxed) Call(ctx context.Context, name string, args json.RawMessage)
 		return nil, &CallError{Msg: ans.Error}
 	}
 	return ans.OK, nil
+}
+
+// callLine is the line of one call, {"name", "arguments"}, its arguments
+// compacted (no newline in them), and its newline.
+func callLine(name string, args json.RawMessage) ([]byte, error) {
+	q, err := json.Marshal(name)
+	if err != nil {
+		return nil, err
+	}
+	b := bytes.NewBuffer(make([]byte, 0, len(q)+len(args)+24))
+	b.WriteString(`{"name":`)
+	b.Write(q)
+	b.WriteString(`,"arguments":`)
+	if err := json.Compact(b, args); err != nil {
+		return nil, fmt.Errorf("the call's arguments are not JSON: %v", err)
+	}
+	b.WriteString("}\n")
+	return b.Bytes(), nil
 }
 
 // running is the session's process, started if there is none or the

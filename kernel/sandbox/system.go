@@ -74,6 +74,11 @@ func (s *Sandbox) etcEntry(p string) {
 	}
 	switch {
 	case st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size <= maxEtcCopy:
+		// Blocking again (it was opened non-blocking lest it be a fifo):
+		// os.NewFile would otherwise try to add it to Go's poller.
+		if err := unix.SetNonblock(fd, false); err != nil {
+			break
+		}
 		s.args = append(s.args, "--perms", "0444", "--file")
 		s.fdArg(os.NewFile(uintptr(fd), p))
 		s.args = append(s.args, p)

@@ -203,41 +203,55 @@ func plainCall(line []byte, names []string) (id jsonrpc.ID, name string, args js
 	return decodedCall(line, names)
 }
 
-// compactCall is plainCall of a line in the one spelling clients write
-// (the go-sdk's own order, no space): the arguments checked to be one
-// JSON value, the rest matched byte for byte; any other line is not
-// taken here.
+// compactCall is plainCall of a line in the spellings clients write:
+// keys in the go-sdk's order (params' name before arguments) or in
+// sorted order (arguments first), no space. The arguments are checked to
+// be one JSON value, the rest matched byte for byte; any other line is
+// not taken here.
 func compactCall(line []byte, names []string) (id jsonrpc.ID, name string, args json.RawMessage, ok bool) {
+	const method = `,"method":"tools/call","params":{`
 	rest, ok := bytes.CutPrefix(line, []byte(`{"jsonrpc":"2.0","id":`))
 	if !ok {
 		return id, "", nil, false
 	}
 	// An id that plainID takes holds no quote, so the first such text ends it.
-	i := bytes.Index(rest, []byte(`,"method":"tools/call","params":{"name":"`))
+	i := bytes.Index(rest, []byte(method))
 	if i < 0 {
 		return id, "", nil, false
 	}
 	if id, ok = plainID(rest[:i]); !ok {
 		return id, "", nil, false
 	}
-	rest = rest[i+len(`,"method":"tools/call","params":{"name":"`):]
-	for _, n := range names {
-		if after, found := bytes.CutPrefix(rest, []byte(n+`"`)); found {
-			name, rest = n, after
-			break
-		}
-	}
-	switch {
-	case name == "":
-		return id, "", nil, false
-	case string(rest) == "}}":
-		return id, name, nil, true
-	}
-	rest, ok = bytes.CutPrefix(rest, []byte(`,"arguments":`))
+	rest, ok = bytes.CutSuffix(rest[i+len(method):], []byte("}}"))
 	if !ok {
 		return id, "", nil, false
 	}
-	args, ok = bytes.CutSuffix(rest, []byte("}}"))
+	if r, first := bytes.CutPrefix(rest, []byte(`"name":"`)); first { // name, then arguments if any
+		for _, n := range names {
+			if after, found := bytes.CutPrefix(r, []byte(n+`"`)); found {
+				name, rest = n, after
+				break
+			}
+		}
+		if name == "" {
+			return id, "", nil, false
+		}
+		if len(rest) == 0 {
+			return id, name, nil, true
+		}
+		args, ok = bytes.CutPrefix(rest, []byte(`,"arguments":`))
+	} else { // arguments, then name
+		if rest, ok = bytes.CutPrefix(rest, []byte(`"arguments":`)); !ok {
+			return id, "", nil, false
+		}
+		for _, n := range names {
+			if before, found := bytes.CutSuffix(rest, []byte(`,"name":"`+n+`"`)); found {
+				name, args = n, before
+				break
+			}
+		}
+		ok = name != ""
+	}
 	if !ok || len(args) == 0 || isSpace(args[0]) || isSpace(args[len(args)-1]) || !json.Valid(args) {
 		return id, "", nil, false
 	}

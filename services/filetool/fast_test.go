@@ -89,6 +89,7 @@ func TestFastCallsAreTheGoSDKs(t *testing.T) {
 		call("11", `{"name":"list","arguments":[1]}`),
 		call("12", `{"name":"read","arguments":{"path":"nope.txt"}}`),
 		call("13", `{"name":"write","arguments":{"path":"elsewhere/b.txt","content":"x"}}`),
+		call("29", `{"arguments":{"path":"a.txt"},"name":"read"}`),
 		// near misses, each the go-sdk's to answer
 		call(`"a\u0041"`, read),
 		call("9007199254740993", read),
@@ -169,6 +170,7 @@ func TestPlainCall(t *testing.T) {
 func FuzzPlainCall(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read","arguments":{"path":"a"}}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"list"}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"arguments":{"path":"a"},"name":"read"}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		id, name, args, ok := plainCall(line, newFastCalls(Offer{}, nil, nil).names)
 		if !ok {

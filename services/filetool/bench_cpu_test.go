@@ -5,6 +5,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // usage is what a process and its threads spent: CPU time on a core
@@ -43,4 +45,11 @@ func usages(pids []int) usage {
 		u.switches += x.switches
 	}
 	return u
+}
+
+// processCPU is this process's CPU time so far, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -76,8 +76,12 @@ func BenchmarkFirstCall(b *testing.B) {
 // It counts the session's processes (serve and all it started: the
 // client is not counted) with their CPU time and context switches a
 // call (session-…: the minimal client's session; gosdk-session-…: the
-// go-sdk client's), which move far less with the machine's load than
-// wall-clock time.
+// go-sdk client's; serve-cpu-…: the minimal client's serve alone), which
+// move far less with the machine's load than wall-clock time; and this
+// process's CPU time during each of the minimal client's calls
+// (client-cpu-…: the client's own share of link-ns/op, with whatever of
+// this process's runtime runs meanwhile, as the go-sdk client's garbage
+// swept).
 //
 // Each session is the one Link runs for an agent: serve --agent, whose
 // sandbox (lnk sandbox file) makes apply its PID 1.
@@ -107,12 +111,15 @@ func BenchmarkRead4KiB(b *testing.B) {
 	sdkPids := append([]int{sdkServe.Process.Pid}, descendants(sdkServe.Process.Pid)...)
 	rawBefore, sdkBefore := usages(rawPids), usages(sdkPids)
 	serveBefore := usageOf(rawServe.Process.Pid)
+	var client time.Duration // this process's CPU during the minimal client's calls: the client's
 	var link, sdk, base []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		cpu := processCPU()
 		start := time.Now()
 		rawCall()
 		link = append(link, time.Since(start))
+		client += processCPU() - cpu
 		start = time.Now()
 		sdkCall()
 		sdk = append(sdk, time.Since(start))
@@ -132,6 +139,7 @@ func BenchmarkRead4KiB(b *testing.B) {
 	b.ReportMetric(float64(rawAfter.cpuNS-rawBefore.cpuNS)/float64(b.N), "session-cpu-ns/op")
 	b.ReportMetric(float64(rawAfter.switches-rawBefore.switches)/float64(b.N), "switches/op")
 	b.ReportMetric(float64(serveAfter.cpuNS-serveBefore.cpuNS)/float64(b.N), "serve-cpu-ns/op")
+	b.ReportMetric(float64(client.Nanoseconds())/float64(b.N), "client-cpu-ns/op")
 	b.ReportMetric(float64(sdkAfter.cpuNS-sdkBefore.cpuNS)/float64(b.N), "gosdk-session-cpu-ns/op")
 	if b.N < 100 {
 		return // the runner's first probe: no p50 to speak of

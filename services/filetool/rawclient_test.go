@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -107,11 +108,13 @@ type rawRequest struct {
 	Params  any    `json:"params"`
 }
 
-type rawResponse struct {
+// rawResponse is a response line, its result decoded as R: in the same
+// pass as the rest of the line.
+type rawResponse[R any] struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
-	Result  json.RawMessage `json:"result"`
+	Result  *R              `json:"result"`
 	Error   *struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
@@ -122,17 +125,27 @@ type rawResponse struct {
 // over notifications; a request from the server, or a response to
 // another id, is an error.
 func (c *rawClient) request(method string, params any) (json.RawMessage, error) {
+	res, err := requestAs[json.RawMessage](c, method, params)
+	if err != nil {
+		return nil, err
+	}
+	return *res, nil
+}
+
+// requestAs is request with the result decoded as R, each line decoded
+// once, as a client that knows what it asked would.
+func requestAs[R any](c *rawClient, method string, params any) (*R, error) {
 	c.id++
 	if err := c.send(rawRequest{"2.0", c.id, method, params}); err != nil {
 		return nil, err
 	}
-	want := fmt.Sprint(c.id)
+	want := strconv.FormatInt(c.id, 10)
 	for {
 		line, err := c.out.ReadBytes('\n')
 		if err != nil {
 			return nil, fmt.Errorf("no response to %s: %v", method, err)
 		}
-		var r rawResponse
+		var r rawResponse[R]
 		if err := json.Unmarshal(line, &r); err != nil || r.JSONRPC != "2.0" {
 			return nil, fmt.Errorf("not a JSON-RPC message: %q", line)
 		}
@@ -152,20 +165,19 @@ func (c *rawClient) request(method string, params any) (json.RawMessage, error) 
 	}
 }
 
+// toolResult is a tools/call result as the raw client reads it.
+type toolResult struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	IsError bool `json:"isError"`
+}
+
 // callTool calls a tool and returns its text and whether it was an error.
 func (c *rawClient) callTool(name string, args json.RawMessage) (string, bool, error) {
-	res, err := c.request("tools/call", map[string]any{"name": name, "arguments": args})
+	r, err := requestAs[toolResult](c, "tools/call", map[string]any{"name": name, "arguments": args})
 	if err != nil {
-		return "", false, err
-	}
-	var r struct {
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-		IsError bool `json:"isError"`
-	}
-	if err := json.Unmarshal(res, &r); err != nil {
 		return "", false, err
 	}
 	if len(r.Content) != 1 || r.Content[0].Type != "text" {

@@ -82,7 +82,9 @@ func callName(m *message) (string, bool, error) {
 			return "", true, err
 		}
 		var name string
-		json.Unmarshal(p["name"], &name)
+		if raw := p["name"]; len(raw) > 0 {
+			setString(&name, raw, "name") // not a string: no name, which no rule allows
+		}
 		return name, true, nil
 	case "resources/read", "prompts/get":
 		_, err := callParams(m.Params)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 	"lnk.dev/lnk/internal/landlock"
@@ -78,16 +79,21 @@ func startConfined(exe, socket string, l *os.File, lifeline int) error {
 	if err := loadFilter(); err != nil && !errors.Is(err, ErrNoSeccomp) {
 		return fmt.Errorf("relay: %w", err)
 	}
-	files := []*os.File{null, null, os.Stderr, l}
+	files := []uintptr{null.Fd(), null.Fd(), 2, l.Fd()}
 	if lifeline >= 0 {
 		// Never closed by lnk-init: exec closes it there, and the relay
 		// only holds it (the kernel signals, armLifeline).
-		files = append(files, os.NewFile(uintptr(lifeline), "lifeline"))
+		files = append(files, uintptr(lifeline))
 	}
-	_, err = os.StartProcess("/proc/self/exe", []string{exe, RelayArg, socket}, &os.ProcAttr{
+	// syscall.ForkExec, not os.StartProcess: lnk-init never waits for the
+	// relay, and os's first start would first probe, with a child of its
+	// own, whether clone hands back a pidfd, on the command's path.
+	_, err = syscall.ForkExec("/proc/self/exe", []string{exe, RelayArg, socket}, &syscall.ProcAttr{
 		Env:   env,
 		Files: files,
 	})
+	runtime.KeepAlive(null)
+	runtime.KeepAlive(l)
 	if err != nil {
 		return fmt.Errorf("relay: start: %w", err)
 	}

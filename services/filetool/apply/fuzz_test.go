@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 )
@@ -12,12 +13,17 @@ func FuzzDecodeCall(f *testing.F) {
 	f.Add([]byte(`{"name":"read","arguments":{"path":"a"}}`))
 	f.Add([]byte(`{"name":"find","arguments":{"name":"**/*.go","text":"x+"}}`))
 	f.Add([]byte(`{"name":"write","arguments":{"path":"../x","content":"y"}}`))
+	f.Add([]byte(`{"name":"read","arguments":{"path":"a"} }`))
+	f.Add([]byte(`{"name":"re\u0061d","arguments":{}}`))
 	w := newWorld(f, "work")
 	w.put(f, "work/a.txt", "one\ntwo\n")
 	f.Fuzz(func(t *testing.T, line []byte) {
 		c, err := DecodeCall(line)
 		if err != nil {
 			return
+		}
+		if d, err := decodedCall(line); err != nil || d.Name != c.Name || !bytes.Equal(d.Arguments, c.Arguments) {
+			t.Fatalf("taken as %s %s, decoded as %s %s (%v)", c.Name, c.Arguments, d.Name, d.Arguments, err)
 		}
 		if c.Name == "" {
 			t.Fatal("a call without a name was taken")

@@ -32,6 +32,41 @@ type Answer struct {
 // and, if any, an object of arguments; any other field, a second value or
 // a missing name is refused.
 func DecodeCall(line []byte) (Call, error) {
+	if c, ok := compactCall(line); ok {
+		return c, nil
+	}
+	return decodedCall(line)
+}
+
+// compactCall is DecodeCall of a line in the spelling serve writes,
+// {"name":"…","arguments":{…}} with no space: a name of printable ASCII
+// with no escape, arguments checked to be one JSON object, the rest
+// matched byte for byte. Its arguments are line's own bytes, not a copy.
+func compactCall(line []byte) (Call, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"name":"`))
+	i := bytes.IndexByte(rest, '"')
+	if !ok || i <= 0 {
+		return Call{}, false
+	}
+	name := rest[:i]
+	for _, b := range name {
+		if b < 0x20 || b > 0x7e || b == '\\' {
+			return Call{}, false
+		}
+	}
+	rest, ok = bytes.CutPrefix(rest[i+1:], []byte(`,"arguments":{`))
+	if !ok {
+		return Call{}, false
+	}
+	args, ok := bytes.CutSuffix(line[len(line)-len(rest)-1:], []byte("}"))
+	if !ok || len(args) < 2 || args[len(args)-1] != '}' || !json.Valid(args) {
+		return Call{}, false
+	}
+	return Call{Name: string(name), Arguments: args}, true
+}
+
+// decodedCall is DecodeCall of any spelling.
+func decodedCall(line []byte) (Call, error) {
 	var c Call
 	d := json.NewDecoder(bytes.NewReader(line))
 	d.DisallowUnknownFields()

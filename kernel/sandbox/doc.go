@@ -17,8 +17,9 @@
 //     whose write end lnk alone holds, so lnk SIGKILLed mid-start leaves
 //     nothing running once lnk-init has started (initstage);
 //   - the system folders read-only (/usr, /lib*, /bin, /sbin and a fixed
-//     list of /etc entries: never /etc/shadow; a regular file among them
-//     copied at start, a folder bound: system.go), and the sandbox's own
+//     list of /etc entries: never /etc/shadow; a regular file or a small
+//     folder among them copied at start, a larger folder bound:
+//     system.go), and the sandbox's own
 //     root, where the copies live, remounted read-only after every other
 //     mount; the granted folders bound
 //     read-only or read-write from fds opened without following any link

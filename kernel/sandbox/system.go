@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 
@@ -27,13 +28,14 @@ var etcEntries = []string{
 const maxEtcCopy = 1 << 20
 
 // system binds the system folders read-only and gives the sandbox the
-// /etc entries: a folder bound read-only, a regular file copied by
+// /etc entries: a regular file (or a small folder's files) copied by
 // bubblewrap (--file) from an fd opened here, read-only (0444, and the
 // sandbox's root, where the copy lives, remounted read-only once every
 // other mount is made: see build). A copy costs bubblewrap a read and a
 // write; a bind mount costs it a whole read of the mount table (bubblewrap
 // 0.8 parses /proc/self/mountinfo for every bind), and /etc's files were
-// most of the sandbox's binds. The copy is what the file held at start.
+// most of the sandbox's binds; a larger folder is bound read-only. The
+// copy is what the file held at start.
 // It returns the folders landlock lets the sandbox read.
 func (s *Sandbox) system() (readable []string) {
 	for _, d := range systemDirs {
@@ -57,10 +59,10 @@ func (s *Sandbox) system() (readable []string) {
 	return append(readable, "/etc")
 }
 
-// etcEntry gives the sandbox p, an /etc entry, if it exists: a folder
-// bound read-only, a regular file up to maxEtcCopy copied read-only, a
-// larger one bound read-only; anything else (a device, a fifo) not at
-// all. A link in /etc is followed, as bubblewrap's bind would follow it:
+// etcEntry gives the sandbox p, an /etc entry, if it exists: a regular
+// file up to maxEtcCopy copied read-only, a larger one bound read-only; a
+// small folder copied (copyEtcFolder), a larger one bound read-only;
+// anything else (a device, a fifo) not at all. A link in /etc is followed, as bubblewrap's bind would follow it:
 // /etc is the system's, and a link there (localtime, os-release) is its.
 func (s *Sandbox) etcEntry(p string) {
 	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
@@ -83,8 +85,122 @@ func (s *Sandbox) etcEntry(p string) {
 		s.fdArg(os.NewFile(uintptr(fd), p))
 		s.args = append(s.args, p)
 		return
-	case st.Mode&unix.S_IFMT == unix.S_IFREG || st.Mode&unix.S_IFMT == unix.S_IFDIR:
+	case st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		if c, ok := copyEtcFolder(fd, p); ok {
+			for _, o := range c {
+				s.args = append(s.args, o.args...)
+				if o.file != nil {
+					s.fdArg(o.file)
+					s.args = append(s.args, o.dest)
+				}
+			}
+			break
+		}
+		s.args = append(s.args, "--ro-bind", p, p)
+	case st.Mode&unix.S_IFMT == unix.S_IFREG:
 		s.args = append(s.args, "--ro-bind", p, p)
 	}
 	unix.Close(fd)
+}
+
+// maxEtcFolderCopy is the most entries (at every level) an /etc folder
+// may hold to be copied rather than bound: ld.so.conf.d, profile.d,
+// terminfo and ca-certificates are a few small files each, each bind as
+// dear to bubblewrap as 25 copies; alternatives and ssl/certs hold
+// hundreds and stay bound.
+const maxEtcFolderCopy = 16
+
+// etcCopy is one bubblewrap operation of a folder's copy: args, then with
+// file, file's fd and dest.
+type etcCopy struct {
+	args []string
+	file *os.File
+	dest string
+}
+
+// copyEtcFolder lists what copying the folder open at fd (p in /etc)
+// takes: the folder and its subfolders made, each link made again as the
+// same link (never followed), each regular file up to maxEtcCopy copied
+// read-only from an fd opened beneath fd without following a link. It
+// says no (closing what it opened) for more than maxEtcFolderCopy
+// entries, a larger file, or anything else (a device, a fifo): the
+// folder is then bound.
+func copyEtcFolder(fd int, p string) (ops []etcCopy, ok bool) {
+	defer func() {
+		if !ok {
+			for _, o := range ops {
+				if o.file != nil {
+					o.file.Close()
+				}
+			}
+			ops = nil
+		}
+	}()
+	ops = append(ops, etcCopy{args: []string{"--dir", p}})
+	n := 0
+	var walk func(fd int, p string) bool
+	walk = func(fd int, p string) bool {
+		d, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return false
+		}
+		dir := os.NewFile(uintptr(d), p)
+		ents, err := dir.ReadDir(maxEtcFolderCopy + 1 - n)
+		dir.Close()
+		if n += len(ents); n > maxEtcFolderCopy || err != nil && !(err == io.EOF && len(ents) == 0) {
+			return false
+		}
+		for _, e := range ents {
+			q := p + "/" + e.Name()
+			switch e.Type() {
+			case os.ModeSymlink:
+				target, err := readlinkat(fd, e.Name())
+				if err != nil {
+					return false
+				}
+				ops = append(ops, etcCopy{args: []string{"--symlink", target, q}})
+			case os.ModeDir:
+				sub, err := unix.Openat(fd, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+				if err != nil {
+					return false
+				}
+				ops = append(ops, etcCopy{args: []string{"--dir", q}})
+				ok := walk(sub, q)
+				unix.Close(sub)
+				if !ok {
+					return false
+				}
+			case 0:
+				f, err := unix.Openat(fd, e.Name(), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+				if err != nil {
+					return false
+				}
+				var st unix.Stat_t
+				if unix.Fstat(f, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > maxEtcCopy || unix.SetNonblock(f, false) != nil {
+					unix.Close(f)
+					return false
+				}
+				ops = append(ops, etcCopy{args: []string{"--perms", "0444", "--file"}, file: os.NewFile(uintptr(f), q), dest: q})
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	return ops, walk(fd, p)
+}
+
+// readlinkat is a link's target, read beneath the folder open at fd.
+func readlinkat(fd int, name string) (string, error) {
+	for size := 256; size <= 4096; size *= 4 {
+		b := make([]byte, size)
+		n, err := unix.Readlinkat(fd, name, b)
+		if err != nil {
+			return "", err
+		}
+		if n < size {
+			return string(b[:n]), nil
+		}
+	}
+	return "", unix.ENAMETOOLONG
 }

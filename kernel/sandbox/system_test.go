@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,7 +23,18 @@ func TestEtcCopiesAreReadOnly(t *testing.T) {
 		t.Skip("no /etc/passwd here")
 	}
 	c := compile(t, w, caps.Grants{Commands: []string{"sh", "cat", "chmod"}})
+	// A small folder is copied too: its files are the host's.
+	var folder []byte
+	names, _ := filepath.Glob("/etc/ld.so.conf.d/*")
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Skipf("%s: %v", n, err)
+		}
+		folder = append(folder, b...)
+	}
 	code, out, errs := run(t, c, sandbox.Options{}, "sh", "-c", `cat /etc/passwd; echo '--'
+cat /etc/ld.so.conf.d/* 2>/dev/null; echo '--'
 cat /etc/shadow && echo SHADOW-READ
 { chmod 0644 /etc/passwd; } 2>&1
 { echo x >> /etc/passwd; } 2>/dev/null && echo PASSWD-WRITTEN
@@ -34,6 +46,10 @@ exit 0`)
 	got, rest, _ := strings.Cut(out, "--\n")
 	if got != string(host) {
 		t.Fatalf("/etc/passwd inside is not the host's:\n%q\nwant\n%q", got, host)
+	}
+	got, rest, _ = strings.Cut(rest, "--\n")
+	if got != string(folder) {
+		t.Fatalf("/etc/ld.so.conf.d inside is not the host's:\n%q\nwant\n%q", got, folder)
 	}
 	if strings.Contains(rest, "SHADOW-READ") || strings.Contains(rest, "PASSWD-WRITTEN") {
 		t.Fatalf("/etc/shadow read or /etc/passwd written: %q", rest)

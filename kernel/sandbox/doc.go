@@ -19,12 +19,11 @@
 //   - the system folders read-only (/usr, /lib*, /bin, /sbin and a fixed
 //     list of /etc entries: never /etc/shadow; a regular file or a small
 //     folder among them copied at start, a larger folder bound:
-//     system.go), and the sandbox's own
-//     root, where the copies live, remounted read-only after every other
-//     mount; the granted folders bound
-//     read-only or read-write from fds opened without following any link
-//     (openat2 RESOLVE_NO_SYMLINKS), so a link swapped in after caps
-//     checked the path is refused, never followed; the hidden paths
+//     system.go), and the sandbox's own root, where the copies live,
+//     remounted read-only after every other mount; the granted folders
+//     bound read-only or read-write from fds opened without following
+//     any link (openat2 RESOLVE_NO_SYMLINKS), so a link swapped in after
+//     caps checked the path is refused, never followed; the hidden paths
 //     (~/.lnk, other agents' folders, ~/Link/History, ~/Link/Teams)
 //     covered with an empty read-only tmpfs where a grant would show
 //     them; the read-only paths at the top of written folders (.git,

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -31,8 +32,11 @@ type Server struct {
 	Secret string
 }
 
-// Serve answers connections until l is closed.
+// Serve answers connections until l is closed, each on a goroutine of
+// its own (see [workers]).
 func (sv *Server) Serve(l net.Listener) error {
+	w := workers{next: make(chan net.Conn)}
+	defer close(w.next) // the worker kept waiting ends
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -41,7 +45,36 @@ func (sv *Server) Serve(l net.Listener) error {
 			}
 			return err
 		}
-		go sv.serveConn(c)
+		select {
+		case w.next <- c:
+		default:
+			go sv.work(&w, c)
+		}
+	}
+}
+
+// workers keep one goroutine that served a connection waiting for the
+// next: a request's goroutine grows its stack (a copy) to what a call
+// needs, which a new goroutine for each of one client's calls did at
+// every call. One at most waits (the rest end with their connection),
+// so the goroutines after any number of connections are as many as
+// before them.
+type workers struct {
+	next    chan net.Conn // unbuffered: taken only by the worker waiting
+	waiting atomic.Bool
+}
+
+func (sv *Server) work(w *workers, c net.Conn) {
+	for {
+		sv.serveConn(c)
+		if !w.waiting.CompareAndSwap(false, true) {
+			return // another waits already
+		}
+		var ok bool
+		if c, ok = <-w.next; !ok {
+			return
+		}
+		w.waiting.Store(false)
 	}
 }
 

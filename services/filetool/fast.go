@@ -111,17 +111,24 @@ func (f *fastCalls) work() {
 	}
 }
 
-// run runs one call and answers it.
+// run runs one call and answers it; one cancelled before it ran is
+// answered with the error, as the go-sdk answers it.
 func (f *fastCalls) run(fc fastCall) {
 	defer f.wg.Done()
-	res := callResult(fc.ctx, f.o, f.sb, fc.name, fc.args)
+	var res *mcp.CallToolResult
+	cancelled := fc.ctx.Err()
+	if cancelled == nil {
+		res = callResult(fc.ctx, f.o, f.sb, fc.name, fc.args)
+	}
 	f.mu.Lock()
 	cancel := f.inFlight[fc.id]
 	delete(f.inFlight, fc.id) // before the answer: the client may use the id again once it has it
 	f.mu.Unlock()
 	cancel()
-	body, err := textResult{res}.MarshalJSON()
-	if err == nil {
+	var err error
+	if cancelled != nil {
+		err = fc.c.Write(context.Background(), &jsonrpc.Response{ID: fc.id, Error: cancelled})
+	} else if body, merr := (textResult{res}).MarshalJSON(); merr == nil {
 		err = fc.c.writeResult(fc.id, body)
 	}
 	_ = err // as the go-sdk: an answer that cannot be written is dropped

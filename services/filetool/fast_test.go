@@ -210,3 +210,55 @@ func sdkUnmarshal(b []byte, v any) error {
 	d.DontMatchCaseInsensitiveStructFields()
 	return d.Decode(v)
 }
+
+// TestFastCallCancelled: a running call the client cancels
+// (notifications/cancelled) ends its sandboxed process and is answered
+// with why, with the fast path as without it.
+func TestFastCallCancelled(t *testing.T) {
+	var got [2]string
+	for i, fast := range []bool{true, false} {
+		started := filepath.Join(t.TempDir(), "started")
+		sb := &Sandboxed{Argv: []string{"/bin/sh", "-c", "read call; : >" + started + "; exec sleep 60"}} // never answers
+		t.Cleanup(func() { sb.Close() })
+		in, out := serveLines(t, Offer{}, sb, fast)
+		for _, line := range []string{
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}`,
+			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`,
+		} {
+			if _, err := in.WriteString(line + "\n"); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(line, `"initialize"`) {
+				if _, err := out.ReadString('\n'); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if strings.Contains(line, `"tools/call"`) {
+				waitForFile(t, started) // the call runs: cancel it now, not while it waits to
+			}
+		}
+		b, err := out.ReadString('\n')
+		if err != nil {
+			t.Fatalf("fast %v: no answer: %v", fast, err)
+		}
+		got[i] = b
+	}
+	if !strings.Contains(got[0], `"isError":true`) || !strings.Contains(got[0], "cancelled") || got[0] != got[1] {
+		t.Errorf("a cancelled call answered\nwith the fast path: %s\nthe go-sdk's:       %s", got[0], got[1])
+	}
+}
+
+// waitForFile waits up to 30 s for name to exist.
+func waitForFile(t *testing.T, name string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, err := os.Stat(name); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 30 s for %s", name)
+		}
+	}
+}

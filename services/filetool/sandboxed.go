@@ -208,7 +208,7 @@ var errBadAnswer = errors.New("an answer that is neither {\"ok\"} nor {\"error\"
 func decodeAnswer(line []byte) (answer, error) {
 	if v, ok := bytes.CutPrefix(bytes.TrimSpace(line), okPrefix); ok {
 		if v, ok = bytes.CutSuffix(v, []byte("}")); ok {
-			if v = bytes.TrimSpace(v); len(v) > 0 && !bytes.Equal(v, []byte("null")) && json.Valid(v) {
+			if v = bytes.TrimSpace(v); len(v) > 0 && !bytes.Equal(v, []byte("null")) && validJSON(v) {
 				return answer{OK: v}, nil
 			}
 			return answer{}, errBadAnswer

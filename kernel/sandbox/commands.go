@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -70,7 +71,7 @@ func (r *resolver) execFiles(path string) ([]string, error) {
 	seen := map[string]bool{}
 	var walk func(p string, depth int) error
 	walk = func(p string, depth int) error {
-		real, err := r.evalSymlinks(p)
+		real, interps, err := r.resolve(p)
 		if err != nil {
 			return err
 		}
@@ -79,7 +80,7 @@ func (r *resolver) execFiles(path string) ([]string, error) {
 		}
 		seen[real] = true
 		out = append(out, real)
-		for _, next := range r.interpreters(real) {
+		for _, next := range interps {
 			if err := walk(next, depth+1); err != nil {
 				return err
 			}
@@ -89,22 +90,59 @@ func (r *resolver) execFiles(path string) ([]string, error) {
 	return out, walk(path, 0)
 }
 
-// interpreters is the #! interpreter (with env's program) or the ELF
-// PT_INTERP of a file (its path has its links resolved).
-func (r *resolver) interpreters(path string) []string {
-	if in, ok := r.interp[path]; ok {
-		return in
+// resolve is path with its links resolved and the interpreters of the
+// file it names: the #! interpreter (with env's program) or the ELF
+// PT_INTERP. One open serves both: the kernel resolves the links
+// (/proc/self/fd names the file it opened) and the first page is read from
+// the same fd. A file that cannot be read (execute-only) has no
+// interpreters; a path /proc cannot name is resolved by
+// filepath.EvalSymlinks.
+func (r *resolver) resolve(path string) (string, []string, error) {
+	if real, ok := r.real[path]; ok {
+		return real, r.interp[real], nil
 	}
-	in := r.readInterpreters(path)
-	r.interp[path] = in
-	return in
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
+	readable := err == nil
+	if !readable {
+		fd, err = unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return "", nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	real, err := fdPath(fd)
+	if err != nil {
+		if real, err = filepath.EvalSymlinks(path); err != nil {
+			return "", nil, err
+		}
+	}
+	r.real[path] = real
+	in, ok := r.interp[real]
+	if !ok {
+		if readable {
+			in = r.readInterpreters(fd)
+		}
+		r.interp[real] = in
+	}
+	return real, in, nil
 }
 
-func (r *resolver) readInterpreters(path string) []string {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
+// fdPath is the path /proc/self/fd gives the file open at fd: absolute,
+// every link resolved.
+func fdPath(fd int) (string, error) {
+	var b [unix.PathMax]byte
+	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), b[:])
 	if err != nil {
-		return nil
+		return "", err
 	}
+	p := string(b[:n])
+	if n == len(b) || !filepath.IsAbs(p) || strings.HasSuffix(p, " (deleted)") {
+		return "", errors.New("no path for the fd")
+	}
+	return p, nil
+}
+
+func (r *resolver) readInterpreters(fd int) []string {
 	n := 0
 	for n < len(r.head) {
 		m, err := unix.Pread(fd, r.head[n:], int64(n))
@@ -113,7 +151,6 @@ func (r *resolver) readInterpreters(path string) []string {
 		}
 		n += m
 	}
-	unix.Close(fd)
 	fields, interp := execinterp.Of(r.head[:n])
 	if interp != "" {
 		return []string{interp}
@@ -127,16 +164,4 @@ func (r *resolver) readInterpreters(path string) []string {
 		}
 	}
 	return []string{fields[0]}
-}
-
-// evalSymlinks is filepath.EvalSymlinks, remembered for the build.
-func (r *resolver) evalSymlinks(p string) (string, error) {
-	if real, ok := r.real[p]; ok {
-		return real, nil
-	}
-	real, err := filepath.EvalSymlinks(p)
-	if err == nil {
-		r.real[p] = real
-	}
-	return real, err
 }

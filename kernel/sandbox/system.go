@@ -1,7 +1,8 @@
 package sandbox
 
 import (
-	"io"
+	"bytes"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 
@@ -86,6 +87,12 @@ func (s *Sandbox) etcEntry(p string) {
 		s.args = append(s.args, p)
 		return
 	case st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		// A folder of more than a block (alternatives, ssl/certs) holds
+		// too many entries to be worth listing: bound at once.
+		if st.Size > 4096 {
+			s.args = append(s.args, "--ro-bind", p, p)
+			break
+		}
 		if c, ok := copyEtcFolder(fd, p); ok {
 			for _, o := range c {
 				s.args = append(s.args, o.args...)
@@ -138,29 +145,24 @@ func copyEtcFolder(fd int, p string) (ops []etcCopy, ok bool) {
 	}()
 	ops = append(ops, etcCopy{args: []string{"--dir", p}})
 	n := 0
+	buf := make([]byte, 2048)
 	var walk func(fd int, p string) bool
 	walk = func(fd int, p string) bool {
-		d, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return false
-		}
-		dir := os.NewFile(uintptr(d), p)
-		ents, err := dir.ReadDir(maxEtcFolderCopy + 1 - n)
-		dir.Close()
-		if n += len(ents); n > maxEtcFolderCopy || err != nil && !(err == io.EOF && len(ents) == 0) {
+		ents, ok := listFolder(fd, buf, maxEtcFolderCopy-n)
+		if n += len(ents); !ok {
 			return false
 		}
 		for _, e := range ents {
-			q := p + "/" + e.Name()
-			switch e.Type() {
-			case os.ModeSymlink:
-				target, err := readlinkat(fd, e.Name())
+			q := p + "/" + e.name
+			switch e.typ {
+			case unix.DT_LNK:
+				target, err := readlinkat(fd, e.name)
 				if err != nil {
 					return false
 				}
 				ops = append(ops, etcCopy{args: []string{"--symlink", target, q}})
-			case os.ModeDir:
-				sub, err := unix.Openat(fd, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			case unix.DT_DIR:
+				sub, err := unix.Openat(fd, e.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 				if err != nil {
 					return false
 				}
@@ -170,8 +172,8 @@ func copyEtcFolder(fd int, p string) (ops []etcCopy, ok bool) {
 				if !ok {
 					return false
 				}
-			case 0:
-				f, err := unix.Openat(fd, e.Name(), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+			case unix.DT_REG:
+				f, err := unix.Openat(fd, e.name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 				if err != nil {
 					return false
 				}
@@ -181,13 +183,51 @@ func copyEtcFolder(fd int, p string) (ops []etcCopy, ok bool) {
 					return false
 				}
 				ops = append(ops, etcCopy{args: []string{"--perms", "0444", "--file"}, file: os.NewFile(uintptr(f), q), dest: q})
-			default:
+			default: // a device, a fifo, a socket, or a type the filesystem does not say
 				return false
 			}
 		}
 		return true
 	}
 	return ops, walk(fd, p)
+}
+
+type dirent struct {
+	name string
+	typ  uint8
+}
+
+// listFolder lists the folder open at fd (its offset at the start) with
+// getdents64 into buf, but for . and ..; false if it cannot, or if it
+// holds more than max entries.
+func listFolder(fd int, buf []byte, max int) ([]dirent, bool) {
+	var ents []dirent
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err != nil {
+			return ents, false
+		}
+		if n == 0 {
+			return ents, true
+		}
+		for b := buf[:n]; len(b) >= 19; {
+			reclen := int(binary.NativeEndian.Uint16(b[16:18])) // linux_dirent64: ino, off, reclen, type, name
+			if reclen < 19 || reclen > len(b) {
+				return ents, false
+			}
+			name := b[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if s := string(name); s != "." && s != ".." {
+				if len(ents) == max {
+					return ents, false
+				}
+				ents = append(ents, dirent{name: s, typ: b[18]})
+			}
+			b = b[reclen:]
+		}
+	}
 }
 
 // readlinkat is a link's target, read beneath the folder open at fd.

@@ -47,7 +47,8 @@ type Sandbox struct {
 	Env      map[string]string // the command's whole environment
 	args     []string          // bubblewrap's arguments, fd numbers as placeholders
 	fdArgs   map[int]int
-	files    []*os.File
+	files    []*os.File // handed to bubblewrap, by index; nil where raw holds it
+	raw      []int      // an fd handed as is (an /etc file: no *os.File to make), else -1
 }
 
 // Enforced is what the sandbox enforces, for --json-status and check.
@@ -183,7 +184,7 @@ func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
 		return err
 	}
 	s.args = append(s.args, "--", initInside, "--plan-fd")
-	s.fdArg(pf)
+	s.rawFdArg(pf)
 	return nil
 }
 
@@ -198,7 +199,37 @@ func (s *Sandbox) rule(r initstage.PathRule) { s.Plan.Paths = append(s.Plan.Path
 func (s *Sandbox) fdArg(f *os.File) {
 	s.fdArgs[len(s.args)] = len(s.files)
 	s.files = append(s.files, f)
+	s.raw = append(s.raw, -1)
 	s.args = append(s.args, "")
+}
+
+// rawFdArg is fdArg for an fd (close-on-exec) the sandbox now owns, with
+// no *os.File made for it: Exec hands it as it is, and only Start, which
+// needs one for exec.Cmd, makes it (files).
+func (s *Sandbox) rawFdArg(fd int) {
+	s.fdArgs[len(s.args)] = len(s.files)
+	s.files = append(s.files, nil)
+	s.raw = append(s.raw, fd)
+	s.args = append(s.args, "")
+}
+
+// fd is the number of the i-th fd handed.
+func (s *Sandbox) fd(i int) int {
+	if s.files[i] != nil {
+		return int(s.files[i].Fd())
+	}
+	return s.raw[i]
+}
+
+// osFiles makes an *os.File of every raw fd, which it then owns.
+func (s *Sandbox) osFiles() []*os.File {
+	for i, f := range s.files {
+		if f == nil {
+			s.files[i] = os.NewFile(uintptr(s.raw[i]), "sandbox-fd")
+			s.raw[i] = -1
+		}
+	}
+	return s.files
 }
 
 // folders binds the granted folders from fds opened without following a
@@ -364,22 +395,32 @@ func (s *Sandbox) argv(fdOf func(i int) int) []string {
 
 // Close releases the fds (after a failed Exec or a finished Start).
 func (s *Sandbox) Close() {
-	for _, f := range s.files {
-		f.Close()
+	for i, f := range s.files {
+		if f != nil {
+			f.Close()
+		} else {
+			unix.Close(s.raw[i])
+		}
 	}
-	s.files = nil
+	s.files, s.raw = nil, nil
 }
 
-func memfd(name string, b []byte) (*os.File, error) {
+func memfd(name string, b []byte) (int, error) {
 	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
-		return nil, fmt.Errorf("memfd: %w", err)
+		return -1, fmt.Errorf("memfd: %w", err)
 	}
-	f := os.NewFile(uintptr(fd), name)
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return nil, err
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			unix.Close(fd)
+			return -1, fmt.Errorf("memfd: %w", err)
+		}
+		b = b[n:]
 	}
 	unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_WRITE|unix.F_SEAL_GROW|unix.F_SEAL_SHRINK|unix.F_SEAL_SEAL)
-	return f, nil
+	return fd, nil
 }

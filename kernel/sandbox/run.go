@@ -18,12 +18,12 @@ import (
 // status becomes the caller's, and no Link process waits beside it. It
 // returns only on failure.
 func (s *Sandbox) Exec() error {
-	for _, f := range s.files {
-		if _, err := unix.FcntlInt(f.Fd(), unix.F_SETFD, 0); err != nil {
+	for i := range s.files {
+		if _, err := unix.FcntlInt(uintptr(s.fd(i)), unix.F_SETFD, 0); err != nil {
 			return fmt.Errorf("sandbox: hand fd to bubblewrap: %w", err)
 		}
 	}
-	argv := s.argv(func(i int) int { return int(s.files[i].Fd()) })
+	argv := s.argv(s.fd)
 	err := unix.Exec(s.Bwrap, argv, os.Environ())
 	s.Close()
 	return fmt.Errorf("sandbox: exec bubblewrap: %w", err)
@@ -40,6 +40,7 @@ type Status struct {
 // and returns the command's exit code (128+N for signal N).
 func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(Status)) (int, error) {
 	defer s.Close()
+	s.osFiles() // exec.Cmd hands *os.Files
 	var pr, pw *os.File
 	statusFD := 0
 	if status != nil {
@@ -48,7 +49,7 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 			return 0, err
 		}
 		defer pr.Close()
-		s.files = append(s.files, pw)
+		s.files, s.raw = append(s.files, pw), append(s.raw, -1)
 		statusFD = 3 + len(s.files) - 1
 	}
 	// lnk's lifeline: lnk alone holds the write end (close-on-exec), so
@@ -60,7 +61,7 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 		return 0, err
 	}
 	defer lw.Close() // held until the sandbox has ended
-	s.files = append(s.files, lr)
+	s.files, s.raw = append(s.files, lr), append(s.raw, -1)
 	lifeFD := 3 + len(s.files) - 1
 	argv := s.argv(func(i int) int { return 3 + i })
 	argv = append(argv, "--lifeline-fd", fmt.Sprint(lifeFD))

@@ -78,12 +78,12 @@ func (s *Sandbox) etcEntry(p string) {
 	switch {
 	case st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size <= maxEtcCopy:
 		// Blocking again (it was opened non-blocking lest it be a fifo):
-		// os.NewFile would otherwise try to add it to Go's poller.
+		// os.NewFile, in Start, would otherwise add it to Go's poller.
 		if err := unix.SetNonblock(fd, false); err != nil {
 			break
 		}
 		s.args = append(s.args, "--perms", "0444", "--file")
-		s.fdArg(os.NewFile(uintptr(fd), p))
+		s.rawFdArg(fd)
 		s.args = append(s.args, p)
 		return
 	case st.Mode&unix.S_IFMT == unix.S_IFDIR:
@@ -96,8 +96,8 @@ func (s *Sandbox) etcEntry(p string) {
 		if c, ok := copyEtcFolder(fd, p); ok {
 			for _, o := range c {
 				s.args = append(s.args, o.args...)
-				if o.file != nil {
-					s.fdArg(o.file)
+				if o.file >= 0 {
+					s.rawFdArg(o.file)
 					s.args = append(s.args, o.dest)
 				}
 			}
@@ -117,11 +117,11 @@ func (s *Sandbox) etcEntry(p string) {
 // hundreds and stay bound.
 const maxEtcFolderCopy = 16
 
-// etcCopy is one bubblewrap operation of a folder's copy: args, then with
-// file, file's fd and dest.
+// etcCopy is one bubblewrap operation of a folder's copy: args, then,
+// with a file (an fd; -1 for none), its fd and dest.
 type etcCopy struct {
 	args []string
-	file *os.File
+	file int
 	dest string
 }
 
@@ -136,14 +136,14 @@ func copyEtcFolder(fd int, p string) (ops []etcCopy, ok bool) {
 	defer func() {
 		if !ok {
 			for _, o := range ops {
-				if o.file != nil {
-					o.file.Close()
+				if o.file >= 0 {
+					unix.Close(o.file)
 				}
 			}
 			ops = nil
 		}
 	}()
-	ops = append(ops, etcCopy{args: []string{"--dir", p}})
+	ops = append(ops, etcCopy{args: []string{"--dir", p}, file: -1})
 	n := 0
 	buf := make([]byte, 2048)
 	var walk func(fd int, p string) bool
@@ -160,13 +160,13 @@ func copyEtcFolder(fd int, p string) (ops []etcCopy, ok bool) {
 				if err != nil {
 					return false
 				}
-				ops = append(ops, etcCopy{args: []string{"--symlink", target, q}})
+				ops = append(ops, etcCopy{args: []string{"--symlink", target, q}, file: -1})
 			case unix.DT_DIR:
 				sub, err := unix.Openat(fd, e.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 				if err != nil {
 					return false
 				}
-				ops = append(ops, etcCopy{args: []string{"--dir", q}})
+				ops = append(ops, etcCopy{args: []string{"--dir", q}, file: -1})
 				ok := walk(sub, q)
 				unix.Close(sub)
 				if !ok {
@@ -182,7 +182,7 @@ func copyEtcFolder(fd int, p string) (ops []etcCopy, ok bool) {
 					unix.Close(f)
 					return false
 				}
-				ops = append(ops, etcCopy{args: []string{"--perms", "0444", "--file"}, file: os.NewFile(uintptr(f), q), dest: q})
+				ops = append(ops, etcCopy{args: []string{"--perms", "0444", "--file"}, file: f, dest: q})
 			default: // a device, a fifo, a socket, or a type the filesystem does not say
 				return false
 			}

@@ -51,9 +51,10 @@
 //
 // Trusts: its command line (Link's). Not the MCP client (the agent's
 // harness): a line past 16 MiB, a JSON-RPC batch or a line that is not
-// one message ends the session; its arguments pass to the sandboxed
-// process unread, whose answers pass back unread but for the --no-diffs
-// fields. Not the
+// one message ends the session; a plain tools/call is matched strictly
+// by serve's own code (any near miss goes to the go-sdk); its arguments
+// pass to the sandboxed process checked only to be JSON, whose answers
+// pass back unread but for the --no-diffs fields. Not the
 // sandboxed process: an answer line past 8 MiB, or not strictly {"ok"}
 // or {"error"}, ends it.
 //

@@ -39,3 +39,21 @@ func FuzzDecodeCall(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPlainPathArgs: arguments plainPathArgs takes are decoded by
+// decodeArgs to the same path and nothing else.
+func FuzzPlainPathArgs(f *testing.F) {
+	for _, s := range []string{`{"path":"a.txt"}`, `{"path":"a\\u0041"}`, `{"path":"x","line":2}`, `{"path":"\"}`, `{"path":""}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		p, ok := plainPathArgs(raw)
+		if !ok {
+			return
+		}
+		var a readArgs
+		if err := decodeArgs("read", raw, &a); err != nil || a != (readArgs{Path: p}) {
+			t.Fatalf("%s: taken as %q, decoded as %+v (%v)", raw, p, a, err)
+		}
+	})
+}

@@ -51,7 +51,9 @@ type ReadAnswer struct {
 // without reading again.
 func (s *Session) read(raw []byte) (any, error) {
 	var a readArgs
-	if err := decodeArgs("read", raw, &a); err != nil {
+	if p, ok := plainPathArgs(raw); ok {
+		a.Path = p
+	} else if err := decodeArgs("read", raw, &a); err != nil {
 		return nil, err
 	}
 	if err := checkName("read", a.Path); err != nil {
@@ -107,6 +109,25 @@ func (s *Session) read(raw []byte) (any, error) {
 		ans.NextLine = lineOf(p.starts, end)
 	}
 	return ans, nil
+}
+
+// plainPathArgs is the path of arguments spelt {"path":"…"} exactly, with
+// a path of printable ASCII and no escape: what decodeArgs makes of them,
+// without a decoder.
+func plainPathArgs(raw []byte) (string, bool) {
+	p, ok := bytes.CutPrefix(raw, []byte(`{"path":"`))
+	if !ok {
+		return "", false
+	}
+	if p, ok = bytes.CutSuffix(p, []byte(`"}`)); !ok {
+		return "", false
+	}
+	for _, b := range p {
+		if b < 0x20 || b > 0x7e || b == '"' || b == '\\' {
+			return "", false
+		}
+	}
+	return string(p), true
 }
 
 // lineOf is the 1-based line holding offset off.

@@ -3,7 +3,6 @@ package initstage
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 
@@ -46,17 +45,30 @@ func Run(planFD, lifeline int) error {
 }
 
 func readPlan(fd int) (*Plan, error) {
-	f := os.NewFile(uintptr(fd), "plan")
-	if f == nil {
-		return nil, fmt.Errorf("%w: no plan fd %d", ErrBadPlan, fd)
+	defer unix.Close(fd)
+	// A memfd (or a file): read whole from offset 0, where lnk's writes
+	// left the shared offset at its end, by its size.
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, fmt.Errorf("%w: no plan fd %d: %v", ErrBadPlan, fd, err)
 	}
-	defer f.Close()
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("%w: plan fd: %v", ErrBadPlan, err)
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > MaxPlan {
+		return nil, fmt.Errorf("%w: plan fd %d is no file of at most %d bytes", ErrBadPlan, fd, MaxPlan)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxPlan+1))
-	if err != nil {
-		return nil, fmt.Errorf("%w: read: %v", ErrBadPlan, err)
+	b := make([]byte, st.Size)
+	for n := 0; n < len(b); {
+		m, err := unix.Pread(fd, b[n:], int64(n))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: read: %v", ErrBadPlan, err)
+		}
+		if m == 0 {
+			b = b[:n]
+			break
+		}
+		n += m
 	}
 	return ParsePlan(b)
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"lnk.dev/lnk/caps"
 )
@@ -106,4 +107,37 @@ func usageOf(pid int) usage {
 		}
 	}
 	return u
+}
+
+// The tests' go-sdk server called straight on stdio with nothing else
+// running, each call after an idle gap of the client's (busy, as a
+// client's hop through the route is): the server's own CPU and context
+// switches a call, and the call's p50. What a call through the route
+// costs the server beyond the same call on stdio (link-server-cpu-us
+// above base-server-cpu-us) is its runtime's, measured here without the
+// bridge: Go parks and wakes its threads again (and its collector runs
+// on) when its calls come further apart.
+func BenchmarkDirectCallAfterAGap(b *testing.B) {
+	for _, gap := range []time.Duration{0, 50 * time.Microsecond, 150 * time.Microsecond, 300 * time.Microsecond} {
+		b.Run("gap="+gap.String(), func(b *testing.B) {
+			d := newDirect(b, false)
+			pid := d.cmd.Process.Pid
+			var lat []time.Duration
+			u0 := usageOf(pid)
+			b.ResetTimer()
+			for range b.N {
+				for t0 := time.Now(); time.Since(t0) < gap; {
+				}
+				t1 := time.Now()
+				if line, err := d.call(echoCall); err != nil || !strings.Contains(line, "bench") {
+					b.Fatalf("%v %s", err, line)
+				}
+				lat = append(lat, time.Since(t1))
+			}
+			u := usageOf(pid).minus(u0)
+			b.ReportMetric(float64(u.cpuNS)/float64(b.N)/1e3, "server-cpu-us")
+			b.ReportMetric(float64(u.switches)/float64(b.N), "server-cs")
+			b.ReportMetric(float64(p50(lat).Microseconds()), "p50-us")
+		})
+	}
 }

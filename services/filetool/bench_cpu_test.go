@@ -47,9 +47,10 @@ func usages(pids []int) usage {
 	return u
 }
 
-// processCPU is this process's CPU time so far, user and system.
-func processCPU() time.Duration {
+// processUsage is this process's CPU time so far, user and system, and
+// its threads' context switches (voluntary and not).
+func processUsage() (time.Duration, int64) {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Nvcsw + ru.Nivcsw
 }

@@ -88,8 +88,9 @@ func BenchmarkFirstCall(b *testing.B) {
 // call (session-…: the minimal client's session; gosdk-session-…: the
 // go-sdk client's; serve-cpu-…: the minimal client's serve alone), which
 // move far less with the machine's load than wall-clock time; and this
-// process's CPU time during each of the minimal client's calls
-// (client-cpu-…: the client's own share of link-ns/op).
+// process's CPU time and context switches during each of the minimal
+// client's calls (client-cpu-…, client-switches/op: the client's own
+// share of link-ns/op).
 //
 // Each session is the one Link runs for an agent: serve --agent, whose
 // sandbox (lnk sandbox file) makes apply its PID 1.
@@ -105,6 +106,7 @@ func BenchmarkRead4KiB(b *testing.B) {
 	}
 
 	// The minimal client's phase.
+	runtime.LockOSThread() // the minimal client waits in read(2) on this thread (rawClient)
 	raw, rawServe := connectRaw(b, []string{"--agent", "ada"})
 	rawArgs := json.RawMessage(`{"path":"4k.txt"}`)
 	rawCall := func() {
@@ -119,18 +121,22 @@ func BenchmarkRead4KiB(b *testing.B) {
 	runtime.GC()
 	rawBefore, serveBefore := usages(rawPids), usageOf(rawServe.Process.Pid)
 	var client time.Duration // this process's CPU during the minimal client's calls: the client's
+	var clientSwitches int64
 	var link, base []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		cpu := processCPU()
+		cpu, sw := processUsage()
 		start := time.Now()
 		rawCall()
 		link = append(link, time.Since(start))
-		client += processCPU() - cpu
+		cpu2, sw2 := processUsage()
+		client += cpu2 - cpu
+		clientSwitches += sw2 - sw
 		base = append(base, readBase())
 	}
 	b.StopTimer()
 	rawAfter, serveAfter := usages(rawPids), usageOf(rawServe.Process.Pid)
+	runtime.UnlockOSThread() // the go-sdk client as it is
 
 	// The go-sdk client's phase.
 	cs, sdkServe := connectCmd(b, []string{"--agent", "ada"})
@@ -168,6 +174,7 @@ func BenchmarkRead4KiB(b *testing.B) {
 	b.ReportMetric(float64(serveAfter.cpuNS-serveBefore.cpuNS)/float64(b.N), "serve-cpu-ns/op")
 	b.ReportMetric(float64(serveAfter.switches-serveBefore.switches)/float64(b.N), "serve-switches/op")
 	b.ReportMetric(float64(client.Nanoseconds())/float64(b.N), "client-cpu-ns/op")
+	b.ReportMetric(float64(clientSwitches)/float64(b.N), "client-switches/op")
 	b.ReportMetric(float64(sdkAfter.cpuNS-sdkBefore.cpuNS)/float64(b.N), "gosdk-session-cpu-ns/op")
 	if b.N < 100 {
 		return // the runner's first probe: no p50 to speak of

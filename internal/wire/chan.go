@@ -143,7 +143,11 @@ func (c *conn) send(r Record, files []*os.File, raw ...int) error {
 // body aliases the read buffer and the fds slice is reused. On any error
 // every fd that arrived is closed.
 func (c *conn) recvRaw() (Record, []int, error) {
-	n, oobn, flags, err := c.recvmsg()
+	return c.parse(c.recvmsg())
+}
+
+// parse makes what recvmsg returned a record and its fds (recvRaw).
+func (c *conn) parse(n, oobn, flags int, err error) (Record, []int, error) {
 	if err != nil {
 		if errors.Is(err, unix.ECONNRESET) {
 			return Record{}, nil, fmt.Errorf("%w: the peer has gone", ErrClosed)

@@ -65,7 +65,10 @@
 //
 // Waiting: both sides make blocking sendmsg and recvmsg calls on the
 // bare socket, never the runtime's netpoller, so a datagram wakes the
-// thread waiting for it directly. A [Client] has no reader goroutine:
+// thread waiting for it directly. Before a reader sleeps it spins for
+// up to 50 µs on recvmsg with MSG_DONTWAIT, yielding the CPU between
+// tries (spin.go), so a reply or a burst's next request is read without
+// a sleep and a wake-up. A [Client] has no reader goroutine:
 // the caller that holds the reader's turn reads until its own reply
 // comes, handing others' replies to them on the way, so a lone caller
 // sends and reads on one thread; a call whose context can end waits in

@@ -20,10 +20,13 @@ func (cl *Client) lead(ctx context.Context, id uint64, ca *call) (Record, []int,
 		defer stop()
 	}
 	for {
-		if ctx.Done() != nil && !cl.readable(ctx) {
-			return Record{}, nil, cl.giveUp(ctx, id, ca)
+		rec, fds, spun, err := cl.c.trySpin()
+		if !spun {
+			if ctx.Done() != nil && !cl.readable(ctx) {
+				return Record{}, nil, cl.giveUp(ctx, id, ca)
+			}
+			rec, fds, err = cl.c.recvRaw()
 		}
-		rec, fds, err := cl.c.recvRaw()
 		if err == nil {
 			var mine bool
 			if mine, err = cl.dispatch(rec, fds, id); err == nil && mine {

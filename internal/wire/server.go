@@ -70,7 +70,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	var out []byte             // the reply to an inline request is built here
 	for {
 		// The body is decoded before the next read: it is not copied.
-		rec, fds, err := s.c.recvRaw()
+		rec, fds, err := s.c.recvSpun()
 		if err != nil {
 			return s.refuse(err)
 		}

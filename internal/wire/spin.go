@@ -1,0 +1,52 @@
+package wire
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Before a reader sleeps in recvmsg it spins: it tries recvmsg without
+// waiting (MSG_DONTWAIT) for up to spinFor, giving the CPU away
+// (sched_yield) between tries. A reply that comes within the window is
+// read without the sleep and the wake-up, which on a virtual machine
+// whose idle CPUs halt cost more than the request itself: a caller's
+// reply (an fsbroker open answers in about 10 µs) and a server's next
+// request in a burst both land in it. On one CPU the yield hands the CPU
+// to the peer, which is what the sleep would have done. A reader that
+// finds nothing in the window sleeps as before, so an idle channel costs
+// spinFor of CPU once, not for as long as it is idle.
+//
+// Measured on an idle 2-CPU VM (fsbroker/fs BenchmarkReadThroughBroker,
+// three runs each, same binaries otherwise): a 4 KiB read through the
+// broker p50 15.7-16.3 µs with the spin against 17.6-70 µs without
+// (2.7x against 3.0-11.9x a direct read); interleaved op by op with two
+// other peers, 4.0-5.6x against 9.0-9.4x. On a loaded machine, whose
+// CPUs do not halt, the two are alike.
+const spinFor = 50 * time.Microsecond
+
+// trySpin reads one record as recvRaw does if one comes within the spin
+// window; ok is false when none came (and err is nil).
+func (c *conn) trySpin() (r Record, fds []int, ok bool, err error) {
+	deadline := time.Now().Add(spinFor)
+	for {
+		n, oobn, flags, err := recvmsg1(c.fd, c.buf, c.oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_DONTWAIT)
+		if err != unix.EAGAIN && err != unix.EINTR {
+			r, fds, err := c.parse(n, oobn, flags, err)
+			return r, fds, true, err
+		}
+		if time.Now().After(deadline) {
+			return Record{}, nil, false, nil
+		}
+		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+	}
+}
+
+// recvSpun is recvRaw after a spin: it sleeps in recvmsg only when no
+// record came within the window.
+func (c *conn) recvSpun() (Record, []int, error) {
+	if r, fds, ok, err := c.trySpin(); ok {
+		return r, fds, err
+	}
+	return c.recvRaw()
+}

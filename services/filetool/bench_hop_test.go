@@ -48,6 +48,6 @@ func BenchmarkSandboxedHop(b *testing.B) {
 	after := usages(pids)
 	report(b, p50(link), p50(base))
 	b.ReportMetric(float64(len(pids)), "sandbox-procs")
-	b.ReportMetric(float64(after.cpuNS-before.cpuNS)/float64(b.N), "sandbox-cpu-ns/op")
-	b.ReportMetric(float64(after.switches-before.switches)/float64(b.N), "sandbox-switches/op")
+	b.ReportMetric(float64(after.CPUNS-before.CPUNS)/float64(b.N), "sandbox-cpu-ns/op")
+	b.ReportMetric(float64(after.Switches-before.Switches)/float64(b.N), "sandbox-switches/op")
 }

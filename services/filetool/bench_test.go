@@ -169,13 +169,13 @@ func BenchmarkRead4KiB(b *testing.B) {
 	b.ReportMetric(p50(sdkBase), "gosdk-base-ns/op")
 	b.ReportMetric(p50(sdk)/p50(sdkBase), "gosdk-x-baseline")
 	b.ReportMetric(float64(len(rawPids)), "procs")
-	b.ReportMetric(float64(rawAfter.cpuNS-rawBefore.cpuNS)/float64(b.N), "session-cpu-ns/op")
-	b.ReportMetric(float64(rawAfter.switches-rawBefore.switches)/float64(b.N), "switches/op")
-	b.ReportMetric(float64(serveAfter.cpuNS-serveBefore.cpuNS)/float64(b.N), "serve-cpu-ns/op")
-	b.ReportMetric(float64(serveAfter.switches-serveBefore.switches)/float64(b.N), "serve-switches/op")
+	b.ReportMetric(float64(rawAfter.CPUNS-rawBefore.CPUNS)/float64(b.N), "session-cpu-ns/op")
+	b.ReportMetric(float64(rawAfter.Switches-rawBefore.Switches)/float64(b.N), "switches/op")
+	b.ReportMetric(float64(serveAfter.CPUNS-serveBefore.CPUNS)/float64(b.N), "serve-cpu-ns/op")
+	b.ReportMetric(float64(serveAfter.Switches-serveBefore.Switches)/float64(b.N), "serve-switches/op")
 	b.ReportMetric(float64(client.Nanoseconds())/float64(b.N), "client-cpu-ns/op")
 	b.ReportMetric(float64(clientSwitches)/float64(b.N), "client-switches/op")
-	b.ReportMetric(float64(sdkAfter.cpuNS-sdkBefore.cpuNS)/float64(b.N), "gosdk-session-cpu-ns/op")
+	b.ReportMetric(float64(sdkAfter.CPUNS-sdkBefore.CPUNS)/float64(b.N), "gosdk-session-cpu-ns/op")
 	if b.N < 100 {
 		return // the runner's first probe: no p50 to speak of
 	}

@@ -1,14 +1,13 @@
 package toolbridge
 
 import (
-	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/testenv"
 )
 
 // A tools/call's cost in CPU and context switches, which move far less
@@ -50,17 +49,17 @@ func BenchmarkToolsCallCost(b *testing.B) {
 						}
 					}
 					s1, v1 := usageOf(self), usageOf(way.pid)
-					sums[w][0] = sums[w][0].plus(s1.minus(s0))
-					sums[w][1] = sums[w][1].plus(v1.minus(v0))
+					sums[w][0] = sums[w][0].Plus(s1.Minus(s0))
+					sums[w][1] = sums[w][1].Plus(v1.Minus(v0))
 				}
 			}
 			per := func(v int64) float64 { return float64(v) / float64(b.N) }
 			for w, way := range ways {
-				b.ReportMetric(per(sums[w][0].cpuNS)/1e3, way.name+"-self-cpu-us")
-				b.ReportMetric(per(sums[w][0].switches), way.name+"-self-cs")
+				b.ReportMetric(per(sums[w][0].CPUNS)/1e3, way.name+"-self-cpu-us")
+				b.ReportMetric(per(sums[w][0].Switches), way.name+"-self-cs")
 				if way.pid != 0 {
-					b.ReportMetric(per(sums[w][1].cpuNS)/1e3, way.name+"-server-cpu-us")
-					b.ReportMetric(per(sums[w][1].switches), way.name+"-server-cs")
+					b.ReportMetric(per(sums[w][1].CPUNS)/1e3, way.name+"-server-cpu-us")
+					b.ReportMetric(per(sums[w][1].Switches), way.name+"-server-cs")
 				}
 			}
 		})
@@ -77,37 +76,10 @@ func (b *Bridge) sessionPid(id string) int {
 	return 0
 }
 
-// usage is what a process and its threads spent: CPU time on a core
-// (schedstat, ns) and context switches (voluntary and not).
-type usage struct{ cpuNS, switches int64 }
+// usage is testenv.Usage: CPU time and context switches.
+type usage = testenv.Usage
 
-func (u usage) plus(v usage) usage  { return usage{u.cpuNS + v.cpuNS, u.switches + v.switches} }
-func (u usage) minus(v usage) usage { return usage{u.cpuNS - v.cpuNS, u.switches - v.switches} }
-
-func usageOf(pid int) usage {
-	var u usage
-	if pid == 0 {
-		return u
-	}
-	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	for _, t := range tasks {
-		dir := fmt.Sprintf("/proc/%d/task/%s/", pid, t.Name())
-		if b, err := os.ReadFile(dir + "schedstat"); err == nil {
-			if f := strings.Fields(string(b)); len(f) > 0 {
-				v, _ := strconv.ParseInt(f[0], 10, 64)
-				u.cpuNS += v
-			}
-		}
-		b, _ := os.ReadFile(dir + "status")
-		for _, line := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.HasSuffix(k, "ctxt_switches") {
-				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-				u.switches += n
-			}
-		}
-	}
-	return u
-}
+func usageOf(pid int) usage { return testenv.UsageOf(pid) }
 
 // The tests' go-sdk server called straight on stdio with nothing else
 // running, each call after an idle gap of the client's (busy, as a
@@ -134,9 +106,9 @@ func BenchmarkDirectCallAfterAGap(b *testing.B) {
 				}
 				lat = append(lat, time.Since(t1))
 			}
-			u := usageOf(pid).minus(u0)
-			b.ReportMetric(float64(u.cpuNS)/float64(b.N)/1e3, "server-cpu-us")
-			b.ReportMetric(float64(u.switches)/float64(b.N), "server-cs")
+			u := usageOf(pid).Minus(u0)
+			b.ReportMetric(float64(u.CPUNS)/float64(b.N)/1e3, "server-cpu-us")
+			b.ReportMetric(float64(u.Switches)/float64(b.N), "server-cs")
 			b.ReportMetric(float64(p50(lat).Microseconds()), "p50-us")
 		})
 	}

@@ -26,15 +26,7 @@ type sdkOnly struct{ mcp.Transport }
 // returns the client's ends.
 func serveLines(t *testing.T, o Offer, sb *Sandboxed, fast bool) (in *os.File, out *bufio.Reader) {
 	t.Helper()
-	inChild, inP, err := newPipe(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	outChild, outP, err := newPipe(true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := StdioTransport(inP, outP)
+	tr, inChild, outChild := stdioPipes(t)
 	if !fast {
 		tr = sdkOnly{tr}
 	}

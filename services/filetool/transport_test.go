@@ -16,9 +16,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// stdioConn is a StdioTransport connection over two pipes, with the
-// client's ends: it writes to in, reads from out.
-func stdioConn(t testing.TB) (c mcp.Connection, in *os.File, out *bufio.Reader) {
+// stdioPipes is a StdioTransport over two pipes, with the client's ends
+// (it writes to inChild, reads from outChild), which the caller closes.
+func stdioPipes(t testing.TB) (tr mcp.Transport, inChild, outChild *os.File) {
 	t.Helper()
 	inChild, inP, err := newPipe(false)
 	if err != nil {
@@ -28,11 +28,18 @@ func stdioConn(t testing.TB) (c mcp.Connection, in *os.File, out *bufio.Reader) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := StdioTransport(inP, outP)
+	return StdioTransport(inP, outP), inChild, outChild
+}
+
+// stdioConn is a StdioTransport connection over two pipes, with the
+// client's ends: it writes to in, reads from out.
+func stdioConn(t testing.TB) (c mcp.Connection, in *os.File, out *bufio.Reader) {
+	t.Helper()
+	tr, inChild, outChild := stdioPipes(t)
 	if _, ok := tr.(*lineTransport); !ok {
 		t.Fatalf("pipes got %T, not Link's transport", tr)
 	}
-	c, err = tr.Connect(context.Background())
+	c, err := tr.Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

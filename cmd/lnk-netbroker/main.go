@@ -25,9 +25,10 @@
 // each value from the keybroker at each request; never from argv, the
 // environment or stdin. The system's CA files are readable for them.
 //
-// With --tool-bridge NAME it relays the tools' mcp route to the sandbox's
-// tool bridge: the unix socket NAME in the folder handed to it as fd 3
-// (dialed through that fd, never a path through HOME).
+// With --tool-bridge-fd N it passes each request on the tools' mcp route,
+// its connection and the bytes read of it, to the sandbox's tool bridge
+// on the channel handed to it as fd N (internal/connpass, a
+// SOCK_SEQPACKET socket): it reaches the bridge through nothing else.
 package main
 
 import (
@@ -42,7 +43,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -50,13 +50,14 @@ import (
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/netbroker"
+	"lnk.dev/lnk/internal/connpass"
 	"lnk.dev/lnk/internal/landlock"
 )
 
 func main() {
 	home := flag.String("home", os.Getenv("HOME"), "the owner's HOME")
 	degraded := flag.Bool("degraded", false, "run without landlock or seccomp where the kernel lacks them")
-	bridge := flag.String("tool-bridge", "", "the tool bridge's socket NAME in the folder at fd 3")
+	bridge := flag.Int("tool-bridge-fd", 0, "the channel to the tool bridge (SOCK_SEQPACKET)")
 	flag.StringVar(&sealedNames, "sealed", "", "the sealed secrets granted, comma-separated; their values come from the keybroker at --keys-fd")
 	flag.IntVar(&keysFD, "keys-fd", 0, "the channel to lnk-keybroker (SOCK_SEQPACKET)")
 	flag.IntVar(&listenFD, "listen-fd", 0, "the proxy's listening socket, made by lnk; its secret and placeholders follow the grants on stdin")
@@ -73,10 +74,9 @@ func main() {
 // program already confined on such a kernel, hands it the same way.
 const netDirEnv = netbroker.NetDirEnv
 
-func run(home string, degraded bool, bridge string) error {
+func run(home string, degraded bool, bridge int) error {
 	parent := os.Getppid() // before anything: see the end
-	dialBridge, err := toolBridgeDialer(bridge)
-	if err != nil {
+	if err := checkBridgeFD(bridge); err != nil {
 		return err
 	}
 	netDir, err := openNetDir(home)
@@ -90,8 +90,8 @@ func run(home string, degraded bool, bridge string) error {
 	os.Setenv(netDirEnv, strconv.Itoa(fd))
 	err = confineFiles(fd, degraded)
 	unix.CloseOnExec(fd)
-	if dialBridge != nil {
-		unix.CloseOnExec(bridgeFD) // kept open across landlock's re-exec only
+	if bridge > 0 {
+		unix.CloseOnExec(bridge) // kept open across landlock's re-exec only
 	}
 	if keysFD > 0 {
 		unix.CloseOnExec(keysFD) // likewise
@@ -123,9 +123,13 @@ func run(home string, degraded bool, bridge string) error {
 	if err != nil {
 		return err
 	}
+	toolBridge, err := bridgeChannel(bridge)
+	if err != nil {
+		return err
+	}
 	r, err := netbroker.Start(&c, netbroker.Options{Home: home, NetDir: netDir, Sealed: sealed,
 		Listener: ln, Placeholders: told.Placeholders,
-		Config: netbroker.Config{Resolver: &net.Resolver{PreferGo: true}, ToolBridge: dialBridge, SOCKSSecret: told.Secret}})
+		Config: netbroker.Config{Resolver: &net.Resolver{PreferGo: true}, ToolBridge: toolBridge, SOCKSSecret: told.Secret}})
 	if err != nil {
 		return err
 	}
@@ -185,22 +189,32 @@ func confineFiles(netDir int, degraded bool) error {
 	return nil
 }
 
-// bridgeFD is where lnk hands the tool bridge's folder.
-const bridgeFD = 3
+// checkBridgeFD refuses a --tool-bridge-fd that is not a SOCK_SEQPACKET
+// socket (0: none), before anything else is done.
+func checkBridgeFD(fd int) error {
+	if fd == 0 {
+		return nil
+	}
+	if fd < 3 {
+		return fmt.Errorf("--tool-bridge-fd %d is one of stdin, stdout or stderr", fd)
+	}
+	if typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE); err != nil || typ != unix.SOCK_SEQPACKET {
+		return fmt.Errorf("--tool-bridge-fd %d is no SOCK_SEQPACKET socket", fd)
+	}
+	return nil
+}
 
-// toolBridgeDialer dials the socket name in the folder at fd 3; nil
-// without a name. The name is one path element.
-func toolBridgeDialer(name string) (func() (net.Conn, error), error) {
-	if name == "" {
+// bridgeChannel is the channel at fd (nil for 0), its fd closed once the
+// connection holds its own.
+func bridgeChannel(fd int) (*net.UnixConn, error) {
+	if fd == 0 {
 		return nil, nil
 	}
-	if name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
-		return nil, fmt.Errorf("--tool-bridge %q is not one name", name)
+	f := os.NewFile(uintptr(fd), "tool-bridge")
+	defer f.Close()
+	ch, err := connpass.Channel(f)
+	if err != nil {
+		return nil, fmt.Errorf("--tool-bridge-fd: %w", err)
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(bridgeFD, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return nil, errors.New("--tool-bridge: fd 3 is no open folder")
-	}
-	path := "/proc/self/fd/" + strconv.Itoa(bridgeFD) + "/" + name
-	return func() (net.Conn, error) { return net.Dial("unix", path) }, nil
+	return ch, nil
 }

@@ -5,8 +5,9 @@
 //
 // It serves CONNECT host:port tunnels (for TLS) and absolute-form
 // http:// requests, one request per connection; origin-form requests
-// under /_link/ go to Link's own routes (Config.Routes: the tool bridge,
-// sealed secrets) and are never forwarded, as do absolute-form ones for a
+// under /_link/ go to Link's own routes (Config.Routes: sealed secrets;
+// a tool call's connection is passed whole to the tool bridge on
+// Config.ToolBridge, internal/connpass) and are never forwarded, as do absolute-form ones for a
 // /_link/ path at a loopback host (a client that sends the sandbox's own
 // 127.0.0.1 through HTTP_PROXY, as curl does).
 //

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/connpass"
 	"lnk.dev/lnk/internal/testenv"
 )
 
@@ -171,18 +171,23 @@ func TestStartRefusesALinkedFolder(t *testing.T) {
 	}
 }
 
-// A tool call goes to the tool bridge byte for byte, body and all; one
-// declared over 8 MB is refused before it.
+// A tool call's connection is passed to the tool bridge with every byte
+// read of it, and the bridge answers on it; one declared over 8 MB is
+// refused before it.
 func TestToolRoute(t *testing.T) {
-	bridge := filepath.Join(t.TempDir(), "bridge.sock")
-	ln, err := net.Listen("unix", bridge)
+	recv, send, err := connpass.Pair()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
+	rc, _ := connpass.Channel(recv)
+	sc, _ := connpass.Channel(send)
+	recv.Close()
+	send.Close()
+	t.Cleanup(func() { rc.Close(); sc.Close() })
 	go func() {
+		r := connpass.NewReceiver(rc)
 		for {
-			c, err := ln.Accept()
+			c, err := r.Receive()
 			if err != nil {
 				return
 			}
@@ -198,18 +203,21 @@ func TestToolRoute(t *testing.T) {
 		}
 	}()
 	tp := startProxy(t, caps.Compiled{}, func(c *Config) {
-		c.ToolBridge = func() (net.Conn, error) { return net.Dial("unix", bridge) }
+		c.ToolBridge = sc
 	})
 	resp, body, c, _ := tp.ask(t, "POST /_link/s/sek/mcp/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 7\r\n\r\n{\"a\":1}")
 	if resp.StatusCode != 200 || body != `/_link/s/sek/mcp/notes {"a":1}` {
 		t.Fatalf("tool route: %s %q", resp.Status, body)
 	}
-	c.Close() // the client is done: the relay ends and is logged
+	c.Close()
 	resp, _, _, _ = tp.ask(t, fmt.Sprintf("POST /_link/s/sek/mcp/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n", MaxRouteBody+1))
 	if resp.StatusCode != 413 {
 		t.Fatalf("oversized tool call: %s", resp.Status)
 	}
 	ev := tp.log.waitFor(t, func(e Event) bool { return e.Kind == "route" && e.Decision == "allow" })
+	if ev.Reason != "passed to the tool bridge" || ev.Up == 0 {
+		t.Errorf("the pass's log line: %+v", ev)
+	}
 	if strings.Contains(fmt.Sprintf("%+v", ev), "sek") {
 		t.Fatalf("the log holds the route's secret: %+v", ev)
 	}

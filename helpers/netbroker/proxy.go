@@ -38,11 +38,12 @@ type Config struct {
 	DialTimeout time.Duration
 	// Now is the clock for per_minute (time.Now if nil).
 	Now func() time.Time
-	// ToolBridge dials the sandbox's tool bridge (services/toolbridge):
-	// requests under /_link/s/<secret>/mcp/ are relayed to it byte for
-	// byte, one per connection, and it checks the secret. Refused with
-	// 404 if nil.
-	ToolBridge func() (net.Conn, error)
+	// ToolBridge is the channel to the sandbox's tool bridge
+	// (services/toolbridge; a SOCK_SEQPACKET socket, internal/connpass):
+	// the connection of each request under /_link/s/<secret>/mcp/ is
+	// passed to it, with the bytes read of it so far, and the bridge
+	// checks the secret and answers. Refused with 404 if nil.
+	ToolBridge *net.UnixConn
 	// LocalModelPorts are the [localhost] ports a local model serves on:
 	// reached by plain http requests for inference only (its admin API
 	// gets a 403), never by CONNECT.

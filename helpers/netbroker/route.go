@@ -1,14 +1,13 @@
 package netbroker
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
+
+	"lnk.dev/lnk/internal/connpass"
 )
 
 // route hands an origin-form request under /_link/ to Config.Routes,
@@ -42,10 +41,11 @@ func isToolRoute(path string) bool {
 	return ok && strings.HasPrefix(rest, "mcp/")
 }
 
-// toolRoute relays one request to the tool bridge, which checks the
-// route's secret: the bytes read so far, then both ways until the end.
-// A body declared over 8 MB is refused here (413); the bridge bounds a
-// chunked one itself.
+// toolRoute passes the connection of one request to the tool bridge,
+// which checks the route's secret and answers the client itself: the
+// bytes read so far go with it (internal/connpass), and nothing of the
+// call passes through the proxy after. A body declared over 8 MB is
+// refused here (413); the bridge bounds a chunked one itself.
 func (p *Proxy) toolRoute(c net.Conn, req *http.Request, raw []byte) {
 	ev := Event{Kind: "route", Host: "tool-bridge"}
 	if p.cfg.ToolBridge == nil {
@@ -56,83 +56,10 @@ func (p *Proxy) toolRoute(c net.Conn, req *http.Request, raw []byte) {
 		p.refuse(c, ev, &Refusal{Status: 413, Kind: KindTooLarge, Reason: fmt.Sprintf("a tool call's body is at most %d bytes", MaxRouteBody)})
 		return
 	}
-	up, err := p.cfg.ToolBridge()
-	if err != nil {
-		p.refuse(c, ev, &Refusal{Status: 502, Kind: KindUpstream, Reason: "the tool bridge did not answer"})
+	if err := connpass.Send(p.cfg.ToolBridge, c, raw); err != nil {
+		p.refuse(c, ev, &Refusal{Status: 502, Kind: KindUpstream, Reason: "the tool bridge did not take the request"})
 		return
 	}
-	if !p.track(nil, up) {
-		up.Close()
-		return
-	}
-	defer p.untrack(nil, up)
-	defer up.Close()
-	if _, err := up.Write(raw); err != nil {
-		return
-	}
-	var upN, downN int64
-	if wholeRequest(req, raw) {
-		// Nothing more of the client's is needed: its answer is relayed
-		// on this goroutine alone, and the connection closed after it.
-		downN, _ = copyRoute(c, up)
-	} else {
-		upN, downN = spliceRoute(c, up)
-	}
-	ev.Decision, ev.Up, ev.Down = "allow", int64(len(raw))+upN, downN
+	ev.Decision, ev.Reason, ev.Up = "allow", "passed to the tool bridge", int64(len(raw))
 	p.log(ev)
-}
-
-// wholeRequest reports whether raw, the bytes read of the connection so
-// far, hold req's headers and all of its body as its Content-Length
-// gives it (most tool calls: one small message, read in one go). A
-// chunked body, or one still to come, is relayed both ways.
-func wholeRequest(req *http.Request, raw []byte) bool {
-	if req.ContentLength < 0 || len(req.TransferEncoding) > 0 {
-		return false
-	}
-	end := headerEnd(raw)
-	return end >= 0 && int64(len(raw)-end) >= req.ContentLength
-}
-
-// headerEnd is where the headers http.ReadRequest read of raw end: after
-// the first empty line (CRLF or a bare LF, as it reads lines), or -1.
-func headerEnd(raw []byte) int {
-	for i := 0; i < len(raw); {
-		j := bytes.IndexByte(raw[i:], '\n')
-		if j < 0 {
-			return -1
-		}
-		i += j + 1
-		switch {
-		case i < len(raw) && raw[i] == '\n':
-			return i + 1
-		case i+1 < len(raw) && raw[i] == '\r' && raw[i+1] == '\n':
-			return i + 2
-		}
-	}
-	return -1
-}
-
-// spliceRoute is splice for a tool call: a small message each way, many
-// of them, so its buffers are kept for the next call rather than made
-// (32 KiB each way) and cleared for each.
-func spliceRoute(a, b net.Conn) (ab, ba int64) {
-	done := make(chan int64, 1)
-	go func() {
-		n, err := copyRoute(b, a)
-		halfClose(b, a, err)
-		done <- n
-	}()
-	ba, err := copyRoute(a, b)
-	halfClose(a, b, err)
-	ab = <-done
-	return ab, ba
-}
-
-var routeBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
-
-func copyRoute(dst, src net.Conn) (int64, error) {
-	buf := routeBufs.Get().(*[]byte)
-	defer routeBufs.Put(buf)
-	return io.CopyBuffer(dst, src, *buf)
 }

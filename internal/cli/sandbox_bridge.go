@@ -85,12 +85,17 @@ func startBridge(comp *caps.Compiled) (*sandboxBridge, error) {
 	return sb, nil
 }
 
-// hook is the bridge as the proxy reaches it; nil for no bridge.
-func (sb *sandboxBridge) hook() *sandbox.ToolBridge {
+// hook is the bridge as the proxy reaches it: a new channel to pass its
+// tool calls' connections on; nil for no bridge.
+func (sb *sandboxBridge) hook() (*sandbox.ToolBridge, error) {
 	if sb == nil {
-		return nil
+		return nil, nil
 	}
-	return &sandbox.ToolBridge{Dir: sb.run.Dir, Name: sb.run.Name(), Route: sb.run.Route()}
+	ch, err := sb.run.ProxyChannel()
+	if err != nil {
+		return nil, fmt.Errorf("tool bridge: the proxy's channel: %w", err)
+	}
+	return &sandbox.ToolBridge{Channel: ch, Route: sb.run.Route()}, nil
 }
 
 // Close ends the bridge's sessions and lets go of the store and the log.

@@ -173,7 +173,11 @@ network. Returns the command's exit status (128+N for signal N).`,
 			defer keys.Close()
 			// lnk makes the proxy's socket and starts the proxy; the
 			// sandbox starts at once, never waiting for it to serve.
-			proxy, err := startProxy(comp, spec.degraded, bridge.hook(), keys.sealedKeys())
+			hook, err := bridge.hook()
+			if err != nil {
+				return err
+			}
+			proxy, err := startProxy(comp, spec.degraded, hook, keys.sealedKeys())
 			if err != nil {
 				return err
 			}

@@ -55,13 +55,14 @@ type SealedKeys struct {
 }
 
 // ToolBridge is a sandbox's tool bridge (services/toolbridge) as its
-// proxy reaches it: the bridge's folder, handed to lnk-netbroker as fd 3
-// (so it dials the socket without a path through HOME), the socket's name
-// in it, and the route prefix holding the bridge's secret.
+// proxy reaches it: the proxy's end of a channel the bridge serves
+// (internal/connpass: a SOCK_SEQPACKET socket on which the proxy passes
+// each tool call's connection), handed to lnk-netbroker as fd 3 and
+// closed here once it runs; and the route prefix holding the bridge's
+// secret.
 type ToolBridge struct {
-	Dir   *os.File
-	Name  string
-	Route string
+	Channel *os.File
+	Route   string
 }
 
 // Stop ends the proxy (SIGTERM; SIGKILL if it has not ended within

@@ -22,11 +22,15 @@ var ErrProxyFailed = errors.New("the proxy (lnk-netbroker) failed: see its messa
 // StartProxy starts lnk-netbroker (netbrokerPath) for grants c: it makes
 // the proxy's socket and secrets, hands them to it with its grants, and
 // returns without waiting for it to serve. tb (nil: none) is the tool
-// bridge its mcp route relays to; sk (nil: none) the sealed secrets it
+// bridge its mcp route passes connections to (tb.Channel is closed
+// here); sk (nil: none) the sealed secrets it
 // serves, their values from sk.Channel. The caller runs the sandbox and
 // then calls Stop; PR_SET_PDEATHSIG (SIGTERM, from the caller's locked OS
 // thread) is only the fallback for a caller that is killed.
 func StartProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *os.File, tb *ToolBridge, sk *SealedKeys) (*Proxy, error) {
+	if tb != nil {
+		defer tb.Channel.Close() // the proxy holds its own copy
+	}
 	grants, err := json.Marshal(c)
 	if err != nil {
 		return nil, err
@@ -51,12 +55,12 @@ func StartProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *o
 	if degraded {
 		args = append(args, "--degraded")
 	}
-	// Handed fds, numbered as they come: the tool bridge's folder is
-	// always fd 3; then the keybroker's channel; then the socket.
+	// Handed fds, numbered as they come: the tool bridge's channel, the
+	// keybroker's channel, then the socket.
 	var extra []*os.File
 	if tb != nil {
-		extra = append(extra, tb.Dir) // fd 3
-		args = append(args, "--tool-bridge", tb.Name)
+		extra = append(extra, tb.Channel)
+		args = append(args, "--tool-bridge-fd", strconv.Itoa(2+len(extra)))
 		p.ToolRoute = tb.Route
 	}
 	if sk != nil && len(sk.Names) > 0 {

@@ -23,7 +23,8 @@ func BenchmarkToolsCallCost(b *testing.B) {
 			br := newBenchRoute(b, map[string]caps.Tool{"test": {Allow: []string{"echo"}}}, sv.tiny, Settings{})
 			sid := br.session(b)
 			d := newDirect(b, sv.tiny)
-			stubSock := stubServer(b, br.proxy+".stub")
+			stubSock, stubChannel := stubServer(b, br.proxy+".stub")
+			stubChannel.Close()
 			linkPid := br.r.Bridge.sessionPid(sid)
 			ways := []struct {
 				name string

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/connpass"
 )
 
 // A tools/call's time split by where it goes, each round timing the same
@@ -30,7 +32,7 @@ func BenchmarkToolsCallSplit(b *testing.B) {
 			sid := br.session(b)
 			d := newDirect(b, sv.tiny)
 			dir := filepath.Dir(br.proxy)
-			stubSock := stubServer(b, filepath.Join(dir, "stub.sock"))
+			stubSock, stubChannel := stubServer(b, filepath.Join(dir, "stub.sock"))
 			ways := []struct {
 				name string
 				call func() (string, error)
@@ -39,7 +41,7 @@ func BenchmarkToolsCallSplit(b *testing.B) {
 				{"bridge-alone", (&benchRoute{proxy: br.r.Socket, route: br.route}).caller(sid)},
 				{"base", func() (string, error) { return d.call(echoCall) }},
 				{"transport", (&benchRoute{proxy: stubSock, route: br.route}).caller(sid)},
-				{"transport-via-proxy", (&benchRoute{proxy: benchProxy(b, filepath.Join(dir, "proxy-stub.sock"), stubSock), route: br.route}).caller(sid)},
+				{"transport-via-proxy", (&benchRoute{proxy: benchProxy(b, filepath.Join(dir, "proxy-stub.sock"), stubChannel), route: br.route}).caller(sid)},
 			}
 			times := make([][]time.Duration, len(ways))
 			b.ResetTimer()
@@ -73,34 +75,57 @@ func (br *benchRoute) caller(sid string) func() (string, error) {
 
 // stubServer answers each connection's one request at once with an empty
 // JSON-RPC result: what a client's transport costs with no bridge behind.
-func stubServer(b *testing.B, sock string) string {
+// It listens on sock, and takes connections passed on the channel it
+// returns (the proxy's end) as the bridge does.
+func stubServer(b *testing.B, sock string) (string, *os.File) {
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { ln.Close() })
+	recv, send, err := connpass.Pair()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ch, err := connpass.Channel(recv)
+	recv.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ch.Close() })
 	reply := []byte("HTTP/1.1 200 OK\r\nContent-Length: 36\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n" + `{"jsonrpc":"2.0","id":7,"result":{}}`)
+	answer := func(c net.Conn) {
+		defer c.Close()
+		r := bufio.NewReader(c)
+		req, err := http.ReadRequest(r)
+		if err != nil {
+			return
+		}
+		n, _ := strconv.Atoi(req.Header.Get("Content-Length"))
+		var body bytes.Buffer
+		body.ReadFrom(&limited{r, n})
+		c.Write(reply)
+	}
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				r := bufio.NewReader(c)
-				req, err := http.ReadRequest(r)
-				if err != nil {
-					return
-				}
-				n, _ := strconv.Atoi(req.Header.Get("Content-Length"))
-				var body bytes.Buffer
-				body.ReadFrom(&limited{r, n})
-				c.Write(reply)
-			}()
+			go answer(c)
 		}
 	}()
-	return sock
+	go func() {
+		r := connpass.NewReceiver(ch)
+		for {
+			c, err := r.Receive()
+			if err != nil {
+				return
+			}
+			go answer(c)
+		}
+	}()
+	return sock, send
 }
 
 type limited struct {

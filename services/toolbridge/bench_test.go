@@ -20,6 +20,7 @@ import (
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/netbroker"
 	"lnk.dev/lnk/internal/audit"
+	"lnk.dev/lnk/internal/connpass"
 	"lnk.dev/lnk/internal/secret"
 	"lnk.dev/lnk/internal/testenv"
 	"lnk.dev/lnk/services/toolbridge/tooldef"
@@ -70,19 +71,29 @@ func newBenchRoute(b testing.TB, grants map[string]caps.Tool, tiny bool, set Set
 		b.Fatal(err)
 	}
 	b.Cleanup(run.Close)
-	sock := benchProxy(b, filepath.Join(home, "proxy.sock"), run.Socket)
+	ch, err := run.ProxyChannel()
+	if err != nil {
+		b.Fatal(err)
+	}
+	sock := benchProxy(b, filepath.Join(home, "proxy.sock"), ch)
 	return &benchRoute{proxy: sock, route: run.Route() + "test", r: run}
 }
 
-// benchProxy serves a sandbox's proxy on sock whose mcp route dials the
-// socket bridge.
-func benchProxy(b testing.TB, sock, bridge string) string {
+// benchProxy serves a sandbox's proxy on sock whose mcp route passes its
+// connections on the channel ch (the proxy's end; closed here).
+func benchProxy(b testing.TB, sock string, ch *os.File) string {
+	bridge, err := connpass.Channel(ch)
+	ch.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { bridge.Close() })
 	rules, err := netbroker.RulesFrom(&caps.Compiled{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	p, err := netbroker.New(netbroker.Config{Rules: rules, Own: map[netip.Addr]bool{}, Log: func(netbroker.Event) {}, MaxConns: 4096,
-		ToolBridge: func() (net.Conn, error) { return net.Dial("unix", bridge) }})
+		ToolBridge: bridge})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,4 +14,11 @@
 // (as the server wrote them, but for the id). Refuses: a call whose name,
 // arguments or uri is written twice or in another case, which a server
 // could read as another call than the one judged.
+//
+// A sandbox's requests reach it through its proxy, which passes each
+// one's connection on a channel the bridge made ([Running.ProxyChannel],
+// internal/connpass): the bridge reads the rest of the request from the
+// client's own connection and answers on it. What comes on that channel
+// without exactly one connected stream socket is refused and logged, and
+// at most [MaxPassed] such connections are served at once.
 package toolbridge

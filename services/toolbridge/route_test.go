@@ -13,9 +13,10 @@ import (
 )
 
 // A call through the proxy's route is answered, and its connection then
-// ended, however its request arrives: whole in one write (relayed on one
-// goroutine), a body larger than the proxy reads with its headers, a
-// chunked body, headers and body in two writes, or with bytes after it.
+// ended, however its request arrives: whole in one write, a body larger
+// than the proxy reads with its headers (the bridge reads the rest from
+// the connection passed to it), a chunked body, headers and body in two
+// writes, or with bytes after it.
 func TestRouteRelaysEveryShapeOfRequest(t *testing.T) {
 	br := newBenchRoute(t, map[string]caps.Tool{"test": {Allow: []string{"echo"}}}, true, Settings{})
 	sid := br.session(t)

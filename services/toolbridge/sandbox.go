@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
+	"lnk.dev/lnk/internal/connpass"
 	"lnk.dev/lnk/internal/ownerdir"
 )
 
@@ -33,6 +35,10 @@ type Running struct {
 	name   string
 	ln     net.Listener
 	served chan error
+
+	mu       sync.Mutex
+	channels []*net.UnixConn // the proxies' channels (ProxyChannel)
+	passed   sync.WaitGroup
 }
 
 // SandboxName names a new sandbox of agent (empty for a run with no
@@ -93,10 +99,43 @@ func (r *Running) Name() string { return r.name }
 // environment ($LNK_TOOL_<NAME>), never into a log.
 func (r *Running) Route() string { return "/_link/s/" + r.secret + "/mcp/" }
 
+// ProxyChannel is a new channel for the sandbox's proxy to pass its
+// tool calls' connections on (internal/connpass; netbroker.Config's
+// ToolBridge): the bridge serves one end until Close and returns the
+// other, for the proxy (handed to lnk-netbroker as an fd). The caller
+// closes its copy once the proxy has it.
+func (r *Running) ProxyChannel() (*os.File, error) {
+	recv, send, err := connpass.Pair()
+	if err != nil {
+		return nil, err
+	}
+	ch, err := connpass.Channel(recv)
+	recv.Close()
+	if err != nil {
+		send.Close()
+		return nil, err
+	}
+	r.mu.Lock()
+	r.channels = append(r.channels, ch)
+	r.mu.Unlock()
+	r.passed.Add(1)
+	go func() {
+		defer r.passed.Done()
+		(&Server{Bridge: r.Bridge, Secret: r.secret}).ServePassed(ch)
+	}()
+	return send, nil
+}
+
 // Close stops serving, ends every session and removes the socket.
 func (r *Running) Close() {
 	r.ln.Close()
 	<-r.served
+	r.mu.Lock()
+	for _, ch := range r.channels {
+		ch.Close()
+	}
+	r.mu.Unlock()
+	r.passed.Wait()
 	r.Bridge.Close()
 	unix.Unlinkat(int(r.Dir.Fd()), r.name, 0)
 	r.Dir.Close()

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net"
 	"sync"
+
+	"lnk.dev/lnk/internal/connpass"
 )
 
 var errHeaderCap = errors.New("request headers over the cap")
@@ -47,21 +49,12 @@ func (rr *recordingReader) stopRecording() []byte {
 	return rr.buf
 }
 
-// prefixConn replays prefix before reading on from the connection.
+// prefixConn replays the bytes read before reading on from the
+// connection (connpass.WithHead), and says when it is closed.
 type prefixConn struct {
-	net.Conn
-	prefix []byte
-	once   sync.Once
-	done   chan struct{}
-}
-
-func (c *prefixConn) Read(b []byte) (int, error) {
-	if len(c.prefix) > 0 {
-		n := copy(b, c.prefix)
-		c.prefix = c.prefix[n:]
-		return n, nil
-	}
-	return c.Conn.Read(b)
+	*connpass.Conn
+	once sync.Once
+	done chan struct{}
 }
 
 func (c *prefixConn) Close() error {

@@ -19,7 +19,7 @@ func (p *Proxy) route(c net.Conn, raw []byte) {
 		return
 	}
 	p.log(Event{Kind: "route", Decision: "allow", Reason: "handed to Link's own routes"})
-	pc := &prefixConn{Conn: c, prefix: raw, done: make(chan struct{})}
+	pc := &prefixConn{Conn: connpass.WithHead(c, raw), done: make(chan struct{})}
 	srv := &http.Server{
 		Handler:           p.cfg.Routes,
 		ReadHeaderTimeout: p.cfg.HeaderTimeout,

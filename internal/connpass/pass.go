@@ -82,6 +82,11 @@ type Conn struct {
 	head []byte
 }
 
+// WithHead is c read from head on: head's bytes first, then c's. Whoever
+// read a request's head before handing the connection on (in this
+// process or, by [Send], another) replays it so.
+func WithHead(c net.Conn, head []byte) *Conn { return &Conn{Conn: c, head: head} }
+
 // Read reads what is left of the head, then the connection.
 func (c *Conn) Read(b []byte) (int, error) {
 	if len(c.head) > 0 {

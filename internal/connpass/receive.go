@@ -61,7 +61,7 @@ func (r *Receiver) Receive() (*Conn, error) {
 	if err != nil {
 		return nil, &Refusal{"the fd could not be served: " + err.Error()}
 	}
-	return &Conn{Conn: c, head: append([]byte(nil), r.buf[:n]...)}, nil
+	return WithHead(c, append([]byte(nil), r.buf[:n]...)), nil
 }
 
 // oneSocket is the one connected stream socket the control data oob

@@ -46,10 +46,10 @@ func Bin(t testing.TB, name string) string {
 		buildDir = d
 	}
 	out := filepath.Join(buildDir, name)
-	cmd := exec.Command("go", "build", "-o", out, "lnk.dev/lnk/cmd/"+name)
+	cmd := exec.Command("go", "build", "-trimpath", "-o", out, "lnk.dev/lnk/cmd/"+name)
 	cmd.Dir = RepoRoot(t)
 	cmd.Env = append(os.Environ(), "HOME="+ownerHome, "XDG_CACHE_HOME=", "XDG_CONFIG_HOME=")
-	if name == "lnk-init" {
+	if static[name] {
 		cmd.Env = append(cmd.Env, "CGO_ENABLED=0")
 	}
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -58,6 +58,11 @@ func Bin(t testing.TB, name string) string {
 	built[name] = out
 	return out
 }
+
+// static are the programs built without cgo, as the Makefile's STATIC
+// builds them: each is started where only its own file may be executed
+// (landlock), so it can have no dynamic loader to run.
+var static = map[string]bool{"lnk-init": true, "lnk": true, "lnk-netbroker": true}
 
 // RepoRoot is the folder holding go.mod.
 func RepoRoot(t testing.TB) string {

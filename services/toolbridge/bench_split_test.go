@@ -14,6 +14,7 @@ import (
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/connpass"
+	"lnk.dev/lnk/internal/testenv"
 )
 
 // A tools/call's time split by where it goes, each round timing the same
@@ -41,7 +42,7 @@ func BenchmarkToolsCallSplit(b *testing.B) {
 				{"bridge-alone", (&benchRoute{proxy: br.r.Socket, route: br.route}).caller(sid)},
 				{"base", func() (string, error) { return d.call(echoCall) }},
 				{"transport", (&benchRoute{proxy: stubSock, route: br.route}).caller(sid)},
-				{"transport-via-proxy", (&benchRoute{proxy: benchProxy(b, filepath.Join(dir, "proxy-stub.sock"), stubChannel), route: br.route}).caller(sid)},
+				{"transport-via-proxy", (&benchRoute{proxy: benchProxy(b, testenv.Home(b), stubChannel), route: br.route}).caller(sid)},
 			}
 			times := make([][]time.Duration, len(ways))
 			b.ResetTimer()

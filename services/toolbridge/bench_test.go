@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,17 +17,17 @@ import (
 	"time"
 
 	"lnk.dev/lnk/caps"
-	"lnk.dev/lnk/helpers/netbroker"
 	"lnk.dev/lnk/internal/audit"
-	"lnk.dev/lnk/internal/connpass"
 	"lnk.dev/lnk/internal/secret"
 	"lnk.dev/lnk/internal/testenv"
+	"lnk.dev/lnk/kernel/sandbox"
 	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
 
 // benchRoute is a sandbox's path to its tools, less the relay inside the
-// sandbox: a netbroker proxy whose mcp route dials a bridge started with
-// Start, serving the tests' go-sdk server (or, with tiny, tinyServer).
+// sandbox: a real lnk-netbroker whose mcp route passes its connections to
+// a bridge started with Start (in this process, as in lnk), serving the
+// tests' go-sdk server (or, with tiny, tinyServer).
 type benchRoute struct {
 	proxy string // the proxy's socket, where post sends
 	route string
@@ -75,35 +74,32 @@ func newBenchRoute(b testing.TB, grants map[string]caps.Tool, tiny bool, set Set
 	if err != nil {
 		b.Fatal(err)
 	}
-	sock := benchProxy(b, filepath.Join(home, "proxy.sock"), ch)
+	sock := benchProxy(b, home, ch)
 	return &benchRoute{proxy: sock, route: run.Route() + "test", r: run}
 }
 
-// benchProxy serves a sandbox's proxy on sock whose mcp route passes its
-// connections on the channel ch (the proxy's end; closed here).
-func benchProxy(b testing.TB, sock string, ch *os.File) string {
-	bridge, err := connpass.Channel(ch)
-	ch.Close()
+// benchProxy starts a sandbox's proxy as lnk sandbox run does: the real
+// lnk-netbroker, in a process of its own, its socket under home, its mcp
+// route passing each connection on the channel ch (the proxy's end,
+// closed once the proxy has it). It returns the proxy's socket.
+func benchProxy(b testing.TB, home string, ch *os.File) string {
+	// The proxy's PR_SET_PDEATHSIG is its starting thread's: this one,
+	// for as long as the benchmark runs (sandbox.StartProxy).
+	runtime.LockOSThread()
+	c := &caps.Compiled{Home: home, Tools: map[string]caps.Tool{"test": {}}}
+	// Its log, a line per request, read as lnk reads it: from a pipe.
+	logR, logW, err := os.Pipe()
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { bridge.Close() })
-	rules, err := netbroker.RulesFrom(&caps.Compiled{})
+	go io.Copy(io.Discard, logR)
+	p, err := sandbox.StartProxy(c, testenv.Bin(b, "lnk-netbroker"), false, logW, &sandbox.ToolBridge{Channel: ch}, nil)
+	logW.Close()
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := netbroker.New(netbroker.Config{Rules: rules, Own: map[netip.Addr]bool{}, Log: func(netbroker.Event) {}, MaxConns: 4096,
-		ToolBridge: bridge})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		b.Fatal(err)
-	}
-	go p.Serve(ln)
-	b.Cleanup(func() { p.Close() })
-	return sock
+	b.Cleanup(func() { p.Stop() })
+	return p.Socket
 }
 
 // post sends one message on a connection of its own, as a client in the

@@ -72,3 +72,51 @@ func TestListenFDRefusesWhatIsNotItsSocket(t *testing.T) {
 		})
 	}
 }
+
+// --tool-bridge-fd takes only a SOCK_SEQPACKET socket (the tool bridge's
+// channel, internal/connpass): a pipe, a stream socket or stdin is
+// refused, said, before the proxy serves anything.
+func TestToolBridgeFDRefusesWhatIsNotAChannel(t *testing.T) {
+	testenv.Require(t, landlock.ABI() >= 1, "landlock")
+	home := testenv.Home(t)
+	grants, _ := json.Marshal(caps.Compiled{Home: home, Tools: map[string]caps.Tool{"notes": {}}})
+	for _, tc := range []struct {
+		name, fdArg, want string
+		fd                func(t *testing.T) *os.File
+	}{
+		{"a pipe", "3", "fd 3 is no SOCK_SEQPACKET socket", func(t *testing.T) *os.File {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { r.Close(); w.Close() })
+			return r
+		}},
+		{"a stream socket", "3", "fd 3 is no SOCK_SEQPACKET socket", func(t *testing.T) *os.File {
+			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			unix.Close(fds[1])
+			f := os.NewFile(uintptr(fds[0]), "stream")
+			t.Cleanup(func() { f.Close() })
+			return f
+		}},
+		{"stderr", "2", "is one of stdin, stdout or stderr", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(testenv.Bin(t, "lnk-netbroker"), "--home", home, "--tool-bridge-fd", tc.fdArg)
+			if tc.fd != nil {
+				cmd.ExtraFiles = []*os.File{tc.fd(t)}
+			}
+			cmd.Stdin = strings.NewReader(string(grants))
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			cmd.WaitDelay = 20 * time.Second
+			err := cmd.Run()
+			if err == nil || !strings.Contains(errb.String(), tc.want) || out.Len() != 0 {
+				t.Fatalf("lnk-netbroker --tool-bridge-fd with %s: %v, said %q, printed %q; want %q and nothing served", tc.name, err, errb.String(), out.String(), tc.want)
+			}
+		})
+	}
+}

@@ -198,8 +198,8 @@ func checkBridgeFD(fd int) error {
 	if fd < 3 {
 		return fmt.Errorf("--tool-bridge-fd %d is one of stdin, stdout or stderr", fd)
 	}
-	if typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE); err != nil || typ != unix.SOCK_SEQPACKET {
-		return fmt.Errorf("--tool-bridge-fd %d is no SOCK_SEQPACKET socket", fd)
+	if err := connpass.IsChannel(fd); err != nil {
+		return fmt.Errorf("--tool-bridge-fd: %w", err)
 	}
 	return nil
 }

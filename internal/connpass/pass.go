@@ -26,12 +26,20 @@ func Pair() (recv, send *os.File, err error) {
 	return os.NewFile(uintptr(fds[0]), "connpass-recv"), os.NewFile(uintptr(fds[1]), "connpass-send"), nil
 }
 
+// IsChannel refuses an fd that is not a SOCK_SEQPACKET socket.
+func IsChannel(fd int) error {
+	typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
+	if err != nil || typ != unix.SOCK_SEQPACKET {
+		return fmt.Errorf("fd %d is no SOCK_SEQPACKET socket", fd)
+	}
+	return nil
+}
+
 // Channel is f, which must be a SOCK_SEQPACKET socket, as a connection
 // for [Send] or [Receiver]; f itself can be closed after.
 func Channel(f *os.File) (*net.UnixConn, error) {
-	typ, err := unix.GetsockoptInt(int(f.Fd()), unix.SOL_SOCKET, unix.SO_TYPE)
-	if err != nil || typ != unix.SOCK_SEQPACKET {
-		return nil, fmt.Errorf("connpass: %s is no SOCK_SEQPACKET socket", f.Name())
+	if err := IsChannel(int(f.Fd())); err != nil {
+		return nil, fmt.Errorf("connpass: %s: %w", f.Name(), err)
 	}
 	c, err := net.FileConn(f)
 	if err != nil {

@@ -1,7 +1,9 @@
 // Package netbroker is lnk-netbroker's filtering proxy: a sandbox's only
 // way to the network. One proxy serves one sandbox, on a unix socket the
-// sandbox builder binds into the sandbox (a relay inside forwards
-// 127.0.0.1:<port> to it).
+// sandbox builder binds into the sandbox (a relay inside passes each
+// connection to 127.0.0.1:<port> to it: the marker byte with the TCP
+// connection's fd, internal/connpass; the proxy then serves that TCP
+// connection itself, and takes nothing else with an fd).
 //
 // It serves CONNECT host:port tunnels (for TLS) and absolute-form
 // http:// requests, one request per connection; origin-form requests

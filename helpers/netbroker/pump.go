@@ -3,20 +3,23 @@ package netbroker
 import (
 	"errors"
 	"io"
-	"net"
 	"sync"
 )
 
-// A tunnel's bytes from the sandbox's unix socket are copied through
-// this process in pooled buffers, not spliced; bytes from an upstream TCP
-// socket are spliced. Measured here (x-cpu of BenchmarkTunnelThroughput
-// and BenchmarkTunnelDownload, CPU a GiB over a direct transfer's):
-// splicing unix→pipe→TCP cost 1.6-2.5x against 1.25-1.5x for a read and
-// a write through a 256 KiB buffer, while splicing TCP→unix cost
-// 1.03-1.07x against 1.25-1.31x pumped. A pumped direction starts with a
+// A tunnel's bytes are copied through this process in pooled buffers,
+// each way, not spliced. Measured on this kind of machine, 1 GiB in
+// turns with a direct transfer (the x-cpu and MiB/s of
+// BenchmarkTunnelThroughputViaRelay, BenchmarkTunnelDownloadViaRelay and
+// BenchmarkTunnelDownload): the sandbox's TCP connection to an upstream's
+// (the relay passes it, passed.go), 1395-1408 MiB/s and 1142-1152 ms of
+// CPU a GiB pumped against 1169-1171 and 1222-1227 spliced; upstream to
+// the sandbox, 1317-1423 against 1069-1075; upstream to a client of the
+// proxy's unix socket, 1916-1921 against 1847-1870, and 851-858 ms a GiB
+// against 883-895. (On an earlier machine splicing TCP→unix had been the
+// cheaper; unix→pipe→TCP never was.) A pumped direction starts with a
 // small buffer and takes a large one only once a read fills the small
 // one, so an idle tunnel holds 32 KiB and a busy one at most 256 KiB in
-// this process (plus the kernel's pipe while splicing).
+// this process each way.
 const (
 	smallPump = 32 << 10
 	largePump = 256 << 10
@@ -58,14 +61,4 @@ func pump(dst io.Writer, src io.Reader) (n int64, err error) {
 			return n, rerr
 		}
 	}
-}
-
-// copyFrom copies src to dst until src ends, and returns the bytes
-// written: spliced in the kernel when src is a TCP socket (io.Copy finds
-// TCPConn.WriteTo), pumped otherwise (see the top of this file).
-func copyFrom(dst net.Conn, src net.Conn) (int64, error) {
-	if _, ok := src.(*net.TCPConn); ok {
-		return io.Copy(dst, src)
-	}
-	return pump(dst, src)
 }

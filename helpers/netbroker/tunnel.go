@@ -44,23 +44,24 @@ func (p *Proxy) join(c net.Conn, br *bufio.Reader, up net.Conn, ev Event) {
 			return
 		}
 	}
-	upN, downN := splice(c, up)
+	upN, downN := copyBoth(c, up)
 	ev.Decision, ev.Up, ev.Down = "allow", early+upN, downN
 	p.log(ev)
 }
 
 type closeWriter interface{ CloseWrite() error }
 
-// splice copies a→b and b→a until both directions end, passing each
-// end's EOF on as a half-close, and returns the bytes each way.
-func splice(a, b net.Conn) (ab, ba int64) {
+// copyBoth copies a→b and b→a until both directions end (pump.go),
+// passing each end's EOF on as a half-close, and returns the bytes each
+// way.
+func copyBoth(a, b net.Conn) (ab, ba int64) {
 	done := make(chan int64, 1)
 	go func() {
-		n, err := copyFrom(b, a)
+		n, err := pump(b, a)
 		halfClose(b, a, err)
 		done <- n
 	}()
-	ba, err := copyFrom(a, b)
+	ba, err := pump(a, b)
 	halfClose(a, b, err)
 	ab = <-done
 	return ab, ba

@@ -55,13 +55,23 @@ func (r *Receiver) Receive() (*Conn, error) {
 	if rerr != nil {
 		return nil, rerr
 	}
+	c, err := fileConn(fd)
+	if err != nil {
+		return nil, err
+	}
+	return WithHead(c, append([]byte(nil), r.buf[:n]...)), nil
+}
+
+// fileConn is the passed socket fd as a connection (of its own fd: fd is
+// closed).
+func fileConn(fd int) (net.Conn, error) {
 	f := os.NewFile(uintptr(fd), "passed-conn")
 	c, err := net.FileConn(f)
 	f.Close()
 	if err != nil {
 		return nil, &Refusal{"the fd could not be served: " + err.Error()}
 	}
-	return WithHead(c, append([]byte(nil), r.buf[:n]...)), nil
+	return c, nil
 }
 
 // oneSocket is the one connected stream socket the control data oob

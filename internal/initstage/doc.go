@@ -31,8 +31,12 @@
 //  5. sets NO_NEW_PRIVS and execs the command with bubblewrap's
 //     environment.
 //
-// The relay forwards each connection on its TCP listener to the proxy's
-// unix socket bound in at the plan's path. Its domain is not an ancestor
+// The relay passes each connection on its TCP listener to the proxy: on
+// a connection of its own to the proxy's unix socket bound in at the
+// plan's path, the marker byte with the accepted connection's fd
+// (internal/connpass), and then closes both. No byte of the sandbox's
+// traffic passes through the relay; the proxy serves the sandbox's TCP
+// connection itself. Its domain is not an ancestor
 // of the command's, so landlock refuses the command ptrace and (ABI 6)
 // signals to it; seccomp refuses ptrace to everyone.
 //

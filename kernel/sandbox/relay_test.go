@@ -1,17 +1,21 @@
 package sandbox_test
 
 import (
+	"bufio"
 	"net"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/connpass"
 	"lnk.dev/lnk/kernel/sandbox"
 )
 
 // testProxy answers every request on a unix socket with the request line
-// it got, as a real proxy's socket would be bound in.
+// it got, as a real proxy's socket would be bound in, and says whether
+// the relay passed it the sandbox's TCP connection (internal/connpass)
+// or sent the bytes itself.
 func testProxy(t *testing.T, dir string) string {
 	t.Helper()
 	sock := filepath.Join(dir, "proxy.sock")
@@ -19,7 +23,31 @@ func testProxy(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	serveFirstLines(t, l, func(line string) string { return "HTTP/1.0 200 OK\r\n\r\nproxy-saw: " + line + "\n" })
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				n, passed, err := connpass.FirstRead(c.(*net.UnixConn), buf)
+				if err != nil {
+					return
+				}
+				var conn net.Conn = connpass.WithHead(c, buf[:n])
+				how := "sent"
+				if passed != nil {
+					defer passed.Close()
+					conn, how = passed, "passed a "+passed.LocalAddr().Network()+" connection"
+				}
+				line, _ := bufio.NewReader(conn).ReadString('\n')
+				conn.Write([]byte("HTTP/1.0 200 OK\r\n\r\nproxy-saw (" + how + "): " + strings.TrimSpace(line) + "\n"))
+			}()
+		}
+	}()
 	return sock
 }
 
@@ -36,7 +64,7 @@ echo "proxy=$HTTPS_PROXY all=$ALL_PROXY"`
 	if code != 0 {
 		t.Fatalf("code %d: %s", code, errs)
 	}
-	if !strings.Contains(out, "proxy-saw: GET http://example.test/ HTTP/1.0") {
+	if !strings.Contains(out, "proxy-saw (passed a tcp connection): GET http://example.test/ HTTP/1.0") {
 		t.Fatalf("the request did not reach the proxy: %q %s", out, errs)
 	}
 	if strings.Contains(out, "OTHER-PORT-OPEN") {

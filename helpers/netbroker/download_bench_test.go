@@ -35,22 +35,26 @@ func receive(size int) func(c net.Conn, err error) error {
 
 // BenchmarkTunnelDownload: BenchmarkTunnelThroughput the other way, as a
 // download reads it: 1 GiB from a server through the tunnel beside the
-// same over direct loopback TCP, four pairs in turns.
+// same over direct loopback TCP, four pairs in turns, each way in (vias).
 func BenchmarkTunnelDownload(b *testing.B) {
 	const size, pairs = 1 << 30, 4
 	ln := sourceServer(b, size)
 	port := uint16(ln.Addr().(*net.TCPAddr).Port)
-	sock := benchProxy(b, port)
-	var link, base measure
-	var ratios []float64
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		ratios = append(ratios, inTurns(b, pairs, &base, &link,
-			func() error { return receive(size)(direct(port)) },
-			func() error { return receive(size)(viaProxy(sock, port)) })...)
+	for _, v := range vias {
+		b.Run("via="+v.name, func(b *testing.B) {
+			dial := v.dial(b, benchProxy(b, port), port)
+			var link, base measure
+			var ratios []float64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				ratios = append(ratios, inTurns(b, pairs, &base, &link,
+					func() error { return receive(size)(direct(port)) },
+					func() error { return receive(size)(dial()) })...)
+			}
+			link.report(b, "link", size)
+			base.report(b, "base", size)
+			b.ReportMetric(link.cpu.Seconds()/base.cpu.Seconds(), "x-cpu")
+			b.ReportMetric(medianOf(ratios), "x-baseline")
+		})
 	}
-	link.report(b, "link", size)
-	base.report(b, "base", size)
-	b.ReportMetric(link.cpu.Seconds()/base.cpu.Seconds(), "x-cpu")
-	b.ReportMetric(medianOf(ratios), "x-baseline")
 }

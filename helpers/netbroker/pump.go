@@ -9,8 +9,8 @@ import (
 // A tunnel's bytes are copied through this process in pooled buffers,
 // each way, not spliced. Measured on this kind of machine, 1 GiB in
 // turns with a direct transfer (the x-cpu and MiB/s of
-// BenchmarkTunnelThroughputViaRelay, BenchmarkTunnelDownloadViaRelay and
-// BenchmarkTunnelDownload): the sandbox's TCP connection to an upstream's
+// BenchmarkTunnelThroughput and BenchmarkTunnelDownload, via=relay and
+// via=socket): the sandbox's TCP connection to an upstream's
 // (the relay passes it, passed.go), 1395-1408 MiB/s and 1142-1152 ms of
 // CPU a GiB pumped against 1169-1171 and 1222-1227 spliced; upstream to
 // the sandbox, 1317-1423 against 1069-1075; upstream to a client of the

@@ -12,29 +12,14 @@ import (
 // to the proxy's socket (the marker byte with its fd), carrying no byte
 // itself. It returns the relay's address.
 func benchRelay(b *testing.B, sock string) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				u, err := net.Dial("unix", sock)
-				if err != nil {
-					return
-				}
-				defer u.Close()
-				connpass.SendOnStream(u.(*net.UnixConn), c)
-			}()
+	return serveEach(b, func(c net.Conn) {
+		u, err := net.Dial("unix", sock)
+		if err != nil {
+			return
 		}
-	}()
-	return ln.Addr().String()
+		defer u.Close()
+		connpass.SendOnStream(u.(*net.UnixConn), c)
+	}).Addr().String()
 }
 
 // via is a way a client reaches the proxy in the tunnel benchmarks: on

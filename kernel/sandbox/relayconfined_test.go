@@ -16,7 +16,7 @@ import (
 // up and serving when its threads are read.
 func TestRelayEveryThreadConfined(t *testing.T) {
 	w := newWorld(t)
-	sock := testProxy(t, t.TempDir())
+	sock, _ := testProxy(t, t.TempDir())
 	c := compile(t, w, caps.Grants{Commands: []string{"bash", "cat", "grep"}})
 	script := `exec 3<>/dev/tcp/127.0.0.1/${HTTP_PROXY##*:}
 printf 'GET http://example.test/ HTTP/1.0\r\n\r\n' >&3

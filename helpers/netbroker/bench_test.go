@@ -1,17 +1,23 @@
 package netbroker
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
-	"path/filepath"
+	"os"
+	"os/exec"
 	"runtime"
 	"sort"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/testenv"
 )
 
 // sinkServer reads size bytes from each connection (or to its end),
@@ -52,24 +58,47 @@ func serveEach(b *testing.B, handle func(net.Conn)) net.Listener {
 	return ln
 }
 
-// benchProxy serves a proxy granting port, for benchmarks.
-func benchProxy(b *testing.B, port uint16) string {
-	rules, err := RulesFrom(&caps.Compiled{LocalhostPorts: []uint16{port}})
+// benchProxy starts the proxy as lnk sandbox run does: the real
+// lnk-netbroker in a process of its own, confined (landlock, seccomp),
+// granting port on [localhost]; its log, a line per connection, read
+// from its stderr as lnk reads it. It returns the proxy's socket, and the
+// CPU time its process has used so far (for a measure's also).
+func benchProxy(b *testing.B, port uint16) (string, func() time.Duration) {
+	home := testenv.Home(b)
+	grants, err := json.Marshal(caps.Compiled{Home: home, LocalhostPorts: []uint16{port}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := New(Config{Rules: rules, Resolver: mapResolver{}, Own: map[netip.Addr]bool{}, Log: func(Event) {}, MaxConns: 4096})
+	outR, outW, err := os.Pipe()
 	if err != nil {
 		b.Fatal(err)
 	}
-	sock := filepath.Join(b.TempDir(), "p.sock")
-	ln, err := net.Listen("unix", sock)
+	logR, logW, err := os.Pipe()
 	if err != nil {
 		b.Fatal(err)
 	}
-	go p.Serve(ln)
-	b.Cleanup(func() { p.Close() })
-	return sock
+	cmd := exec.Command(testenv.Bin(b, "lnk-netbroker"), "--home", home)
+	cmd.Stdin = bytes.NewReader(grants)
+	cmd.Stdout, cmd.Stderr = outW, logW
+	err = cmd.Start()
+	outW.Close()
+	logW.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	go io.Copy(io.Discard, logR)
+	b.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		outR.Close()
+		logR.Close()
+	})
+	line, err := bufio.NewReader(outR).ReadString('\n') // its socket; then what a sandbox is told
+	if err != nil {
+		b.Fatalf("lnk-netbroker printed no socket: %v", err)
+	}
+	pid := cmd.Process.Pid
+	return strings.TrimSpace(line), func() time.Duration { return childCPU(pid) }
 }
 
 // viaProxy opens a CONNECT tunnel to 127.0.0.1:port.
@@ -106,9 +135,10 @@ func BenchmarkTunnelThroughput(b *testing.B) {
 	port := uint16(ln.Addr().(*net.TCPAddr).Port)
 	for _, v := range vias {
 		b.Run("via="+v.name, func(b *testing.B) {
-			dial := v.dial(b, benchProxy(b, port), port)
+			sock, proxyCPU := benchProxy(b, port)
+			dial := v.dial(b, sock, port)
 			buf := make([]byte, 1<<20)
-			var link, base measure
+			link, base := measure{also: proxyCPU}, measure{}
 			var ratios []float64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -141,7 +171,8 @@ func BenchmarkConnectSetup(b *testing.B) {
 	}
 	for _, v := range vias {
 		b.Run("via="+v.name, func(b *testing.B) {
-			dial := v.dial(b, benchProxy(b, port), port)
+			sock, _ := benchProxy(b, port)
+			dial := v.dial(b, sock, port)
 			var link, base []time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -165,26 +196,33 @@ func BenchmarkConnectSetup(b *testing.B) {
 }
 
 // BenchmarkConnectsPerSecond: tunnels opened (and one byte echoed) a
-// second from parallel clients, beside direct connections.
+// second from parallel clients, beside direct connections, each way in
+// (vias).
 func BenchmarkConnectsPerSecond(b *testing.B) {
 	ln := echoBench(b)
 	port := uint16(ln.Addr().(*net.TCPAddr).Port)
-	sock := benchProxy(b, port)
-	var link, base measure
-	var linkN, baseN float64
-	for i := 0; i < 2; i++ { // in turns, twice: the machine's load shifts
-		linkN += connects(b, &link, func() (net.Conn, error) { return viaProxy(sock, port) })
-		baseN += connects(b, &base, func() (net.Conn, error) { return direct(port) })
+	for _, v := range vias {
+		b.Run("via="+v.name, func(b *testing.B) {
+			sock, proxyCPU := benchProxy(b, port)
+			dial := v.dial(b, sock, port)
+			link, base := measure{also: proxyCPU}, measure{}
+			var linkN, baseN float64
+			for i := 0; i < 2; i++ { // in turns, twice: the machine's load shifts
+				linkN += connects(b, &link, dial)
+				baseN += connects(b, &base, func() (net.Conn, error) { return direct(port) })
+			}
+			linkRate, baseRate := linkN/link.wall.Seconds(), baseN/base.wall.Seconds()
+			b.ReportMetric(linkRate, "link-connects/s") // target ≥ 5,000
+			b.ReportMetric(baseRate, "base-connects/s")
+			// CPU a connection (client, proxy and server together): the
+			// figure that holds on a busy machine; 2 cores give 2e6 / it
+			// a second.
+			b.ReportMetric(float64(link.cpu.Microseconds())/linkN, "link-cpu-µs/connect")
+			b.ReportMetric(float64(base.cpu.Microseconds())/baseN, "base-cpu-µs/connect")
+			b.ReportMetric(float64(runtime.NumCPU())*1e6*linkN/float64(link.cpu.Microseconds()), "link-connects/s-cpu-bound")
+			b.ReportMetric(linkRate/baseRate, "x-baseline")
+		})
 	}
-	linkRate, baseRate := linkN/link.wall.Seconds(), baseN/base.wall.Seconds()
-	b.ReportMetric(linkRate, "link-connects/s") // target ≥ 5,000
-	b.ReportMetric(baseRate, "base-connects/s")
-	// CPU a connection (client, proxy and server together): the figure
-	// that holds on a busy machine; 2 cores give 2e6 / it a second.
-	b.ReportMetric(float64(link.cpu.Microseconds())/linkN, "link-cpu-µs/connect")
-	b.ReportMetric(float64(base.cpu.Microseconds())/baseN, "base-cpu-µs/connect")
-	b.ReportMetric(float64(runtime.NumCPU())*1e6*linkN/float64(link.cpu.Microseconds()), "link-connects/s-cpu-bound")
-	b.ReportMetric(linkRate/baseRate, "x-baseline")
 }
 
 func echoBench(b *testing.B) net.Listener {

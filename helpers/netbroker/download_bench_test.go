@@ -42,8 +42,9 @@ func BenchmarkTunnelDownload(b *testing.B) {
 	port := uint16(ln.Addr().(*net.TCPAddr).Port)
 	for _, v := range vias {
 		b.Run("via="+v.name, func(b *testing.B) {
-			dial := v.dial(b, benchProxy(b, port), port)
-			var link, base measure
+			sock, proxyCPU := benchProxy(b, port)
+			dial := v.dial(b, sock, port)
+			link, base := measure{also: proxyCPU}, measure{}
 			var ratios []float64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

@@ -10,8 +10,8 @@ import (
 // beside the same transfer through smokescreen's (loopback TCP, as it is
 // deployed): four pairs in turns in one run, each way into Link (vias:
 // its socket, and a TCP connection to the sandbox's relay, as a sandbox
-// reaches it). Both format their log line; CPU time counts smokescreen's
-// process too. x-baseline is the median pair's ratio of Link's MiB/s over
+// reaches it). Each proxy is a process of its own and writes its log
+// line; CPU time counts both proxies' processes. x-baseline is the median pair's ratio of Link's MiB/s over
 // smokescreen's: ≥ 1.0 is the target.
 func BenchmarkSmokescreenThroughput(b *testing.B) {
 	const size, pairs = 1 << 30, 4
@@ -20,9 +20,10 @@ func BenchmarkSmokescreenThroughput(b *testing.B) {
 	ss, pid := smokescreen(b, port)
 	for _, v := range vias {
 		b.Run("via="+v.name, func(b *testing.B) {
-			dial := v.dial(b, loggingProxy(b, port), port)
+			sock, proxyCPU := benchProxy(b, port)
+			dial := v.dial(b, sock, port)
 			buf := make([]byte, 1<<20)
-			link, smoke := measure{}, measure{also: func() time.Duration { return childCPU(pid) }}
+			link, smoke := measure{also: proxyCPU}, measure{also: func() time.Duration { return childCPU(pid) }}
 			var ratios []float64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -48,8 +49,9 @@ func BenchmarkSmokescreenConnects(b *testing.B) {
 	ss, pid := smokescreen(b, port)
 	for _, v := range vias {
 		b.Run("via="+v.name, func(b *testing.B) {
-			dial := v.dial(b, loggingProxy(b, port), port)
-			link, smoke := measure{}, measure{also: func() time.Duration { return childCPU(pid) }}
+			sock, proxyCPU := benchProxy(b, port)
+			dial := v.dial(b, sock, port)
+			link, smoke := measure{also: proxyCPU}, measure{also: func() time.Duration { return childCPU(pid) }}
 			var linkN, smokeN float64
 			for i := 0; i < 2; i++ { // in turns, twice: the machine's load shifts
 				linkN += connects(b, &link, dial)

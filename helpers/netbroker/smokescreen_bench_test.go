@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,8 +14,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"lnk.dev/lnk/caps"
 )
 
 // smokescreenVersion is the release Link is compared with. It is built
@@ -106,27 +102,6 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 		l.left -= n
 	}
 	return len(p), nil
-}
-
-// loggingProxy is benchProxy with the proxy's real log line formatted
-// (to nowhere), as smokescreen formats its own.
-func loggingProxy(b *testing.B, port uint16) string {
-	rules, err := RulesFrom(&caps.Compiled{LocalhostPorts: []uint16{port}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := New(Config{Rules: rules, Resolver: mapResolver{}, Own: map[netip.Addr]bool{}, Log: JSONLog(io.Discard), MaxConns: 4096})
-	if err != nil {
-		b.Fatal(err)
-	}
-	sock := filepath.Join(b.TempDir(), "p.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		b.Fatal(err)
-	}
-	go p.Serve(ln)
-	b.Cleanup(func() { p.Close() })
-	return sock
 }
 
 // connectVia opens a CONNECT tunnel to 127.0.0.1:port through the HTTP

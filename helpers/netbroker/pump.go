@@ -7,8 +7,8 @@ import (
 )
 
 // A tunnel's bytes are copied through this process in pooled buffers,
-// each way, not spliced. Measured on this kind of machine, 1 GiB in
-// turns with a direct transfer (the x-cpu and MiB/s of
+// each way, not spliced. Measured on this kind of machine with the proxy
+// in the benchmark's own process, 1 GiB in turns with a direct transfer (the x-cpu and MiB/s of
 // BenchmarkTunnelThroughput and BenchmarkTunnelDownload, via=relay and
 // via=socket): the sandbox's TCP connection to an upstream's
 // (the relay passes it, passed.go), 1395-1408 MiB/s and 1142-1152 ms of

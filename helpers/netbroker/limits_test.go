@@ -84,6 +84,19 @@ func TestBoundedConnections(t *testing.T) {
 	}
 }
 
+// A connection that has sent nothing yet holds its slot as any does: a
+// sandbox can't open more than MaxConns by never sending a request.
+func TestIdleConnectionsAreBounded(t *testing.T) {
+	tp := startProxy(t, caps.Compiled{}, func(c *Config) { c.MaxConns = 2 })
+	tp.dial(t)
+	tp.dial(t) // two that send nothing
+	time.Sleep(50 * time.Millisecond) // both accepted
+	resp, body, _, _ := tp.ask(t, "GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n")
+	if resp.StatusCode != 429 || resp.Header.Get("X-Lnk-Refused") != KindBusy {
+		t.Fatalf("a third beside two idle ones: %s %q, want 429", resp.Status, body)
+	}
+}
+
 // A request under /_link/ goes to the routes' handler with its body, and
 // is never forwarded.
 func TestRoutes(t *testing.T) {

@@ -28,7 +28,7 @@ func (p *Proxy) take(c net.Conn) net.Conn {
 	case errors.As(err, &ref):
 		p.refuse(c, Event{Kind: "connect"}, malformed("a passed connection: "+ref.Reason))
 		return nil
-	case err != nil && n == 0:
+	case err != nil:
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
 			p.refuse(c, Event{Kind: "http"}, &Refusal{Status: 408, Kind: KindMalformed, Reason: "no request within " + p.cfg.HeaderTimeout.String()})

@@ -137,6 +137,14 @@ func (p *Proxy) Serve(ln net.Listener) error {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
+			// The slot is taken before the first read, so connections
+			// that send nothing are bounded as any are.
+			if !p.takeSlot(c) {
+				p.untrack(nil, c)
+				c.Close()
+				return
+			}
+			defer func() { <-p.slots }()
 			served := p.take(c) // c, or the connection a relay passed on it
 			switch {
 			case served == nil:
@@ -216,18 +224,23 @@ func (p *Proxy) untrack(ln net.Listener, c net.Conn) {
 // nothing holds one after serveConn returns.
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
 
-// serveConn reads one request and answers it: a tunnel, a forwarded
-// request or a route. One request per connection keeps every decision
-// tied to one line of the log.
-func (p *Proxy) serveConn(c net.Conn) {
+// takeSlot takes one of the proxy's MaxConns slots for c, or refuses c
+// (429, logged) when all are taken.
+func (p *Proxy) takeSlot(c net.Conn) bool {
 	select {
 	case p.slots <- struct{}{}:
-		defer func() { <-p.slots }()
+		return true
 	default:
 		p.refuse(c, Event{Kind: "connect"}, &Refusal{Status: 429, Kind: KindBusy,
 			Reason: fmt.Sprintf("this sandbox already has %d connections open through its proxy", p.cfg.MaxConns)})
-		return
+		return false
 	}
+}
+
+// serveConn reads one request and answers it (its slot taken by Serve): a tunnel, a forwarded
+// request or a route. One request per connection keeps every decision
+// tied to one line of the log.
+func (p *Proxy) serveConn(c net.Conn) {
 	c.SetReadDeadline(time.Now().Add(p.cfg.HeaderTimeout))
 	rec := &recordingReader{r: c, left: p.cfg.MaxHeaderBytes}
 	br := readers.Get().(*bufio.Reader)

@@ -26,12 +26,13 @@ func SendOnStream(u *net.UnixConn, c net.Conn) error {
 // alone, with one connected stream socket: returned as passed), or it is
 // the client's own first n bytes, with nothing attached. Anything else —
 // an fd with other bytes, two fds, the Marker with none — is a
-// *[Refusal], every fd that came closed.
+// *[Refusal], every fd that came closed. On an error nothing was read
+// (n is 0).
 func FirstRead(u *net.UnixConn, buf []byte) (n int, passed *Conn, err error) {
 	oob := make([]byte, unix.CmsgSpace(4*maxFDs))
 	n, oobn, flags, _, err := u.ReadMsgUnix(buf, oob)
 	if err != nil {
-		return n, nil, err
+		return 0, nil, err // n may be -1 (recvmsg's own)
 	}
 	if oobn == 0 && flags&unix.MSG_CTRUNC == 0 {
 		if n > 0 && buf[0] == Marker {

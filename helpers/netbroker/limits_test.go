@@ -89,7 +89,7 @@ func TestBoundedConnections(t *testing.T) {
 func TestIdleConnectionsAreBounded(t *testing.T) {
 	tp := startProxy(t, caps.Compiled{}, func(c *Config) { c.MaxConns = 2 })
 	tp.dial(t)
-	tp.dial(t) // two that send nothing
+	tp.dial(t)                        // two that send nothing
 	time.Sleep(50 * time.Millisecond) // both accepted
 	resp, body, _, _ := tp.ask(t, "GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n")
 	if resp.StatusCode != 429 || resp.Header.Get("X-Lnk-Refused") != KindBusy {

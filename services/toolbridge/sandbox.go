@@ -27,10 +27,8 @@ type Running struct {
 	Sandbox string
 	// Socket is the socket's path, mode 0600 in a 0700 folder.
 	Socket string
-	// Dir is the socket's folder, held open (O_PATH): the proxy dials
-	// through it, never through a path under HOME.
-	Dir *os.File
 
+	dir    *os.File // the socket's folder, held: it is removed through it
 	secret string
 	name   string
 	ln     net.Listener
@@ -85,14 +83,11 @@ func Start(home, sandbox string, b *Bridge) (*Running, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("toolbridge: chmod %s: %w", r.Socket, err)
 	}
-	r.Dir = os.NewFile(uintptr(fd), filepath.Dir(r.Socket))
+	r.dir = os.NewFile(uintptr(fd), filepath.Dir(r.Socket))
 	r.ln = ln
 	go func() { r.served <- (&Server{Bridge: b, Secret: r.secret}).Serve(ln) }()
 	return r, nil
 }
-
-// Name is the socket's name in Dir.
-func (r *Running) Name() string { return r.name }
 
 // Route is the path prefix a sandbox reaches its tools at through its
 // proxy, "/_link/s/<secret>/mcp/": it goes only into the sandbox's
@@ -137,8 +132,8 @@ func (r *Running) Close() {
 	r.mu.Unlock()
 	r.passed.Wait()
 	r.Bridge.Close()
-	unix.Unlinkat(int(r.Dir.Fd()), r.name, 0)
-	r.Dir.Close()
+	unix.Unlinkat(int(r.dir.Fd()), r.name, 0)
+	r.dir.Close()
 }
 
 func randomHex(n int) string {

@@ -1,11 +1,11 @@
 // Command lnk-init is the sandbox's first stage, built static
 // (CGO_ENABLED=0) so it starts fast and needs no library inside the
-// sandbox. bubblewrap runs it as `lnk-init --plan-fd N`; it confines
-// itself by the plan (landlock, seccomp, NO_NEW_PRIVS) and execs the
-// command; --lifeline-fd M (where lnk waits beside the sandbox) ends it
-// all once lnk is gone. `lnk-init relay SOCKET` is the proxy relay it
-// starts. The
-// logic is internal/initstage.
+// sandbox. bubblewrap runs it as `lnk-init --plan-fd N [--relay-fd R]
+// [--lifeline-fd M]`; it confines itself by the plan (landlock, seccomp,
+// NO_NEW_PRIVS) and execs the command. With a relay in the plan it first
+// hands the proxy its listener on the channel R; M (where lnk waits
+// beside the sandbox) ends it all once lnk is gone. The logic is
+// internal/initstage.
 package main
 
 import (
@@ -17,27 +17,38 @@ import (
 )
 
 func main() {
-	var err error
-	switch {
-	case (len(os.Args) == 3 || len(os.Args) == 5 && os.Args[3] == "--lifeline-fd") && os.Args[1] == "--plan-fd":
-		fd, perr := strconv.Atoi(os.Args[2])
-		if perr != nil || fd < 3 {
-			err = fmt.Errorf("bad --plan-fd %q", os.Args[2])
-			break
-		}
-		life := -1
-		if len(os.Args) == 5 {
-			if life, perr = strconv.Atoi(os.Args[4]); perr != nil || life < 3 || life == fd {
-				err = fmt.Errorf("bad --lifeline-fd %q", os.Args[4])
-				break
-			}
-		}
-		err = initstage.Run(fd, life)
-	case len(os.Args) == 3 && os.Args[1] == initstage.RelayArg:
-		err = initstage.RunRelay(os.Args[2])
-	default:
-		err = fmt.Errorf("usage: lnk-init --plan-fd N [--lifeline-fd M] | lnk-init relay SOCKET (lnk sandbox run starts it)")
-	}
+	err := run(os.Args[1:])
 	fmt.Fprintf(os.Stderr, "lnk-init: %v\n", err)
 	os.Exit(126)
+}
+
+const usage = "usage: lnk-init --plan-fd N [--relay-fd R] [--lifeline-fd M] (lnk sandbox run starts it)"
+
+// run parses the fds, in that order, each an fd above 2 given once, and
+// runs the first stage. It returns only on failure.
+func run(args []string) error {
+	fds := map[string]int{"--plan-fd": -1, "--relay-fd": -1, "--lifeline-fd": -1}
+	order := []string{"--plan-fd", "--relay-fd", "--lifeline-fd"}
+	seen := map[int]bool{}
+	next := 0
+	for len(args) > 0 {
+		for next < len(order) && order[next] != args[0] {
+			next++
+		}
+		if next == len(order) || len(args) < 2 {
+			return fmt.Errorf("%s", usage)
+		}
+		fd, err := strconv.Atoi(args[1])
+		if err != nil || fd < 3 || seen[fd] {
+			return fmt.Errorf("bad %s %q", args[0], args[1])
+		}
+		seen[fd] = true
+		fds[args[0]] = fd
+		args = args[2:]
+		next++
+	}
+	if fds["--plan-fd"] < 0 {
+		return fmt.Errorf("%s", usage)
+	}
+	return initstage.Run(fds["--plan-fd"], fds["--lifeline-fd"], fds["--relay-fd"])
 }

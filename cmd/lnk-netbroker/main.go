@@ -29,6 +29,12 @@
 // its connection and the bytes read of it, to the sandbox's tool bridge
 // on the channel handed to it as fd N (internal/connpass, a
 // SOCK_SEQPACKET socket): it reaches the bridge through nothing else.
+//
+// With --relay-fd N it takes the sandbox's listener on 127.0.0.1, handed
+// once by the sandbox's first stage on the channel at fd N (a
+// SOCK_SEQPACKET socket only the two hold), and accepts the sandbox's
+// connections on it as on its socket, holding the lifeline that came
+// with it until it stops.
 package main
 
 import (
@@ -58,11 +64,12 @@ func main() {
 	home := flag.String("home", os.Getenv("HOME"), "the owner's HOME")
 	degraded := flag.Bool("degraded", false, "run without landlock or seccomp where the kernel lacks them")
 	bridge := flag.Int("tool-bridge-fd", 0, "the channel to the tool bridge (SOCK_SEQPACKET)")
+	relay := flag.Int("relay-fd", 0, "the channel on which the sandbox hands its listener (SOCK_SEQPACKET)")
 	flag.StringVar(&sealedNames, "sealed", "", "the sealed secrets granted, comma-separated; their values come from the keybroker at --keys-fd")
 	flag.IntVar(&keysFD, "keys-fd", 0, "the channel to lnk-keybroker (SOCK_SEQPACKET)")
 	flag.IntVar(&listenFD, "listen-fd", 0, "the proxy's listening socket, made by lnk; its secret and placeholders follow the grants on stdin")
 	flag.Parse()
-	if err := run(*home, *degraded, *bridge); err != nil {
+	if err := run(*home, *degraded, *bridge, *relay); err != nil {
 		fmt.Fprintf(os.Stderr, "lnk-netbroker: %s\n", err)
 		os.Exit(1)
 	}
@@ -74,9 +81,12 @@ func main() {
 // program already confined on such a kernel, hands it the same way.
 const netDirEnv = netbroker.NetDirEnv
 
-func run(home string, degraded bool, bridge int) error {
+func run(home string, degraded bool, bridge, relay int) error {
 	parent := os.Getppid() // before anything: see the end
-	if err := checkBridgeFD(bridge); err != nil {
+	if err := checkChannelFD("--tool-bridge-fd", bridge); err != nil {
+		return err
+	}
+	if err := checkChannelFD("--relay-fd", relay); err != nil {
 		return err
 	}
 	netDir, err := openNetDir(home)
@@ -92,6 +102,9 @@ func run(home string, degraded bool, bridge int) error {
 	unix.CloseOnExec(fd)
 	if bridge > 0 {
 		unix.CloseOnExec(bridge) // kept open across landlock's re-exec only
+	}
+	if relay > 0 {
+		unix.CloseOnExec(relay) // likewise
 	}
 	if keysFD > 0 {
 		unix.CloseOnExec(keysFD) // likewise
@@ -123,12 +136,16 @@ func run(home string, degraded bool, bridge int) error {
 	if err != nil {
 		return err
 	}
-	toolBridge, err := bridgeChannel(bridge)
+	toolBridge, err := channel("--tool-bridge-fd", bridge)
+	if err != nil {
+		return err
+	}
+	relayCh, err := channel("--relay-fd", relay)
 	if err != nil {
 		return err
 	}
 	r, err := netbroker.Start(&c, netbroker.Options{Home: home, NetDir: netDir, Sealed: sealed,
-		Listener: ln, Placeholders: told.Placeholders,
+		Listener: ln, Placeholders: told.Placeholders, Relay: relayCh,
 		Config: netbroker.Config{Resolver: &net.Resolver{PreferGo: true}, ToolBridge: toolBridge, SOCKSSecret: told.Secret}})
 	if err != nil {
 		return err
@@ -189,32 +206,32 @@ func confineFiles(netDir int, degraded bool) error {
 	return nil
 }
 
-// checkBridgeFD refuses a --tool-bridge-fd that is not a SOCK_SEQPACKET
-// socket (0: none), before anything else is done.
-func checkBridgeFD(fd int) error {
+// checkChannelFD refuses a channel fd (given as flag) that is not a
+// SOCK_SEQPACKET socket (0: none), before anything else is done.
+func checkChannelFD(flag string, fd int) error {
 	if fd == 0 {
 		return nil
 	}
 	if fd < 3 {
-		return fmt.Errorf("--tool-bridge-fd %d is one of stdin, stdout or stderr", fd)
+		return fmt.Errorf("%s %d is one of stdin, stdout or stderr", flag, fd)
 	}
 	if err := connpass.IsChannel(fd); err != nil {
-		return fmt.Errorf("--tool-bridge-fd: %w", err)
+		return fmt.Errorf("%s: %w", flag, err)
 	}
 	return nil
 }
 
-// bridgeChannel is the channel at fd (nil for 0), its fd closed once the
+// channel is the channel at fd (nil for 0), its fd closed once the
 // connection holds its own.
-func bridgeChannel(fd int) (*net.UnixConn, error) {
+func channel(flag string, fd int) (*net.UnixConn, error) {
 	if fd == 0 {
 		return nil, nil
 	}
-	f := os.NewFile(uintptr(fd), "tool-bridge")
+	f := os.NewFile(uintptr(fd), flag)
 	defer f.Close()
 	ch, err := connpass.Channel(f)
 	if err != nil {
-		return nil, fmt.Errorf("--tool-bridge-fd: %w", err)
+		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
 	return ch, nil
 }

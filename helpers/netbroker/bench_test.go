@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/connpass"
 	"lnk.dev/lnk/internal/testenv"
 )
 
@@ -60,10 +61,10 @@ func serveEach(b *testing.B, handle func(net.Conn)) net.Listener {
 
 // benchProxy starts the proxy as lnk sandbox run does: the real
 // lnk-netbroker in a process of its own, confined (landlock, seccomp),
-// granting port on [localhost]; its log, a line per connection, read
-// from its stderr as lnk reads it. It returns the proxy's socket, and the
-// CPU time its process has used so far (for a measure's also).
-func benchProxy(b *testing.B, port uint16) (string, func() time.Duration) {
+// granting port on [localhost], with a relay channel (--relay-fd) on
+// which a sandbox's listener may be handed; its log, a line per
+// connection, read from its stderr as lnk reads it.
+func benchProxy(b *testing.B, port uint16) *benchProc {
 	home := testenv.Home(b)
 	grants, err := json.Marshal(caps.Compiled{Home: home, LocalhostPorts: []uint16{port}})
 	if err != nil {
@@ -77,12 +78,18 @@ func benchProxy(b *testing.B, port uint16) (string, func() time.Duration) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.Command(testenv.Bin(b, "lnk-netbroker"), "--home", home)
+	relayR, relayW, err := connpass.Pair()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(testenv.Bin(b, "lnk-netbroker"), "--home", home, "--relay-fd", "3")
 	cmd.Stdin = bytes.NewReader(grants)
 	cmd.Stdout, cmd.Stderr = outW, logW
+	cmd.ExtraFiles = []*os.File{relayR}
 	err = cmd.Start()
 	outW.Close()
 	logW.Close()
+	relayR.Close()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -92,13 +99,23 @@ func benchProxy(b *testing.B, port uint16) (string, func() time.Duration) {
 		cmd.Wait()
 		outR.Close()
 		logR.Close()
+		relayW.Close()
 	})
 	line, err := bufio.NewReader(outR).ReadString('\n') // its socket; then what a sandbox is told
 	if err != nil {
 		b.Fatalf("lnk-netbroker printed no socket: %v", err)
 	}
 	pid := cmd.Process.Pid
-	return strings.TrimSpace(line), func() time.Duration { return childCPU(pid) }
+	return &benchProc{sock: strings.TrimSpace(line), relay: relayW, cpu: func() time.Duration { return childCPU(pid) }}
+}
+
+// benchProc is a running lnk-netbroker: its socket, the sending end of
+// its relay channel, and the CPU time its process has used so far (for
+// a measure's also).
+type benchProc struct {
+	sock  string
+	relay *os.File
+	cpu   func() time.Duration
 }
 
 // viaProxy opens a CONNECT tunnel to 127.0.0.1:port.
@@ -135,10 +152,10 @@ func BenchmarkTunnelThroughput(b *testing.B) {
 	port := uint16(ln.Addr().(*net.TCPAddr).Port)
 	for _, v := range vias {
 		b.Run("via="+v.name, func(b *testing.B) {
-			sock, proxyCPU := benchProxy(b, port)
-			dial := v.dial(b, sock, port)
+			px := benchProxy(b, port)
+			dial := v.dial(b, px, port)
 			buf := make([]byte, 1<<20)
-			link, base := measure{also: proxyCPU}, measure{}
+			link, base := measure{also: px.cpu}, measure{}
 			var ratios []float64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -171,8 +188,8 @@ func BenchmarkConnectSetup(b *testing.B) {
 	}
 	for _, v := range vias {
 		b.Run("via="+v.name, func(b *testing.B) {
-			sock, _ := benchProxy(b, port)
-			dial := v.dial(b, sock, port)
+			px := benchProxy(b, port)
+			dial := v.dial(b, px, port)
 			var link, base []time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -203,9 +220,9 @@ func BenchmarkConnectsPerSecond(b *testing.B) {
 	port := uint16(ln.Addr().(*net.TCPAddr).Port)
 	for _, v := range vias {
 		b.Run("via="+v.name, func(b *testing.B) {
-			sock, proxyCPU := benchProxy(b, port)
-			dial := v.dial(b, sock, port)
-			link, base := measure{also: proxyCPU}, measure{}
+			px := benchProxy(b, port)
+			dial := v.dial(b, px, port)
+			link, base := measure{also: px.cpu}, measure{}
 			var linkN, baseN float64
 			for i := 0; i < 2; i++ { // in turns, twice: the machine's load shifts
 				linkN += connects(b, &link, dial)

@@ -1,9 +1,9 @@
 // Package netbroker is lnk-netbroker's filtering proxy: a sandbox's only
-// way to the network. One proxy serves one sandbox, on a unix socket the
-// sandbox builder binds into the sandbox (a relay inside passes each
-// connection to 127.0.0.1:<port> to it: the marker byte with the TCP
-// connection's fd, internal/connpass; the proxy then serves that TCP
-// connection itself, and takes nothing else with an fd).
+// way to the network. One proxy serves one sandbox: on its unix socket,
+// and on the sandbox's own listener on 127.0.0.1:<port>, which the
+// sandbox's first stage hands it once on a channel only the two hold
+// (Options.Relay, relay.go, internal/connpass). The proxy accepts the
+// sandbox's connections there itself: no process inside relays them.
 //
 // It serves CONNECT host:port tunnels (for TLS) and absolute-form
 // http:// requests, one request per connection; origin-form requests
@@ -18,7 +18,7 @@
 // For programs that ignore HTTP_PROXY, the same socket speaks SOCKS5
 // (RFC 1928): a connection whose first byte is 0x05 (no HTTP request
 // line begins so) is served by the SOCKS5 code instead of the HTTP
-// parser — one socket, one relay, one set of limits (header timeout and
+// parser — one listener, one set of limits (header timeout and
 // cap for the handshake, the connection cap). Only username/password
 // (RFC 1929) is accepted: user "lnk", password the proxy's own secret
 // (Config.SOCKSSecret, made by [Start], compared in constant time); a

@@ -42,9 +42,9 @@ func BenchmarkTunnelDownload(b *testing.B) {
 	port := uint16(ln.Addr().(*net.TCPAddr).Port)
 	for _, v := range vias {
 		b.Run("via="+v.name, func(b *testing.B) {
-			sock, proxyCPU := benchProxy(b, port)
-			dial := v.dial(b, sock, port)
-			link, base := measure{also: proxyCPU}, measure{}
+			px := benchProxy(b, port)
+			dial := v.dial(b, px, port)
+			link, base := measure{also: px.cpu}, measure{}
 			var ratios []float64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

@@ -13,7 +13,7 @@ import (
 type Event struct {
 	Time     time.Time `json:"time"`
 	Agent    string    `json:"agent,omitempty"`
-	Kind     string    `json:"kind"` // "connect", "http" or "route"
+	Kind     string    `json:"kind"` // "connect", "http", "route" or "relay"
 	Host     string    `json:"host,omitempty"`
 	Port     uint16    `json:"port,omitempty"`
 	Addr     string    `json:"addr,omitempty"` // the checked address dialed

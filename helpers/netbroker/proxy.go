@@ -145,19 +145,9 @@ func (p *Proxy) Serve(ln net.Listener) error {
 				return
 			}
 			defer func() { <-p.slots }()
-			served := p.take(c) // c, or the connection a relay passed on it
-			switch {
-			case served == nil:
-				p.untrack(nil, c)
-				c.Close()
-				return
-			case served != c && !p.swapTracked(c, served):
-				served.Close()
-				return
-			}
-			defer p.untrack(nil, served)
-			defer served.Close()
-			p.serveConn(served)
+			defer p.untrack(nil, c)
+			defer c.Close()
+			p.serveConn(c)
 		}()
 	}
 }
@@ -197,19 +187,6 @@ func (p *Proxy) track(ln net.Listener, c net.Conn) bool {
 	if c != nil {
 		p.conns[c] = true
 	}
-	return true
-}
-
-// swapTracked tracks served in c's place: c's first bytes replayed, or
-// the connection passed on it; false once closed.
-func (p *Proxy) swapTracked(c, served net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.conns, c)
-	if p.closed {
-		return false
-	}
-	p.conns[served] = true
 	return true
 }
 

@@ -11,7 +11,7 @@ import (
 // in the benchmark's own process, 1 GiB in turns with a direct transfer (the x-cpu and MiB/s of
 // BenchmarkTunnelThroughput and BenchmarkTunnelDownload, via=relay and
 // via=socket): the sandbox's TCP connection to an upstream's
-// (the relay passes it, passed.go), 1395-1408 MiB/s and 1142-1152 ms of
+// (the relay passed it), 1395-1408 MiB/s and 1142-1152 ms of
 // CPU a GiB pumped against 1169-1171 and 1222-1227 spliced; upstream to
 // the sandbox, 1317-1423 against 1069-1075; upstream to a client of the
 // proxy's unix socket, 1916-1921 against 1847-1870, and 851-858 ms a GiB

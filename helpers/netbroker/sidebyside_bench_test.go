@@ -20,10 +20,10 @@ func BenchmarkSmokescreenThroughput(b *testing.B) {
 	ss, pid := smokescreen(b, port)
 	for _, v := range vias {
 		b.Run("via="+v.name, func(b *testing.B) {
-			sock, proxyCPU := benchProxy(b, port)
-			dial := v.dial(b, sock, port)
+			px := benchProxy(b, port)
+			dial := v.dial(b, px, port)
 			buf := make([]byte, 1<<20)
-			link, smoke := measure{also: proxyCPU}, measure{also: func() time.Duration { return childCPU(pid) }}
+			link, smoke := measure{also: px.cpu}, measure{also: func() time.Duration { return childCPU(pid) }}
 			var ratios []float64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -49,9 +49,9 @@ func BenchmarkSmokescreenConnects(b *testing.B) {
 	ss, pid := smokescreen(b, port)
 	for _, v := range vias {
 		b.Run("via="+v.name, func(b *testing.B) {
-			sock, proxyCPU := benchProxy(b, port)
-			dial := v.dial(b, sock, port)
-			link, smoke := measure{also: proxyCPU}, measure{also: func() time.Duration { return childCPU(pid) }}
+			px := benchProxy(b, port)
+			dial := v.dial(b, px, port)
+			link, smoke := measure{also: px.cpu}, measure{also: func() time.Duration { return childCPU(pid) }}
 			var linkN, smokeN float64
 			for i := 0; i < 2; i++ { // in turns, twice: the machine's load shifts
 				linkN += connects(b, &link, dial)

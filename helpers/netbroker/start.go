@@ -42,6 +42,10 @@ type Options struct {
 	// ([Listen]; socket activation): Start serves it, makes no folder
 	// or socket, and Close removes neither (the starter does).
 	Listener net.Listener
+	// Relay, if set, is the channel on which the sandbox's first stage
+	// hands its listener on 127.0.0.1 (relay.go): Start serves that
+	// listener too, once handed, and Close closes the channel.
+	Relay *net.UnixConn
 	// Placeholders, with Sealed, are the placeholders its starter chose
 	// and told the sandbox ([NewPlaceholder]): one per sealed name, in
 	// place of fresh ones.
@@ -63,6 +67,8 @@ type Running struct {
 	sock         *Socket // nil for a socket its starter made
 	served       chan error
 	ln           net.Listener
+	relay        *net.UnixConn
+	relayDone    chan struct{} // closed once serveRelay returned
 }
 
 // Start starts the proxy for one sandbox with grants c: it makes the
@@ -97,7 +103,7 @@ func Start(c *caps.Compiled, o Options) (*Running, error) {
 	if sealed != nil {
 		bindSealed(sealed, p) // before Serve: no request reads it sooner
 	}
-	r := &Running{Proxy: p, Secret: cfg.SOCKSSecret, served: make(chan error, 1)}
+	r := &Running{Proxy: p, Secret: cfg.SOCKSSecret, served: make(chan error, 1), relayDone: make(chan struct{})}
 	if sealed != nil {
 		if o.Placeholders != nil {
 			if err := takePlaceholders(sealed, o.Placeholders); err != nil {
@@ -128,6 +134,11 @@ func Start(c *caps.Compiled, o Options) (*Running, error) {
 	}
 	r.ln = ln
 	go func() { r.served <- p.Serve(ln) }()
+	if r.relay = o.Relay; r.relay != nil {
+		go r.serveRelay(r.relay)
+	} else {
+		close(r.relayDone)
+	}
 	return r, nil
 }
 
@@ -161,7 +172,11 @@ func allHex(s string) bool {
 // folder; a socket its starter made (Options.Listener) is the starter's.
 func (r *Running) Close() error {
 	r.Proxy.Close()
+	if r.relay != nil {
+		r.relay.Close() // a listener never handed is waited for no longer
+	}
 	<-r.served
+	<-r.relayDone
 	if r.sock != nil {
 		r.sock.Remove()
 	}

@@ -86,9 +86,9 @@ func buildSandboxWith(comp *caps.Compiled, argv []string, degraded bool, proxy *
 		Degraded: degraded, ExtraExec: extra,
 	}
 	if proxy != nil {
-		opt.ProxySocket = proxy.Socket
-		opt.ToolRoute = proxy.ToolRoute // the tool bridge's, when there is one (sandbox_bridge.go)
-		opt.Proxy = proxy               // its secret and sealed secrets (sandbox_sealed.go)
+		opt.RelayChannel, proxy.Relay = proxy.Relay, nil // Build takes it
+		opt.ToolRoute = proxy.ToolRoute                  // the tool bridge's, when there is one (sandbox_bridge.go)
+		opt.Proxy = proxy                                // its secret and sealed secrets (sandbox_sealed.go)
 	}
 	if with != nil {
 		with(&opt)

@@ -5,7 +5,10 @@
 // request for its tools' route to the tool bridge (services/toolbridge)
 // this way, so the bridge answers the client on its own connection and
 // the proxy relays nothing back: one hop fewer each way, and no second
-// connection made for each call.
+// connection made for each call. And the sandbox's first stage
+// (internal/initstage) hands the proxy its listener on 127.0.0.1 this way,
+// once, on a channel of its own ([PassListener], [Receiver.ReceiveListener]),
+// so the proxy accepts the sandbox's connections itself.
 //
 // # Security
 //
@@ -17,6 +20,9 @@
 // control data the kernel cut short — is refused with its reason and
 // every fd that came with it closed. The connection is then read as any
 // client's is: holding its fd gives the receiver nothing the client
-// could not already send it. The fds are close-on-exec on both sides
+// could not already send it. A handed listener is taken only as one TCP
+// socket listening on a loopback address, with at most one pipe beside it
+// (the lifeline, held and never read); anything else is refused, every
+// fd closed. The fds are close-on-exec on both sides
 // (MSG_CMSG_CLOEXEC).
 package connpass

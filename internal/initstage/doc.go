@@ -1,5 +1,5 @@
 // Package initstage is the sandbox's first stage, run as lnk-init inside
-// bubblewrap, and the proxy relay it starts: the last code between the
+// bubblewrap: the last code between the
 // sandbox's namespaces and the command.
 //
 // lnk (kernel/sandbox) writes a Plan (plan.go's NUL-separated encoding)
@@ -8,18 +8,15 @@
 //
 //  0. with --lifeline-fd M (lnk waits beside the sandbox: lifeline.go),
 //     exits at once if the lifeline has hung up, lnk gone;
-//  1. reads and closes the plan, and closes every other fd above 2;
+//  1. reads and closes the plan, and marks every other fd above 2
+//     close-on-exec;
 //  2. with a relay in the plan, listens on 127.0.0.1:<port> inside the
-//     sandbox's network namespace and starts itself as the relay
-//     (`lnk-init relay`, the listener as fd 3, /dev/null as 0 and 1)
-//     from a thread of its own already confined as the relay: a landlock
-//     domain of its own (no files but read and execute on lnk-init) and
-//     the seccomp filter, so every thread the relay ever has is born
-//     under both and it needs no re-exec; it confines its own thread once
-//     more (no files at all) before serving; the lifeline, armed first
-//     (O_ASYNC, F_SETSIG SIGKILL, this process group as owner, while
-//     still unconfined), goes to the relay as fd 4, so the kernel kills
-//     the group when lnk goes;
+//     sandbox's network namespace and hands the listener to the proxy on
+//     the channel it is given (--relay-fd R, a SOCK_SEQPACKET socket
+//     whose other end only the proxy holds; internal/connpass), with the
+//     lifeline, armed first (O_ASYNC, F_SETSIG SIGKILL, this process
+//     group as owner, while still unconfined), for the proxy to hold so
+//     the kernel kills the group when lnk goes; then closes its copies;
 //  3. restricts itself with landlock at the newest ABI: the plan's
 //     folders and files with read/write/exec, execute only on the
 //     programs [commands] lists (and their #! and ELF interpreters), TCP
@@ -31,22 +28,17 @@
 //  5. sets NO_NEW_PRIVS and execs the command with bubblewrap's
 //     environment.
 //
-// The relay passes each connection on its TCP listener to the proxy: on
-// a connection of its own to the proxy's unix socket bound in at the
-// plan's path, the marker byte with the accepted connection's fd
-// (internal/connpass), and then closes both. No byte of the sandbox's
-// traffic passes through the relay; the proxy serves the sandbox's TCP
-// connection itself. Its domain is not an ancestor
-// of the command's, so landlock refuses the command ptrace and (ABI 6)
-// signals to it; seccomp refuses ptrace to everyone.
+// No process of Link's stays inside: the proxy, outside the sandbox's
+// pid namespace, accepts the sandbox's connections on the handed listener
+// itself, and lnk-init becomes the command.
 //
 // # Security
 //
-// Holds: the plan fd (closed at once), the relay's listener, the
-// lifeline's read end (the relay; never the command). May: arm the
-// lifeline to SIGKILL its own process group inside the sandbox, create
-// a TCP listener on loopback, confine one thread as the relay and start
-// the relay from it, restrict itself, load a filter, exec the command. Trusts: the plan (written by lnk, the
+// Holds: the plan fd (closed at once), the relay channel and the
+// relay's listener until handed, the lifeline's read end until handed
+// (never the command). May: arm the lifeline to SIGKILL its own process
+// group inside the sandbox, create a TCP listener on loopback and hand
+// it to the proxy, restrict itself, load a filter, exec the command. Trusts: the plan (written by lnk, the
 // owner's own program, into an fd no one else has). Refuses: to exec the
 // command when landlock or seccomp cannot be enforced, unless the plan
 // says degraded (the owner's --degraded); a plan that does not parse, or

@@ -32,11 +32,11 @@ func lnkGone(fd int) bool {
 }
 
 // armLifeline makes the kernel itself SIGKILL this process group (lnk-init
-// become the command, the relay, and what the command starts in its group)
+// become the command, and what the command starts in its group)
 // the moment the lifeline hangs up: O_ASYNC with F_SETSIG SIGKILL and the
 // group as owner. Armed before lnk-init confines itself, so neither
 // landlock's signal scoping nor the seccomp filter stands between; the
-// relay holds the fd for as long as the sandbox runs (the command never
+// proxy holds the fd for as long as the sandbox runs (the command never
 // does). Then bubblewrap's PID 1, left without children, exits, and the
 // pid namespace with it.
 func armLifeline(fd int) error {

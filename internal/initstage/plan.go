@@ -27,7 +27,8 @@ type Plan struct {
 	BindTCP    []uint16
 	// AnyTCP leaves TCP unrestricted ([network] mode "host").
 	AnyTCP bool
-	// Relay, when set, forwards 127.0.0.1:Port to the unix socket Socket.
+	// Relay, when set, is the proxy's listener on 127.0.0.1:Port, handed
+	// to the proxy on the channel lnk-init is given (--relay-fd).
 	Relay *Relay
 	// Degraded lets the command run where landlock or seccomp is missing.
 	Degraded bool
@@ -42,10 +43,9 @@ type PathRule struct {
 	Optional bool // skipped when absent
 }
 
-// Relay is the proxy relay's listener port and the proxy's socket path.
+// Relay is the port of the proxy's listener inside the sandbox.
 type Relay struct {
-	Port   uint16
-	Socket string
+	Port uint16
 }
 
 // ErrBadPlan is a plan that does not parse or breaks a plan rule.
@@ -66,7 +66,7 @@ var ErrBadPlan = errors.New("bad sandbox plan")
 //	connect <port>       each of ConnectTCP
 //	bind <port>          each of BindTCP
 //	anytcp               AnyTCP
-//	relay <port> <sock>  Relay
+//	relay <port>         Relay
 //	degraded             Degraded
 const planHeader = "lnk-plan 1"
 
@@ -93,8 +93,8 @@ func ParsePlan(b []byte) (*Plan, error) {
 			return nil, fmt.Errorf("%w: path %q grants nothing", ErrBadPlan, r.Path)
 		}
 	}
-	if p.Relay != nil && (p.Relay.Port == 0 || !filepath.IsAbs(p.Relay.Socket)) {
-		return nil, fmt.Errorf("%w: the relay needs a port and an absolute socket path", ErrBadPlan)
+	if p.Relay != nil && p.Relay.Port == 0 {
+		return nil, fmt.Errorf("%w: the relay needs a port", ErrBadPlan)
 	}
 	return p, nil
 }
@@ -142,7 +142,7 @@ func (p *Plan) Encode() ([]byte, error) {
 		field("anytcp")
 	}
 	if p.Relay != nil {
-		field("relay", strconv.Itoa(int(p.Relay.Port)), p.Relay.Socket)
+		field("relay", strconv.Itoa(int(p.Relay.Port)))
 	}
 	if p.Degraded {
 		field("degraded")
@@ -163,7 +163,7 @@ func planFields(p *Plan) int {
 		n++
 	}
 	if p.Relay != nil {
-		n += 3
+		n += 2
 	}
 	if p.Degraded {
 		n++
@@ -233,9 +233,6 @@ func decodePlan(b []byte) (*Plan, error) {
 			r := &Relay{}
 			if r.Port, err = decodePort(next); err != nil {
 				return nil, fmt.Errorf("relay: %v", err)
-			}
-			if r.Socket, ok = next(); !ok {
-				return nil, errors.New("relay without its socket")
 			}
 			p.Relay = r
 		case "degraded":

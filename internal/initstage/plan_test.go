@@ -24,9 +24,10 @@ func TestParsePlanRefuses(t *testing.T) {
 		`lnk-plan 1|arg|/bin/sh|rule|wr|/usr|`,
 		`lnk-plan 1|arg|/bin/sh|rule|rr|/usr|`,
 		`lnk-plan 1|arg|/bin/sh|rule|r|`,
-		`lnk-plan 1|arg|/bin/sh|relay|0|/s|`,
-		`lnk-plan 1|arg|/bin/sh|relay|1|s|`,
-		`lnk-plan 1|arg|/bin/sh|relay|1|/s|relay|2|/s|`,
+		`lnk-plan 1|arg|/bin/sh|relay|0|`,
+		`lnk-plan 1|arg|/bin/sh|relay|`,
+		`lnk-plan 1|arg|/bin/sh|relay|1|/s|`,
+		`lnk-plan 1|arg|/bin/sh|relay|1|relay|2|`,
 		`lnk-plan 1|arg|/bin/sh|connect|65536|`,
 		`lnk-plan 1|arg|/bin/sh|connect|080|`,
 		`lnk-plan 1|arg|/bin/sh|connect|+8|`,
@@ -51,7 +52,7 @@ func TestPlanRoundTrip(t *testing.T) {
 			{Path: "/home/o/ünï cødé", Write: true, Exec: true},
 		},
 		ConnectTCP: []uint16{3128, 1}, BindTCP: []uint16{65535}, AnyTCP: true,
-		Relay: &initstage.Relay{Port: 3128, Socket: "/run/lnk/proxy.sock"}, Degraded: true,
+		Relay: &initstage.Relay{Port: 3128}, Degraded: true,
 	}
 	b, err := want.Encode()
 	if err != nil {

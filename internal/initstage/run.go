@@ -13,9 +13,11 @@ import (
 // Run is lnk-init's first stage: read the plan from planFD, confine,
 // exec. lifeline is the read end of lnk's lifeline (lifeline.go), -1 for
 // none: hung up already, nothing starts; with a relay, armed so the
-// kernel kills the sandbox's processes once it hangs up. It returns only
-// on failure.
-func Run(planFD, lifeline int) error {
+// kernel kills the sandbox's processes once it hangs up, and handed to
+// the proxy to hold. relayCh is the channel to the proxy on which the
+// relay's listener is handed (relay.go), -1 for none; a plan with a relay
+// needs it. It returns only on failure.
+func Run(planFD, lifeline, relayCh int) error {
 	runtime.LockOSThread()
 	if lifeline >= 0 && lnkGone(lifeline) {
 		return errLnkGone
@@ -24,14 +26,17 @@ func Run(planFD, lifeline int) error {
 	if err != nil {
 		return err
 	}
-	cloexecFrom(3) // the lifeline too: the command never holds it
+	cloexecFrom(3) // the lifeline and the channel too: the command never holds them
 	if p.Relay != nil {
+		if relayCh < 0 {
+			return fmt.Errorf("%w: a relay, and no channel to the proxy (--relay-fd)", ErrBadPlan)
+		}
 		if lifeline >= 0 {
 			if err := armLifeline(lifeline); err != nil {
 				return err
 			}
 		}
-		if err := startRelay(p.Relay, lifeline); err != nil {
+		if err := handRelay(p.Relay, relayCh, lifeline); err != nil {
 			return err
 		}
 	} else if lifeline >= 0 && lnkGone(lifeline) {
@@ -74,7 +79,7 @@ func readPlan(fd int) (*Plan, error) {
 }
 
 // cloexecFrom marks every fd from lo up close-on-exec: nothing of
-// bubblewrap's or the host's reaches the command (or the relay), and the
+// bubblewrap's or the host's reaches the command, and the
 // fds Go's runtime opened for itself (its poller, when an inherited stdio
 // was non-blocking) stay open for as long as this process runs. Closing
 // them instead broke the runtime's poller at random.

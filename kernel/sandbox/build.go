@@ -20,21 +20,26 @@ const DefaultRelayPort = 3128
 
 // Options are what Build needs beyond the grants.
 type Options struct {
-	Argv        []string // the command and its arguments
-	Dir         string   // working folder (absolute); "" or ungranted: HOME
-	InitPath    string   // lnk-init on the host
-	Bwrap       string   // bubblewrap; "" looks up bwrap on PATH
-	ProxySocket string   // the proxy's unix socket on the host; "" for none
-	RelayPort   uint16   // 0: DefaultRelayPort
-	Degraded    bool     // run without landlock or seccomp where missing
-	ExtraExec   []string // host programs bound in read-only at their own path and executable (the probes)
-	ToolRoute   string   // the tool bridge's route prefix (Proxy.ToolRoute): sets $LNK_TOOL_<NAME>
-	Proxy       *Proxy   // the started proxy: its secret and sealed secrets' variables (env.go, addProxyEnv)
+	Argv      []string // the command and its arguments
+	Dir       string   // working folder (absolute); "" or ungranted: HOME
+	InitPath  string   // lnk-init on the host
+	Bwrap     string   // bubblewrap; "" looks up bwrap on PATH
+	RelayPort uint16   // 0: DefaultRelayPort
+	Degraded  bool     // run without landlock or seccomp where missing
+	ExtraExec []string // host programs bound in read-only at their own path and executable (the probes)
+	ToolRoute string   // the tool bridge's route prefix (Proxy.ToolRoute): sets $LNK_TOOL_<NAME>
+	Proxy     *Proxy   // the started proxy: its secret and sealed secrets' variables (env.go, addProxyEnv)
+
+	// RelayChannel, if set, is the sending end of the channel on which
+	// lnk-init hands the proxy its listener in the sandbox (Proxy.Relay,
+	// internal/connpass): the sandbox then reaches the network through
+	// the proxy alone. Build takes it: it is closed once bubblewrap holds
+	// it, or if Build fails.
+	RelayChannel *os.File
 
 	// AsPid1 makes the command the sandbox's PID 1 (bwrap --as-pid-1), one
 	// process fewer: only for a command that starts no child of its own
-	// (nothing would reap it) and needs no relay (lnk-init then execs it).
-	// Ignored where a relay runs.
+	// (nothing would reap it).
 	AsPid1 bool
 }
 
@@ -68,6 +73,12 @@ var ErrFolderChanged = errors.New("a granted folder changed since its grant was 
 // Build makes the sandbox for c and opt. The caller must Exec, Start or
 // Close it.
 func Build(c *caps.Compiled, opt Options) (*Sandbox, error) {
+	ok := false
+	defer func() {
+		if !ok && opt.RelayChannel != nil {
+			opt.RelayChannel.Close() // once more if the sandbox held it: os.File closes its fd once
+		}
+	}()
 	if len(opt.Argv) == 0 {
 		return nil, errors.New("no command to run")
 	}
@@ -85,7 +96,6 @@ func Build(c *caps.Compiled, opt Options) (*Sandbox, error) {
 	if opt.Degraded && (!en.Landlock || !en.Seccomp) {
 		s.Notices = append(s.Notices, "degraded: running without "+strings.Join(missingNames(en), " and ")+" (--degraded)")
 	}
-	ok := false
 	defer func() {
 		if !ok {
 			s.Close()
@@ -115,17 +125,17 @@ func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
 		s.args = append(s.args, "--unshare-net")
 		s.Enforced.Namespaces = append(s.Enforced.Namespaces, "net")
 		s.Enforced.Network = "none"
-		if opt.ProxySocket != "" {
+		if opt.RelayChannel != nil {
 			s.Enforced.Network = "proxy"
 			relay = opt.RelayPort
 			if relay == 0 {
 				relay = DefaultRelayPort
 			}
-			s.Plan.Relay = &initstage.Relay{Port: relay, Socket: proxyInside}
+			s.Plan.Relay = &initstage.Relay{Port: relay}
 			s.Plan.ConnectTCP = []uint16{relay}
 		}
 	}
-	if opt.AsPid1 && s.Plan.Relay == nil {
+	if opt.AsPid1 {
 		s.args = append(s.args, "--as-pid-1")
 	}
 	s.args = append(s.args, "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
@@ -147,16 +157,6 @@ func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
 	}
 	if err := s.commands(c, opt); err != nil {
 		return err
-	}
-	if opt.ProxySocket != "" && relay != 0 {
-		// After every other bind: nothing granted can cover it.
-		sock, err := openNoLinks(opt.ProxySocket) // in ~/.lnk: never through a link
-		if err != nil {
-			return err
-		}
-		s.args = append(s.args, "--bind-fd")
-		s.fdArg(sock)
-		s.args = append(s.args, proxyInside)
 	}
 	// Last of the mounts: the sandbox's root (bubblewrap's tmpfs, with
 	// /etc's copies and the folders and mount points made on it) becomes
@@ -185,13 +185,15 @@ func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
 	}
 	s.args = append(s.args, "--", initInside, "--plan-fd")
 	s.rawFdArg(pf)
+	if relay != 0 {
+		s.args = append(s.args, "--relay-fd")
+		s.fdArg(opt.RelayChannel)
+		opt.RelayChannel = nil
+	}
 	return nil
 }
 
-const (
-	initInside  = "/run/lnk/init"
-	proxyInside = "/run/lnk/proxy.sock"
-)
+const initInside = "/run/lnk/init"
 
 func (s *Sandbox) rule(r initstage.PathRule) { s.Plan.Paths = append(s.Plan.Paths, r) }
 

@@ -35,11 +35,12 @@
 //     execute only on [commands] (each resolved to its file, with its #!
 //     and ELF interpreters), TCP connect only to the relay's port, signals
 //     and abstract unix sockets scoped; seccomp's deny list;
-//   - with a proxy socket: a relay inside on 127.0.0.1:RelayPort to it,
-//     and HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (and lowercase) pointing there.
-//     lnk makes the proxy's socket before lnk-netbroker starts, so the
-//     build never waits for the proxy: a connection made before it
-//     serves waits in the socket's backlog.
+//   - with a proxy (Options.RelayChannel): lnk-init listens on
+//     127.0.0.1:RelayPort and hands the listener to the proxy on that
+//     channel, and HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (and lowercase)
+//     point there. The build never waits for the proxy: a connection
+//     made before it accepts waits in the listener's backlog, and the
+//     listener in the channel until the proxy takes it.
 //
 // # Security
 //

@@ -38,11 +38,15 @@ type Proxy struct {
 	// Placeholders are the sealed secrets' placeholders, by name: the
 	// sandbox's $NAME.
 	Placeholders map[string]string
-	cmd          *exec.Cmd
-	sock         *netbroker.Socket
-	ended        chan struct{} // closed once cmd.Wait returned
-	failed       error         // set before ended closes, if it ended on its own
-	stopping     atomic.Bool
+	// Relay is the sending end of the proxy's relay channel, for Build
+	// (Options.RelayChannel), which takes it; Stop closes it if no
+	// sandbox took it.
+	Relay    *os.File
+	cmd      *exec.Cmd
+	sock     *netbroker.Socket
+	ended    chan struct{} // closed once cmd.Wait returned
+	failed   error         // set before ended closes, if it ended on its own
+	stopping atomic.Bool
 }
 
 // SealedKeys are the sealed secrets granted to a sandbox's agent, by
@@ -83,6 +87,9 @@ func (p *Proxy) Stop() error {
 			}
 		}
 		p.sock.Remove()
+		if p.Relay != nil {
+			p.Relay.Close()
+		}
 	}
 	<-p.ended
 	return p.failed

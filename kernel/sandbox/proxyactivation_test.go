@@ -165,7 +165,7 @@ func TestSandboxStartsWhileTheProxyCannotRun(t *testing.T) {
 	}
 	b := make(chan built, 1)
 	go func() {
-		s, err := sandbox.Build(c, sandbox.Options{InitPath: testenv.Bin(t, "lnk-init"), ProxySocket: p.Socket, Proxy: p,
+		s, err := sandbox.Build(c, sandbox.Options{InitPath: testenv.Bin(t, "lnk-init"), RelayChannel: p.Relay, Proxy: p,
 			Argv: []string{"bash", "-c", fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/${HTTP_PROXY##*:}
 printf 'GET http://127.0.0.1:%d/x HTTP/1.0\r\n\r\n' >&3
 echo sent

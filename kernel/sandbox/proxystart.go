@@ -13,6 +13,7 @@ import (
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/netbroker"
+	"lnk.dev/lnk/internal/connpass"
 )
 
 // ErrProxyFailed is what Proxy.Stop returns for a proxy that ended on
@@ -21,7 +22,8 @@ var ErrProxyFailed = errors.New("the proxy (lnk-netbroker) failed: see its messa
 
 // StartProxy starts lnk-netbroker (netbrokerPath) for grants c: it makes
 // the proxy's socket and secrets, hands them to it with its grants, and
-// returns without waiting for it to serve. tb (nil: none) is the tool
+// returns without waiting for it to serve; Proxy.Relay is the channel on
+// which the sandbox hands it its listener (Options.RelayChannel). tb (nil: none) is the tool
 // bridge its mcp route passes connections to (tb.Channel is closed
 // here); sk (nil: none) the sealed secrets it
 // serves, their values from sk.Channel. The caller runs the sandbox and
@@ -69,6 +71,16 @@ func StartProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *o
 	}
 	extra = append(extra, sock.File)
 	args = append(args, "--listen-fd", strconv.Itoa(2+len(extra)))
+	// The relay channel: lnk-init hands the sandbox's listener on it.
+	relayRecv, relaySend, err := connpass.Pair()
+	if err != nil {
+		sock.File.Close()
+		sock.Remove()
+		return nil, err
+	}
+	defer relayRecv.Close() // the proxy holds its own copy
+	extra = append(extra, relayRecv)
+	args = append(args, "--relay-fd", strconv.Itoa(2+len(extra)))
 	cmd := exec.Command(netbrokerPath, args...)
 	cmd.ExtraFiles = extra
 	// The proxy needs nothing of the owner's environment: whatever tokens
@@ -86,8 +98,10 @@ func StartProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *o
 	sock.File = nil
 	if err != nil {
 		sock.Remove()
+		relaySend.Close()
 		return nil, fmt.Errorf("start the proxy: %w", err)
 	}
+	p.Relay = relaySend
 	return p, nil
 }
 

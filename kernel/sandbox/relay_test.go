@@ -1,9 +1,11 @@
 package sandbox_test
 
 import (
+	"bufio"
 	"net"
-	"path/filepath"
+	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -12,71 +14,126 @@ import (
 	"lnk.dev/lnk/kernel/sandbox"
 )
 
-// testProxy answers every request on a unix socket with the request line
-// it got, as a real proxy's socket would be bound in; its listener counts
-// the connections the relay passed (internal/connpass) and those sent on
-// the socket itself.
-func testProxy(t *testing.T, dir string) (string, *passingListener) {
+// testRelay stands where the proxy stands: it takes the listener the
+// sandbox's first stage hands on the relay channel (internal/connpass)
+// and answers every request on it with the request line it got. It
+// returns the channel's sending end, for Options.RelayChannel.
+func testRelay(t *testing.T) (*os.File, *relayServer) {
 	t.Helper()
-	sock := filepath.Join(dir, "proxy.sock")
-	l, err := net.Listen("unix", sock)
+	recv, send, err := connpass.Pair()
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl := &passingListener{Listener: l}
-	serveFirstLines(t, pl, func(line string) string { return "HTTP/1.0 200 OK\r\n\r\nproxy-saw: " + line + "\n" })
-	return sock, pl
-}
-
-// passingListener accepts on a proxy's socket as the proxy does: a
-// connection passed on it is taken in its place.
-type passingListener struct {
-	net.Listener
-	passed, sent atomic.Int32
-}
-
-func (l *passingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
+	ch, err := connpass.Channel(recv)
+	recv.Close()
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
-	buf := make([]byte, 4096)
-	n, passed, err := connpass.FirstRead(c.(*net.UnixConn), buf)
-	switch {
-	case err != nil:
-		return c, nil // answered as it is: its first line never comes
-	case passed != nil:
-		c.Close()
-		l.passed.Add(1)
-		return passed, nil
-	}
-	l.sent.Add(1)
-	return connpass.WithHead(c, buf[:n]), nil
+	rs := &relayServer{done: make(chan struct{})}
+	go rs.serve(ch)
+	t.Cleanup(func() {
+		ch.Close()
+		rs.mu.Lock()
+		if rs.ln != nil {
+			rs.ln.Close()
+		}
+		rs.mu.Unlock()
+		<-rs.done
+		for _, f := range rs.held {
+			f.Close()
+		}
+	})
+	return send, rs
 }
 
+type relayServer struct {
+	mu       sync.Mutex
+	ln       net.Listener
+	held     []*os.File // what came with the listener: the lifeline
+	accepted atomic.Int32
+	done     chan struct{}
+}
+
+func (rs *relayServer) serve(ch *net.UnixConn) {
+	defer close(rs.done)
+	ln, held, err := connpass.NewReceiver(ch).ReceiveListener()
+	if err != nil {
+		return
+	}
+	rs.mu.Lock()
+	rs.ln, rs.held = ln, held
+	rs.mu.Unlock()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		rs.accepted.Add(1)
+		go func() {
+			defer c.Close()
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			c.Write([]byte("HTTP/1.0 200 OK\r\n\r\nproxy-saw: " + strings.TrimSpace(line) + "\n"))
+		}()
+	}
+}
+
+// The sandbox reaches what stands for its proxy on the relay's port, by
+// the listener its first stage handed (with lnk's lifeline, to be held
+// outside), and no other loopback port.
 func TestRelayReachesProxyAndNothingElse(t *testing.T) {
 	w := newWorld(t)
-	sock, proxy := testProxy(t, t.TempDir())
+	ch, proxy := testRelay(t)
 	c := compile(t, w, caps.Grants{Commands: []string{"bash"}})
 	script := `exec 3<>/dev/tcp/127.0.0.1/${HTTP_PROXY##*:}
 printf 'GET http://example.test/ HTTP/1.0\r\n\r\n' >&3
-cat <&3
+while read -r l <&3; do echo "$l"; done
 (exec 4<>/dev/tcp/127.0.0.1/22) 2>/dev/null && echo OTHER-PORT-OPEN
 echo "proxy=$HTTPS_PROXY all=$ALL_PROXY"`
-	code, out, errs := run(t, c, sandbox.Options{ProxySocket: sock}, "bash", "-c", script)
+	code, out, errs := run(t, c, sandbox.Options{RelayChannel: ch}, "bash", "-c", script)
 	if code != 0 {
 		t.Fatalf("code %d: %s", code, errs)
 	}
 	if !strings.Contains(out, "proxy-saw: GET http://example.test/ HTTP/1.0") {
 		t.Fatalf("the request did not reach the proxy: %q %s", out, errs)
 	}
-	if p, s := proxy.passed.Load(), proxy.sent.Load(); p != 1 || s != 0 {
-		t.Errorf("the relay passed %d connections and sent %d itself; want the one passed (it carries no byte)", p, s)
+	if n := proxy.accepted.Load(); n != 1 {
+		t.Errorf("the proxy accepted %d connections on the handed listener, want the one", n)
+	}
+	proxy.mu.Lock()
+	held := len(proxy.held)
+	proxy.mu.Unlock()
+	if held != 1 {
+		t.Errorf("%d fds came with the listener, want lnk's lifeline", held)
 	}
 	if strings.Contains(out, "OTHER-PORT-OPEN") {
 		t.Fatal("a loopback port other than the relay's was reachable")
 	}
 	if !strings.Contains(out, "proxy=http://127.0.0.1:3128 all=http://127.0.0.1:3128") {
 		t.Fatalf("proxy variables: %q", out)
+	}
+}
+
+// No process of Link's runs inside a sandbox with a relay: the proxy
+// accepts on the handed listener from outside, so the command's pid
+// namespace holds bubblewrap's PID 1, the command, and nothing else —
+// nothing there for it to ptrace or signal.
+func TestNoRelayProcessInside(t *testing.T) {
+	w := newWorld(t)
+	ch, _ := testRelay(t)
+	c := compile(t, w, caps.Grants{Commands: []string{"bash"}})
+	script := `exec 3<>/dev/tcp/127.0.0.1/${HTTP_PROXY##*:}
+for p in /proc/[0-9]*; do read -r -d '' a < $p/cmdline; echo "proc ${p#/proc/} $a"; done`
+	code, out, errs := run(t, c, sandbox.Options{RelayChannel: ch}, "bash", "-c", script)
+	if code != 0 {
+		t.Fatalf("code %d: %s", code, errs)
+	}
+	var procs []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.HasPrefix(l, "proc ") {
+			procs = append(procs, strings.TrimPrefix(l, "proc "))
+		}
+	}
+	if len(procs) != 2 || !strings.HasPrefix(procs[0], "1 ") || !strings.Contains(procs[1], "bash") {
+		t.Fatalf("processes in the sandbox: %q, want bubblewrap's PID 1 and the command alone (%s)", procs, errs)
 	}
 }

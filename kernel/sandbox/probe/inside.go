@@ -96,6 +96,8 @@ func attempt(p Probe, s Spec) (string, string) {
 			return Open, "the checking lnk's pid " + p.Arg + " is visible"
 		}
 		return Closed, ""
+	case "linkprocs":
+		return linkProcsVerdict()
 	case "fds":
 		return fdsVerdict()
 	case "env":
@@ -213,19 +215,29 @@ func socket(fam, typ, proto int) error {
 	return err
 }
 
-// pidOf is a pid given as a number, or "relay": the relay's.
-func pidOf(arg string) (int, error) {
-	if arg != "relay" {
-		return strconv.Atoi(arg)
+// pidOf is a pid given as a number.
+func pidOf(arg string) (int, error) { return strconv.Atoi(arg) }
+
+// linkProcsVerdict looks through the sandbox's /proc for a process of
+// Link's: lnk-init (or a relay it started) still running beside the
+// command. There is none to find: lnk-init execs the command, and the
+// proxy, outside, accepts the sandbox's connections itself.
+func linkProcsVerdict() (string, string) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return "skipped", err.Error()
 	}
-	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && strings.Contains(string(b), "relay\x00") {
-			return strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		arg0, _, _ := strings.Cut(string(b), "\x00")
+		if strings.Contains(arg0, "lnk-init") || strings.HasPrefix(arg0, "/run/lnk/") || strings.Contains(string(b), "\x00relay\x00") {
+			return Open, "process " + e.Name() + " is " + arg0
 		}
 	}
-	return 0, errors.New("no relay found")
+	return Closed, ""
 }
 
 func capsVerdict() (string, string) {

@@ -106,8 +106,7 @@ func List(c *caps.Compiled, h Host, allowedEnv []string) Spec {
 	add("reach the internet directly", inet, "192.0.2.1:443", inetExpect)
 	if h.RelayPort != 0 {
 		add("reach the proxy relay (control)", "tcp", "127.0.0.1:"+strconv.Itoa(h.RelayPort), Open)
-		add("ptrace the relay", "ptrace", "relay", Closed)
-		add("signal the relay", "signal", "relay", Closed)
+		add("a process of Link's inside (the proxy accepts from outside)", "linkprocs", "", Closed)
 	}
 	for _, k := range []string{"raw", "packet"} {
 		add(k+" socket", k, "", Closed)

@@ -108,28 +108,50 @@ func buildSandboxWith(comp *caps.Compiled, argv []string, degraded bool, proxy *
 // It never waits for the proxy to serve: lnk made its socket, and a
 // connection made before the proxy serves waits in its backlog.
 func startProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, sealed ...*sandbox.SealedKeys) (*sandbox.Proxy, error) {
+	p, launch, err := newProxy(comp, degraded, bridge, sealed...)
+	if p == nil || err != nil {
+		return nil, err
+	}
+	if err := launch(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// newProxy readies the grants' proxy when they need one (nil when not),
+// and returns the function that starts it: lnk sandbox run builds and
+// starts the sandbox first, and starts the proxy beside bubblewrap's own
+// setup (Sandbox.Started), from the thread lockForChildren locked.
+func newProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, sealed ...*sandbox.SealedKeys) (*sandbox.Proxy, func() error, error) {
 	var sk *sandbox.SealedKeys
 	if len(sealed) > 0 {
 		sk = sealed[0]
 	}
 	if !sandbox.NeedsProxy(comp) && sk == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	lockForChildren()
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	stderr, err := proxyStderr(comp.Home, comp.AgentName)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	p, err := sandbox.StartProxy(comp, filepath.Join(filepath.Dir(exe), "lnk-netbroker"), degraded, stderr, bridge, sk)
-	stderr.Close() // the proxy holds its own copy
+	p, err := sandbox.NewProxy(comp, filepath.Join(filepath.Dir(exe), "lnk-netbroker"), degraded, stderr, bridge, sk)
 	if err != nil {
-		proxyLogs.Wait() // what the proxy said comes before lnk's own line
+		proxyLogs.Wait()
+		return nil, nil, err
 	}
-	return p, err
+	launch := func() error {
+		err := p.Launch() // closes lnk's copy of stderr: the proxy holds its own
+		if err != nil {
+			proxyLogs.Wait() // what the proxy said comes before lnk's own line
+		}
+		return err
+	}
+	return p, launch, nil
 }
 
 // lockForChildren keeps the calling goroutine on its OS thread from the
@@ -171,13 +193,15 @@ network. Returns the command's exit status (128+N for signal N).`,
 				return err
 			}
 			defer keys.Close()
-			// lnk makes the proxy's socket and starts the proxy; the
-			// sandbox starts at once, never waiting for it to serve.
+			// lnk readies the proxy (its socket, secret and relay
+			// channel), builds and starts the sandbox, and starts the
+			// proxy beside bubblewrap's own setup, never waiting for it
+			// to serve.
 			hook, err := bridge.hook()
 			if err != nil {
 				return err
 			}
-			proxy, err := startProxy(comp, spec.degraded, hook, keys.sealedKeys())
+			proxy, launch, err := newProxy(comp, spec.degraded, hook, keys.sealedKeys())
 			if err != nil {
 				return err
 			}
@@ -187,6 +211,9 @@ network. Returns the command's exit status (128+N for signal N).`,
 			s, err := buildSandboxWith(comp, args, spec.degraded, proxy, nil)
 			if err != nil {
 				return auditRefusal("sandbox run", spec.agent, err)
+			}
+			if launch != nil {
+				s.Started = launch // the proxy starts beside bubblewrap's setup
 			}
 			for _, n := range s.Notices {
 				fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)

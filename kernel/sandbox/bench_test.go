@@ -68,13 +68,12 @@ func goHello(b *testing.B) string {
 }
 
 // BenchmarkSandboxRunTrueWithRelay is the same with [internet] on: lnk
-// starts the proxy (lnk-netbroker) and lnk-init the relay to it (target:
-// 2). lnk makes the proxy's socket and starts bubblewrap without waiting
-// for lnk-netbroker, which then starts (once: lnk starts it already
-// confined, proxyconfined.go) beside the sandbox: on 2 cores it still
-// competes for CPU with it, and lnk waits for it to stop at the end. The
-// floor counts four Go starts in series: lnk, lnk-init, the relay and
-// lnk-netbroker.
+// readies the proxy, starts bubblewrap, then lnk-netbroker beside
+// bubblewrap's setup (once: lnk starts it already confined,
+// proxyconfined.go), and lnk-init hands the proxy its listener (target:
+// 2). On 2 cores the proxy still competes for CPU with the sandbox, and
+// lnk waits for it to stop at the end. The floor counts three Go starts:
+// lnk, lnk-init and lnk-netbroker, as if in series.
 func BenchmarkSandboxRunTrueWithRelay(b *testing.B) {
 	requireBench(b)
 	lnkBin := testenv.Bin(b, "lnk")
@@ -87,7 +86,7 @@ func BenchmarkSandboxRunTrueWithRelay(b *testing.B) {
 	})
 	link, base, h := median(ds[0]), median(ds[1]), median(ds[2])
 	report(b, link, base)
-	floor := base + 4*h
+	floor := base + 3*h
 	b.ReportMetric(h, "gohello-ns/op")
 	b.ReportMetric(floor/base, "floor-x-baseline")
 	b.ReportMetric(link/floor, "link-over-floor")

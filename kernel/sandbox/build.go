@@ -50,10 +50,14 @@ type Sandbox struct {
 	Enforced Enforced
 	Notices  []string          // said at every start: host network, degraded
 	Env      map[string]string // the command's whole environment
-	args     []string          // bubblewrap's arguments, fd numbers as placeholders
-	fdArgs   map[int]int
-	files    []*os.File // handed to bubblewrap, by index; nil where raw holds it
-	raw      []int      // an fd handed as is (an /etc file: no *os.File to make), else -1
+	// Started, if set, is called by Start once bubblewrap runs, before
+	// it waits: what starts beside the sandbox's own setup (its proxy,
+	// Proxy.Launch). An error stops the sandbox, and Start returns it.
+	Started func() error
+	args    []string // bubblewrap's arguments, fd numbers as placeholders
+	fdArgs  map[int]int
+	files   []*os.File // handed to bubblewrap, by index; nil where raw holds it
+	raw     []int      // an fd handed as is (an /etc file: no *os.File to make), else -1
 }
 
 // Enforced is what the sandbox enforces, for --json-status and check.

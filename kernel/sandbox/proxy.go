@@ -43,6 +43,10 @@ type Proxy struct {
 	// sandbox took it.
 	Relay    *os.File
 	cmd      *exec.Cmd
+	home     string     // the owner's HOME, for Launch
+	path     string     // lnk-netbroker, for Launch
+	handed   []*os.File // lnk's copies of what the proxy is handed, closed once it runs
+	launched atomic.Bool
 	sock     *netbroker.Socket
 	ended    chan struct{} // closed once cmd.Wait returned
 	failed   error         // set before ended closes, if it ended on its own
@@ -74,6 +78,20 @@ type ToolBridge struct {
 // its own before (it failed to start or to serve: its own message says
 // why), Stop says so; later calls return the same.
 func (p *Proxy) Stop() error {
+	if !p.launched.Load() && p.stopping.CompareAndSwap(false, true) {
+		// Never started, or failed to (Launch closed ended): nothing to
+		// signal or wait for.
+		p.closeHanded()
+		p.sock.Remove()
+		if p.Relay != nil {
+			p.Relay.Close()
+		}
+		select {
+		case <-p.ended:
+		default:
+			close(p.ended)
+		}
+	}
 	if p.stopping.CompareAndSwap(false, true) {
 		select {
 		case <-p.ended:

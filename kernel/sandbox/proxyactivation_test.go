@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -220,5 +221,59 @@ cat <&3`, port)}})
 	r := <-done
 	if r.err != nil || r.code != 0 || !strings.Contains(rest.String(), "X-Server-Saw: GET /x HTTP/1.") {
 		t.Fatalf("after the proxy ran: exit %d, %v\n%s%s", r.code, r.err, rest.String(), errb.String())
+	}
+}
+
+// The proxy starts beside the sandbox's own setup (Sandbox.Started, as
+// lnk sandbox run does): readied first, the sandbox built and started,
+// then launched. A proxy that cannot start stops the sandbox at once,
+// its command never left running, and Start says why.
+func TestProxyThatCannotStartStopsTheSandbox(t *testing.T) {
+	w := newWorld(t)
+	c := compile(t, w, caps.Grants{Commands: []string{"sleep"}, Ports: []string{"1"}})
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := sandbox.NewProxy(c, filepath.Join(t.TempDir(), "no-lnk-netbroker"), false, devNull, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := "3600.4242"
+	s, err := sandbox.Build(c, sandbox.Options{InitPath: testenv.Bin(t, "lnk-init"), RelayChannel: p.Relay, Proxy: p,
+		Argv: []string{"sleep", mark}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Started = p.Launch
+	start := time.Now()
+	_, err = s.Start(nil, io.Discard, io.Discard, nil)
+	if err == nil || !strings.Contains(err.Error(), "start the proxy") {
+		t.Fatalf("Start: %v, want the proxy's failure to start", err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("Start returned after %s: the command ran on", d)
+	}
+	if err := p.Stop(); err != nil {
+		t.Errorf("Stop of a proxy that never ran: %v", err)
+	}
+	if _, err := os.Lstat(p.Socket); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the socket outlived Stop: %v", err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		left := false
+		for _, pr := range procs() {
+			if strings.Contains(cmdline(pr), mark) {
+				left = true
+			}
+		}
+		if !left {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the sandbox's command still runs after Start failed")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -20,24 +20,50 @@ import (
 // its own: it failed to start or to serve, and said why on its stderr.
 var ErrProxyFailed = errors.New("the proxy (lnk-netbroker) failed: see its message above; the sandbox's connections through it were refused")
 
-// StartProxy starts lnk-netbroker (netbrokerPath) for grants c: it makes
-// the proxy's socket and secrets, hands them to it with its grants, and
-// returns without waiting for it to serve; Proxy.Relay is the channel on
-// which the sandbox hands it its listener (Options.RelayChannel). tb (nil: none) is the tool
-// bridge its mcp route passes connections to (tb.Channel is closed
-// here); sk (nil: none) the sealed secrets it
-// serves, their values from sk.Channel. The caller runs the sandbox and
-// then calls Stop; PR_SET_PDEATHSIG (SIGTERM, from the caller's locked OS
-// thread) is only the fallback for a caller that is killed.
+// StartProxy is NewProxy, then Launch.
 func StartProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *os.File, tb *ToolBridge, sk *SealedKeys) (*Proxy, error) {
-	if tb != nil {
-		defer tb.Channel.Close() // the proxy holds its own copy
+	p, err := NewProxy(c, netbrokerPath, degraded, stderr, tb, sk)
+	if err != nil {
+		return nil, err
 	}
+	if err := p.Launch(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// NewProxy readies lnk-netbroker (netbrokerPath) for grants c: it makes
+// the proxy's socket, secrets and relay channel, and the command that
+// hands them to it with its grants; Launch then starts it. All a sandbox
+// is told of its proxy is chosen here, so the sandbox can be built (and
+// started) before the proxy runs: Proxy.Relay is the channel on which the
+// sandbox hands it its listener (Options.RelayChannel), and what the
+// sandbox sends before the proxy serves waits in that listener's backlog.
+// tb (nil: none) is the tool bridge its mcp route passes connections to
+// (tb.Channel is closed once the proxy holds it); sk (nil: none) the
+// sealed secrets it serves, their values from sk.Channel; stderr its
+// stderr, which it takes (closed once the proxy holds it, or by Stop).
+// The caller runs
+// the sandbox and then calls Stop; PR_SET_PDEATHSIG (SIGTERM, from the
+// OS thread that called Launch, which the caller keeps locked) is only
+// the fallback for a caller that is killed.
+func NewProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *os.File, tb *ToolBridge, sk *SealedKeys) (*Proxy, error) {
+	p := &Proxy{ended: make(chan struct{}), home: c.Home, path: netbrokerPath}
+	p.handed = append(p.handed, stderr)
+	if tb != nil {
+		p.handed = append(p.handed, tb.Channel)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			p.closeHanded()
+		}
+	}()
 	grants, err := json.Marshal(c)
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{Secret: netbroker.NewSecret(), ended: make(chan struct{})}
+	p.Secret = netbroker.NewSecret()
 	if sk != nil && len(sk.Names) > 0 {
 		p.Placeholders = map[string]string{}
 		for _, n := range sk.Names {
@@ -53,6 +79,10 @@ func StartProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *o
 		return nil, fmt.Errorf("the proxy's socket: %w", err)
 	}
 	p.Socket, p.sock = sock.Path, sock
+	// The proxy alone accepts on the socket: lnk keeps no copy once it
+	// runs, so a proxy that is gone leaves the sandbox's connections
+	// refused.
+	p.handed = append(p.handed, sock.File)
 	args := []string{"--home", c.Home}
 	if degraded {
 		args = append(args, "--degraded")
@@ -74,11 +104,11 @@ func StartProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *o
 	// The relay channel: lnk-init hands the sandbox's listener on it.
 	relayRecv, relaySend, err := connpass.Pair()
 	if err != nil {
-		sock.File.Close()
 		sock.Remove()
 		return nil, err
 	}
-	defer relayRecv.Close() // the proxy holds its own copy
+	p.handed = append(p.handed, relayRecv)
+	p.Relay = relaySend
 	extra = append(extra, relayRecv)
 	args = append(args, "--relay-fd", strconv.Itoa(2+len(extra)))
 	cmd := exec.Command(netbrokerPath, args...)
@@ -91,18 +121,37 @@ func StartProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *o
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	p.cmd = cmd
-	err = startProxyProcess(p, c.Home, netbrokerPath)
-	// The proxy alone accepts on the socket: lnk keeps no copy, so a
-	// proxy that is gone leaves the sandbox's connections refused.
-	sock.File.Close()
-	sock.File = nil
-	if err != nil {
-		sock.Remove()
-		relaySend.Close()
-		return nil, fmt.Errorf("start the proxy: %w", err)
-	}
-	p.Relay = relaySend
+	ok = true
 	return p, nil
+}
+
+// Launch starts the proxy NewProxy readied, from the calling OS thread
+// (or one of its own, proxyconfined.go), and closes lnk's copies of what
+// it handed it. On failure the proxy's socket is removed and its relay
+// channel closed: a sandbox started already finds its connections
+// refused. Called once.
+func (p *Proxy) Launch() error {
+	err := startProxyProcess(p, p.home, p.path)
+	p.closeHanded()
+	p.sock.File = nil
+	if err != nil {
+		p.sock.Remove()
+		if p.Relay != nil {
+			p.Relay.Close()
+		}
+		close(p.ended)
+		return fmt.Errorf("start the proxy: %w", err)
+	}
+	p.launched.Store(true)
+	return nil
+}
+
+// closeHanded closes lnk's copies of the fds handed to the proxy.
+func (p *Proxy) closeHanded() {
+	for _, f := range p.handed {
+		f.Close()
+	}
+	p.handed = nil
 }
 
 // waitProxy waits for the proxy to end and records how it ended.

@@ -35,9 +35,10 @@ type Status struct {
 	Enforced
 }
 
-// Start runs the sandbox as a child with stdio, reports its pid to
-// status (if not nil), forwards SIGINT, SIGTERM and SIGHUP to it, waits,
-// and returns the command's exit code (128+N for signal N).
+// Start runs the sandbox as a child with stdio, calls s.Started (if
+// set) once bubblewrap runs, reports its pid to status (if not nil),
+// forwards SIGINT, SIGTERM and SIGHUP to it, waits, and returns the
+// command's exit code (128+N for signal N).
 func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(Status)) (int, error) {
 	defer s.Close()
 	s.osFiles() // exec.Cmd hands *os.Files
@@ -79,6 +80,13 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 		return 0, fmt.Errorf("sandbox: start bubblewrap: %w", err)
 	}
 	s.Close() // the child holds them now
+	if s.Started != nil {
+		if err := s.Started(); err != nil {
+			cmd.Process.Kill() // its --die-with-parent takes the rest
+			cmd.Wait()
+			return 0, err
+		}
+	}
 	done := make(chan struct{})
 	defer close(done)
 	go func() {

@@ -9,8 +9,9 @@ BINARIES := $(patsubst cmd/%/,%,$(wildcard cmd/*/))
 # Built CGO_ENABLED=0: static, no ld.so or libc to map at every start.
 # lnk links no cgo of its own (net and os/user fall back to pure Go);
 # lnk-netbroker embeds its seccomp filter as BPF (cmd/lnk-netbroker/filter.go);
+# lnk-file-tool, what the file tool's sandbox runs, links apply alone;
 # the brokers that link libseccomp stay dynamic.
-STATIC   := lnk-init lnk lnk-netbroker
+STATIC   := lnk-init lnk lnk-netbroker lnk-file-tool
 
 .PHONY: all deps build vet test test-go test-user demo bench fuzz clean
 

@@ -4,31 +4,35 @@
 //	lnk-file-tool serve [--no-find] [--no-diffs] --agent NAME
 //	lnk-file-tool apply --files FOLDER [--agent-folder FOLDER] [--write NAME]...
 //
-// serve is the MCP server on stdio (lnk.dev/lnk/services/filetool); it
-// runs every call in COMMAND, which Link makes `lnk sandbox run … --
-// lnk-file-tool apply …`; with --agent NAME, COMMAND is `lnk sandbox file
-// --agent NAME` (lnk beside this program), the agent's grants narrowed to
-// the file tool (package lnk.dev/lnk/services/filetool/grants). apply is that sandboxed side (package
-// lnk.dev/lnk/services/filetool/apply): calls as JSON lines on stdin,
-// answers on stdout. Both are one binary so the sandbox needs exactly one
-// program in [commands]; apply's package links no os/exec and no net (a
-// test in services/filetool checks), though the binary does for serve.
+// serve is the MCP server on stdio: this program becomes lnk-file-serve,
+// beside it (exec, same pid and stdio), which runs every call in
+// COMMAND: Link makes it `lnk sandbox run … -- lnk-file-tool apply …`;
+// with --agent NAME, COMMAND is `lnk sandbox file --agent NAME` (lnk
+// beside this program), the agent's grants narrowed to the file tool
+// (package lnk.dev/lnk/services/filetool/grants). apply is that
+// sandboxed side (package lnk.dev/lnk/services/filetool/apply): calls as
+// JSON lines on stdin, answers on stdout.
+//
+// This program is what the sandbox runs, so it links apply and no more:
+// no MCP server, no HTTP, no os/exec, no net (internal/repotest's budget
+// and a test in services/filetool check). It starts at every session's
+// first call, in the sandbox's start; serve's MCP machinery, linked into
+// it, had cost each start 2–3 ms of package initialisation and page
+// faults, and put code the sandbox never needs inside it.
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"syscall"
 
-	"lnk.dev/lnk/services/filetool"
 	"lnk.dev/lnk/services/filetool/apply"
+	"lnk.dev/lnk/services/filetool/stdpipe"
 )
 
 const usage = `usage:
@@ -57,35 +61,15 @@ func fail(code int, err error) {
 	os.Exit(code)
 }
 
+// serve becomes lnk-file-serve, beside this program, with args.
 func serve(args []string) {
-	fs := flag.NewFlagSet("serve", flag.ExitOnError)
-	var o filetool.Offer
-	fs.BoolVar(&o.NoFind, "no-find", false, "leave find out")
-	fs.BoolVar(&o.NoDiffs, "no-diffs", false, "leave each write's diff out")
-	agent := fs.String("agent", "", "run the calls in the agent's file sandbox (lnk sandbox file --agent NAME)")
-	fs.Parse(args)
-	argv := fs.Args()
-	switch {
-	case *agent != "" && len(argv) > 0:
-		fail(2, errors.New("serve takes --agent or a command after --, not both"))
-	case *agent != "":
-		exe, err := os.Executable()
-		if err != nil {
-			fail(1, err)
-		}
-		argv = []string{filepath.Join(filepath.Dir(exe), "lnk"), "sandbox", "file", "--agent", *agent}
-	case len(argv) == 0:
-		fail(2, errors.New("serve needs --agent NAME or a command after --, which runs the calls"))
-	}
-	sb := &filetool.Sandboxed{Argv: argv, Log: os.Stderr}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	runtime.GOMAXPROCS(1)   // one call at a time: see oneP
-	debug.SetGCPercent(400) // its live heap is small: collect less often
-	t := filetool.StdioTransport(filetool.StdPipe(os.Stdin), filetool.StdPipe(os.Stdout))
-	if err := filetool.Serve(ctx, o, sb, t); err != nil && ctx.Err() == nil {
+	exe, err := os.Executable()
+	if err != nil {
 		fail(1, err)
 	}
+	server := filepath.Join(filepath.Dir(exe), "lnk-file-serve")
+	err = syscall.Exec(server, append([]string{server}, args...), os.Environ())
+	fail(1, fmt.Errorf("serve: run %s: %w", server, err))
 }
 
 type list []string
@@ -116,7 +100,7 @@ func applyMain(args []string) {
 	}
 	runtime.GOMAXPROCS(1)   // one call at a time: see oneP
 	debug.SetGCPercent(200) // a 4 MiB page kept, the rest per call
-	if err := apply.Serve(filetool.StdPipe(os.Stdin), filetool.StdPipe(os.Stdout), s); err != nil {
+	if err := apply.Serve(stdpipe.Std(os.Stdin), stdpipe.Std(os.Stdout), s); err != nil {
 		fail(1, err)
 	}
 }

@@ -21,9 +21,13 @@ var budget = map[string][]string{
 	"lnk-mcp-remote": {"os/exec"},
 	// lnk-toolhub starts one server and listens on one unix socket: no HTTP, no TLS, no sandbox or keys.
 	"lnk-toolhub": {"net/http", "crypto/tls", "lnk.dev/lnk/helpers/keybroker", "lnk.dev/lnk/kernel/sandbox"},
-	// lnk-file-tool holds no key and builds no sandbox (Link's command does);
-	// its apply package links no os/exec and no net (services/filetool tests it).
-	"lnk-file-tool": {"lnk.dev/lnk/helpers/keybroker", "lnk.dev/lnk/internal/secret", "lnk.dev/lnk/kernel/sandbox", "github.com/seccomp/libseccomp-golang"},
+	// lnk-file-tool is what the file tool's sandbox runs: apply alone, no
+	// MCP server, no network, no process of its own to start (serve is
+	// an exec of lnk-file-serve).
+	"lnk-file-tool": {"lnk.dev/lnk/helpers/keybroker", "lnk.dev/lnk/internal/secret", "lnk.dev/lnk/kernel/sandbox", "github.com/seccomp/libseccomp-golang",
+		"lnk.dev/lnk/services/filetool", "github.com/modelcontextprotocol/go-sdk/mcp", "net", "net/http", "os/exec"},
+	// lnk-file-serve holds no key and builds no sandbox (Link's command does).
+	"lnk-file-serve": {"lnk.dev/lnk/helpers/keybroker", "lnk.dev/lnk/internal/secret", "lnk.dev/lnk/kernel/sandbox", "github.com/seccomp/libseccomp-golang"},
 }
 
 func TestDependencyBudget(t *testing.T) {

@@ -56,13 +56,22 @@ func Bin(t testing.TB, name string) string {
 		t.Fatalf("building %s: %v\n%s", name, err, b)
 	}
 	built[name] = out
+	for _, c := range companions[name] {
+		buildMu.Unlock()
+		Bin(t, c) // into the same folder, where name looks for it
+		buildMu.Lock()
+	}
 	return out
 }
+
+// companions are the programs a program runs from its own folder, built
+// with it: lnk-file-tool serve becomes lnk-file-serve.
+var companions = map[string][]string{"lnk-file-tool": {"lnk-file-serve"}}
 
 // static are the programs built without cgo, as the Makefile's STATIC
 // builds them: each is started where only its own file may be executed
 // (landlock), so it can have no dynamic loader to run.
-var static = map[string]bool{"lnk-init": true, "lnk": true, "lnk-netbroker": true}
+var static = map[string]bool{"lnk-init": true, "lnk": true, "lnk-netbroker": true, "lnk-file-tool": true}
 
 // RepoRoot is the folder holding go.mod.
 func RepoRoot(t testing.TB) string {

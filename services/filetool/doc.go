@@ -1,4 +1,5 @@
-// Package filetool is lnk-file-tool's server: Link File, an MCP server
+// Package filetool is lnk-file-tool's server (cmd/lnk-file-serve, what
+// `lnk-file-tool serve` becomes): Link File, an MCP server
 // over stdio that reads and writes an agent's files with the calls read
 // (paging from a line), write, replace, find and list ([NewServer]).
 //
@@ -21,7 +22,7 @@
 // hop to one thread wake-up: it runs on one P, and its pipes — to the
 // client and to the sandboxed process — are non-blocking, waited on in
 // the runtime's poller and read and written with raw system calls
-// ([Pipe]), never a thread blocked in read that the runtime's monitor
+// ([stdpipe.Pipe]), never a thread blocked in read that the runtime's monitor
 // polls. An answer line is checked in one pass (one JSON value after
 // {"ok": and nothing more) instead of through the decoder. Its MCP
 // transport is its own ([StdioTransport]): each client line decoded once

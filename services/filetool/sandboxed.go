@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"lnk.dev/lnk/services/filetool/stdpipe"
 )
 
 // maxAnswer is the longest answer line taken from the sandboxed process.
@@ -35,9 +37,9 @@ type Sandboxed struct {
 
 type proc struct {
 	cmd      *exec.Cmd
-	in       *Pipe
+	in       *stdpipe.Pipe
 	out      *bufio.Reader
-	outFile  *Pipe
+	outFile  *stdpipe.Pipe
 	tail     *tail
 	done     chan struct{} // closed once it was waited for
 	answered bool          // it answered a call
@@ -144,13 +146,13 @@ func (s *Sandboxed) start() (*proc, error) {
 	p := &proc{cmd: cmd, tail: &tail{copy: s.Log}, done: make(chan struct{})}
 	cmd.Stderr = p.tail
 	// Its stdin and stdout are pipes of this package's own, read and
-	// written without the runtime's system call path (Pipe); Wait never
+	// written without the runtime's system call path (stdpipe.Pipe); Wait never
 	// closes them under a read in flight.
-	inChild, in, err := newPipe(true)
+	inChild, in, err := stdpipe.ForChild(true)
 	if err != nil {
 		return nil, err
 	}
-	outChild, out, err := newPipe(false)
+	outChild, out, err := stdpipe.ForChild(false)
 	if err != nil {
 		inChild.Close()
 		in.Close()

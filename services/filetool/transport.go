@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lnk.dev/lnk/services/filetool/stdpipe"
 )
 
 // maxMessage is the longest message line taken from the client: the
@@ -29,11 +31,11 @@ var errBatch = errors.New("a JSON-RPC batch is not taken: one message a line")
 // (see the package doc's # Speed). A message is decoded once, by the
 // go-sdk's own decoder ([jsonrpc.DecodeMessage]); a result the server
 // encoded already is written as it is, framed, not encoded again; each
-// message is one write. Where in or out is not a [Pipe] (a terminal, a
+// message is one write. Where in or out is not a [stdpipe.Pipe] (a terminal, a
 // file), it is the go-sdk's [mcp.IOTransport].
 func StdioTransport(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
-	r, rok := in.(*Pipe)
-	w, wok := out.(*Pipe)
+	r, rok := in.(*stdpipe.Pipe)
+	w, wok := out.(*stdpipe.Pipe)
 	if !rok || !wok {
 		return &mcp.IOTransport{Reader: in, Writer: out}
 	}
@@ -41,7 +43,7 @@ func StdioTransport(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
 }
 
 type lineTransport struct {
-	r, w *Pipe
+	r, w *stdpipe.Pipe
 	fast *fastCalls // set by Serve; nil: every message goes to the go-sdk
 }
 
@@ -52,9 +54,9 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 // lineConn is one session's connection. Its reads come from one goroutine
 // (the go-sdk's reader); its writes from any, one at a time (mu).
 type lineConn struct {
-	in  *Pipe
+	in  *stdpipe.Pipe
 	br  *bufio.Reader
-	out *Pipe
+	out *stdpipe.Pipe
 
 	fast *fastCalls // or nil
 

@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lnk.dev/lnk/services/filetool/stdpipe"
 )
 
 // BenchmarkTransport times serve's side of one call's messages — a
@@ -30,11 +32,11 @@ func BenchmarkTransport(b *testing.B) {
 		client func() // writes req, reads the answer's line
 	}
 	open := func(link bool) side {
-		inChild, in, err := newPipe(false) // the client writes inChild, serve reads in
+		inChild, in, err := stdpipe.ForChild(false) // the client writes inChild, serve reads in
 		if err != nil {
 			b.Fatal(err)
 		}
-		outChild, out, err := newPipe(true) // serve writes out, the client reads outChild
+		outChild, out, err := stdpipe.ForChild(true) // serve writes out, the client reads outChild
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,17 +14,19 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lnk.dev/lnk/services/filetool/stdpipe"
 )
 
 // stdioPipes is a StdioTransport over two pipes, with the client's ends
 // (it writes to inChild, reads from outChild), which the caller closes.
 func stdioPipes(t testing.TB) (tr mcp.Transport, inChild, outChild *os.File) {
 	t.Helper()
-	inChild, inP, err := newPipe(false)
+	inChild, inP, err := stdpipe.ForChild(false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	outChild, outP, err := newPipe(true)
+	outChild, outP, err := stdpipe.ForChild(true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package filetool
+package stdpipe
 
 import (
 	"errors"
@@ -38,11 +38,11 @@ type Pipe struct {
 	rc syscall.RawConn
 }
 
-// newPipe makes a pipe for a child: the child's end (its stdin where
+// ForChild makes a pipe for a child: the child's end (its stdin where
 // childReads, else its stdout) stays blocking, as a program expects; this
 // process's end is a [Pipe]. The two ends are separate open files, so
 // one's O_NONBLOCK is not the other's.
-func newPipe(childReads bool) (child *os.File, parent *Pipe, err error) {
+func ForChild(childReads bool) (child *os.File, parent *Pipe, err error) {
 	var fds [2]int
 	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
 		return nil, nil, err
@@ -66,13 +66,13 @@ func newPipe(childReads bool) (child *os.File, parent *Pipe, err error) {
 	return os.NewFile(uintptr(c), "pipe"), &Pipe{f: pf, rc: rc}, nil
 }
 
-// StdPipe is f (os.Stdin or os.Stdout) as a [Pipe] where it is a pipe or
+// Std is f (os.Stdin or os.Stdout) as a [Pipe] where it is a pipe or
 // a socket, and f itself where it is not (a terminal, a file). It sets
 // the open file non-blocking, which whoever shares it sees too (the
 // process at a pipe's other end has an open file of its own). f must
 // stay referenced (as os.Stdin is) and unused after: the Pipe holds the
 // same fd.
-func StdPipe(f *os.File) io.ReadWriteCloser {
+func Std(f *os.File) io.ReadWriteCloser {
 	var st unix.Stat_t
 	fd := int(f.Fd())
 	if err := unix.Fstat(fd, &st); err != nil {

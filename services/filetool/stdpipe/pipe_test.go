@@ -1,4 +1,4 @@
-package filetool
+package stdpipe
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // past the pipe's buffer waits in the poller for the reader, the end of
 // the other side is io.EOF, and Close ends a read waiting in the poller.
 func TestPipe(t *testing.T) {
-	child, parent, err := newPipe(true) // parent writes, "child" reads
+	child, parent, err := ForChild(true) // parent writes, "child" reads
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestPipe(t *testing.T) {
 		t.Fatal("the reader never saw the end")
 	}
 
-	child2, reader, err := newPipe(false) // "child" writes, parent reads
+	child2, reader, err := ForChild(false) // "child" writes, parent reads
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,15 +58,15 @@ func TestPipe(t *testing.T) {
 	child2.Close()
 }
 
-// TestStdPipeLeavesFilesAlone: a regular file (or a terminal) is not made
+// TestStdLeavesFilesAlone: a regular file (or a terminal) is not made
 // non-blocking or wrapped.
-func TestStdPipeLeavesFilesAlone(t *testing.T) {
+func TestStdLeavesFilesAlone(t *testing.T) {
 	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if g, ok := StdPipe(f).(*os.File); !ok || g != f {
+	if g, ok := Std(f).(*os.File); !ok || g != f {
 		t.Fatal("a regular file was wrapped as a pipe")
 	}
 }

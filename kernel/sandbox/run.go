@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -73,6 +74,10 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.ExtraFiles = s.files
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Once bubblewrap has ended, its stdio copies (for a stdout or stderr
+	// that is no file) end within this, even if something still held the
+	// pipes.
+	cmd.WaitDelay = 5 * time.Second
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
@@ -82,7 +87,11 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 	s.Close() // the child holds them now
 	if s.Started != nil {
 		if err := s.Started(); err != nil {
-			cmd.Process.Kill() // its --die-with-parent takes the rest
+			// Hung up, the lifeline ends the sandbox however far it got:
+			// lnk-init starts nothing, or the kernel kills what it
+			// started. Killing bubblewrap instead could leave its child
+			// waiting for it for ever, before --die-with-parent.
+			lw.Close()
 			cmd.Wait()
 			return 0, err
 		}

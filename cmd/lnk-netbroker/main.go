@@ -146,7 +146,7 @@ func run(home string, degraded bool, bridge, relay int) error {
 	}
 	r, err := netbroker.Start(&c, netbroker.Options{Home: home, NetDir: netDir, Sealed: sealed,
 		Listener: ln, Placeholders: told.Placeholders, Relay: relayCh,
-		Config: netbroker.Config{Resolver: &net.Resolver{PreferGo: true}, ToolBridge: toolBridge, SOCKSSecret: told.Secret}})
+		Config: netbroker.Config{Resolver: &net.Resolver{PreferGo: true}, ToolBridge: toolBridge, SOCKSSecret: told.Secret, AdaptProcs: true}})
 	if err != nil {
 		return err
 	}

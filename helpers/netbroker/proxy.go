@@ -51,6 +51,10 @@ type Config struct {
 	// SOCKSSecret is the password a SOCKS5 client must give (user
 	// [SOCKSUser]); SOCKS5 is refused if empty (socks_serve.go).
 	SOCKSSecret string
+	// AdaptProcs runs the process on one P while it serves a connection
+	// or two at a time, and on all of them under more (procs.go): for
+	// lnk-netbroker, whose process is the proxy's alone.
+	AdaptProcs bool
 }
 
 // Proxy is one sandbox's filtering proxy. Make it with [New], serve it
@@ -60,6 +64,7 @@ type Proxy struct {
 	checker *Checker
 	limit   *limiter
 	slots   chan struct{}
+	procs   *procAdapter // nil unless Config.AdaptProcs
 
 	mu     sync.Mutex
 	closed bool
@@ -97,14 +102,18 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Proxy{
+	p := &Proxy{
 		cfg:     cfg,
 		checker: &Checker{Rules: cfg.Rules, Resolver: cfg.Resolver, Own: cfg.Own},
 		limit:   newLimiter(cfg.Rules.PerMinute, cfg.Now),
 		slots:   make(chan struct{}, cfg.MaxConns),
 		lns:     map[net.Listener]bool{},
 		conns:   map[net.Conn]bool{},
-	}, nil
+	}
+	if cfg.AdaptProcs {
+		p.procs = newProcAdapter(func() int { return len(p.slots) })
+	}
+	return p, nil
 }
 
 // ErrClosed is returned by Serve after Close.
@@ -206,6 +215,9 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) 
 func (p *Proxy) takeSlot(c net.Conn) bool {
 	select {
 	case p.slots <- struct{}{}:
+		if p.procs != nil {
+			p.procs.opened(len(p.slots))
+		}
 		return true
 	default:
 		p.refuse(c, Event{Kind: "connect"}, &Refusal{Status: 429, Kind: KindBusy,

@@ -42,22 +42,6 @@ func relayProxy(t *testing.T, c caps.Compiled) (*eventLog, int) {
 	return log, int(send.Fd())
 }
 
-func loopbackListener(t *testing.T) (fd int, addr string) {
-	t.Helper()
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Listen(fd, 8); err != nil {
-		t.Fatal(err)
-	}
-	sa, _ := unix.Getsockname(fd)
-	return fd, fmt.Sprintf("127.0.0.1:%d", sa.(*unix.SockaddrInet4).Port)
-}
-
 // The sandbox's listener, handed on the relay channel, is served as the
 // proxy's socket is: a CONNECT on a connection to it reaches a granted
 // port, its bytes copied both ways; and the lifeline that came with it
@@ -66,7 +50,7 @@ func TestRelayListenerIsServed(t *testing.T) {
 	echo := echoServer(t, "")
 	port := uint16(echo.Addr().(*net.TCPAddr).Port)
 	_, ch := relayProxy(t, caps.Compiled{LocalhostPorts: []uint16{port}})
-	ln, addr := loopbackListener(t)
+	ln, addr := testenv.LoopbackListener(t)
 	var life [2]int
 	if err := unix.Pipe2(life[:], unix.O_CLOEXEC); err != nil {
 		t.Fatal(err)

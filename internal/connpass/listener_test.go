@@ -6,26 +6,16 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/testenv"
 )
 
-// loopbackListener is a TCP socket listening on 127.0.0.1, as the
-// sandbox's first stage makes it.
-func loopbackListener(t *testing.T) int {
-	t.Helper()
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Listen(fd, 8); err != nil {
-		t.Fatal(err)
-	}
+// listener is a TCP listener on 127.0.0.1, as the first stage makes it.
+func listener(t *testing.T) int {
+	fd, _ := testenv.LoopbackListener(t)
 	return fd
 }
 
@@ -43,7 +33,7 @@ func pipe(t *testing.T) (r, w int) {
 // write end sees its reader still open after the sender's copy is closed.
 func TestPassesTheRelayListenerAndWhatToHold(t *testing.T) {
 	r, ch := channel(t)
-	ln := loopbackListener(t)
+	ln := listener(t)
 	sa, _ := unix.Getsockname(ln)
 	addr := sa.(*unix.SockaddrInet4)
 	pr, pw := pipe(t)
@@ -114,7 +104,7 @@ func TestRefusesWhatIsNotTheRelayListener(t *testing.T) {
 		fds                func(t *testing.T) []int
 	}{
 		{"no fd", "0 fds", ListenerTag, func(*testing.T) []int { return nil }},
-		{"other bytes", "does not hand", "GET / HTTP/1.1", func(t *testing.T) []int { return []int{loopbackListener(t)} }},
+		{"other bytes", "does not hand", "GET / HTTP/1.1", func(t *testing.T) []int { return []int{listener(t)} }},
 		{"a connection", "does not listen", ListenerTag, func(t *testing.T) []int {
 			a, _ := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 			unix.Close(a[1])
@@ -139,14 +129,14 @@ func TestRefusesWhatIsNotTheRelayListener(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return []int{loopbackListener(t), fd}
+			return []int{listener(t), fd}
 		}},
 		{"two to hold", "3 fds", ListenerTag, func(t *testing.T) []int {
 			r1, w1 := pipe(t)
 			r2, w2 := pipe(t)
 			unix.Close(w1)
 			unix.Close(w2)
-			return []int{loopbackListener(t), r1, r2}
+			return []int{listener(t), r1, r2}
 		}},
 		{"more fds than a message may carry", "cut short", ListenerTag, func(t *testing.T) []int {
 			var fds []int
@@ -162,27 +152,9 @@ func TestRefusesWhatIsNotTheRelayListener(t *testing.T) {
 			r, ch := channel(t)
 			before := openFDs(t)
 			fds := c.fds(t)
-			var oob []byte
-			if len(fds) > 0 {
-				oob = unix.UnixRights(fds...)
-			}
-			if _, _, err := ch.WriteMsgUnix([]byte(c.data), oob, nil); err != nil {
-				t.Fatal(err)
-			}
-			for _, fd := range fds {
-				unix.Close(fd) // the sender's copies
-			}
+			sendRaw(t, ch, []byte(c.data), fds)
 			_, _, err := r.ReceiveListener()
-			var ref *Refusal
-			if !errors.As(err, &ref) {
-				t.Fatalf("taken: %v, want a refusal", err)
-			}
-			if !strings.Contains(ref.Reason, c.reason) {
-				t.Errorf("reason %q, want it to say %q", ref.Reason, c.reason)
-			}
-			if after := openFDs(t); after != before {
-				t.Errorf("%d fds open after the refusal, %d before: one that came with it was kept", after, before)
-			}
+			checkRefused(t, err, c.reason, before)
 		})
 	}
 }

@@ -2,6 +2,7 @@ package connpass
 
 import (
 	"errors"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -85,27 +86,9 @@ func TestRefusesWhatIsNotOneConnection(t *testing.T) {
 			r, ch := channel(t)
 			before := openFDs(t)
 			fds := c.fds(t)
-			var oob []byte
-			if len(fds) > 0 {
-				oob = unix.UnixRights(fds...)
-			}
-			if _, _, err := ch.WriteMsgUnix(make([]byte, c.head), oob, nil); err != nil {
-				t.Fatal(err)
-			}
-			for _, fd := range fds {
-				unix.Close(fd) // the sender's copies
-			}
+			sendRaw(t, ch, make([]byte, c.head), fds)
 			_, err := r.Receive()
-			var ref *Refusal
-			if !errors.As(err, &ref) {
-				t.Fatalf("taken: %v, want a refusal", err)
-			}
-			if !strings.Contains(ref.Reason, c.reason) {
-				t.Errorf("reason %q, want it to say %q", ref.Reason, c.reason)
-			}
-			if after := openFDs(t); after != before {
-				t.Errorf("%d fds open after the refusal, %d before: one that came with it was kept", after, before)
-			}
+			checkRefused(t, err, c.reason, before)
 			// The channel is still good.
 			_, accepted := unixPair(t)
 			Send(ch, accepted, []byte("x"))
@@ -115,6 +98,38 @@ func TestRefusesWhatIsNotOneConnection(t *testing.T) {
 			}
 			got.Close()
 		})
+	}
+}
+
+// sendRaw sends data and fds on ch as one message, then closes the
+// sender's copies of fds.
+func sendRaw(t *testing.T, ch *net.UnixConn, data []byte, fds []int) {
+	t.Helper()
+	var oob []byte
+	if len(fds) > 0 {
+		oob = unix.UnixRights(fds...)
+	}
+	if _, _, err := ch.WriteMsgUnix(data, oob, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+// checkRefused fails t unless err is a *Refusal saying reason, and as
+// many fds are open as before the message came.
+func checkRefused(t *testing.T, err error, reason string, before int) {
+	t.Helper()
+	var ref *Refusal
+	if !errors.As(err, &ref) {
+		t.Fatalf("taken: %v, want a refusal", err)
+	}
+	if !strings.Contains(ref.Reason, reason) {
+		t.Errorf("reason %q, want it to say %q", ref.Reason, reason)
+	}
+	if after := openFDs(t); after != before {
+		t.Errorf("%d fds open after the refusal, %d before: one that came with it was kept", after, before)
 	}
 }
 

@@ -43,10 +43,9 @@ func StartProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *o
 // (tb.Channel is closed once the proxy holds it); sk (nil: none) the
 // sealed secrets it serves, their values from sk.Channel; stderr its
 // stderr, which it takes (closed once the proxy holds it, or by Stop).
-// The caller runs
-// the sandbox and then calls Stop; PR_SET_PDEATHSIG (SIGTERM, from the
-// OS thread that called Launch, which the caller keeps locked) is only
-// the fallback for a caller that is killed.
+// The caller runs the sandbox and then calls Stop; PR_SET_PDEATHSIG
+// (SIGTERM, from the OS thread that called Launch, which the caller
+// keeps locked) is only the fallback for a caller that is killed.
 func NewProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *os.File, tb *ToolBridge, sk *SealedKeys) (*Proxy, error) {
 	p := &Proxy{ended: make(chan struct{}), home: c.Home, path: netbrokerPath}
 	p.handed = append(p.handed, stderr)

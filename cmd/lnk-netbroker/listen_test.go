@@ -73,10 +73,11 @@ func TestListenFDRefusesWhatIsNotItsSocket(t *testing.T) {
 	}
 }
 
-// --tool-bridge-fd takes only a SOCK_SEQPACKET socket (the tool bridge's
-// channel, internal/connpass): a pipe, a stream socket or stdin is
-// refused, said, before the proxy serves anything.
-func TestToolBridgeFDRefusesWhatIsNotAChannel(t *testing.T) {
+// --tool-bridge-fd and --relay-fd take only a SOCK_SEQPACKET socket (the
+// tool bridge's channel, the sandbox's relay channel; internal/connpass):
+// a pipe, a stream socket or stderr is refused, said, before the proxy
+// serves anything.
+func TestChannelFDsRefuseWhatIsNotAChannel(t *testing.T) {
 	testenv.Require(t, landlock.ABI() >= 1, "landlock")
 	home := testenv.Home(t)
 	grants, _ := json.Marshal(caps.Compiled{Home: home, Tools: map[string]caps.Tool{"notes": {}}})
@@ -104,19 +105,21 @@ func TestToolBridgeFDRefusesWhatIsNotAChannel(t *testing.T) {
 		}},
 		{"stderr", "2", "is one of stdin, stdout or stderr", nil},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(testenv.Bin(t, "lnk-netbroker"), "--home", home, "--tool-bridge-fd", tc.fdArg)
-			if tc.fd != nil {
-				cmd.ExtraFiles = []*os.File{tc.fd(t)}
-			}
-			cmd.Stdin = strings.NewReader(string(grants))
-			var out, errb bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &errb
-			cmd.WaitDelay = 20 * time.Second
-			err := cmd.Run()
-			if err == nil || !strings.Contains(errb.String(), tc.want) || out.Len() != 0 {
-				t.Fatalf("lnk-netbroker --tool-bridge-fd with %s: %v, said %q, printed %q; want %q and nothing served", tc.name, err, errb.String(), out.String(), tc.want)
-			}
-		})
+		for _, flag := range []string{"--tool-bridge-fd", "--relay-fd"} {
+			t.Run(flag+" "+tc.name, func(t *testing.T) {
+				cmd := exec.Command(testenv.Bin(t, "lnk-netbroker"), "--home", home, flag, tc.fdArg)
+				if tc.fd != nil {
+					cmd.ExtraFiles = []*os.File{tc.fd(t)}
+				}
+				cmd.Stdin = strings.NewReader(string(grants))
+				var out, errb bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &errb
+				cmd.WaitDelay = 20 * time.Second
+				err := cmd.Run()
+				if err == nil || !strings.Contains(errb.String(), flag) || !strings.Contains(errb.String(), tc.want) || out.Len() != 0 {
+					t.Fatalf("lnk-netbroker %s with %s: %v, said %q, printed %q; want %q and nothing served", flag, tc.name, err, errb.String(), out.String(), tc.want)
+				}
+			})
+		}
 	}
 }

@@ -208,30 +208,30 @@ func confineFiles(netDir int, degraded bool) error {
 
 // checkChannelFD refuses a channel fd (given as flag) that is not a
 // SOCK_SEQPACKET socket (0: none), before anything else is done.
-func checkChannelFD(flag string, fd int) error {
+func checkChannelFD(name string, fd int) error {
 	if fd == 0 {
 		return nil
 	}
 	if fd < 3 {
-		return fmt.Errorf("%s %d is one of stdin, stdout or stderr", flag, fd)
+		return fmt.Errorf("%s %d is one of stdin, stdout or stderr", name, fd)
 	}
 	if err := connpass.IsChannel(fd); err != nil {
-		return fmt.Errorf("%s: %w", flag, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }
 
 // channel is the channel at fd (nil for 0), its fd closed once the
 // connection holds its own.
-func channel(flag string, fd int) (*net.UnixConn, error) {
+func channel(name string, fd int) (*net.UnixConn, error) {
 	if fd == 0 {
 		return nil, nil
 	}
-	f := os.NewFile(uintptr(fd), flag)
+	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
 	ch, err := connpass.Channel(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flag, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return ch, nil
 }

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"lnk.dev/lnk/internal/testenv"
 )
 
 // The adapter narrows its process to one P, widens it to every P once
@@ -13,9 +15,7 @@ import (
 // (Config.AdaptProcs unset) is never touched.
 func TestProcsFollowOpenConnections(t *testing.T) {
 	all := runtime.GOMAXPROCS(0)
-	if all < 2 {
-		t.Skip("one CPU: nothing to adapt") // not a sandbox test: a machine fact
-	}
+	testenv.Require(t, all >= 2, "two CPUs or more (one has nothing to adapt)")
 	defer runtime.GOMAXPROCS(all)
 	if _, err := New(Config{Rules: &Rules{}}); err != nil || runtime.GOMAXPROCS(0) != all {
 		t.Fatalf("a proxy that did not ask changed GOMAXPROCS to %d (%v)", runtime.GOMAXPROCS(0), err)

@@ -15,8 +15,9 @@ import (
 // In the exec shape lnk is bubblewrap after exec and holds no write end:
 // no lifeline is passed there.
 
-// errLnkGone ends lnk-init before it execs anything.
-var errLnkGone = errors.New("lnk, which started this sandbox, is gone: not starting the command")
+// errLnkGone ends lnk-init before it execs anything: lnk is gone, or
+// stopped the sandbox while it started (its proxy could not start).
+var errLnkGone = errors.New("lnk, which started this sandbox, is gone or stopped it: not starting the command")
 
 // lnkGone reports whether the lifeline fd has hung up: every write end
 // closed, lnk dead.

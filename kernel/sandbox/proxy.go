@@ -82,7 +82,7 @@ func (p *Proxy) Stop() error {
 		// Never started, or failed to (Launch closed ended): nothing to
 		// signal or wait for.
 		p.closeHanded()
-		p.sock.Remove()
+		p.removeSocket()
 		if p.Relay != nil {
 			p.Relay.Close()
 		}
@@ -104,7 +104,7 @@ func (p *Proxy) Stop() error {
 				<-p.ended
 			}
 		}
-		p.sock.Remove()
+		p.removeSocket()
 		if p.Relay != nil {
 			p.Relay.Close()
 		}

@@ -134,7 +134,7 @@ func (p *Proxy) Launch() error {
 	p.closeHanded()
 	p.sock.File = nil
 	if err != nil {
-		p.sock.Remove()
+		p.removeSocket()
 		if p.Relay != nil {
 			p.Relay.Close()
 		}
@@ -143,6 +143,16 @@ func (p *Proxy) Launch() error {
 	}
 	p.launched.Store(true)
 	return nil
+}
+
+// removeSocket removes the proxy's socket, once: Remove closes the
+// folder's fd, which a second call would close again, whatever it then
+// numbered.
+func (p *Proxy) removeSocket() {
+	if p.sock != nil {
+		p.sock.Remove()
+		p.sock = nil
+	}
 }
 
 // closeHanded closes lnk's copies of the fds handed to the proxy.

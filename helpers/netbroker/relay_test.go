@@ -23,12 +23,7 @@ import (
 // first stage's), as raw fd.
 func relayProxy(t *testing.T, c caps.Compiled) (*eventLog, int) {
 	t.Helper()
-	recv, send, err := connpass.Pair()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := connpass.Channel(recv)
-	recv.Close()
+	ch, send, err := connpass.ReceivingPair()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,23 @@ func Pair() (recv, send *os.File, err error) {
 	return os.NewFile(uintptr(fds[0]), "connpass-recv"), os.NewFile(uintptr(fds[1]), "connpass-send"), nil
 }
 
+// ReceivingPair is a new channel whose receiving end this process
+// serves (as a connection, for NewReceiver) and whose sending end is a
+// file to hand another process.
+func ReceivingPair() (recv *net.UnixConn, send *os.File, err error) {
+	r, send, err := Pair()
+	if err != nil {
+		return nil, nil, err
+	}
+	recv, err = Channel(r)
+	r.Close()
+	if err != nil {
+		send.Close()
+		return nil, nil, err
+	}
+	return recv, send, nil
+}
+
 // IsChannel refuses an fd that is not a SOCK_SEQPACKET socket.
 func IsChannel(fd int) error {
 	typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)

@@ -20,12 +20,7 @@ import (
 // returns the channel's sending end, for Options.RelayChannel.
 func testRelay(t *testing.T) (*os.File, *relayServer) {
 	t.Helper()
-	recv, send, err := connpass.Pair()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := connpass.Channel(recv)
-	recv.Close()
+	ch, send, err := connpass.ReceivingPair()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,12 +84,7 @@ func stubServer(b *testing.B, sock string) (string, *os.File) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { ln.Close() })
-	recv, send, err := connpass.Pair()
-	if err != nil {
-		b.Fatal(err)
-	}
-	ch, err := connpass.Channel(recv)
-	recv.Close()
+	ch, send, err := connpass.ReceivingPair()
 	if err != nil {
 		b.Fatal(err)
 	}

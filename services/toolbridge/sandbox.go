@@ -100,14 +100,8 @@ func (r *Running) Route() string { return "/_link/s/" + r.secret + "/mcp/" }
 // other, for the proxy (handed to lnk-netbroker as an fd). The caller
 // closes its copy once the proxy has it.
 func (r *Running) ProxyChannel() (*os.File, error) {
-	recv, send, err := connpass.Pair()
+	ch, send, err := connpass.ReceivingPair()
 	if err != nil {
-		return nil, err
-	}
-	ch, err := connpass.Channel(recv)
-	recv.Close()
-	if err != nil {
-		send.Close()
 		return nil, err
 	}
 	r.mu.Lock()

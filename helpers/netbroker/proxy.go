@@ -12,6 +12,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"lnk.dev/lnk/internal/procs"
 )
 
 // Config is one sandbox's proxy.
@@ -52,8 +54,8 @@ type Config struct {
 	// [SOCKSUser]); SOCKS5 is refused if empty (socks_serve.go).
 	SOCKSSecret string
 	// AdaptProcs runs the process on one P while it serves a connection
-	// or two at a time, and on all of them under more (procs.go): for
-	// lnk-netbroker, whose process is the proxy's alone.
+	// or two at a time, and on all of them under more (internal/procs):
+	// for lnk-netbroker, whose process is the proxy's alone.
 	AdaptProcs bool
 }
 
@@ -64,7 +66,7 @@ type Proxy struct {
 	checker *Checker
 	limit   *limiter
 	slots   chan struct{}
-	procs   *procAdapter // nil unless Config.AdaptProcs
+	procs   *procs.Adapter // nil unless Config.AdaptProcs
 
 	mu     sync.Mutex
 	closed bool
@@ -111,7 +113,7 @@ func New(cfg Config) (*Proxy, error) {
 		conns:   map[net.Conn]bool{},
 	}
 	if cfg.AdaptProcs {
-		p.procs = newProcAdapter(func() int { return len(p.slots) })
+		p.procs = procs.New()
 	}
 	return p, nil
 }
@@ -153,7 +155,7 @@ func (p *Proxy) Serve(ln net.Listener) error {
 				c.Close()
 				return
 			}
-			defer func() { <-p.slots }()
+			defer func() { <-p.slots; p.procs.End() }()
 			defer p.untrack(nil, c)
 			defer c.Close()
 			p.serveConn(c)
@@ -215,9 +217,7 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) 
 func (p *Proxy) takeSlot(c net.Conn) bool {
 	select {
 	case p.slots <- struct{}{}:
-		if p.procs != nil {
-			p.procs.opened(len(p.slots))
-		}
+		p.procs.Begin()
 		return true
 	default:
 		p.refuse(c, Event{Kind: "connect"}, &Refusal{Status: 429, Kind: KindBusy,

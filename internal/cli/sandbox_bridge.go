@@ -74,10 +74,11 @@ func startBridge(comp *caps.Compiled) (*sandboxBridge, error) {
 	}
 	name := toolbridge.SandboxName(comp.AgentName)
 	b := &toolbridge.Bridge{Agent: comp.AgentName, Grants: comp.Tools, Defs: tooldef.Store{Home: comp.Home},
-		Asker:     &toolbridge.OwnerAsker{Broker: sb.broker, Sandbox: name},
-		Log:       toolbridge.AuditLog(sb.log, name),
-		OnRefusal: func() { sb.broker.CountRefusal(name) },
-		Settings:  toolbridge.Settings{Sessions: set.ToolSessions, Idle: set.ToolIdle, Starts: set.ToolStarts}}
+		Asker:      &toolbridge.OwnerAsker{Broker: sb.broker, Sandbox: name},
+		Log:        toolbridge.AuditLog(sb.log, name),
+		OnRefusal:  func() { sb.broker.CountRefusal(name) },
+		Settings:   toolbridge.Settings{Sessions: set.ToolSessions, Idle: set.ToolIdle, Starts: set.ToolStarts},
+		AdaptProcs: true}
 	if sb.run, err = toolbridge.Start(comp.Home, name, b); err != nil {
 		return nil, err
 	}

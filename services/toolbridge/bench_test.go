@@ -65,7 +65,11 @@ func newBenchRoute(b testing.TB, grants map[string]caps.Tool, tiny bool, set Set
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { log.Close() })
-	run, err := Start(home, SandboxName("bench"), &Bridge{Grants: grants, Defs: st, Settings: set, Log: AuditLog(log, "bench")})
+	// AdaptProcs as lnk sets it: this process then runs on one P while
+	// one or two calls are open, the benchmark's client with it.
+	all := runtime.GOMAXPROCS(0)
+	b.Cleanup(func() { runtime.GOMAXPROCS(all) })
+	run, err := Start(home, SandboxName("bench"), &Bridge{Grants: grants, Defs: st, Settings: set, Log: AuditLog(log, "bench"), AdaptProcs: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/procs"
 	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
 
@@ -39,8 +40,14 @@ type Bridge struct {
 	// OnRefusal, if set, is told of each call refused by the tool's rules
 	// or the bridge (askbroker's CountRefusal, toward a pause).
 	OnRefusal func()
+	// AdaptProcs runs this process on one P while the bridge serves a
+	// request or two at a time, and on every core under more
+	// (internal/procs): for lnk sandbox run, whose process hosts one
+	// bridge and otherwise only waits, never a program with other work.
+	AdaptProcs bool
 
-	defs     defCache // digests of definitions by their file's identity
+	procs    *procs.Adapter // nil unless AdaptProcs
+	defs     defCache       // digests of definitions by their file's identity
 	once     sync.Once
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -65,6 +72,9 @@ func (b *Bridge) init() {
 		b.slots = make(chan struct{}, b.Settings.Sessions)
 		b.starts = make(chan struct{}, b.Settings.Starts)
 		b.stopReap = make(chan struct{})
+		if b.AdaptProcs {
+			b.procs = procs.New()
+		}
 		go b.reap()
 	})
 }

@@ -68,6 +68,7 @@ func Start(home, sandbox string, b *Bridge) (*Running, error) {
 	if err != nil {
 		return nil, fmt.Errorf("toolbridge: %w", err)
 	}
+	b.init()
 	r := &Running{Bridge: b, Sandbox: sandbox, secret: randomHex(32), served: make(chan error, 1)}
 	r.name = r.Sandbox + ".sock"
 	r.Socket = filepath.Join(home, ".lnk", "sandbox", "bridge", r.name)

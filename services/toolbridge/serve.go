@@ -80,6 +80,9 @@ func (sv *Server) work(w *workers, c net.Conn) {
 
 func (sv *Server) serveConn(c net.Conn) {
 	defer c.Close()
+	sv.Bridge.init()
+	sv.Bridge.procs.Begin()
+	defer sv.Bridge.procs.End()
 	c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	br := readers.Get().(*bufio.Reader)
 	br.Reset(c)

@@ -8,6 +8,13 @@ import (
 	"lnk.dev/lnk/internal/connpass"
 )
 
+// relayBacklog is how many of the command's connections wait for the
+// proxy to accept them: as many as the proxy holds open at once
+// (netbroker's MaxConns), so a burst the command makes before the proxy
+// has the listener (it starts beside bubblewrap's setup) is queued, not
+// dropped to a SYN retried a second later.
+const relayBacklog = 256
+
 // handRelay listens on 127.0.0.1:r.Port, inside the sandbox's own
 // network, and hands the listener to the proxy on the channel at fd ch
 // (internal/connpass), with the armed lifeline (-1: none) for the proxy
@@ -27,7 +34,7 @@ func handRelay(r *Relay, ch, lifeline int) error {
 	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: int(r.Port), Addr: [4]byte{127, 0, 0, 1}}); err != nil {
 		return fmt.Errorf("relay: listen on 127.0.0.1:%d: %w", r.Port, err)
 	}
-	if err := unix.Listen(fd, 128); err != nil {
+	if err := unix.Listen(fd, relayBacklog); err != nil {
 		return fmt.Errorf("relay: listen: %w", err)
 	}
 	var held []int

@@ -21,8 +21,9 @@ if [ -z "${LNK_BENCH_NO_INSTALL:-}" ]; then
     (cd / && GOBIN="$ss" GOFLAGS=-mod=mod GOWORK=off go install github.com/stripe/smokescreen@v0.1.0 >&2) || echo "bench: smokescreen v0.1.0 could not be built" >&2
   fi
 fi
-go test -p 1 -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-1s}" -count 1 -timeout 30m ./... 2>&1 |
-  grep -E '^(Benchmark|ok|FAIL|---|pkg:)|x-baseline|not measured|panic' || true
+# figures keeps the lines a reader needs from go test's output.
+figures() { grep -E '^(Benchmark|ok|FAIL|---|pkg:)|x-baseline|not measured|panic' || true; }
+go test -p 1 -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-1s}" -count 1 -timeout 30m ./... 2>&1 | figures
 # The per-call latencies (#9's route, #11's read) again with every
 # process on one core: a diagnostic beside the figures above, never what
 # a target is judged on. On a VM whose idle cores halt (haltpoll with no
@@ -33,6 +34,5 @@ go test -p 1 -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-1s}" -count
 if [ -z "${BENCH:-}" ] && command -v taskset >/dev/null && [ "$(nproc)" -gt 1 ]; then
   echo "one core (diagnostic: taskset -c 0)"
   taskset -c 0 go test -p 1 -run '^$' -bench 'ToolsCallThroughRouteVsDirect|Read4KiB' -benchtime "${BENCHTIME:-1s}" -count 1 -timeout 10m \
-    ./services/toolbridge ./services/filetool 2>&1 |
-    grep -E '^(Benchmark|ok|FAIL|---|pkg:)|x-baseline|not measured|panic' || true
+    ./services/toolbridge ./services/filetool 2>&1 | figures
 fi

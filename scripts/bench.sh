@@ -21,6 +21,10 @@ if [ -z "${LNK_BENCH_NO_INSTALL:-}" ]; then
     (cd / && GOBIN="$ss" GOFLAGS=-mod=mod GOWORK=off go install github.com/stripe/smokescreen@v0.1.0 >&2) || echo "bench: smokescreen v0.1.0 could not be built" >&2
   fi
 fi
+# What the figures depend on beyond Link: the cores, and how long an idle
+# vCPU polls before it halts (with none, each wake-up across cores costs
+# tens of µs: docs/ARCHITECTURE.md).
+echo "machine: $(nproc) cores, $(uname -r), bwrap $(bwrap --version 2>/dev/null | awk '{print $2}'), guest_halt_poll_ns=$(cat /sys/module/haltpoll/parameters/guest_halt_poll_ns 2>/dev/null || echo none)"
 # figures keeps the lines a reader needs from go test's output.
 figures() { grep -E '^(Benchmark|ok|FAIL|---|pkg:)|x-baseline|not measured|panic' || true; }
 go test -p 1 -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-1s}" -count 1 -timeout 30m ./... 2>&1 | figures

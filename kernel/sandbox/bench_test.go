@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,7 +28,7 @@ func BenchmarkSandboxRunTrue(b *testing.B) {
 	requireBench(b)
 	lnkBin := testenv.Bin(b, "lnk")
 	testenv.Bin(b, "lnk-init")
-	hello := goHello(b)
+	hello := testenv.GoHello(b)
 	ds := sampleInterleaved(b, [][]string{
 		{lnkBin, "sandbox", "run", "--internet=false", "--command", "true", "--", "/bin/true"},
 		bareBwrap,
@@ -43,28 +42,6 @@ func BenchmarkSandboxRunTrue(b *testing.B) {
 	b.ReportMetric(help, "lnkhelp-ns/op")
 	b.ReportMetric(floor/base, "floor-x-baseline")
 	b.ReportMetric(link/floor, "link-over-floor")
-}
-
-// goHello builds a Go hello-world, static like lnk, into b's temporary
-// folder.
-func goHello(b *testing.B) string {
-	dir := b.TempDir()
-	src := filepath.Join(dir, "main.go")
-	if err := os.WriteFile(src, []byte("package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n"), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	out := filepath.Join(dir, "hello")
-	cmd := exec.Command(goBin, "build", "-trimpath", "-o", out, src)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GO111MODULE=off")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("build a Go hello-world: %v\n%s", err, msg)
-	}
-	return out
 }
 
 // BenchmarkSandboxRunTrueWithRelay is the same with [internet] on: lnk
@@ -82,7 +59,7 @@ func BenchmarkSandboxRunTrueWithRelay(b *testing.B) {
 	ds := sampleInterleaved(b, [][]string{
 		{lnkBin, "sandbox", "run", "--command", "true", "--", "/bin/true"},
 		bareBwrap,
-		{goHello(b)},
+		{testenv.GoHello(b)},
 	})
 	link, base, h := median(ds[0]), median(ds[1]), median(ds[2])
 	report(b, link, base)

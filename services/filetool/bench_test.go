@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"lnk.dev/lnk/internal/testenv"
 )
 
 // benchSession is a files folder with a 4 KiB file, and the command that
@@ -31,13 +32,18 @@ func benchSession(b *testing.B) (files string, command []string) {
 // /bin/true, and against the same lnk sandbox run starting the same
 // program only to print its usage (sandbox-ns/op: the sandbox's own
 // start; link-ns/op less that is what serve and apply add), interleaved
-// in the same run.
+// in the same run with a static Go hello-world (gohello-ns/op). The
+// floor counts three Go starts in series beside bare bubblewrap's: lnk,
+// lnk-init and lnk-file-tool apply, each at least a Go program's start
+// (floor-x-baseline: the ratio no first call with Go programs at those
+// three places reaches; link-over-floor: how far above it Link is).
 func BenchmarkFirstCall(b *testing.B) {
 	_, command := benchSession(b)
 	bare := []string{"bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "/bin/true"}
 	at := slices.Index(command, "--")
 	help := append(slices.Clone(command[:at+1]), command[at+1], "help")
-	var link, base, sb []time.Duration
+	hello := testenv.GoHello(b)
+	var link, base, sb, h []time.Duration
 	for i := 0; i < b.N; i++ {
 		cs, _ := connectCmd(b, nil, command...)
 		start := time.Now()
@@ -56,10 +62,19 @@ func BenchmarkFirstCall(b *testing.B) {
 			b.Fatalf("the sandbox alone: %v %s", err, out)
 		}
 		sb = append(sb, time.Since(start))
+		start = time.Now()
+		if out, err := exec.Command(hello).CombinedOutput(); err != nil {
+			b.Fatalf("a Go hello-world: %v %s", err, out)
+		}
+		h = append(h, time.Since(start))
 	}
 	report(b, p50(link), p50(base))
 	b.ReportMetric(p50(sb), "sandbox-ns/op")
 	b.ReportMetric(p50(link)/p50(sb), "x-sandbox")
+	floor := p50(base) + 3*p50(h)
+	b.ReportMetric(p50(h), "gohello-ns/op")
+	b.ReportMetric(floor/p50(base), "floor-x-baseline")
+	b.ReportMetric(p50(link)/floor, "link-over-floor")
 }
 
 // BenchmarkRead4KiB times a read of a 4 KiB file in a running session,

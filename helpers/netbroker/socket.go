@@ -108,8 +108,6 @@ func (s *Socket) Remove() {
 	if s.oneRun {
 		unix.Unlinkat(s.parentFD, filepath.Base(s.Dir), unix.AT_REMOVEDIR)
 	}
-	if live := boundSockets(); live != nil {
-		sweepStale(s.parentFD, live, staleAfter)
-	}
+	sweepStale(s.parentFD, boundSockets, staleAfter)
 	unix.Close(s.parentFD)
 }

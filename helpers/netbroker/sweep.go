@@ -13,18 +13,25 @@ import (
 // A proxy's socket and a run's one-run folder are removed when the run
 // ends ([Socket.Remove]). A run killed outright (SIGKILL, a crash, the
 // machine's power) leaves them behind in ~/.lnk/agents/.net. The next
-// run to end sweeps them: a proxy-<hex>.sock that no socket of this
-// network namespace is bound to (/proc/net/unix), and that is older than
-// staleAfter, is removed, then each run-<hex> folder left empty.
-// Nothing there is followed: each folder is opened with O_NOFOLLOW below
-// the held .net folder, only sockets are removed, and only names Link
-// makes are looked at.
+// run to end sweeps them: a proxy-<hex>.sock older than staleAfter that
+// no socket of this network namespace is bound to (/proc/net/unix, read
+// only once some socket is that old: on a desktop it lists thousands of
+// sockets), then each run-<hex> folder left empty that was older than
+// staleAfter before the sweep, never one a run starting now has just
+// made and not yet bound its socket in. Nothing there is followed: each
+// folder is opened with O_NOFOLLOW below the held .net folder, only
+// sockets are removed, and only names Link makes are looked at.
 const staleAfter = time.Minute
 
 // sweepStale removes stale proxy sockets and empty one-run folders below
-// the .net folder netFD, sparing the names in live and any socket younger
-// than minAge.
-func sweepStale(netFD int, live map[string]bool, minAge time.Duration) {
+// the .net folder netFD, sparing any socket or folder younger than
+// minAge and the sockets bound says are bound; bound is asked once, and
+// only if some socket is old enough. A nil answer from it spares every
+// socket.
+func sweepStale(netFD int, bound func() map[string]bool, minAge time.Duration) {
+	var live map[string]bool
+	asked := false
+	old := func(st *unix.Stat_t) bool { return time.Since(time.Unix(st.Mtim.Unix())) >= minAge }
 	for _, name := range readNames(netFD) {
 		agent := isAgentID(name)
 		if !agent && !isRunName(name) {
@@ -34,21 +41,26 @@ func sweepStale(netFD int, live map[string]bool, minAge time.Duration) {
 		if err != nil {
 			continue
 		}
+		var dir unix.Stat_t
+		oldDir := unix.Fstat(fd, &dir) == nil && old(&dir)
 		for _, sock := range readNames(fd) {
-			if !isSocketName(sock) || live[sock] {
+			if !isSocketName(sock) {
 				continue
 			}
 			var st unix.Stat_t
-			if unix.Fstatat(fd, sock, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+			if unix.Fstatat(fd, sock, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK || !old(&st) {
 				continue
 			}
-			if time.Since(time.Unix(st.Mtim.Unix())) < minAge {
+			if !asked {
+				live, asked = bound(), true
+			}
+			if live == nil || live[sock] {
 				continue
 			}
 			unix.Unlinkat(fd, sock, 0)
 		}
 		unix.Close(fd)
-		if !agent {
+		if !agent && oldDir {
 			unix.Unlinkat(netFD, name, unix.AT_REMOVEDIR) // only if empty
 		}
 	}

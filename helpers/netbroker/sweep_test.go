@@ -13,13 +13,17 @@ import (
 )
 
 // killed is what a run killed outright leaves: its socket's file, with
-// nothing bound to it any more, and its folder.
+// nothing bound to it any more, and its folder, a one-run folder as old
+// as the socket bound in it.
 func killed(t *testing.T, s *Socket, age time.Duration) {
 	t.Helper()
 	s.File.Close()
 	unix.Close(s.dirFD)
 	unix.Close(s.parentFD)
 	setAge(t, s.Path, age)
+	if s.oneRun {
+		setAge(t, s.Dir, age)
+	}
 }
 
 func setAge(t *testing.T, path string, age time.Duration) {
@@ -90,6 +94,51 @@ func TestRemoveSweepsWhatKilledRunsLeft(t *testing.T) {
 	alive.Remove()
 	if exists(alive.Path) {
 		t.Errorf("%s is left after its Remove", alive.Path)
+	}
+}
+
+// A run starting makes its one-run folder, then binds its socket in it:
+// a sweep between the two must leave the folder, empty as it is, or the
+// bind fails. And a sweep with no socket old enough to be stale never
+// reads which sockets are bound.
+func TestSweepSparesAFolderARunHasJustMade(t *testing.T) {
+	home := testenv.Home(t)
+	netDir, err := OpenNetDir(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer netDir.Close()
+	starting := filepath.Join(netDir.Name(), "run-"+strings.Repeat("5a", 12))
+	if err := os.Mkdir(starting, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	young, err := Listen(home, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer young.Remove()
+	asked := 0
+	bound := func() map[string]bool { asked++; return boundSockets() }
+	sweepStale(int(netDir.Fd()), bound, staleAfter)
+	if !exists(starting) {
+		t.Fatalf("a sweep removed %s, the folder a run has just made", starting)
+	}
+	if asked != 0 {
+		t.Errorf("with no socket older than %v, the sweep read the bound sockets %d times", staleAfter, asked)
+	}
+	// Left an hour ago, it goes; a socket as old makes the sweep ask,
+	// once, and spares it while it is bound.
+	setAge(t, starting, time.Hour)
+	setAge(t, young.Path, time.Hour)
+	sweepStale(int(netDir.Fd()), bound, staleAfter)
+	if exists(starting) {
+		t.Errorf("%s, empty for an hour, is left after a sweep", starting)
+	}
+	if asked != 1 {
+		t.Errorf("the sweep read the bound sockets %d times, not once", asked)
+	}
+	if !exists(young.Path) {
+		t.Errorf("%s, bound, was removed by a sweep", young.Path)
 	}
 }
 

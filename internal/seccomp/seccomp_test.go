@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -68,6 +69,108 @@ func child(which string) {
 	_, _, e = unix.Syscall(unix.SYS_PERSONALITY, 0x0040000, 0, 0) // ADDR_NO_RANDOMIZE
 	report("personality", errnoErr(e))
 	report("exec", exec.Command("/bin/true").Run())
+	for _, c := range refusedCalls {
+		_, _, e := unix.Syscall6(c.nr, c.args[0], c.args[1], c.args[2], c.args[3], c.args[4], c.args[5])
+		report(c.name, errnoErr(e))
+	}
+	for _, f := range namespaceFlags {
+		// CLONE_SIGHAND without CLONE_VM is invalid, so an unfiltered
+		// clone fails (EINVAL) rather than forking.
+		_, _, e := unix.Syscall6(unix.SYS_CLONE, f.flag|unix.CLONE_SIGHAND, 0, 0, 0, 0, 0)
+		report("clone-"+f.name, errnoErr(e))
+		_, _, e = unix.Syscall(unix.SYS_UNSHARE, f.flag, 0, 0)
+		report("unshare-"+f.name, errnoErr(e))
+	}
+	socketpair := func(fam, typ int) error {
+		fds, err := unix.Socketpair(fam, typ, 0)
+		if err == nil {
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		}
+		return err
+	}
+	report("socketpair-unix", socketpair(unix.AF_UNIX, unix.SOCK_STREAM))
+	report("socketpair-netlink", socketpair(unix.AF_NETLINK, unix.SOCK_DGRAM))
+	report("socketpair-unix-raw", socketpair(unix.AF_UNIX, unix.SOCK_RAW))
+	report("tioclinux", ioctl(unix.TIOCLINUX))
+}
+
+// refusedCalls are the calls every sandbox and broker refuses (EPERM;
+// clone3 ENOSYS), each with arguments the kernel itself would refuse
+// (a bad pointer, fd, flag or magic number), so that a filter missing one
+// of them shows as another errno, never as a call that did something,
+// even run as root.
+var refusedCalls = []struct {
+	name string
+	nr   uintptr
+	args [6]uintptr
+}{
+	{"process_vm_readv", unix.SYS_PROCESS_VM_READV, [6]uintptr{0, 0, 0, 0, 0, 1}},
+	{"process_vm_writev", unix.SYS_PROCESS_VM_WRITEV, [6]uintptr{0, 0, 0, 0, 0, 1}},
+	{"mount", unix.SYS_MOUNT, [6]uintptr{1, 1, 1, 0, 1}},
+	{"umount2", unix.SYS_UMOUNT2, [6]uintptr{1, ^uintptr(0)}},
+	{"pivot_root", unix.SYS_PIVOT_ROOT, [6]uintptr{1, 1}},
+	{"move_mount", unix.SYS_MOVE_MOUNT, [6]uintptr{^uintptr(0), 1, ^uintptr(0), 1, ^uintptr(0)}},
+	{"open_tree", unix.SYS_OPEN_TREE, [6]uintptr{^uintptr(0), 1, ^uintptr(0)}},
+	{"fsopen", unix.SYS_FSOPEN, [6]uintptr{1, ^uintptr(0)}},
+	{"fsmount", unix.SYS_FSMOUNT, [6]uintptr{^uintptr(0), ^uintptr(0), ^uintptr(0)}},
+	{"fsconfig", unix.SYS_FSCONFIG, [6]uintptr{^uintptr(0), ^uintptr(0)}},
+	{"fspick", unix.SYS_FSPICK, [6]uintptr{^uintptr(0), 1, ^uintptr(0)}},
+	{"mount_setattr", unix.SYS_MOUNT_SETATTR, [6]uintptr{^uintptr(0), 1, ^uintptr(0), 1, 1}},
+	{"chroot", unix.SYS_CHROOT, [6]uintptr{1}},
+	{"setns", unix.SYS_SETNS, [6]uintptr{^uintptr(0)}},
+	{"keyctl", unix.SYS_KEYCTL, [6]uintptr{^uintptr(0)}},
+	{"add_key", unix.SYS_ADD_KEY, [6]uintptr{1, 1, 1, 1, 1}},
+	{"request_key", unix.SYS_REQUEST_KEY, [6]uintptr{1, 1, 1, 1}},
+	{"bpf", unix.SYS_BPF, [6]uintptr{^uintptr(0), 1, 1}},
+	{"perf_event_open", unix.SYS_PERF_EVENT_OPEN, [6]uintptr{1, 0, ^uintptr(0), ^uintptr(0), ^uintptr(0)}},
+	{"userfaultfd", unix.SYS_USERFAULTFD, [6]uintptr{^uintptr(0)}},
+	{"io_uring_enter", unix.SYS_IO_URING_ENTER, [6]uintptr{^uintptr(0)}},
+	{"io_uring_register", unix.SYS_IO_URING_REGISTER, [6]uintptr{^uintptr(0)}},
+	{"kexec_load", unix.SYS_KEXEC_LOAD, [6]uintptr{0, 0, 1, ^uintptr(0)}},
+	{"kexec_file_load", unix.SYS_KEXEC_FILE_LOAD, [6]uintptr{^uintptr(0), ^uintptr(0), 0, 1, ^uintptr(0)}},
+	{"init_module", unix.SYS_INIT_MODULE, [6]uintptr{1, 1, 1}},
+	{"finit_module", unix.SYS_FINIT_MODULE, [6]uintptr{^uintptr(0), 1, ^uintptr(0)}},
+	{"delete_module", unix.SYS_DELETE_MODULE, [6]uintptr{1, ^uintptr(0)}},
+	{"acct", unix.SYS_ACCT, [6]uintptr{1}},
+	{"swapon", unix.SYS_SWAPON, [6]uintptr{1}},
+	{"swapoff", unix.SYS_SWAPOFF, [6]uintptr{1}},
+	{"reboot", unix.SYS_REBOOT, [6]uintptr{1, 1, 1, 1}},
+	{"quotactl", unix.SYS_QUOTACTL, [6]uintptr{^uintptr(0), 1, 1, 1}},
+	{"open_by_handle_at", unix.SYS_OPEN_BY_HANDLE_AT, [6]uintptr{^uintptr(0), 1}},
+	{"iopl", unix.SYS_IOPL, [6]uintptr{4}},
+	{"ioperm", unix.SYS_IOPERM, [6]uintptr{^uintptr(0), 1, 1}},
+	{"uselib", unix.SYS_USELIB, [6]uintptr{1}},
+	{"syslog", unix.SYS_SYSLOG, [6]uintptr{^uintptr(0)}},
+	{"lookup_dcookie", unix.SYS_LOOKUP_DCOOKIE, [6]uintptr{0, 1, 1}},
+	{"clone3", unix.SYS_CLONE3, [6]uintptr{1, 1}},
+}
+
+// namespaceFlags are what clone and unshare may not make.
+var namespaceFlags = []struct {
+	name string
+	flag uintptr
+}{
+	{"newns", unix.CLONE_NEWNS}, {"newcgroup", unix.CLONE_NEWCGROUP}, {"newuts", unix.CLONE_NEWUTS},
+	{"newipc", unix.CLONE_NEWIPC}, {"newuser", unix.CLONE_NEWUSER}, {"newpid", unix.CLONE_NEWPID},
+	{"newnet", unix.CLONE_NEWNET}, {"newtime", unix.CLONE_NEWTIME},
+}
+
+// refusedLines is what the child must say of refusedCalls and
+// namespaceFlags under either policy.
+func refusedLines() []string {
+	var l []string
+	for _, c := range refusedCalls {
+		errno := "EPERM"
+		if c.name == "clone3" {
+			errno = "ENOSYS" // libc and Go then fall back to clone, which the filter can read
+		}
+		l = append(l, c.name+" "+errno)
+	}
+	for _, f := range namespaceFlags {
+		l = append(l, "clone-"+f.name+" EPERM", "unshare-"+f.name+" EPERM")
+	}
+	return append(l, "tioclinux EPERM")
 }
 
 func errnoErr(e unix.Errno) error {
@@ -106,6 +209,9 @@ func runChild(t *testing.T, which string) string {
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), "LNK_SC_CHILD="+which)
+	// A session of its own: no controlling terminal for a call that
+	// slipped through to touch.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
@@ -127,14 +233,18 @@ func TestBrokerPolicyUnixOnly(t *testing.T) {
 	want(t, out, "ptrace EPERM", "unshare-user EPERM", "unshare-none ok",
 		"tiocsti EPERM", "tiocsti-high-bits EPERM", "tiocgwinsz EBADF",
 		"unix ok", "inet EAFNOSUPPORT", "inet6 EAFNOSUPPORT", "netlink EAFNOSUPPORT",
-		"family-high-bits EAFNOSUPPORT", "io_uring EPERM", "personality EPERM", "exec EPERM")
+		"family-high-bits EAFNOSUPPORT", "io_uring EPERM", "personality EPERM", "exec EPERM",
+		"socketpair-unix ok", "socketpair-netlink EAFNOSUPPORT")
+	want(t, out, refusedLines()...)
 }
 
 func TestSandboxPolicy(t *testing.T) {
 	out := runChild(t, "sandbox")
 	want(t, out, "ptrace EPERM", "unshare-user EPERM", "tiocsti EPERM", "tiocsti-high-bits EPERM",
 		"unix ok", "inet ok", "netlink EAFNOSUPPORT", "packet EAFNOSUPPORT",
-		"vsock EAFNOSUPPORT", "raw-inet EPERM", "io_uring EPERM", "personality EPERM", "exec ok")
+		"vsock EAFNOSUPPORT", "raw-inet EPERM", "io_uring EPERM", "personality EPERM", "exec ok",
+		"socketpair-unix ok", "socketpair-netlink EAFNOSUPPORT", "socketpair-unix-raw EPERM")
+	want(t, out, refusedLines()...)
 }
 
 func TestBPFIsWholeInstructions(t *testing.T) {

@@ -110,50 +110,56 @@ func harnessOnlyAgentKeys(h *Layer) error {
 // ReadOnly, each path checked and resolved without following a link.
 func compileFiles(c checker, base string, out *Compiled, layers []*Layer) error {
 	var reads, writes []string
+	ids := map[string]FileID{}
 	for _, ly := range layers {
 		if ly.Spec.Files == nil {
 			continue
 		}
 		for _, p := range ly.Spec.Files.Write {
-			abs, err := checkedPath(c, base, p, true)
+			abs, id, err := checkedPath(c, base, p, true)
 			if err != nil {
 				return err
 			}
-			writes = appendNew(writes, abs)
+			writes, ids[abs] = appendNew(writes, abs), id
 		}
 		for _, p := range ly.Spec.Files.Read {
-			abs, err := checkedPath(c, base, p, false)
+			abs, id, err := checkedPath(c, base, p, false)
 			if err != nil {
 				return err
 			}
-			reads = appendNew(reads, abs)
+			reads, ids[abs] = appendNew(reads, abs), id
 		}
 	}
 	if out.FilesDir != "" && !coveredBy(out.FilesDir, writes) {
 		reads = appendNew(reads, out.FilesDir)
+		if _, ok := ids[out.FilesDir]; !ok {
+			if _, id, err := ResolveID(out.FilesDir); err == nil {
+				ids[out.FilesDir] = id
+			}
+		}
 	}
 	if err := checkNesting(reads, writes); err != nil {
 		return err
 	}
 	for _, w := range writes {
-		out.Folders = append(out.Folders, Folder{Path: w, Access: Access{Read: true, Write: true}})
+		out.Folders = append(out.Folders, Folder{Path: w, Access: Access{Read: true, Write: true}, ID: ids[w]})
 		for _, top := range []string{".git", ".envrc", ".vscode", ".idea"} {
 			out.ReadOnly = append(out.ReadOnly, filepath.Join(w, top))
 		}
 	}
 	for _, r := range reads {
-		out.Folders = append(out.Folders, Folder{Path: r, Access: Access{Read: true}})
+		out.Folders = append(out.Folders, Folder{Path: r, Access: Access{Read: true}, ID: ids[r]})
 	}
 	sort.Slice(out.Folders, func(i, j int) bool { return out.Folders[i].Path < out.Folders[j].Path })
 	return nil
 }
 
 // checkedPath is one [files] entry made absolute, checked by the rules,
-// then resolved without following a link.
-func checkedPath(c checker, base, p string, write bool) (string, error) {
+// then resolved without following a link: its path and what it names.
+func checkedPath(c checker, base, p string, write bool) (string, FileID, error) {
 	abs, err := GrantPath(c.l.Home, base, p)
 	if err != nil {
-		return "", err
+		return "", FileID{}, err
 	}
 	if write {
 		err = c.checkWrite(abs)
@@ -161,12 +167,13 @@ func checkedPath(c checker, base, p string, write bool) (string, error) {
 		err = c.checkRead(abs)
 	}
 	if err != nil {
-		return "", err
+		return "", FileID{}, err
 	}
-	if _, err := Resolve(abs); err != nil {
-		return "", err
+	_, id, err := ResolveID(abs)
+	if err != nil {
+		return "", FileID{}, err
 	}
-	return abs, nil
+	return abs, id, nil
 }
 
 func coveredBy(p string, dirs []string) bool {

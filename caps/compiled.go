@@ -90,6 +90,18 @@ type Access struct {
 type Folder struct {
 	Path   string `json:"path"`
 	Access Access `json:"access"`
+	// ID is the folder caps checked, as it found it: the sandbox binds
+	// Path only if what it opens there is still that folder, so a folder
+	// moved into its place after the check is refused, a link or not.
+	// Zero for a Folder made other than by Compile, or read back from
+	// JSON (it is never written there): nothing to compare.
+	ID FileID `json:"-"`
+}
+
+// FileID is a file's identity: its device and inode.
+type FileID struct {
+	Dev uint64 `json:"dev"`
+	Ino uint64 `json:"ino"`
 }
 
 // Internet is the [internet] grant.

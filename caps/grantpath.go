@@ -61,14 +61,24 @@ const (
 // before with O_PATH|O_NOFOLLOW, so a link anywhere on the way is refused,
 // never followed. A missing component is ErrMissing.
 func Resolve(abs string) (Kind, error) {
+	kind, _, err := ResolveID(abs)
+	return kind, err
+}
+
+// ResolveID is Resolve, and the identity of what abs names.
+func ResolveID(abs string) (Kind, FileID, error) {
 	if !filepath.IsAbs(abs) || filepath.Clean(abs) != abs {
-		return KindOther, at(ErrBadPath, quote(abs))
+		return KindOther, FileID{}, at(ErrBadPath, quote(abs))
 	}
 	fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return KindOther, err
+		return KindOther, FileID{}, err
 	}
 	defer func() { unix.Close(fd) }()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return KindOther, FileID{}, err
+	}
 	kind := KindDir
 	sofar := ""
 	for _, part := range strings.Split(strings.TrimPrefix(abs, "/"), "/") {
@@ -76,21 +86,20 @@ func Resolve(abs string) (Kind, error) {
 			continue
 		}
 		if kind != KindDir {
-			return KindOther, at(ErrMissing, quote(abs), quote(sofar)+" is not a folder")
+			return KindOther, FileID{}, at(ErrMissing, quote(abs), quote(sofar)+" is not a folder")
 		}
 		sofar += "/" + part
 		next, err := unix.Openat(fd, part, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
 			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-				return KindOther, at(ErrMissing, quote(abs), "make it first: mkdir -p "+quote(abs))
+				return KindOther, FileID{}, at(ErrMissing, quote(abs), "make it first: mkdir -p "+quote(abs))
 			}
-			return KindOther, err
+			return KindOther, FileID{}, err
 		}
 		unix.Close(fd)
 		fd = next
-		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
-			return KindOther, err
+			return KindOther, FileID{}, err
 		}
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFLNK:
@@ -98,7 +107,7 @@ func Resolve(abs string) (Kind, error) {
 			if real, err := filepath.EvalSymlinks(abs); err == nil {
 				hint = "grant the real path: " + quote(real)
 			}
-			return KindOther, at(ErrSymlink, quote(sofar), hint)
+			return KindOther, FileID{}, at(ErrSymlink, quote(sofar), hint)
 		case unix.S_IFDIR:
 			kind = KindDir
 		case unix.S_IFREG:
@@ -107,7 +116,7 @@ func Resolve(abs string) (Kind, error) {
 			kind = KindOther
 		}
 	}
-	return kind, nil
+	return kind, FileID{Dev: st.Dev, Ino: st.Ino}, nil
 }
 
 // within reports whether p is dir or inside it (both absolute, cleaned).

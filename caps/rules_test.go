@@ -103,7 +103,7 @@ func TestFolderRules(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := checkedPath(c, base, tc.path, tc.write)
+			_, _, err := checkedPath(c, base, tc.path, tc.write)
 			hit(t, err, tc.want)
 		})
 	}

@@ -95,7 +95,15 @@ func TestDefaultsAndLimits(t *testing.T) {
 		{Path: l.FilesDir("d"), Access: Access{Read: true}},
 		{Path: l.FilesDir("d") + "/work", Access: Access{Read: true, Write: true}},
 	}
-	if !reflect.DeepEqual(c.Folders, want) || c.Limits != DefaultLimits {
+	// Each folder carries the identity of the folder checked.
+	got := append([]Folder(nil), c.Folders...)
+	for i, f := range got {
+		if _, id, err := ResolveID(f.Path); err != nil || f.ID != id || id == (FileID{}) {
+			t.Errorf("%s: ID %+v, the folder's %+v (%v)", f.Path, f.ID, id, err)
+		}
+		got[i].ID = FileID{}
+	}
+	if !reflect.DeepEqual(got, want) || c.Limits != DefaultLimits {
 		t.Fatalf("folders %+v limits %+v", c.Folders, c.Limits)
 	}
 	if err := writeFileAtomic(l.SandboxFile("d"), []byte("[tool.run]\ntimeout = \"30s\"\n[tool.scheduler]\nhops = 2\n")); err != nil {

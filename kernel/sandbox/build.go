@@ -71,7 +71,7 @@ type Enforced struct {
 }
 
 // ErrFolderChanged refuses a granted folder that is no longer what caps
-// checked: a link now, or gone.
+// checked: a link now, gone, or another folder moved into its place.
 var ErrFolderChanged = errors.New("a granted folder changed since its grant was checked")
 
 // Build makes the sandbox for c and opt. The caller must Exec, Start or
@@ -248,6 +248,10 @@ func (s *Sandbox) folders(c *caps.Compiled) error {
 		if err != nil {
 			return err
 		}
+		if err := sameFolder(file, f); err != nil {
+			file.Close()
+			return err
+		}
 		if f.Access.Write {
 			s.args = append(s.args, "--bind-fd")
 		} else {
@@ -331,6 +335,23 @@ func openNoLinks(path string) (*os.File, error) {
 		return nil, fmt.Errorf("%w: %s: %v", ErrFolderChanged, path, err)
 	}
 	return os.NewFile(uintptr(fd), path), nil
+}
+
+// sameFolder refuses file, opened at f.Path, unless it is the folder
+// caps checked there (f.ID; a Folder with none has nothing to compare):
+// the bind is of what was checked, never of what took its place.
+func sameFolder(file *os.File, f caps.Folder) error {
+	if f.ID == (caps.FileID{}) {
+		return nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(file.Fd()), &st); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrFolderChanged, f.Path, err)
+	}
+	if st.Dev != f.ID.Dev || st.Ino != f.ID.Ino {
+		return fmt.Errorf("%w: %s is another folder now (moved into its place after the check)", ErrFolderChanged, f.Path)
+	}
+	return nil
 }
 
 // commands grants execute on [commands] (or everything readable with

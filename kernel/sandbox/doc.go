@@ -49,8 +49,8 @@
 // make an empty .git, .vscode, .idea (folders) or .envrc (file) at the
 // top of a written folder where absent; run bubblewrap. Trusts:
 // caps.Compiled (checked by caps), bubblewrap and lnk-init at the paths
-// it is given. Refuses: a granted folder that became a link or vanished
-// (ErrFolderChanged); a link at the top of a written folder in a
+// it is given. Refuses: a granted folder that became a link, vanished,
+// or is another folder moved into its place (ErrFolderChanged); a link at the top of a written folder in a
 // read-only name's place (ErrReadOnlyLink); a command not in [commands]
 // (ErrNotACommand); a kernel without landlock or seccomp (ErrMissing)
 // unless Options.Degraded.

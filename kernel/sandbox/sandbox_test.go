@@ -71,6 +71,25 @@ func TestSymlinkSwapBetweenCheckAndBindIsRefused(t *testing.T) {
 	}
 }
 
+// TestFolderMovedIntoPlaceBetweenCheckAndBindIsRefused: caps checks the
+// folder; then the owner's ~/.ssh, a real folder and no link, is moved
+// into its place. The bind is of the folder caps checked (its device and
+// inode), so the sandbox refuses to start.
+func TestFolderMovedIntoPlaceBetweenCheckAndBindIsRefused(t *testing.T) {
+	w := newWorld(t)
+	c := compile(t, w, caps.Grants{Read: []string{w.data}, Commands: []string{"sh"}})
+	if err := os.Rename(w.data, w.data+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(w.home, ".ssh"), w.data); err != nil {
+		t.Fatal(err)
+	}
+	_, err := sandbox.Build(c, sandbox.Options{Argv: []string{"sh"}, InitPath: testenv.Bin(t, "lnk-init")})
+	if !errors.Is(err, sandbox.ErrFolderChanged) {
+		t.Fatalf("got %v, want ErrFolderChanged", err)
+	}
+}
+
 // TestBackgroundLoopDiesWithSandbox: a loop left running in the
 // background is gone once the command exits.
 func TestBackgroundLoopDiesWithSandbox(t *testing.T) {

@@ -27,7 +27,7 @@ run "$LNK" sandbox tool list
   done
 ) &
 answering=$!
-run "$LNK" sandbox run --tool everything --allow echo --command curl --command cut --command tr --command sed --command grep -- sh -c '
+shown "$LNK" sandbox run --tool everything --allow echo --command curl --command cut --command tr --command sed --command grep -- sh -c '
   post() { curl -sS --noproxy "*" -D /tmp/h -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" ${sid:+-H "Mcp-Session-Id: $sid"} --data "$1" "$LNK_TOOL_EVERYTHING"; echo; }
   echo "-- LNK_TOOL_EVERYTHING=${LNK_TOOL_EVERYTHING%%/_link/*}/_link/s/<secret>/mcp/everything"
   post "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{\"sampling\":{}},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}" | cut -c1-160
@@ -38,6 +38,12 @@ run "$LNK" sandbox run --tool everything --allow echo --command curl --command c
   echo "-- get-sum (asked):"; post "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"get-sum\",\"arguments\":{\"a\":2,\"b\":3}}}"'
 touch "$HOME/.demo-tools-done"
 wait "$answering" || true
+holds "the tools were not listed through the bridge" '"name":"echo"'
+holds "echo, allowed by name, did not answer" "Echo: hello through the bridge"
+holds "get-sum, asked and answered yes, did not answer" "The sum of 2 and 3 is 5"
 step "the audit log: each call by name, never its arguments"
-grep '"mcp ' "$HOME/.lnk/log/audit.log" || true
+shown grep '"mcp ' "$HOME/.lnk/log/audit.log"
+holds "the audit log has no line of the echo call" "echo"
+holds "the audit log has no line of the get-sum call" "get-sum"
+lacks "the audit log holds a call's arguments" "hello through the bridge"
 fi

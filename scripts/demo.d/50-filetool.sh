@@ -46,15 +46,27 @@ if diff:
 }
 ft_rpc initialize '{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"demo","version":"1"}}'
 printf '{"jsonrpc":"2.0","method":"notifications/initialized"}\n' >&"${FT[1]}"
+# ft_ok WHAT / ft_refused WHAT: the last call was answered, or refused,
+# else the demo fails saying WHAT.
+ft_ok() { [[ -n $ft_line && $ft_line != *'"isError":true'* ]] || fail "$1"; }
+ft_refused() { [[ $ft_line == *'"isError":true'* ]] || fail "$1"; }
 ft_call read '{"path":"notes/site.md"}'
+ft_ok "the file tool could not read the agent's notes"
+[[ $ft_line == *"The site is built"* ]] || fail "the file tool's read did not give the file's text"
 ft_call write '{"path":"work/todo.md","content":"- publish the site\n"}'
+ft_ok "the file tool could not write in work/"
 ft_call replace '{"path":"work/todo.md","old":"publish","new":"check, then publish"}'
+ft_ok "the file tool could not replace in work/todo.md"
 ft_call find '{"text":"site"}'
+ft_ok "the file tool's find failed"
 # Outside every --write folder: apply refuses it, saying why.
 ft_call write '{"path":"site-notes.md","content":"x"}'
+ft_refused "a write outside every --write folder was not refused"
 # In notes/, which apply was told it may write but the sandbox binds
 # read-only: the sandbox refuses it.
 ft_call write '{"path":"notes/site.md","content":"x"}'
+ft_refused "a write the sandbox does not allow was not refused"
+grep -q "The site is built" "$ft_files/notes/site.md" || fail "notes/site.md was written through a sandbox that binds it read-only"
 exec {FT[1]}>&-
 wait "$FT_PID" 2>/dev/null || true
 step "cat file-tool.log   (each refusal once, its reason, never the path)"
@@ -68,7 +80,7 @@ cat "$ft_log"
 # network), and apply is told the same. The refusal comes back to the
 # caller with its reason.
 run "$LNK" sandbox tool add files -- "$ft_bin/lnk-file-tool" serve --agent demo
-run "$LNK" sandbox run --tool files --allow read --allow write --allow find --command curl --command cut --command tr --command sed --command grep -- sh -c '
+shown "$LNK" sandbox run --tool files --allow read --allow write --allow find --command curl --command cut --command tr --command sed --command grep -- sh -c '
   post() { curl -sS --noproxy "*" -D /tmp/h -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" ${sid:+-H "Mcp-Session-Id: $sid"} --data "$1" "$LNK_TOOL_FILES" | sed -n "s/.*\"text\":\"//; s/\(.*\)\"}\].*/\1/p" | cut -c1-240; }
   post "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}"
   sid=$(tr -d "\r" </tmp/h | sed -n "s/^Mcp-Session-Id: //Ip")
@@ -77,3 +89,6 @@ run "$LNK" sandbox run --tool files --allow read --allow write --allow find --co
   echo "-- write work/done.md:"; post "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"write\",\"arguments\":{\"path\":\"work/done.md\",\"content\":\"- nothing yet\\n\"}}}"
   echo "-- find *.md:"; post "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"find\",\"arguments\":{\"name\":\"*.md\"}}}"
   echo "-- write notes/site.md (outside --write):"; post "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"write\",\"arguments\":{\"path\":\"notes/site.md\",\"content\":\"x\"}}}"'
+holds "the file tool's read through the bridge did not answer" "check, then publish"
+[ -f "$ft_files/work/done.md" ] || fail "the file tool's write through the bridge did not write work/done.md"
+grep -q "The site is built" "$ft_files/notes/site.md" || fail "notes/site.md, outside --write, was written through the bridge"

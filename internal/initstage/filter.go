@@ -2,6 +2,7 @@ package initstage
 
 import (
 	_ "embed"
+	"runtime"
 
 	"lnk.dev/lnk/internal/seccomp/bpfload"
 )
@@ -14,6 +15,10 @@ var sandboxBPF []byte
 
 // ErrNoSeccomp means the kernel refused to load the filter.
 var ErrNoSeccomp = bpfload.ErrUnsupported
+
+// HasFilter reports whether a filter is built for this architecture:
+// amd64's alone is, so elsewhere lnk-init loads none.
+func HasFilter() bool { return runtime.GOARCH == "amd64" && len(sandboxBPF) > 0 }
 
 // SandboxBPF is the embedded filter (for the test that compares it).
 func SandboxBPF() []byte { return sandboxBPF }

@@ -118,8 +118,15 @@ func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
 		home = c.FilesDir
 	}
 	relay := uint16(0)
-	s.args = []string{"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"}
-	s.Enforced.Namespaces = []string{"user", "pid", "ipc", "uts", "cgroup"}
+	s.args = []string{"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts"}
+	s.Enforced.Namespaces = []string{"user", "pid", "ipc", "uts"}
+	// A cgroup namespace where the kernel has them, and then always
+	// (never bubblewrap's -try, which would let the status claim one
+	// that was not made).
+	if _, err := os.Stat("/proc/self/ns/cgroup"); err == nil {
+		s.args = append(s.args, "--unshare-cgroup")
+		s.Enforced.Namespaces = append(s.Enforced.Namespaces, "cgroup")
+	}
 	switch {
 	case c.NetworkMode == "host":
 		s.Enforced.Network = "host"

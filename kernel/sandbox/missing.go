@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+	"lnk.dev/lnk/internal/initstage"
 	"lnk.dev/lnk/internal/landlock"
 )
 
@@ -24,8 +25,14 @@ func (e *MissingError) Hint() string {
 	return "use a kernel with landlock and seccomp (lsm=landlock,…), or pass --degraded to run with less"
 }
 
-// seccompAvailable reports whether the kernel filters syscalls.
+// seccompAvailable reports whether the kernel filters syscalls and
+// lnk-init has a filter for this machine's architecture to load (it
+// embeds amd64's alone): without one, the sandbox runs unfiltered, which
+// only --degraded allows, and the status never claims a filter.
 func seccompAvailable() bool {
+	if !initstage.HasFilter() {
+		return false
+	}
 	_, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0)
 	return err == nil
 }

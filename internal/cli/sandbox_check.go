@@ -2,14 +2,10 @@ package cli
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"runtime"
-	"sort"
 
 	"github.com/spf13/cobra"
 
@@ -54,26 +50,17 @@ func init() {
 	})
 }
 
-// runProbes sets up what the probes reach for outside (a loopback port,
-// an abstract socket), runs `lnk sandbox probe` in the sandbox and reads
-// its results.
+// runProbes sets up what the probes reach for outside (loopback TCP and
+// UDP ports, an abstract socket) and reads the host's facts they compare
+// against, runs `lnk sandbox probe` in the sandbox, reads its results and
+// judges what only the host sees.
 func runProbes(c *cobra.Command, spec *sandboxSpec, comp any) ([]probe.Result, error) {
 	cc := comp.(*capsCompiled)
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	outside, err := probe.Listen()
 	if err != nil {
 		return nil, err
 	}
-	defer tcp.Close()
-	var b [8]byte
-	rand.Read(b[:])
-	abstract := "lnk-check-" + hex.EncodeToString(b[:])
-	ab, err := net.Listen("unix", "@"+abstract)
-	if err != nil {
-		return nil, err
-	}
-	defer ab.Close()
-	go acceptAll(tcp)
-	go acceptAll(ab)
+	defer outside.Close()
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -94,17 +81,12 @@ func runProbes(c *cobra.Command, spec *sandboxSpec, comp any) ([]probe.Result, e
 		fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
 	}
 	auditNotices("sandbox check", spec.agent, s.Notices)
-	h := probe.Host{TCPPort: tcp.Addr().(*net.TCPAddr).Port, Abstract: abstract, LnkPid: os.Getpid(),
-		HostNet: cc.NetworkMode == "host"}
+	h := outside.Host
+	h.HostNet = cc.NetworkMode == "host"
 	if s.Plan.Relay != nil {
 		h.RelayPort = int(s.Plan.Relay.Port)
 	}
-	var keys []string
-	for k := range s.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	in, err := json.Marshal(probe.List(cc, h, keys))
+	in, err := json.Marshal(probe.List(cc, h))
 	if err != nil {
 		return nil, err
 	}
@@ -117,15 +99,6 @@ func runProbes(c *cobra.Command, spec *sandboxSpec, comp any) ([]probe.Result, e
 	if err := json.Unmarshal(out.Bytes(), &results); err != nil || code != 0 {
 		return nil, fmt.Errorf("the probes did not run in the sandbox (exit %d): %.200s", code, out.String())
 	}
+	outside.Settle(results)
 	return results, nil
-}
-
-func acceptAll(l net.Listener) {
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			return
-		}
-		c.Close()
-	}
 }

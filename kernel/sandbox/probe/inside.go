@@ -20,7 +20,7 @@ import (
 func Run(s Spec) []Result {
 	out := make([]Result, 0, len(s.Probes))
 	for _, p := range s.Probes {
-		got, detail := attempt(p, s)
+		got, detail := attempt(p)
 		out = append(out, Result{Probe: p, Got: got, Detail: detail})
 	}
 	return out
@@ -34,7 +34,7 @@ func verdict(err error) (string, string) {
 	return Closed, err.Error()
 }
 
-func attempt(p Probe, s Spec) (string, string) {
+func attempt(p Probe) (string, string) {
 	switch p.Kind {
 	case "skip":
 		return "skipped", p.Arg
@@ -49,9 +49,15 @@ func attempt(p Probe, s Spec) (string, string) {
 	case "replace-in":
 		return verdict(replaceIn(p.Arg))
 	case "exec":
-		return verdict(startAndKill(p.Arg))
+		return execVerdict(startAndKill(p.Arg))
 	case "dropped":
-		return verdict(dropAndRun(p.Arg))
+		return dropAndRun(p.Arg)
+	case "ns":
+		return nsVerdict(p.Arg)
+	case "session":
+		return sessionVerdict(p.Arg)
+	case "udp":
+		return sendUDP(p.Arg)
 	case "tcp", "internet":
 		return verdict(dial("tcp", p.Arg))
 	case "abstract":
@@ -101,7 +107,7 @@ func attempt(p Probe, s Spec) (string, string) {
 	case "fds":
 		return fdsVerdict()
 	case "env":
-		return envVerdict(s.AllowedEnv)
+		return envVerdict(p.Arg)
 	}
 	return "skipped", "unknown probe " + p.Kind
 }
@@ -180,23 +186,52 @@ func replaceIn(dir string) error {
 	return replace(p)
 }
 
+// startAndKill execs path and, once the exec has worked, kills it.
 func startAndKill(path string) error {
-	cmd := exec.Command(path)
-	if err := cmd.Start(); err != nil {
-		return err
+	var err error
+	for range 20 { // ETXTBSY: a file just written may still be open in a child between fork and exec
+		cmd := exec.Command(path)
+		if err = cmd.Start(); err == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			return nil
+		}
+		if !errors.Is(err, unix.ETXTBSY) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	return nil
+	return err
 }
 
-func dropAndRun(dir string) error {
+// execVerdict: an exec that worked is Open; only the refusal landlock
+// (EACCES) or a mount's noexec (EPERM, EACCES) gives is Closed; any
+// other failure (no such file, a bad format, a missing interpreter)
+// means the probe tried nothing and is Broken.
+func execVerdict(err error) (string, string) {
+	switch {
+	case err == nil:
+		return Open, ""
+	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
+		return Closed, err.Error()
+	}
+	return Broken, "neither ran nor was refused: " + err.Error()
+}
+
+// dropAndRun writes a copy of this program, a static ELF needing no
+// interpreter, into dir and execs it. A drop that fails is Broken: it
+// proves nothing about exec there.
+func dropAndRun(dir string) (string, string) {
+	self, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		return Broken, "could not read its own executable: " + err.Error()
+	}
 	path := filepath.Join(dir, ".lnk-probe-exe-"+strconv.Itoa(os.Getpid()))
-	if err := os.WriteFile(path, []byte("#!/bin/sh\nexit 0\n"), 0o700); err != nil {
-		return fmt.Errorf("could not drop it: %w", err)
+	if err := os.WriteFile(path, self, 0o700); err != nil {
+		return Broken, "could not drop it: " + err.Error()
 	}
 	defer os.Remove(path)
-	return exec.Command(path).Run()
+	return execVerdict(startAndKill(path))
 }
 
 func dial(network, addr string) error {
@@ -288,22 +323,4 @@ func fdsVerdict() (string, string) {
 func ownFD(fd int) bool {
 	t, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
 	return strings.HasPrefix(t, "anon_inode:[eventpoll]") || strings.HasPrefix(t, "anon_inode:[eventfd]")
-}
-
-func envVerdict(allowed []string) (string, string) {
-	ok := map[string]bool{}
-	for _, k := range allowed {
-		ok[k] = true
-	}
-	var extra []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if !ok[k] {
-			extra = append(extra, k)
-		}
-	}
-	if len(extra) > 0 {
-		return Open, strings.Join(extra, ", ")
-	}
-	return Closed, ""
 }

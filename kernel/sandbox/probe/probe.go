@@ -18,6 +18,7 @@ const (
 	Closed = "closed"
 	Open   = "open"
 	Gap    = "open (known gap)" // open, and documented as such
+	Broken = "broken"           // the probe could not try: it proves nothing, and fails
 )
 
 // Probe is one attempt.
@@ -30,28 +31,18 @@ type Probe struct {
 
 // Spec is what the probes inside are given.
 type Spec struct {
-	Probes     []Probe  `json:"probes"`
-	AllowedEnv []string `json:"allowed_env"`
+	Probes []Probe `json:"probes"`
 }
 
 // Result is one probe's outcome.
 type Result struct {
 	Probe
-	Got    string `json:"result"` // Open, Closed or "skipped"
+	Got    string `json:"result"` // Open, Closed, Broken or "skipped"
 	Detail string `json:"detail,omitempty"`
 }
 
-// Host is what the check set up outside for the probes to reach.
-type Host struct {
-	TCPPort   int    // a listener on the host's 127.0.0.1
-	Abstract  string // a listening abstract unix socket's name
-	LnkPid    int    // the checking lnk's pid, which must not be visible
-	HostNet   bool   // [network] mode = "host"
-	RelayPort int    // the relay's port, 0 without one
-}
-
 // List makes the probes for grants c.
-func List(c *caps.Compiled, h Host, allowedEnv []string) Spec {
+func List(c *caps.Compiled, h Host) Spec {
 	var p []Probe
 	add := func(name, kind, arg, expect string) { p = append(p, Probe{name, kind, arg, expect}) }
 	home := c.Home
@@ -101,7 +92,21 @@ func List(c *caps.Compiled, h Host, allowedEnv []string) Spec {
 	if h.HostNet {
 		tcpExpect, inet, inetExpect = Gap, "none", Gap // never send traffic off the machine
 	}
+	for _, n := range Namespaces {
+		name := "share the host's " + n + " namespace"
+		ino, ok := h.NS[n]
+		switch {
+		case !ok:
+			add(name, "skip", "this kernel has no "+n+" namespaces", Closed)
+		case n == "net" && h.HostNet:
+			add(name, "ns", n+":"+strconv.FormatUint(ino, 10), Gap)
+		default:
+			add(name, "ns", n+":"+strconv.FormatUint(ino, 10), Closed)
+		}
+	}
+	add("share the host's session (no new session: TIOCSTI)", "session", fmt.Sprintf("%d:%d", h.Sid, h.NS["pid"]), Closed)
 	add("connect to the host's 127.0.0.1 port", "tcp", "127.0.0.1:"+strconv.Itoa(h.TCPPort), tcpExpect)
+	add("send UDP to the host's 127.0.0.1 port", "udp", "127.0.0.1:"+strconv.Itoa(h.UDPPort)+" "+h.UDPToken, tcpExpect)
 	add("connect to a host abstract unix socket", "abstract", h.Abstract, Closed)
 	add("reach the internet directly", inet, "192.0.2.1:443", inetExpect)
 	if h.RelayPort != 0 {
@@ -119,8 +124,8 @@ func List(c *caps.Compiled, h Host, allowedEnv []string) Spec {
 	add("a setuid binary gains nothing (CapEff 0, NoNewPrivs 1)", "caps", "", Closed)
 	add("/proc shows only the sandbox", "procs", strconv.Itoa(h.LnkPid), Closed)
 	add("no leaked fds", "fds", "", Closed)
-	add("environment outside the fixed list", "env", "", Closed)
-	return Spec{Probes: p, AllowedEnv: allowedEnv}
+	add("environment outside the fixed list", "env", strings.Join(allowedEnv(h), ","), Closed)
+	return Spec{Probes: p}
 }
 
 // otherAgent is another agent's folder than c's own, or "".
@@ -179,11 +184,14 @@ func notListed(c *caps.Compiled) string {
 }
 
 // Failed reports whether any probe found other than it should: a closed
-// way found open, or a control found closed.
+// way found open, a control found closed, or a probe that could not try.
 func Failed(rs []Result) bool {
 	for _, r := range rs {
 		if r.Got == "skipped" {
 			continue
+		}
+		if r.Got == Broken {
+			return true
 		}
 		if (r.Expect == Closed && r.Got != Closed) || (r.Expect == Open && r.Got != Open) {
 			return true

@@ -21,6 +21,7 @@ func TestFailedJudgesClosedProbesAndControls(t *testing.T) {
 		{[]probe.Result{r(probe.Open, probe.Closed)}, true}, // a broken control
 		{[]probe.Result{r(probe.Gap, probe.Open), r(probe.Gap, "skipped")}, false},
 		{[]probe.Result{r(probe.Closed, "skipped")}, false},
+		{[]probe.Result{r(probe.Gap, probe.Broken)}, true}, // a probe that could not try proves nothing
 	} {
 		if got := probe.Failed(c.rs); got != c.failed {
 			t.Errorf("%+v: Failed = %v, want %v", c.rs, got, c.failed)

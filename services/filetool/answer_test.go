@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"lnk.dev/lnk/services/filetool/apply"
 )
 
 func TestDecodeAnswerIsStrict(t *testing.T) {
@@ -65,5 +67,13 @@ func TestCallLine(t *testing.T) {
 		if line, err := callLine("read", json.RawMessage(args)); err == nil {
 			t.Errorf("%q was taken: %q", args, line)
 		}
+	}
+}
+
+// TestApplyAnswersWithinTheCap: apply's longest answer line is one serve
+// takes, so an answer it cut is never taken for misbehaviour.
+func TestApplyAnswersWithinTheCap(t *testing.T) {
+	if apply.MaxAnswer > maxAnswer {
+		t.Fatalf("apply answers up to %d bytes, serve takes %d", apply.MaxAnswer, maxAnswer)
 	}
 }

@@ -42,8 +42,10 @@
 //
 // # Security
 //
-// Holds: the sandboxed process's stdin, stdout and stderr, nothing else;
-// no file, folder or key of the agent's. It sets its own ends of its
+// Holds: the sandboxed process's stdin, stdout and stderr, and the
+// session's versions (the version of each file its answers gave, by path,
+// handed to a process started again before its first call: [seen]);
+// nothing else, no file, folder or key of the agent's. It sets its own ends of its
 // pipes non-blocking (the open file at its end only; a terminal or file
 // on its stdin or stdout is left as it is).
 //

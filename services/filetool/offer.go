@@ -43,11 +43,11 @@ func (o Offer) Tools() []tool {
 			object([]string{"path", "old", "new"}, map[string]any{"path": path,
 				"old": prop("string", "the text to replace, exactly"), "new": prop("string", "what replaces it"),
 				"all": prop("boolean", "replace every occurrence")})},
-		{"find", "Find files below a folder by name (a glob, any case; matched against the path below the folder when it holds /) and by text (a regular expression of one line). Never follows a link; hidden names are left out.",
+		{"find", "Find files below a folder by name (a glob, any case; matched against the path below the folder when it holds /) and by text (a regular expression of one line). Never follows a link; hidden names are left out. Answers cut: true where it stopped short (at max, or past 4 MiB of matches).",
 			object(nil, map[string]any{"path": prop("string", "the folder to search (default the files folder)"),
 				"name": prop("string", "a glob such as *.go or src/**/*.md"), "text": prop("string", "a regular expression of a line"),
 				"max": prop("integer", "at most this many matches (default 200, most 1000)")})},
-		{"list", "List a folder's entries: name and type (file, folder, link, other). Never follows a link.",
+		{"list", "List a folder's entries: name and type (file, folder, link, other). Never follows a link. Answers cut: true where it stopped short, past 4 MiB of names.",
 			object(nil, map[string]any{"path": prop("string", "the folder (default the files folder)")})},
 	}
 	out := ts[:0]

@@ -68,6 +68,49 @@ func TestServeAgent(t *testing.T) {
 	}
 }
 
+// TestServeAgentWritingItsHome: an agent whose grants write all of its
+// Home (--write . to apply) writes anywhere in it, but its own folder's
+// instructions/, skills/ and chats/, which the sandbox binds read-only,
+// are refused in words first, and its memory/ is not reached, as the
+// server's instructions say.
+func TestServeAgentWritingItsHome(t *testing.T) {
+	home, files, own := serveAgent(t)
+	for _, d := range []string{"instructions", "skills/s", "chats", "memory"} {
+		if err := os.MkdirAll(filepath.Join(own, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(own, "memory", "notes.md"), []byte("kept\n"), 0o600)
+	if _, err := caps.Allow(home, "ada", caps.Grants{Write: []string{files}}); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, []string{"--agent", "ada"})
+	said := cs.InitializeResult().Instructions
+	for _, words := range []string{"instructions/, skills/ and chats/ are those of its own folder, read here and never written", "its own folder's memory/ is not reached"} {
+		if !strings.Contains(said, words) {
+			t.Fatalf("the server's instructions do not say %q: %q", words, said)
+		}
+	}
+	ok(t, cs, "write", map[string]any{"path": "top.txt", "content": "x\n"})
+	for p, words := range map[string]string{
+		"instructions/i.md": "its owner's to write",
+		"skills/s/SKILL.md": "its owner's to write",
+		"chats/c.txt":       "Link's to write",
+		"memory/notes.md":   "Link's to write",
+	} {
+		text, isErr := call(t, cs, "write", map[string]any{"path": p, "content": "x\n"})
+		if !isErr || !strings.Contains(text, words) {
+			t.Errorf("write %s: %v %q", p, isErr, text)
+		}
+		if _, err := os.Stat(filepath.Join(own, p)); err == nil && p != "memory/notes.md" {
+			t.Errorf("%s was written", p)
+		}
+	}
+	if text, isErr := call(t, cs, "read", map[string]any{"path": "memory/notes.md"}); !isErr {
+		t.Fatalf("its own folder's memory/ was read: %q", text)
+	}
+}
+
 // TestServeAgentWithoutAFileGrant: an agent whose grants write nothing of
 // its Home gets, at the first call, why and the lnk command that would
 // allow it.

@@ -24,15 +24,17 @@ const maxAnswer = 8 << 20
 const stderrKept = 4 << 10
 
 // Sandboxed is the session's sandboxed process: started at the first
-// call, kept for the session, started again at the call after it ended.
-// Its calls run one at a time.
+// call, kept for the session, started again at the call after it ended,
+// and then handed the session's versions first ([seen]). Its calls run
+// one at a time.
 type Sandboxed struct {
 	Argv []string
 	Env  []string  // nil: this process's environment
 	Log  io.Writer // a copy of its stderr, or nil
 
-	mu sync.Mutex
-	p  *proc
+	mu   sync.Mutex
+	p    *proc
+	seen seen // the session's versions, as the answers said them
 }
 
 type proc struct {
@@ -43,6 +45,7 @@ type proc struct {
 	tail     *tail
 	done     chan struct{} // closed once it was waited for
 	answered bool          // it answered a call
+	hello    []byte        // seen lines to send before its first call
 }
 
 // CallError is the sandboxed process's own {"error"} answer: a refusal
@@ -88,6 +91,7 @@ func (s *Sandboxed) Call(ctx context.Context, name string, args json.RawMessage)
 		return nil, p.ended(ctx, err)
 	}
 	p.answered = true
+	s.seen.learn(name, args, ans.OK, ans.Error)
 	if ans.Error != "" {
 		return nil, &CallError{Msg: ans.Error}
 	}
@@ -128,6 +132,10 @@ func (s *Sandboxed) running() (*proc, error) {
 		if err != nil {
 			return nil, err
 		}
+		if s.seen == nil {
+			s.seen = seen{}
+		}
+		p.hello = s.seen.lines()
 		s.p = p
 	}
 	return s.p, nil
@@ -178,6 +186,15 @@ type answer struct {
 }
 
 func (p *proc) roundTrip(line []byte) (answer, error) {
+	if p.hello != nil {
+		// Written under the call's context, like the call: a process that
+		// never reads them is killed when the call is cancelled.
+		hello := p.hello
+		p.hello = nil
+		if _, err := p.in.Write(hello); err != nil {
+			return answer{}, fmt.Errorf("%w: %v", errNotSent, err)
+		}
+	}
 	if _, err := p.in.Write(line); err != nil {
 		return answer{}, fmt.Errorf("%w: %v", errNotSent, err)
 	}

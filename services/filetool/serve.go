@@ -11,11 +11,18 @@ import (
 // Version is what the server says it is.
 const Version = "1"
 
+// instructions are what the server says of the names it takes, as the
+// file tool's sandbox (package grants) and apply hold them: the agent
+// folder's instructions/, skills/ and chats/ bound read-only and chats/
+// never written (apply refuses it, and the owner's instructions/ and
+// skills/ under --write .); its memory/ not bound, and never written.
+const instructions = "The agent's files. Paths are relative to its files folder, but instructions/, skills/ and chats/ are those of its own folder, read here and never written: chats/ is Link's to write, instructions/ and skills/ its owner's. memory/ is never written here, and its own folder's memory/ is not reached: the memory tool keeps it."
+
 // NewServer is the MCP server for one session: the offer's calls, each
 // run in sb.
 func NewServer(o Offer, sb *Sandboxed) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "lnk-file-tool", Title: "Link File", Version: Version}, &mcp.ServerOptions{
-		Instructions: "The agent's files. Paths are relative to its files folder; instructions/, skills/, chats/ and memory/ name its own folder.",
+		Instructions: instructions,
 	})
 	for _, t := range o.Tools() {
 		name := t.name

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -96,27 +97,53 @@ func TestGoSDKClientCallsEachTool(t *testing.T) {
 	}
 }
 
-// TestNoFindNoDiffs: the flags leave find, and each answer's diff, out of
-// what the server lists, says and answers.
+// TestNoFindNoDiffs: the flags leave find, and each write's and
+// replace's diff, diff_cut and sha256, out of what the server lists, says
+// and answers; without them, the same calls answer each.
 func TestNoFindNoDiffs(t *testing.T) {
-	f := newFolders(t)
-	cs := connect(t, []string{"--no-find", "--no-diffs"}, applyIn(t, f, filepath.Join(f.aside, "starts"), "work")...)
-	tools, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
+	big := strings.Repeat("a line of a file past 16 KB of diff\n", 600)
+	calls := []struct {
+		name string
+		args map[string]any
+		has  []string // what the answer holds without --no-diffs
+	}{
+		{"write", map[string]any{"path": "work/a.txt", "content": "x\n"}, []string{"diff"}},
+		{"replace", map[string]any{"path": "work/a.txt", "old": "x", "new": "y"}, []string{"diff"}},
+		{"write", map[string]any{"path": "work/big.txt", "content": big}, []string{"diff_cut", "sha256"}},
+		{"replace", map[string]any{"path": "work/big.txt", "old": "a", "new": "b", "all": true}, []string{"diff_cut", "sha256"}},
 	}
-	for _, tl := range tools.Tools {
-		if tl.Name == "find" || strings.Contains(tl.Description, "diff") {
-			t.Errorf("offered: %s: %s", tl.Name, tl.Description)
+	for _, noDiffs := range []bool{false, true} {
+		f := newFolders(t)
+		flags := []string{}
+		if noDiffs {
+			flags = []string{"--no-find", "--no-diffs"}
 		}
-	}
-	w := ok(t, cs, "write", map[string]any{"path": "work/a.txt", "content": "x\n"})
-	if _, has := w["diff"]; has || w["version"] == "" {
-		t.Fatalf("--no-diffs answered %v", w)
-	}
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "find", Arguments: map[string]any{"name": "*"}})
-	if err == nil && !res.IsError {
-		t.Fatalf("find was answered under --no-find")
+		cs := connect(t, flags, applyIn(t, f, filepath.Join(f.aside, "starts"), "work")...)
+		tools, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range tools.Tools {
+			if noDiffs && (tl.Name == "find" || strings.Contains(tl.Description, "diff")) {
+				t.Errorf("offered: %s: %s", tl.Name, tl.Description)
+			}
+		}
+		for _, c := range calls {
+			a := ok(t, cs, c.name, c.args)
+			if v, _ := a["version"].(string); v == "" {
+				t.Errorf("%s %s: no version: %v", c.name, c.args["path"], a)
+			}
+			for _, k := range []string{"diff", "diff_cut", "sha256"} {
+				_, has := a[k]
+				if want := !noDiffs && slices.Contains(c.has, k); has != want {
+					t.Errorf("--no-diffs %v: %s %s: %s %v, want %v", noDiffs, c.name, c.args["path"], k, has, want)
+				}
+			}
+		}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "find", Arguments: map[string]any{"name": "*"}})
+		if found := err == nil && !res.IsError; found == noDiffs {
+			t.Fatalf("--no-find %v: find answered %v", noDiffs, found)
+		}
 	}
 }
 

@@ -29,6 +29,10 @@ type mount struct {
 	root *resolve.Root
 }
 
+// AgentFolder says whether the collections' names (instructions/,
+// skills/, chats/, memory/) name the agent folder: whether one was given.
+func (d *Disk) AgentFolder() bool { return d.Agent != nil }
+
 // root picks the root a name lies under, and the name below it.
 func (d *Disk) root(name string) (*resolve.Root, string) {
 	for _, m := range d.mounts {

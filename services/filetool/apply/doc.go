@@ -6,9 +6,13 @@
 //
 // A [Session] holds what a session remembers: the version of each file it
 // read or wrote, by path, and the text of the last file read from line 1,
-// which later pages read instead of the disk. It reaches files only
-// through [Files], the seam that the disk ([Disk], over fsbroker's
-// resolver) implements now and the files bridge implements later.
+// which later pages read instead of the disk. The versions are the MCP
+// session's, not this process's: serve keeps them from the answers and
+// hands them to a process it starts again in seen lines before the first
+// call (seen.go); the kept text is not, and a later page reads the file
+// again. It reaches files only through [Files], the seam that the disk
+// ([Disk], over fsbroker's resolver) implements now and the files bridge
+// implements later.
 //
 // # Names
 //
@@ -33,19 +37,28 @@
 // not told) where the folder is on a local filesystem, since apply serves
 // one call at a time; elsewhere, as on NFS or FUSE, ordinary ones.
 //
-// Trusts: its command line (Link's). Not the calls: they are the agent's.
-// Not the files: a sandboxed process may change any of them while a call
-// runs.
+// Trusts: its command line (Link's), and seen lines before the first
+// call (serve's: the agent reaches only serve's calls, each a call line
+// serve writes), checked strictly all the same. Not the calls: they are
+// the agent's. Not the files: a sandboxed process may change any of them
+// while a call runs.
 //
 // Refuses, each said in words before the sandbox would refuse it and told
 // apart with errors.Is: a name that is absolute, holds "..", or is not
 // clean (resolve.ErrEscape, resolve.ErrInvalid); a link anywhere on the
 // way (resolve.ErrLink), a FIFO, socket, device or folder where a file was
 // meant (resolve.ErrNotRegular); a file over 4 MiB ([ErrTooLarge]) or not
-// text ([ErrNotText]); a write outside the folders --write names, under
-// chats/ or memory/ ever, or into the read-only .git, .envrc, .vscode,
-// .idea of a written folder ([ErrNotWritable]); a write of a file changed
-// since the version the session holds (resolve.ErrChanged); a find
-// pattern past 1 MiB compiled (query.ErrTooLarge). Each refusal is logged
+// text ([ErrNotText]); a write outside the folders --write names
+// ([ErrNotWritable]: under --write ., the folder itself, and the agent
+// folder's instructions/ and skills/, its owner's, which the sandbox binds
+// read-only), under chats/ or memory/ ever ([ErrNeverWrite]), or into the
+// read-only .git, .envrc, .vscode, .idea of a written folder
+// ([ErrReadOnly]); a write of a file changed since the version the
+// session holds (resolve.ErrChanged); a find pattern past 1 MiB compiled
+// (query.ErrTooLarge). Each refusal is logged
 // once, as the operation and its reason, never the path or the text.
+//
+// Its answers stay below serve's cap ([MaxAnswer]): a list's entries or
+// find's matches stop past 4 MiB JSON-encoded, marked cut, and any answer
+// line past the cap is answered as an error instead.
 package apply

@@ -3,6 +3,7 @@ package apply
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"strings"
@@ -25,13 +26,15 @@ type Match struct {
 	Text string `json:"text,omitempty"`
 }
 
-// FindAnswer is find's answer. Cut says it stopped at max matches;
-// Skipped counts files a text search left out (over 1 MiB, not text, or
-// refused when opened).
+// FindAnswer is find's answer. Cut says it stopped at max matches, at
+// the walk's cap, or where the matches' bytes would pass 4 MiB; Skipped
+// counts files a text search left out (over 1 MiB, not text, or refused
+// when opened).
 type FindAnswer struct {
 	Matches []Match `json:"matches"`
 	Cut     bool    `json:"cut,omitempty"`
 	Skipped int     `json:"skipped,omitempty"`
+	size    int     // the matches' bytes, JSON-encoded
 }
 
 const (
@@ -94,12 +97,24 @@ func (s *Session) find(raw []byte) (any, error) {
 }
 
 func (a *FindAnswer) add(m Match, max int) error {
-	if len(a.Matches) >= max {
+	n := encodedLen(m)
+	if len(a.Matches) >= max || a.size+n > maxListed {
 		a.Cut = true
 		return fs.SkipAll
 	}
 	a.Matches = append(a.Matches, m)
+	a.size += n
 	return nil
+}
+
+// encodedLen is v's length JSON-encoded as an answer encodes it, and a
+// comma: a name's bytes can take up to six each (\u0001, \u003c).
+func encodedLen(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return maxListed + 1 // never answered
+	}
+	return len(b) + 1
 }
 
 // below is p's path below the folder dir.
@@ -125,10 +140,12 @@ type listArgs struct {
 	Path string `json:"path,omitempty"`
 }
 
-// ListAnswer is a folder's entries, links shown as links.
+// ListAnswer is a folder's entries, links shown as links. Cut says it
+// stopped where the entries' bytes would pass 4 MiB.
 type ListAnswer struct {
 	Path    string  `json:"path"`
 	Entries []Entry `json:"entries"`
+	Cut     bool    `json:"cut,omitempty"`
 }
 
 func (s *Session) list(raw []byte) (any, error) {
@@ -149,8 +166,14 @@ func (s *Session) list(raw []byte) (any, error) {
 	if ents == nil {
 		ents = []Entry{}
 	}
+	ans := &ListAnswer{Path: a.Path, Entries: ents}
+	size := 0
 	for i := range ents {
 		ents[i].Path = ""
+		if size += encodedLen(ents[i]); size > maxListed {
+			ans.Entries, ans.Cut = ents[:i], true
+			break
+		}
 	}
-	return &ListAnswer{Path: a.Path, Entries: ents}, nil
+	return ans, nil
 }

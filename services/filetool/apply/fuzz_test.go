@@ -57,3 +57,27 @@ func FuzzPlainPathArgs(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTakeSeen: a seen line is taken whole or not at all, and what it
+// gives the session is only clean names with versions.
+func FuzzTakeSeen(f *testing.F) {
+	for _, s := range []string{`{"seen":{"a.txt":"v1"}}`, `{"seen":{"../x":"v"}}`, `{"seen":{"a":""}}`,
+		`{"seen":{"a":"v"},"more":1}`, `{"seen":{"a":"v"}} {}`, `{"seen":{"work/b.md":"absent"}}`, `{"seen":null}`} {
+		f.Add([]byte(s))
+	}
+	w := newWorld(f, "work")
+	f.Fuzz(func(t *testing.T, line []byte) {
+		before := len(w.s.seen)
+		if err := w.s.takeSeen(line); err != nil {
+			if len(w.s.seen) != before {
+				t.Fatalf("a refused seen line changed the session: %s", line)
+			}
+			return
+		}
+		for name, v := range w.s.seen {
+			if checkName("seen", name) != nil || v == "" || v == "absent" {
+				t.Fatalf("taken: %q = %q from %s", name, v, line)
+			}
+		}
+	})
+}

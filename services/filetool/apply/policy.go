@@ -14,10 +14,15 @@ const (
 	MaxDiff   = 16 << 10 // a diff answered; past it, diff_cut and sha256
 	maxFind   = 1 << 20  // a file find reads for text
 	maxList   = 10_000   // entries a list answers
+	maxListed = 4 << 20  // bytes of the entries a list or find answers, JSON-encoded; past them, cut
 	maxWalk   = 100_000  // entries a find walks
 	maxPage   = 64 << 10 // bytes a read answers
 	pageLines = 2000     // lines a read answers by default
 )
+
+// MaxAnswer is the longest answer line written, its newline included:
+// serve's cap, past which it ends the process as misbehaving.
+const MaxAnswer = 8 << 20
 
 // The refusals this package adds to the resolver's.
 var (
@@ -65,6 +70,11 @@ func checkName(op, name string) error {
 // and memory's index, which Link's own services write.
 var neverWritten = []string{"chats", "memory"}
 
+// ownersTops are the agent folder's collections its owner writes: --write
+// . names the files folder, never these; only a --write naming one
+// writes it.
+var ownersTops = []string{"instructions", "skills"}
+
 // readOnlyTops stay read-only at the top of every written folder, as the
 // sandbox binds them.
 var readOnlyTops = []string{".git", ".envrc", ".vscode", ".idea"}
@@ -86,7 +96,8 @@ func checkWriteFolders(write []string) error {
 // checkWrite says whether name may be written under the --write folders:
 // beneath one of them, or anywhere with ".", but never in chats/ or
 // memory/, never the folder itself, never a written folder's .git, .envrc,
-// .vscode or .idea.
+// .vscode or .idea; and where instructions/ and skills/ name the agent
+// folder, not with "." alone.
 func (s *Session) checkWrite(op, name string) error {
 	if err := checkName(op, name); err != nil {
 		return err
@@ -97,9 +108,10 @@ func (s *Session) checkWrite(op, name string) error {
 	if under(name, neverWritten) {
 		return &Refusal{Op: op, Path: name, Err: fmt.Errorf("%w (chats/ and memory/ are Link's to write)", ErrNeverWrite)}
 	}
+	owners := s.agentFolder && under(name, ownersTops)
 	for _, w := range s.write {
 		rest, ok := inside(name, w)
-		if !ok {
+		if !ok || (w == "." && owners) {
 			continue
 		}
 		if under(rest, readOnlyTops) {
@@ -110,6 +122,9 @@ func (s *Session) checkWrite(op, name string) error {
 	folders := strings.Join(s.write, ", ")
 	if folders == "" {
 		folders = "none"
+	}
+	if owners {
+		return &Refusal{Op: op, Path: name, Err: fmt.Errorf("%w (%s): instructions/ and skills/ are the agent folder's, its owner's to write", ErrNotWritable, folders)}
 	}
 	return &Refusal{Op: op, Path: name, Err: fmt.Errorf("%w (%s)", ErrNotWritable, folders)}
 }

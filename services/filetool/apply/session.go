@@ -16,6 +16,9 @@ import (
 type Session struct {
 	files Files
 	write []string
+	// agentFolder is whether instructions/, skills/, chats/ and memory/
+	// name the agent folder, not folders of the files folder.
+	agentFolder bool
 	// seen is the version of each file this session last read or wrote,
 	// by path: the version its next write names.
 	seen map[string]string
@@ -33,7 +36,11 @@ func NewSession(files Files, write []string) (*Session, error) {
 	if err := checkWriteFolders(write); err != nil {
 		return nil, err
 	}
-	return &Session{files: files, write: append([]string(nil), write...), seen: map[string]string{}}, nil
+	s := &Session{files: files, write: append([]string(nil), write...), seen: map[string]string{}}
+	if a, ok := files.(interface{ AgentFolder() bool }); ok {
+		s.agentFolder = a.AgentFolder()
+	}
+	return s, nil
 }
 
 // calls is the request table: a call's name to its handler.

@@ -125,16 +125,51 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-// TestWriteAnywhereWithDot: --write . writes anywhere but chats/ and
-// memory/.
+// TestWriteAnywhereWithDot: --write . writes anywhere in the files
+// folder but the folder itself, chats/ and memory/, and a .git, .envrc,
+// .vscode or .idea at its top; where instructions/ and skills/ name the
+// agent folder (its owner's, which the sandbox binds read-only), not
+// there either, but without an agent folder they are the files folder's.
 func TestWriteAnywhereWithDot(t *testing.T) {
 	w := newWorld(t, ".")
-	w.mustCall(t, "write", m{"path": "top.txt", "content": "x"})
-	w.mustCall(t, "write", m{"path": "instructions/a.md", "content": "x"})
-	for _, p := range []string{"chats/a", "memory/notes.md", ".git/config"} {
-		if _, err := w.call("write", m{"path": p, "content": "x"}); err == nil {
-			t.Errorf("%s was written", p)
+	for _, c := range []struct {
+		path  string
+		want  error
+		words string
+	}{
+		{"top.txt", nil, ""},
+		{"work/deep/new.txt", nil, ""},
+		{".", ErrNotWritable, "the folder itself"},
+		{"chats/a", ErrNeverWrite, "Link's to write"},
+		{"memory/notes.md", ErrNeverWrite, "Link's to write"},
+		{".git/config", ErrReadOnly, ".git, .envrc"},
+		{"instructions/a.md", ErrNotWritable, "instructions/ and skills/ are the agent folder's, its owner's to write"},
+		{"skills/s/SKILL.md", ErrNotWritable, "instructions/ and skills/ are the agent folder's, its owner's to write"},
+	} {
+		_, err := w.call("write", m{"path": c.path, "content": "x"})
+		if !errors.Is(err, c.want) || (err != nil && !strings.Contains(err.Error(), c.words)) {
+			t.Errorf("write %s: %v, want %v (%s)", c.path, err, c.want, c.words)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(w.agent, "instructions", "a.md")); err == nil {
+		t.Error("the agent folder's instructions/ was written")
+	}
+
+	// No agent folder: instructions/ is a folder of the files folder.
+	d, err := OpenDisk(w.files, "", []string{"."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	s, err := NewSession(d, []string{"."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Call("write", []byte(`{"path":"instructions/a.md","content":"x"}`)); err != nil {
+		t.Fatalf("instructions/ of the files folder under --write .: %v", err)
+	}
+	if got := w.get(t, "instructions/a.md"); got != "x" {
+		t.Fatalf("instructions/a.md: %q", got)
 	}
 }
 

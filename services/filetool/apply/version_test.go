@@ -106,6 +106,34 @@ func TestPagingReadsOnce(t *testing.T) {
 	}
 }
 
+// TestPagingKeepsOneFile: the kept text is the last file read from line
+// 1's alone. Once another file is read from line 1, a later page of the
+// first reads it from disk again: a change made meanwhile is what it
+// answers, with the version read then.
+func TestPagingKeepsOneFile(t *testing.T) {
+	w := newWorld(t, "work")
+	c := &counting{Files: w.disk}
+	w.s.files = c
+	w.put(t, "work/a.txt", "a1\na2\n")
+	w.put(t, "work/b.txt", "b1\nb2\n")
+
+	first := w.mustCall(t, "read", m{"path": "work/a.txt"}).(*ReadAnswer)
+	w.put(t, "work/a.txt", "a1\nchanged\n")
+	if r := w.mustCall(t, "read", m{"path": "work/a.txt", "line": 2}).(*ReadAnswer); r.Text != "a2\n" || c.reads != 1 {
+		t.Fatalf("a page of the kept file: %q, %d reads", r.Text, c.reads)
+	}
+	w.mustCall(t, "read", m{"path": "work/b.txt"})
+	r := w.mustCall(t, "read", m{"path": "work/a.txt", "line": 2}).(*ReadAnswer)
+	if r.Text != "changed\n" || r.Version == first.Version || c.reads != 3 {
+		t.Fatalf("a page of a file no longer kept: %+v, %d reads", r, c.reads)
+	}
+	// Nor is b.txt now: a's page read a again, and keeps it instead.
+	w.put(t, "work/b.txt", "b1\nb changed\n")
+	if r := w.mustCall(t, "read", m{"path": "work/b.txt", "line": 2}).(*ReadAnswer); r.Text != "b changed\n" || c.reads != 4 {
+		t.Fatalf("a page of b after a's: %q, %d reads", r.Text, c.reads)
+	}
+}
+
 // TestFolderSwappedForLinkBetweenCalls: a folder read in one call and
 // swapped for a link before the next is refused, never followed.
 func TestFolderSwappedForLinkBetweenCalls(t *testing.T) {

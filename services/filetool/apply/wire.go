@@ -86,19 +86,29 @@ func decodedCall(line []byte) (Call, error) {
 }
 
 // Serve answers each call line from r on w, one line each, in order,
-// until r ends (nil) or w fails.
+// until r ends (nil) or w fails. Seen lines before the first call give
+// the session the versions it saw before (seen.go); a bad one
+// ends it.
 func Serve(r io.Reader, w io.Writer, s *Session) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	bw := bufio.NewWriterSize(w, 64<<10)
 	// One encoder for the session: it encodes into a buffer it reuses and
 	// writes the line (with its newline) only once it is whole, the same
-	// bytes as json.Marshal's.
-	enc := json.NewEncoder(bw)
+	// bytes as json.Marshal's, in one Write to capped.
+	enc := json.NewEncoder(capped{bw})
+	called := false
 	for {
 		line, err := readLine(br)
 		if err == io.EOF {
 			return nil
 		}
+		if err == nil && !called && isSeenLine(line) {
+			if err := s.takeSeen(line); err != nil {
+				return fmt.Errorf("the session's versions: %w", err)
+			}
+			continue
+		}
+		called = true
 		var ans Answer
 		switch {
 		case errors.Is(err, errLineTooLong):
@@ -115,6 +125,23 @@ func Serve(r io.Reader, w io.Writer, s *Session) error {
 			return err
 		}
 	}
+}
+
+// capped writes each answer line on, but one past [MaxAnswer], which
+// serve would take for a misbehaving process: that is answered as an
+// error instead. (list and find cut their answers well below it.)
+type capped struct{ w io.Writer }
+
+var errAnswerTooLong = fmt.Sprintf("{\"error\":\"an answer past %d MiB is not sent\"}\n", MaxAnswer>>20)
+
+func (c capped) Write(line []byte) (int, error) {
+	if len(line) > MaxAnswer {
+		if _, err := io.WriteString(c.w, errAnswerTooLong); err != nil {
+			return 0, err
+		}
+		return len(line), nil
+	}
+	return c.w.Write(line)
 }
 
 func answer(s *Session, line []byte) Answer {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,7 +74,11 @@ func toolAddCommand() *cobra.Command {
 				if err := tooldef.CheckURL(url); err != nil {
 					return Refused(err)
 				}
-				d.Command = []string{"lnk-mcp-remote", url}
+				remote, err := mcpRemotePath()
+				if err != nil {
+					return err
+				}
+				d.Command = []string{remote, url}
 			} else if len(argv) == 0 {
 				return Usage("no command given", "lnk sandbox tool add "+name+" -- COMMAND ARGS...")
 			}
@@ -116,6 +121,22 @@ func toolAddCommand() *cobra.Command {
 	c.Flags().BoolVar(&shared, "shared", false, "one server for every session (sessions share what it keeps between calls)")
 	c.Flags().StringArrayVar(&headers, "header", nil, "'Name: value' sent to the URL (kept as a secret)")
 	return c
+}
+
+// mcpRemotePath is Link's own client of a tool at a URL, lnk-mcp-remote,
+// by its absolute path beside this lnk, as lnk finds lnk-netbroker: never
+// a name looked up on the PATH the tool is saved with, where another
+// program of that name could stand.
+func mcpRemotePath() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(filepath.Dir(exe), "lnk-mcp-remote")
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+		return "", Fail(ExitFailure, fmt.Errorf("Link's client of a tool at a URL is not beside lnk: %s", p), "install Link again: lnk-mcp-remote is one of its programs")
+	}
+	return p, nil
 }
 
 func addEnv(c *cobra.Command, d *tooldef.Definition, envs []string) error {

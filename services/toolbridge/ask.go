@@ -29,6 +29,15 @@ type Asker interface {
 	Ask(ctx context.Context, q Question) (bool, error)
 }
 
+// A RefusalCounter is an Asker that counts toward the sandbox's pause
+// some refusals it answers (askbroker's Broker counts an owner's no and
+// a question unanswered). Counted reports whether the refusal its Ask
+// returned with err (nil for a plain no) was counted so; the bridge
+// counts toward the pause (Bridge.OnRefusal) only those it was not.
+type RefusalCounter interface {
+	Counted(err error) bool
+}
+
 // allowed tells whether grant lets call through without asking: --ask
 // none, or --allow with the call's name.
 func allowed(grant caps.Tool, call string) bool {

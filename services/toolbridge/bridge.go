@@ -38,7 +38,9 @@ type Bridge struct {
 	Settings Settings
 	Hubs     Hubs // where shared tools' hubs are reached (shared.go)
 	// OnRefusal, if set, is told of each call refused by the tool's rules
-	// or the bridge (askbroker's CountRefusal, toward a pause).
+	// or the bridge (askbroker's CountRefusal, toward a pause), but not of
+	// one its Asker counted itself ([RefusalCounter]: askbroker counts an
+	// owner's no and a question unanswered), so none counts twice.
 	OnRefusal func()
 	// AdaptProcs runs this process on one P while the bridge serves a
 	// request or two at a time, and on every core under more
@@ -55,7 +57,16 @@ type Bridge struct {
 	starts   chan struct{} // one per starting session
 	stopReap chan struct{}
 	closed   bool
-	refused  int // refused calls, toward a pause
+	refused  int                // refused calls, toward a pause
+	reads    uint64             // readings of definitions begun (sawDefinition)
+	seen     map[string]seenDef // each tool's latest reading
+}
+
+// seenDef is what a reading found of a tool's definition: its digest, ""
+// for none.
+type seenDef struct {
+	digest string
+	read   uint64
 }
 
 // Reply is the bridge's answer to one request.
@@ -109,9 +120,10 @@ func (b *Bridge) Handle(ctx context.Context, tool, sessionID string, body []byte
 	// between is read again at the next request (defcache.go).
 	digest, id, known := b.cachedDigest(tool)
 	if sessionID == "" || digest == "" {
+		read := b.nextRead()
 		def, err := b.Defs.Load(tool)
 		if err != nil {
-			b.endTool(tool)
+			b.sawDefinition(tool, "", read) // removed (or unreadable): its sessions end
 			b.log(tool, m.Method, "refused: "+err.Error())
 			if errors.Is(err, tooldef.ErrNotFound) {
 				return text(http.StatusNotFound, fmt.Sprintf("tool %s was removed", tool))
@@ -122,13 +134,14 @@ func (b *Bridge) Handle(ctx context.Context, tool, sessionID string, body []byte
 		if known {
 			b.remember(tool, id, digest)
 		}
+		b.sawDefinition(tool, digest, read)
 		if sessionID == "" {
 			defer def.Destroy()
 			if m.Method != "initialize" || !m.isRequest() {
 				b.log(tool, m.Method, "refused: no session")
 				return text(http.StatusBadRequest, "no session: a session starts with initialize")
 			}
-			return b.start(ctx, tool, def, digest, m)
+			return b.start(ctx, tool, def, digest, read, m)
 		}
 		def.Destroy()
 	}
@@ -150,9 +163,17 @@ func (b *Bridge) Handle(ctx context.Context, tool, sessionID string, body []byte
 func (b *Bridge) relay(ctx context.Context, s *session, m *message) Reply {
 	if m.isNotification() {
 		if !notificationsPassed[m.Method] {
-			b.countRefusal()
+			b.countRefusal(false)
 			b.log(s.tool, m.Method, "refused: a message without an id that is not one of MCP's notifications")
 			return text(http.StatusForbidden, fmt.Sprintf("%s without an id is refused: only MCP's own notifications reach a server", m.Method))
+		}
+		if m.Method == "notifications/cancelled" {
+			// Sent with the bridge's id for the request it names, or
+			// dropped if none of this session's is in flight (cancelled.go).
+			if _, err := s.srv.cancelled(m); err != nil {
+				return text(http.StatusBadGateway, err.Error())
+			}
+			return Reply{Status: http.StatusAccepted}
 		}
 		if err := s.srv.notify(m); err != nil {
 			return text(http.StatusBadGateway, err.Error())
@@ -165,24 +186,24 @@ func (b *Bridge) relay(ctx context.Context, s *session, m *message) Reply {
 	}
 	call, asks, err := callName(m)
 	if err != nil {
-		b.countRefusal()
+		b.countRefusal(false)
 		b.log(s.tool, m.Method, "refused: "+err.Error())
 		return Reply{Status: http.StatusOK, Body: errorResponse(m.ID, codeRefused, "refused: "+err.Error())}
 	}
 	logName, passed := m.Method, "passed"
 	if asks {
 		logName = call
-		ok, why, asked := b.mayCall(ctx, s, m, call)
-		if asked && ok {
+		v := b.mayCall(ctx, s, m, call)
+		if v.asked && v.ok {
 			passed = "passed: the owner said yes"
 		}
-		if !ok {
-			b.countRefusal()
-			b.log(s.tool, call, "refused: "+why)
-			return Reply{Status: http.StatusOK, Body: errorResponse(m.ID, codeRefused, "refused: "+why)}
+		if !v.ok {
+			b.countRefusal(v.counted)
+			b.log(s.tool, call, "refused: "+v.why)
+			return Reply{Status: http.StatusOK, Body: errorResponse(m.ID, codeRefused, "refused: "+v.why)}
 		}
 	}
-	params, err := stripMetaCapabilities(m.Params)
+	params, err := stripParams(m) // an initialize inside a session too
 	if err != nil {
 		return text(http.StatusBadRequest, err.Error())
 	}
@@ -207,32 +228,47 @@ func (b *Bridge) relay(ctx context.Context, s *session, m *message) Reply {
 	return Reply{Status: http.StatusOK, Body: answer}
 }
 
-// mayCall applies the tool's rules, asking the owner where they say to;
-// asked tells whether the owner was asked.
-func (b *Bridge) mayCall(ctx context.Context, s *session, m *message, call string) (ok bool, why string, asked bool) {
+// verdict is what a call's rules, or its owner, said of it.
+type verdict struct {
+	ok    bool
+	why   string // why it was refused
+	asked bool   // the owner was asked
+	// counted is set for a refusal the Asker counted toward the pause
+	// itself (a [RefusalCounter]'s): the bridge does not count it again.
+	counted bool
+}
+
+// mayCall applies the tool's rules, asking the owner where they say to.
+func (b *Bridge) mayCall(ctx context.Context, s *session, m *message, call string) verdict {
 	if allowed(b.Grants[s.tool], call) {
-		return true, "", false
+		return verdict{ok: true}
 	}
 	if b.Asker == nil {
-		return false, fmt.Sprintf("%s is not allowed by name and no one can be asked (lnk agent allow %s --tool %s --allow %s)", call, b.Agent, s.tool, call), false
+		return verdict{why: fmt.Sprintf("%s is not allowed by name and no one can be asked (lnk agent allow %s --tool %s --allow %s)", call, b.Agent, s.tool, call)}
 	}
 	watchClient(ctx) // asking waits for the owner: not for a client gone
 	args := argumentsOf(m)
 	ok, err := b.Asker.Ask(ctx, Question{Agent: b.Agent, Tool: s.tool, Call: call, Hints: s.hintsOf(call), Arguments: args, Digest: digestOf(args)})
+	if ok && err == nil {
+		return verdict{ok: true, asked: true}
+	}
+	v := verdict{why: "the owner said no", asked: true}
 	if err != nil {
-		return false, "asking failed: " + err.Error(), true
+		v.why = "asking failed: " + err.Error()
 	}
-	if !ok {
-		return false, "the owner said no", true
+	if c, isCounter := b.Asker.(RefusalCounter); isCounter {
+		v.counted = c.Counted(err)
 	}
-	return true, "", true
+	return v
 }
 
-func (b *Bridge) countRefusal() {
+// countRefusal counts a call refused, and tells OnRefusal unless the
+// Asker counted it toward the pause already (byAsker).
+func (b *Bridge) countRefusal(byAsker bool) {
 	b.mu.Lock()
 	b.refused++
 	b.mu.Unlock()
-	if b.OnRefusal != nil {
+	if b.OnRefusal != nil && !byAsker {
 		b.OnRefusal()
 	}
 }
@@ -247,7 +283,7 @@ func (b *Bridge) Refused() int {
 // start makes a session: a slot among the sandbox's sessions, a turn
 // among those starting, a server, and the client's initialize relayed
 // with the client's capabilities removed.
-func (b *Bridge) start(ctx context.Context, tool string, def *tooldef.Definition, digest string, m *message) Reply {
+func (b *Bridge) start(ctx context.Context, tool string, def *tooldef.Definition, digest string, read uint64, m *message) Reply {
 	watchClient(ctx) // a client that closes before its session started gets none
 	deadline := time.NewTimer(b.Settings.StartWait)
 	defer deadline.Stop()
@@ -265,11 +301,11 @@ func (b *Bridge) start(ctx context.Context, tool string, def *tooldef.Definition
 		b.log(tool, "initialize", "failed: "+err.Error())
 		return Reply{Status: http.StatusBadGateway, Body: errorResponse(m.ID, codeGone, err.Error())}
 	}
-	params, err := stripClientCapabilities(m.Params)
+	params, err := stripParams(m)
 	if err != nil {
 		srv.stop()
 		<-b.slots
-		return text(http.StatusBadRequest, "initialize: "+err.Error())
+		return text(http.StatusBadRequest, err.Error())
 	}
 	m.Params = params
 	answer, err := srv.call(ctx, m)
@@ -289,13 +325,22 @@ func (b *Bridge) start(ctx context.Context, tool string, def *tooldef.Definition
 		b.log(tool, "initialize", "failed: "+err.Error())
 		return Reply{Status: http.StatusBadGateway, Body: errorResponse(m.ID, codeGone, msg)}
 	}
-	s := &session{id: newSessionID(), tool: tool, digest: digest, srv: srv, last: time.Now()}
+	s := &session{id: newSessionID(), tool: tool, digest: digest, read: read, srv: srv, last: time.Now()}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
 		srv.stop()
 		<-b.slots
 		return text(http.StatusServiceUnavailable, "the bridge is closing")
+	}
+	if d := b.seen[tool]; d.read > read && d.digest != digest {
+		// Added again or removed while it started: it would run as the
+		// tool was, so it ends now, as those started before did.
+		b.mu.Unlock()
+		srv.stop()
+		<-b.slots
+		b.log(tool, "initialize", "refused: the tool was added again or removed while its session started")
+		return Reply{Status: http.StatusNotFound, Body: errorResponse(m.ID, codeGone, "the tool was added again or removed while this session started: start another with initialize")}
 	}
 	b.sessions[s.id] = s
 	b.mu.Unlock()
@@ -344,18 +389,47 @@ func (b *Bridge) end(s *session) {
 	}
 }
 
-// endTool ends every session of tool (it was removed or changed).
-func (b *Bridge) endTool(tool string) {
+// nextRead numbers a reading of a definition, in the order they began.
+func (b *Bridge) nextRead() uint64 {
 	b.mu.Lock()
-	var ss []*session
+	defer b.mu.Unlock()
+	b.reads++
+	return b.reads
+}
+
+// sawDefinition takes what reading read found of tool's definition: its
+// digest, or "" for none (removed, or unreadable). Every session of tool
+// whose definition was read before and differs ends at once, its server
+// stopped and its place freed, rather than at its next request: a tool
+// added again or removed leaves no server running as it was (with a
+// token replaced), and no place held. Their next request is answered as
+// gone (the session is no more). A reading that began before another
+// ends no session the other's definition started: one that raced a
+// rename and read the old file ends nothing newer.
+func (b *Bridge) sawDefinition(tool, digest string, read uint64) {
+	b.mu.Lock()
+	if d, ok := b.seen[tool]; ok && d.read > read {
+		b.mu.Unlock()
+		return // a later reading was taken already
+	}
+	if b.seen == nil {
+		b.seen = map[string]seenDef{}
+	}
+	b.seen[tool] = seenDef{digest: digest, read: read}
+	var stale []*session
 	for _, s := range b.sessions {
-		if s.tool == tool {
-			ss = append(ss, s)
+		if s.tool == tool && s.digest != digest && s.read < read {
+			stale = append(stale, s)
 		}
 	}
 	b.mu.Unlock()
-	for _, s := range ss {
+	why := "session ended: the tool was added again"
+	if digest == "" {
+		why = "session ended: the tool was removed"
+	}
+	for _, s := range stale {
 		b.end(s)
+		b.log(tool, "", why)
 	}
 }
 

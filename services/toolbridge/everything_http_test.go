@@ -71,8 +71,9 @@ func everythingOverHTTP(t *testing.T) string {
 func TestServerEverythingOverHTTPThroughTheBridge(t *testing.T) {
 	url := everythingOverHTTP(t)
 	r := newRig(t, map[string]caps.Tool{"everything": {AskNone: true}}, Settings{})
+	testenv.Bin(t, "lnk-mcp-remote") // beside lnk, where tool add names it: not on the tool's PATH
 	add := exec.Command(testenv.Bin(t, "lnk"), "sandbox", "tool", "add", "everything", "--url", url)
-	add.Env = append(os.Environ(), "HOME="+r.home, "PATH="+filepath.Dir(testenv.Bin(t, "lnk-mcp-remote"))+":/usr/bin:/bin")
+	add.Env = append(os.Environ(), "HOME="+r.home, "PATH=/usr/bin:/bin")
 	if out, err := add.CombinedOutput(); err != nil {
 		t.Fatalf("tool add --url: %v\n%s", err, out)
 	}

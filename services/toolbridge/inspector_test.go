@@ -96,7 +96,7 @@ done`
 	for _, tl := range tools {
 		names = append(names, tl.(map[string]any)["name"].(string))
 	}
-	if strings.Join(names, ",") != "delete,echo,env,sample,slow" {
+	if strings.Join(names, ",") != "delete,echo,env,sample,slow,wait" {
 		t.Errorf("tools/list through the bridge: %v (%v)", names, answers["list"])
 	}
 	if got := textOf(answers["echo"]); got != "argument-echo-4b1d" {

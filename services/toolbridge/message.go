@@ -163,4 +163,5 @@ const (
 	codeMethodNotFound = -32601
 	codeRefused        = -32001 // the owner's rules or answer refused the call
 	codeGone           = -32002 // the session ended (idle, re-added or removed tool, server died)
+	codeCancelled      = -32800 // the client cancelled the request (LSP's RequestCancelled)
 )

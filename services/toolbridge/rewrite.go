@@ -29,8 +29,26 @@ func stripClientCapabilities(params json.RawMessage) (json.RawMessage, error) {
 	return json.Marshal(p)
 }
 
+// stripParams is what passes of a request's params: for every
+// initialize, the one starting a session or one sent inside it, without
+// the client's capabilities, in params and in _meta; for the rest,
+// without those in _meta.
+func stripParams(m *message) (json.RawMessage, error) {
+	params := m.Params
+	if m.Method == "initialize" {
+		var err error
+		if params, err = stripClientCapabilities(params); err != nil {
+			return nil, fmt.Errorf("initialize: %w", err)
+		}
+	}
+	return stripMetaCapabilities(params)
+}
+
 // stripMetaCapabilities removes client capabilities a request carries in
-// its _meta (the 2026-07-28 revision sends them with each request).
+// its _meta (the 2026-07-28 revision sends them with each request, as
+// io.modelcontextprotocol/clientCapabilities). Params holding an _meta
+// are written again as encoding/json read them, so an _meta written
+// twice (the last read) passes once, without them.
 func stripMetaCapabilities(params json.RawMessage) (json.RawMessage, error) {
 	if len(params) == 0 || !mayHaveMeta(params) {
 		return params, nil
@@ -44,25 +62,21 @@ func stripMetaCapabilities(params json.RawMessage) (json.RawMessage, error) {
 		if !strings.EqualFold(key, "_meta") { // in any case: encoding/json reads it so
 			continue
 		}
+		changed = true // written again: a reader that takes the first of two _meta finds none left
 		var meta map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &meta); err != nil {
-			continue
+		if err := json.Unmarshal(raw, &meta); err != nil || meta == nil {
+			continue // not an object: it holds no capabilities
 		}
-		stripped := false
 		for k := range meta {
 			if strings.EqualFold(k, "capabilities") || strings.EqualFold(k, "clientCapabilities") || strings.EqualFold(k, "io.modelcontextprotocol/clientCapabilities") {
 				delete(meta, k)
-				stripped = true
 			}
-		}
-		if !stripped {
-			continue
 		}
 		b, err := json.Marshal(meta)
 		if err != nil {
 			return nil, err
 		}
-		p[key], changed = b, true
+		p[key] = b
 	}
 	if !changed {
 		return params, nil

@@ -155,7 +155,7 @@ func TestSandboxedClientCallsThroughTheBridge(t *testing.T) {
 	}
 	want := map[string]string{
 		"url-prefix": "http://127.0.0.1:3128",
-		"tools":      "delete,echo,env,sample,slow",
+		"tools":      "delete,echo,env,sample,slow,wait",
 		"echo":       "argument-echo-7f3a",
 		"delete":     "deleted argument-delete-9c1e",
 		"sampled":    "false",

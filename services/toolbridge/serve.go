@@ -199,9 +199,12 @@ func writeReply(c net.Conn, r Reply) {
 }
 
 // closeWatch cancels a request's context when its client closes the
-// connection. A half-close (the client shut its writing after the
-// request) is not a close: on a unix socket it shows as POLLRDHUP alone,
-// a close as POLLHUP.
+// connection. On a unix socket a half-close (the client shut its writing
+// after the request) is not a close: it shows as POLLRDHUP alone, a close
+// as POLLHUP. Over TCP, which is how a sandbox reaches its proxy
+// (127.0.0.1:3128, the connection passed on as it was accepted), a close
+// shows as POLLRDHUP alone too, as a half-close does; there, as the spec
+// says of macOS's proxy reached over TCP, POLLRDHUP counts as closing it.
 //
 // It looks only once started ([watchClient]): the bridge waits on a
 // request's context only where it may wait long (a session starting, the
@@ -242,11 +245,17 @@ func (w *closeWatch) start() {
 	if err != nil {
 		return
 	}
+	closed := int16(unix.POLLHUP | unix.POLLERR)
+	raw.Control(func(fd uintptr) {
+		if d, err := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_DOMAIN); err == nil && (d == unix.AF_INET || d == unix.AF_INET6) {
+			closed |= unix.POLLRDHUP // TCP: a close looks as a half-close does
+		}
+	})
 	look := func() {
 		hup := false
 		raw.Control(func(fd uintptr) {
 			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
-			if n, _ := unix.Poll(pfd, 0); n > 0 && pfd[0].Revents&(unix.POLLHUP|unix.POLLERR) != 0 {
+			if n, _ := unix.Poll(pfd, 0); n > 0 && pfd[0].Revents&closed != 0 {
 				hup = true
 			}
 		})

@@ -27,8 +27,10 @@ import (
 //
 // The bridge gives each request an id of its own toward the server and
 // puts the client's back on the answer, so a client can neither collide
-// with nor answer for anything the server sent. What the server asks of
-// the client is refused here; its notifications stay here.
+// with nor answer for anything the server sent; a client's
+// notifications/cancelled names the client's id, and is sent with the
+// bridge's (cancelled.go). What the server asks of the client is refused
+// here; its notifications stay here.
 type server struct {
 	cmd    *exec.Cmd // nil for a shared tool's hub connection (shared.go)
 	stdin  io.WriteCloser
@@ -38,8 +40,11 @@ type server struct {
 	mu      sync.Mutex
 	nextID  uint64
 	waiting map[uint64]chan answer
-	done    chan struct{} // closed when its stdout ends
-	exitErr error
+	// inFlight maps a client's id (idKey) to the bridge's, for each
+	// request of the client's still waiting for its answer.
+	inFlight map[string]uint64
+	done     chan struct{} // closed when its stdout ends
+	exitErr  error
 }
 
 // maxLine caps one message from a server.
@@ -173,10 +178,12 @@ func (s *server) dispatch(line []byte) {
 }
 
 // answer is a server's answer to one of the bridge's requests, and where
-// its id lies in it.
+// its id lies in it; or, cancelled, the bridge's own for a request its
+// client cancelled.
 type answer struct {
-	line []byte
-	id   span
+	line      []byte
+	id        span
+	cancelled bool
 }
 
 // write sends b, one message, and the newline that ends it.
@@ -197,19 +204,23 @@ var errServerGone = errors.New("the tool's server ended")
 // with the client's id put back. ctx only stops the waiting: a call sent
 // is left to run (a client that closes lets it go).
 func (s *server) call(ctx context.Context, m *message) ([]byte, error) {
+	key := idKey(m.ID)
 	s.mu.Lock()
 	s.nextID++
 	id := s.nextID
 	ch := make(chan answer, 1)
 	s.waiting[id] = ch
+	if s.inFlight == nil {
+		s.inFlight = map[string]uint64{}
+	}
+	s.inFlight[key] = id // a client that reuses an id in flight cancels its latest
 	s.mu.Unlock()
+	defer s.forget(id, key)
 	b, err := encodeMessage(strconv.AppendUint(nil, id, 10), m)
 	if err != nil {
-		s.forget(id)
 		return nil, err
 	}
 	if err := s.write(b); err != nil {
-		s.forget(id)
 		return nil, err
 	}
 	select {
@@ -217,16 +228,22 @@ func (s *server) call(ctx context.Context, m *message) ([]byte, error) {
 		if !ok {
 			return nil, errServerGone
 		}
+		if a.cancelled {
+			return errorResponse(m.ID, codeCancelled, "cancelled by the client (notifications/cancelled)"), nil
+		}
 		return withID(a, m.ID), nil
 	case <-ctx.Done():
-		s.forget(id)
 		return nil, ctx.Err()
 	}
 }
 
-func (s *server) forget(id uint64) {
+// forget ends the wait for the bridge's request id, the client's key.
+func (s *server) forget(id uint64, key string) {
 	s.mu.Lock()
 	delete(s.waiting, id)
+	if s.inFlight[key] == id {
+		delete(s.inFlight, key)
+	}
 	s.mu.Unlock()
 }
 

@@ -12,6 +12,7 @@ type session struct {
 	id     string
 	tool   string
 	digest string // the definition it started with; another ends it
+	read   uint64 // the reading of it the session started with (sawDefinition)
 	srv    *server
 
 	mu    sync.Mutex

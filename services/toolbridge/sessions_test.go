@@ -2,8 +2,12 @@ package toolbridge
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -35,22 +39,57 @@ func TestAtMostSessionsThenTheWaitGets429(t *testing.T) {
 	}
 }
 
+// At most tool_starts sessions start at once: each server records when
+// its start began and ended, and no more than that many overlap; the
+// rest wait their turn and start.
 func TestAtMostStartsAtOnceTheRestWaitTheirTurn(t *testing.T) {
-	r := newRig(t, askNone, Settings{Sessions: 8, Starts: 1, StartWait: 20 * time.Second}, "LNK_TEST_START_DELAY=400ms")
-	done := make(chan int, 3)
-	for range 3 {
+	starts := filepath.Join(t.TempDir(), "starts")
+	r := newRig(t, askNone, Settings{Sessions: 8, Starts: 2, StartWait: 20 * time.Second}, "LNK_TEST_START_DELAY=300ms", "LNK_TEST_STARTS="+starts)
+	const clients = 5
+	done := make(chan int, clients)
+	for range clients {
 		go func() {
 			st, _, _ := r.post("test", "", initBody)
 			done <- st
 		}()
 	}
-	for range 3 {
+	for range clients {
 		if st := <-done; st != 200 {
 			t.Errorf("a session waiting its turn: %d, want 200", st)
 		}
 	}
-	if n := r.bridge.Sessions(); n != 3 {
-		t.Errorf("%d sessions, want 3", n)
+	if n := r.bridge.Sessions(); n != clients {
+		t.Errorf("%d sessions, want %d", n, clients)
+	}
+	b, err := os.ReadFile(starts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type edge struct {
+		at    int64
+		delta int
+	}
+	var edges []edge
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var began, ended int64
+		if _, err := fmt.Sscanf(line, "%d %d", &began, &ended); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		edges = append(edges, edge{began, +1}, edge{ended, -1})
+	}
+	if len(edges) != 2*clients {
+		t.Fatalf("%d starts recorded, want %d: %s", len(edges)/2, clients, b)
+	}
+	sort.Slice(edges, func(i, j int) bool {
+		return edges[i].at < edges[j].at || edges[i].at == edges[j].at && edges[i].delta < edges[j].delta
+	})
+	most, now := 0, 0
+	for _, e := range edges {
+		now += e.delta
+		most = max(most, now)
+	}
+	if most != 2 {
+		t.Errorf("%d servers started at once, want tool_starts = 2 (and no fewer, with %d waiting)", most, clients)
 	}
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -31,10 +33,26 @@ type echoIn struct {
 }
 
 func runTestServer() {
+	began := time.Now()
 	if d := os.Getenv("LNK_TEST_START_DELAY"); d != "" {
 		if dur, err := time.ParseDuration(d); err == nil {
 			time.Sleep(dur)
 		}
+	}
+	if f := os.Getenv("LNK_TEST_STARTS"); f != "" {
+		// One line a start, "began ended" in Unix nanoseconds (one
+		// O_APPEND write each), for a test to count the starts at once.
+		appendLine(f, fmt.Sprintf("%d %d", began.UnixNano(), time.Now().UnixNano()))
+	}
+	in := io.ReadCloser(os.Stdin)
+	if f := os.Getenv("LNK_TEST_RECORD"); f != "" {
+		// Every byte the server reads, for a test to see what reached it.
+		rec, err := os.OpenFile(f, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "test server:", err)
+			os.Exit(1)
+		}
+		in = io.NopCloser(io.TeeReader(os.Stdin, rec))
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "lnk-test", Version: "1"}, nil)
 	yes := true
@@ -71,8 +89,44 @@ func runTestServer() {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slow " + in.Text}}}, nil, nil
 		})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	mcp.AddTool(s, &mcp.Tool{Name: "wait", Description: "waits until cancelled"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			// LNK_TEST_WAITS names a folder: one line a call in the file
+			// named by its text, "started", then "cancelled" or "done".
+			dir := os.Getenv("LNK_TEST_WAITS")
+			appendLine(filepath.Join(dir, in.Text), "started")
+			select {
+			case <-ctx.Done():
+				appendLine(filepath.Join(dir, in.Text), "cancelled")
+				return nil, nil, ctx.Err()
+			case <-time.After(20 * time.Second):
+				appendLine(filepath.Join(dir, in.Text), "done")
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "waited " + in.Text}}}, nil, nil
+			}
+		})
+	s.AddResource(&mcp.Resource{URI: "test://note", Name: "note", MIMEType: "text/plain"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "the note's text"}}}, nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "greet", Description: "a greeting"},
+		func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "the prompt's greeting"}}}}, nil
+		})
+	if err := s.Run(context.Background(), &mcp.IOTransport{Reader: in, Writer: nopWriteCloser{os.Stdout}}); err != nil {
 		fmt.Fprintln(os.Stderr, "test server:", err)
 		os.Exit(1)
 	}
 }
+
+func appendLine(file, line string) {
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return
+	}
+	f.Write([]byte(line + "\n"))
+	f.Close()
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -2,6 +2,7 @@ package toolbridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -35,6 +36,16 @@ func (a *OwnerAsker) Ask(ctx context.Context, q Question) (bool, error) {
 		return false, err
 	}
 	return d.Allow, nil
+}
+
+// Counted reports whether the Broker counted the refusal Ask returned
+// with err toward the sandbox's pause: an owner's no, a question
+// unanswered in time and one the store failed are counted there; one
+// refused at once (*askbroker.Refusal: paused, too many or too fast, no
+// way to ask) is not, and is left to the bridge to count.
+func (a *OwnerAsker) Counted(err error) bool {
+	var r *askbroker.Refusal
+	return !errors.As(err, &r)
 }
 
 func allowHint(q Question) string {

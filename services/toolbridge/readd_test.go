@@ -1,0 +1,107 @@
+package toolbridge
+
+import (
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// serverPIDs are the processes of the live sessions' servers.
+func (r *rig) serverPIDs() []int {
+	r.bridge.mu.Lock()
+	defer r.bridge.mu.Unlock()
+	var pids []int
+	for _, s := range r.bridge.sessions {
+		pids = append(pids, s.srv.cmd.Process.Pid)
+	}
+	return pids
+}
+
+func gone(pid int) bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }
+
+// A tool added again ends the sessions started before at once, not at
+// their next request: their servers (with the token replaced) stop and
+// their places are free, so a sandbox whose every place they held starts
+// its next session as the tool is now, and their next request is
+// answered as gone.
+func TestToolAddedAgainEndsTheSessionsBeforeAtOnce(t *testing.T) {
+	r := newRig(t, askNone, Settings{Sessions: 2, StartWait: 2 * time.Second}, "TOKEN=old")
+	old := []string{r.initSession(), r.initSession()}
+	pids := r.serverPIDs()
+	if len(pids) != 2 {
+		t.Fatalf("%d servers, want 2", len(pids))
+	}
+	r.addTool("test", "TOKEN=replaced")
+	st, sid, body := r.post("test", "", initBody)
+	if st != 200 || sid == "" {
+		t.Fatalf("a new session after the tool was added again, its 2 places held by sessions before: %d %s", st, body)
+	}
+	for _, pid := range pids {
+		if !gone(pid) {
+			t.Errorf("the server %d of a session started before still runs", pid)
+		}
+	}
+	if n := r.bridge.Sessions(); n != 1 {
+		t.Errorf("%d sessions, want the new one alone", n)
+	}
+	for _, s := range old {
+		if st, _, body := r.post("test", s, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); st != 404 || !strings.Contains(body, "gone") {
+			t.Errorf("a session started before, after the tool was added again: %d %s", st, body)
+		}
+	}
+}
+
+// Removing a tool ends its sessions, each of them, at the first request
+// that finds it removed.
+func TestToolRemovedEndsEverySessionAtOnce(t *testing.T) {
+	r := newRig(t, askNone, Settings{})
+	a := r.initSession()
+	r.initSession()
+	pids := r.serverPIDs()
+	if err := r.store.Remove("test"); err != nil {
+		t.Fatal(err)
+	}
+	if st, _, body := r.post("test", a, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); st != 404 || !strings.Contains(body, "removed") {
+		t.Fatalf("after the tool was removed: %d %s", st, body)
+	}
+	for _, pid := range pids {
+		if !gone(pid) {
+			t.Errorf("the server %d of a removed tool's session still runs", pid)
+		}
+	}
+	if n := r.bridge.Sessions(); n != 0 {
+		t.Errorf("%d sessions of a removed tool", n)
+	}
+}
+
+// A session still starting when its tool is added again would run as
+// the tool was: it is refused as gone once started, its server stopped,
+// and the session started after runs as the tool is now.
+func TestToolAddedAgainWhileASessionStartsEndsIt(t *testing.T) {
+	r := newRig(t, askNone, Settings{}, "LNK_TEST_START_DELAY=600ms", "TOKEN=old")
+	first := make(chan reply, 1)
+	go func() {
+		st, sid, body := r.post("test", "", initBody)
+		first <- reply{status: st, body: sid + " " + body}
+	}()
+	waitFor(t, "the first session's server to run", func() bool {
+		r.bridge.mu.Lock()
+		defer r.bridge.mu.Unlock()
+		return r.bridge.reads > 0
+	})
+	time.Sleep(100 * time.Millisecond) // its server started from the old definition
+	r.addTool("test", "LNK_TEST_START_DELAY=600ms", "TOKEN=replaced")
+	st, sid, body := r.post("test", "", initBody) // reads the new definition
+	if st != 200 || sid == "" {
+		t.Fatalf("the session started after: %d %s", st, body)
+	}
+	got := <-first
+	if got.status != 404 || !strings.Contains(got.body, "added again or removed while this session started") {
+		t.Fatalf("the session that started as the tool was: %d %s", got.status, got.body)
+	}
+	if n := r.bridge.Sessions(); n != 1 {
+		t.Errorf("%d sessions, want the new one alone", n)
+	}
+}

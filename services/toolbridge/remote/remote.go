@@ -28,6 +28,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"lnk.dev/lnk/services/toolbridge/tooldef"
@@ -42,6 +43,7 @@ type Client struct {
 	Headers [][2]string
 	HTTP    *http.Client
 
+	mu       sync.Mutex // guards session and protocol: answers go beside requests
 	session  string
 	protocol string
 }
@@ -83,34 +85,91 @@ func FromEnv(url string, environ []string) (*Client, error) {
 	return c, nil
 }
 
-// Run relays until in ends.
+// Run relays until in ends. Requests and notifications go to the server
+// one at a time, in order; an answer to a request of the server's (a
+// message with an id and no method) goes at once, beside them, since the
+// server may be waiting on it before it ends the answer to the request
+// in flight. Each message of the server's is written out as it arrives,
+// a line in one write, so a request of the server's inside an answer's
+// event stream reaches the bridge (which refuses it) while that stream
+// is still open.
 func (c *Client) Run(ctx context.Context, in io.Reader, out io.Writer) error {
+	o := &lines{w: out}
+	queue := make(chan []byte, 64)
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for msg := range queue {
+			c.relay(ctx, msg, o)
+		}
+	}()
+	var answers sync.WaitGroup
+	finish := func() {
+		close(queue)
+		<-sent
+		answers.Wait()
+	}
 	br := bufio.NewReaderSize(in, 64<<10)
-	w := bufio.NewWriter(out)
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > MaxMessage {
+			finish()
 			return errors.New("a message over 8 MB from the bridge")
 		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			if err := c.send(ctx, bytes.TrimSpace(line), w); err != nil {
-				fmt.Fprintln(os.Stderr, "lnk-mcp-remote:", err)
-				if id := idOf(line); id != "" {
-					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":%q}}`+"\n", id, err.Error())
-				}
+		if msg := bytes.TrimSpace(line); len(msg) > 0 {
+			if isAnswer(msg) {
+				answers.Add(1)
+				go func() {
+					defer answers.Done()
+					c.relay(ctx, msg, o)
+				}()
+			} else {
+				queue <- msg
 			}
-			if err := w.Flush(); err != nil {
-				return err
-			}
-		}
-		if err == io.EOF {
-			c.close()
-			return nil
 		}
 		if err != nil {
+			finish()
+			if err == io.EOF {
+				c.close()
+				return nil
+			}
 			return err
 		}
 	}
+}
+
+// relay sends one message, and where it fails answers a request of the
+// bridge's with an error (an answer of its own gets none).
+func (c *Client) relay(ctx context.Context, msg []byte, o *lines) {
+	err := c.send(ctx, msg, o)
+	if err == nil {
+		return
+	}
+	fmt.Fprintln(os.Stderr, "lnk-mcp-remote:", err)
+	if id := idOf(msg); id != "" && !isAnswer(msg) {
+		fmt.Fprintf(o, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":%q}}`+"\n", id, err.Error())
+	}
+}
+
+// lines writes each line in one write, one writer at a time.
+type lines struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lines) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// isAnswer reports a JSON-RPC response: an id, and no method.
+func isAnswer(msg []byte) bool {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+	}
+	return json.Unmarshal(msg, &m) == nil && m.Method == nil && len(m.ID) > 0 && string(m.ID) != "null"
 }
 
 func (c *Client) request(ctx context.Context, method string, body []byte) (*http.Request, error) {
@@ -123,11 +182,14 @@ func (c *Client) request(ctx context.Context, method string, body []byte) (*http
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	if c.session != "" {
-		req.Header.Set("Mcp-Session-Id", c.session)
+	c.mu.Lock()
+	session, protocol := c.session, c.protocol
+	c.mu.Unlock()
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
 	}
-	if c.protocol != "" {
-		req.Header.Set("Mcp-Protocol-Version", c.protocol)
+	if protocol != "" {
+		req.Header.Set("Mcp-Protocol-Version", protocol)
 	}
 	return req, nil
 }
@@ -143,12 +205,14 @@ func (c *Client) send(ctx context.Context, msg []byte, w io.Writer) error {
 		return errors.New("the server could not be reached: " + scrub(err.Error(), c.URL))
 	}
 	defer resp.Body.Close()
+	c.mu.Lock()
 	if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
 		c.session = s
 	}
 	if v := protocolOf(msg); v != "" {
 		c.protocol = v
 	}
+	c.mu.Unlock()
 	switch {
 	case resp.StatusCode == http.StatusAccepted:
 		return nil
@@ -210,7 +274,10 @@ func copyEvents(r io.Reader, w io.Writer) error {
 
 // close ends the server's session, as streamable HTTP asks.
 func (c *Client) close() {
-	if c.session == "" {
+	c.mu.Lock()
+	session := c.session
+	c.mu.Unlock()
+	if session == "" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

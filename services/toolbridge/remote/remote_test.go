@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -24,6 +25,12 @@ func server(t *testing.T, jsonAnswers bool) *httptest.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "remote-test", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "remote " + a.Text}}}, nil, nil
+	})
+	// ping asks the client something (a ping) before it answers: the
+	// request goes out inside the call's own answer stream.
+	mcp.AddTool(s, &mcp.Tool{Name: "ping"}, func(ctx context.Context, req *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		err := req.Session.Ping(ctx, nil)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("pinged: %v", err)}}}, nil, nil
 	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: jsonAnswers})
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -84,5 +91,26 @@ func TestAWrongTokenIsAnErrorThatShowsNoHeader(t *testing.T) {
 	c.Run(context.Background(), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`+"\n"), &out)
 	if !strings.Contains(out.String(), "401") || strings.Contains(out.String(), "wrong-secret") {
 		t.Errorf("answer %q", out.String())
+	}
+}
+
+// A request of the server's inside the answer to a call (its event
+// stream still open, the server waiting) reaches the client at once, and
+// the client's answer reaches the server beside the call in flight: the
+// call ends, rather than waiting out the HTTP timeout.
+func TestAServersRequestInsideAnAnswerIsPassedAndAnswered(t *testing.T) {
+	ts := server(t, false)
+	cmd := exec.Command(testenv.Bin(t, "lnk-mcp-remote"), ts.URL+"/mcp")
+	cmd.Env = []string{"LNK_MCP_HEADER_1=Authorization: Bearer tok-1"}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ping", Arguments: map[string]any{}})
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != "pinged: <nil>" {
+		t.Fatalf("a call whose server asks the client first: %v %v", res, err)
 	}
 }

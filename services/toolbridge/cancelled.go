@@ -63,14 +63,21 @@ func (s *server) cancelled(m *message) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if err := s.notify(&message{Method: m.Method, Params: params}); err != nil {
-		return false, err
-	}
+	// Answered as cancelled first, then the server told: an answer the
+	// server sends once told finds no one waiting and is dropped, so the
+	// client's answer is the same however fast the server is.
 	s.mu.Lock()
-	if s.waiting[id] == ch { // not answered meanwhile
+	answered := s.waiting[id] != ch
+	if !answered {
 		delete(s.waiting, id)
 		ch <- answer{cancelled: true}
 	}
 	s.mu.Unlock()
+	if answered {
+		return false, nil // the server answered it meanwhile: nothing to cancel
+	}
+	if err := s.notify(&message{Method: m.Method, Params: params}); err != nil {
+		return false, err
+	}
 	return true, nil
 }

@@ -450,7 +450,39 @@ func (b *Bridge) Sessions() int {
 	return len(b.sessions)
 }
 
-// reap ends sessions with no call for Settings.Idle.
+// recheck reads again the definition of each tool with a live session
+// whose file is not the one last read (defcache.go: an lstat each, no
+// read while it is), so a tool added again or removed ends its sessions
+// within a tick of the reaper even when none of them makes a request.
+func (b *Bridge) recheck() {
+	b.mu.Lock()
+	tools := map[string]bool{}
+	for _, s := range b.sessions {
+		tools[s.tool] = true
+	}
+	b.mu.Unlock()
+	for tool := range tools {
+		digest, id, known := b.cachedDigest(tool)
+		if digest != "" {
+			continue // the file last read
+		}
+		read := b.nextRead()
+		def, err := b.Defs.Load(tool)
+		if err != nil {
+			b.sawDefinition(tool, "", read)
+			continue
+		}
+		digest = def.Digest()
+		def.Destroy()
+		if known {
+			b.remember(tool, id, digest)
+		}
+		b.sawDefinition(tool, digest, read)
+	}
+}
+
+// reap ends sessions with no call for Settings.Idle, and those of a tool
+// added again or removed (recheck).
 func (b *Bridge) reap() {
 	tick := time.NewTicker(max(b.Settings.Idle/10, 10*time.Millisecond))
 	defer tick.Stop()
@@ -471,6 +503,7 @@ func (b *Bridge) reap() {
 				b.end(s)
 				b.log(s.tool, "", "session ended: idle")
 			}
+			b.recheck()
 		}
 	}
 }

@@ -53,6 +53,39 @@ func TestToolAddedAgainEndsTheSessionsBeforeAtOnce(t *testing.T) {
 	}
 }
 
+// A tool added again or removed ends its sessions even when none of them
+// makes a request: the reaper reads the definition again at its next
+// tick (a tenth of tool_idle), long before the sessions would go idle.
+func TestToolAddedAgainOrRemovedEndsSessionsThatMakeNoRequest(t *testing.T) {
+	for _, change := range []string{"added again", "removed"} {
+		t.Run(change, func(t *testing.T) {
+			r := newRig(t, askNone, Settings{Idle: 5 * time.Second}, "TOKEN=old")
+			r.initSession()
+			r.initSession()
+			pids := r.serverPIDs()
+			if change == "removed" {
+				if err := r.store.Remove("test"); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				r.addTool("test", "TOKEN=replaced")
+			}
+			deadline := time.Now().Add(3 * time.Second) // before the 5 s idle end
+			for r.bridge.Sessions() > 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("a tool %s: %d sessions still live with no request, after 3 s", change, r.bridge.Sessions())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			for _, pid := range pids {
+				if !gone(pid) {
+					t.Errorf("the server %d still runs", pid)
+				}
+			}
+		})
+	}
+}
+
 // Removing a tool ends its sessions, each of them, at the first request
 // that finds it removed.
 func TestToolRemovedEndsEverySessionAtOnce(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,11 +55,11 @@ func toolAddCommand() *cobra.Command {
 	var url string
 	var shared bool
 	c := &cobra.Command{
-		Use:   "add NAME [--env K=V | --env K]... [--url URL [--header 'K: V']...] [-- COMMAND...]",
+		Use:   "add NAME [--env K=V | --env K]... [--url URL [--header 'K: V' | --header 'K:']...] [-- COMMAND...]",
 		Short: "Add an MCP server that runs outside every sandbox, with your logins",
 		Long: "Add an MCP server. It runs in /, with PATH, HOME, your user, locale, TMPDIR, SSH agent and desktop session as they are now, and the --env values.\n" +
 			"--env K reads K's value from the terminal (echo off) or stdin, so a token never stands on a command line.\n" +
-			"With --url the server is Link's own client of that URL (https://, or http:// on this machine); --header values are kept like --env's.\n" +
+			"With --url the server is Link's own client of that URL (https://, or http:// on this machine); --header values are kept like --env's, and --header 'K:' reads K's value as --env K does.\n" +
 			"--shared runs one server for every session of every sandbox naming the tool: sessions share that server and whatever it keeps between calls.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -95,10 +96,7 @@ func toolAddCommand() *cobra.Command {
 				return err
 			}
 			for i, h := range headers {
-				if !strings.Contains(h, ":") {
-					return Usage(fmt.Sprintf("header %q is not 'Name: value'", h))
-				}
-				v, err := secret.FromString(h)
+				v, err := headerValue(c, h)
 				if err != nil {
 					return err
 				}
@@ -119,7 +117,7 @@ func toolAddCommand() *cobra.Command {
 	c.Flags().StringArrayVar(&envs, "env", nil, "K=V, or K alone to read the value from the terminal or stdin")
 	c.Flags().StringVar(&url, "url", "", "a streamable-HTTP MCP server's URL")
 	c.Flags().BoolVar(&shared, "shared", false, "one server for every session (sessions share what it keeps between calls)")
-	c.Flags().StringArrayVar(&headers, "header", nil, "'Name: value' sent to the URL (kept as a secret)")
+	c.Flags().StringArrayVar(&headers, "header", nil, "'Name: value' sent to the URL (kept as a secret), or 'Name:' to read the value from the terminal or stdin")
 	return c
 }
 
@@ -137,6 +135,31 @@ func mcpRemotePath() (string, error) {
 		return "", Fail(ExitFailure, fmt.Errorf("Link's client of a tool at a URL is not beside lnk: %s", p), "install Link again: lnk-mcp-remote is one of its programs")
 	}
 	return p, nil
+}
+
+// headerValue is one --header as the secret LNK_MCP_HEADER_<n> holds,
+// "Name: value": given whole, or, for "Name:" alone, its value read from
+// the terminal (echo off) or stdin, so a token never stands on lnk's own
+// command line either.
+func headerValue(c *cobra.Command, h string) (*secret.Value, error) {
+	name, value, ok := strings.Cut(h, ":")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") {
+		return nil, Usage(fmt.Sprintf("header %q is not 'Name: value' (or 'Name:' to be asked its value)", h))
+	}
+	if strings.TrimSpace(value) != "" {
+		return secret.FromString(h)
+	}
+	v, err := secret.Read(os.Stdin, c.ErrOrStderr(), "value of header "+name+" (not shown): ")
+	if err != nil {
+		return nil, Usage(fmt.Sprintf("--header %s: %v", name, err))
+	}
+	defer v.Destroy()
+	b := make([]byte, 0, len(name)+2+v.Len())
+	b = append(append(b, name...), ": "...)
+	b = append(b, v.Bytes()...)
+	runtime.KeepAlive(v)
+	return secret.New(b) // zeroes b
 }
 
 func addEnv(c *cobra.Command, d *tooldef.Definition, envs []string) error {

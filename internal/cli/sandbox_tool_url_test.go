@@ -62,3 +62,35 @@ func TestToolAddURLRunsLinksOwnClientWithHeadersInItsEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// --header 'Name:' reads the header's value from stdin (the terminal,
+// echo off, where there is one), as --env K does, so the token stands on
+// no command line at all, lnk's own included; it is kept whole, "Name:
+// value", in LNK_MCP_HEADER_1 and printed nowhere.
+func TestToolAddURLReadsAHeadersValueFromStdin(t *testing.T) {
+	lnkBin(t)
+	testenv.Bin(t, "lnk-mcp-remote")
+	home := testenv.Home(t)
+	const token = "tok-read-from-stdin-77"
+	out, errOut, code := lnkRun(t, []byte(token+"\n"), "sandbox", "tool", "add", "web", "--url", "https://mcp.example.com/mcp",
+		"--header", "Authorization:")
+	if code != 0 {
+		t.Fatalf("tool add --header 'Authorization:': %d %q %q", code, out, errOut)
+	}
+	if strings.Contains(out+errOut, token) {
+		t.Errorf("tool add printed the header's value: %q %q", out, errOut)
+	}
+	d, err := (tooldef.Store{Home: home}).Load("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Destroy()
+	if v := d.Env["LNK_MCP_HEADER_1"]; v == nil || string(v.Bytes()) != "Authorization: "+token {
+		t.Errorf("LNK_MCP_HEADER_1 does not hold the header read from stdin")
+	}
+	for _, bad := range []string{": x", "Two words: x", "no colon"} {
+		if _, _, code := lnkRun(t, nil, "sandbox", "tool", "add", "web2", "--url", "https://mcp.example.com/mcp", "--header", bad); code == 0 {
+			t.Errorf("--header %q was taken", bad)
+		}
+	}
+}

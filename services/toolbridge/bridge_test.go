@@ -240,3 +240,24 @@ func TestEnvironmentIsTheDefinitionsAndItRunsInRoot(t *testing.T) {
 		t.Errorf("the server's environment: %s", body)
 	}
 }
+
+// The body's limit is 8 MB exactly (8 MiB): a message of that many bytes
+// reaches the server and is answered; one byte more is refused (413)
+// before the server sees it.
+func TestABodyOfExactly8MBPassesAndOneByteMoreIsRefused(t *testing.T) {
+	if MaxBody != 8<<20 {
+		t.Fatalf("MaxBody is %d, not 8 MiB", MaxBody)
+	}
+	r := newRig(t, askNone, Settings{})
+	sid := r.initSession()
+	of := func(n int) string {
+		head, tail := `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"_meta":{"pad":"`, `"}}}`
+		return head + strings.Repeat("a", n-len(head)-len(tail)) + tail
+	}
+	if st, _, body := r.post("test", sid, of(MaxBody)); st != 200 || !strings.Contains(body, `"id":5`) {
+		t.Errorf("a body of exactly 8 MiB: %d %.200s", st, body)
+	}
+	if st, _, body := r.post("test", sid, of(MaxBody+1)); st != 413 {
+		t.Errorf("a body of 8 MiB and a byte: %d %.200s", st, body)
+	}
+}

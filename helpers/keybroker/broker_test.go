@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,30 +31,12 @@ const (
 	plainValue  = "sk-PLAIN-value-6f7a8b9c0d"
 )
 
-// syncBuffer is the broker's stderr, written from the broker's pipe.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type started struct {
 	home string
 	proc *brokerproc.Proc
 	kc   *Client
 	raw  *wire.Client
-	log  *syncBuffer
+	log  *testenv.SyncBuffer
 }
 
 func newValue(t *testing.T, s string) *secret.Value {
@@ -92,7 +73,7 @@ func startBroker(t *testing.T) *started {
 	}
 	defer wire.CloseFiles(files)
 
-	log := &syncBuffer{}
+	log := &testenv.SyncBuffer{}
 	p, err := brokerproc.Start(brokerproc.Options{Path: bin, Files: files, Log: log})
 	must(err)
 	t.Cleanup(p.Kill)

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -139,7 +138,7 @@ func TestSignalsEndTheWholeSandbox(t *testing.T) {
 				ready := filepath.Join(w.data, "ready")
 				cmd := exec.Command(testenv.Bin(t, "lnk"), "sandbox", "run", net.flag, "--json-status", "--write", w.data, "--command", "sleep", "--",
 					"sh", "-c", "sleep "+mark+" & : >"+ready+"; sleep "+mark)
-				var errs lockedBuffer // read while lnk still writes it
+				var errs testenv.SyncBuffer // read while lnk still writes it
 				cmd.Stderr = &errs
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
@@ -173,24 +172,6 @@ func TestSignalsEndTheWholeSandbox(t *testing.T) {
 			})
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer a process writes while a test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestExecPathReturns128PlusSignal: where lnk execs bubblewrap, a command

@@ -39,6 +39,17 @@ func OpenRoot(path string) (*Root, error) {
 	return newRoot(fd, path)
 }
 
+// Identity is the held folder's device and inode, as fstat tells them
+// now: a caller that also holds the folder's path can tell whether the
+// path still names it.
+func (r *Root) Identity() (dev, ino uint64, err error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(r.fd, &st); err != nil {
+		return 0, 0, fail("stat", ".", err)
+	}
+	return st.Dev, st.Ino, nil
+}
+
 // NewRoot takes over fd, a folder handle (O_PATH or O_RDONLY with
 // O_DIRECTORY) such as one received over SCM_RIGHTS. fd belongs to the
 // Root from then on, also when NewRoot fails.

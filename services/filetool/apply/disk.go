@@ -1,8 +1,11 @@
 package apply
 
 import (
+	"errors"
 	"io/fs"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/helpers/fsbroker/resolve"
 )
@@ -27,26 +30,69 @@ type Disk struct {
 type mount struct {
 	name string
 	root *resolve.Root
+	// path is where the folder was opened, dev and ino what it was: a
+	// call beneath it is refused once the path names something else
+	// (stillThere).
+	path     string
+	dev, ino uint64
+}
+
+// errMoved refuses a call beneath a held folder that another folder
+// now stands in the place of.
+var errMoved = errors.New("its folder was moved or replaced since the session began")
+
+// stillThere refuses a held folder whose path no longer names it: a link
+// there now (resolve.ErrLink: a folder swapped for a link between two
+// calls is refused, never followed, and never written through the handle
+// either), nothing (resolve.ErrNotFound), or another folder (errMoved).
+// The sandbox binds each at its own path, where it stays.
+func (m mount) stillThere() error {
+	fd, err := unix.Openat2(unix.AT_FDCWD, m.path, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return &resolve.Error{Op: "open", Path: m.name, Kind: resolve.ErrNotFound, Err: err}
+	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR):
+		return &resolve.Error{Op: "open", Path: m.name, Kind: resolve.ErrLink, Err: err}
+	case err != nil:
+		return &resolve.Error{Op: "open", Path: m.name, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return &resolve.Error{Op: "open", Path: m.name, Err: err}
+	}
+	if st.Dev != m.dev || st.Ino != m.ino {
+		return &resolve.Error{Op: "open", Path: m.name, Err: errMoved}
+	}
+	return nil
 }
 
 // AgentFolder says whether the collections' names (instructions/,
 // skills/, chats/, memory/) name the agent folder: whether one was given.
 func (d *Disk) AgentFolder() bool { return d.Agent != nil }
 
-// root picks the root a name lies under, and the name below it.
-func (d *Disk) root(name string) (*resolve.Root, string) {
+// root picks the root a name lies under, and the name below it; a held
+// folder no longer at its path is refused (mount.stillThere).
+func (d *Disk) root(name string) (*resolve.Root, string, error) {
 	for _, m := range d.mounts {
+		rest, ok := strings.CutPrefix(name, m.name+"/")
 		if name == m.name {
-			return m.root, "."
+			rest, ok = ".", true
 		}
-		if rest, ok := strings.CutPrefix(name, m.name+"/"); ok {
-			return m.root, rest
+		if ok {
+			if err := m.stillThere(); err != nil {
+				return nil, "", err
+			}
+			return m.root, rest, nil
 		}
 	}
 	if d.Agent != nil && collection(name) != "" {
-		return d.Agent, name
+		return d.Agent, name, nil
 	}
-	return d.Files, name
+	return d.Files, name, nil
 }
 
 // collection is the agent folder collection name starts with, or "".
@@ -65,7 +111,10 @@ func collection(name string) string {
 // at a time on one P, and an ordinary call would wake the Go runtime's
 // monitor thread at each read, the dearer part of apply's CPU a call.
 func (d *Disk) Read(name string, max int64) ([]byte, string, error) {
-	r, rel := d.root(name)
+	r, rel, err := d.root(name)
+	if err != nil {
+		return nil, "", err
+	}
 	b, v, err := r.ReadFileRaw(rel, max)
 	return b, v.String(), err
 }
@@ -75,18 +124,27 @@ func (d *Disk) Write(name string, data []byte, expect string) (string, error) {
 	if err != nil {
 		return "", &resolve.Error{Op: "write", Path: name, Kind: resolve.ErrChanged}
 	}
-	r, rel := d.root(name)
+	r, rel, err := d.root(name)
+	if err != nil {
+		return "", err
+	}
 	nv, err := r.WriteFile(rel, data, resolve.WriteOptions{Expect: v})
 	return nv.String(), err
 }
 
 func (d *Disk) MkdirAll(name string) error {
-	r, rel := d.root(name)
+	r, rel, err := d.root(name)
+	if err != nil {
+		return err
+	}
 	return r.MkdirAll(rel, 0o700)
 }
 
 func (d *Disk) List(name string) ([]Entry, error) {
-	r, rel := d.root(name)
+	r, rel, err := d.root(name)
+	if err != nil {
+		return nil, err
+	}
 	ents, err := r.List(rel, resolve.ListOptions{Max: maxList})
 	out := make([]Entry, len(ents))
 	for i, e := range ents {
@@ -98,9 +156,12 @@ func (d *Disk) List(name string) ([]Entry, error) {
 // Walk walks name's root; a held folder beneath it is walked from its
 // own root in its place (the resolver would not cross into a mount).
 func (d *Disk) Walk(name string, max int, fn func(Entry) error) error {
-	r, rel := d.root(name)
+	r, rel, err := d.root(name)
+	if err != nil {
+		return err
+	}
 	var nested []mount
-	err := r.Walk(rel, resolve.WalkOptions{SkipHidden: true, Max: max}, func(e resolve.Entry) error {
+	err = r.Walk(rel, resolve.WalkOptions{SkipHidden: true, Max: max}, func(e resolve.Entry) error {
 		ent := entry(e, name, rel)
 		if ent.Type == "folder" {
 			for _, m := range d.mounts {

@@ -53,7 +53,10 @@ func OpenDisk(files, agent string, write []string) (*Disk, error) {
 			d.Close()
 			return nil, fmt.Errorf("--write %q: %w", w, err)
 		}
-		d.mounts = append(d.mounts, mount{name: w, root: r})
+		if err := d.hold(w, r, path); err != nil {
+			d.Close()
+			return nil, fmt.Errorf("--write %q: %w", w, err)
+		}
 	}
 	if d.Agent != nil {
 		// The sandbox binds each of the agent folder's collections on
@@ -65,7 +68,10 @@ func OpenDisk(files, agent string, write []string) (*Disk, error) {
 				continue
 			}
 			if r, err := openMount(d.Agent, c, filepath.Join(agent, c)); err == nil {
-				d.mounts = append(d.mounts, mount{name: c, root: r})
+				if err := d.hold(c, r, filepath.Join(agent, c)); err != nil {
+					d.Close()
+					return nil, fmt.Errorf("the agent folder's %s: %w", c, err)
+				}
 			}
 		}
 	}
@@ -93,6 +99,18 @@ func openMount(base *resolve.Root, rel, path string) (*resolve.Root, error) {
 		}
 	}
 	return nil, &resolve.Error{Op: "open", Path: rel, Kind: resolve.ErrLink}
+}
+
+// hold keeps r, opened at path, as the root of the folder name, with
+// what it is, so a call beneath it finds out whether path still names it.
+func (d *Disk) hold(name string, r *resolve.Root, path string) error {
+	dev, ino, err := r.Identity()
+	if err != nil {
+		r.Close()
+		return err
+	}
+	d.mounts = append(d.mounts, mount{name: name, root: r, path: path, dev: dev, ino: ino})
+	return nil
 }
 
 // held reports whether name is held as a root of its own already.

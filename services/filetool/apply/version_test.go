@@ -173,3 +173,56 @@ func TestFolderSwappedForLinkBetweenCalls(t *testing.T) {
 		t.Fatalf("the file outside changed: %q", b)
 	}
 }
+
+// TestWriteFolderSwappedBetweenCalls: a --write folder, held as a root of
+// its own, swapped for a link between two calls is refused, neither
+// followed nor written through the handle held; so is another folder
+// moved into its place.
+func TestWriteFolderSwappedBetweenCalls(t *testing.T) {
+	w := newWorld(t, "work")
+	w.put(t, "work/a.txt", "inside\n")
+	w.mustCall(t, "read", m{"path": "work/a.txt"})
+	work := filepath.Join(w.files, "work")
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "a.txt"), []byte("outside\n"), 0o600)
+	if err := os.Rename(work, work+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, work); err != nil {
+		t.Fatal(err)
+	}
+	calls := []struct {
+		call string
+		args m
+	}{
+		{"read", m{"path": "work/a.txt", "line": 1}},
+		{"write", m{"path": "work/a.txt", "content": "mine\n"}},
+		{"write", m{"path": "work/new.txt", "content": "mine\n"}},
+		{"list", m{"path": "work"}},
+		{"find", m{"path": "work", "text": "outside"}},
+	}
+	for _, c := range calls {
+		if _, err := w.call(c.call, c.args); !errors.Is(err, resolve.ErrLink) {
+			t.Errorf("%s %v through the --write folder swapped for a link: %v", c.call, c.args, err)
+		}
+	}
+	os.Remove(work)
+	other := t.TempDir()
+	if err := os.Rename(other, work); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range calls {
+		if _, err := w.call(c.call, c.args); !errors.Is(err, errMoved) {
+			t.Errorf("%s %v with another folder in the --write folder's place: %v", c.call, c.args, err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "a.txt")); string(b) != "outside\n" {
+		t.Errorf("the file outside changed: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(work+".old", "a.txt")); string(b) != "inside\n" {
+		t.Errorf("the folder held was written after it moved: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(work+".old", "new.txt")); err == nil {
+		t.Error("a new file was made in the folder held after it moved")
+	}
+}

@@ -86,28 +86,23 @@ func FromEnv(url string, environ []string) (*Client, error) {
 }
 
 // Run relays until in ends. Requests and notifications go to the server
-// one at a time, in order; an answer to a request of the server's (a
-// message with an id and no method) goes at once, beside them, since the
-// server may be waiting on it before it ends the answer to the request
-// in flight. Each message of the server's is written out as it arrives,
-// a line in one write, so a request of the server's inside an answer's
-// event stream reaches the bridge (which refuses it) while that stream
-// is still open.
+// one at a time, in order (initialized after initialize); an answer to a
+// request of the server's (a message with an id and no method) and a
+// notifications/cancelled go at once, beside them, since the server may
+// be waiting on the one, and the other is about the call in flight. Each
+// message of the server's is written out as it arrives, a line in one
+// write, so a request of the server's inside an answer's event stream
+// reaches the bridge (which refuses it) while that stream is still open.
+// Reading never waits on the server: a message waits its turn on a
+// goroutine of its own.
 func (c *Client) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	o := &lines{w: out}
-	queue := make(chan []byte, 64)
-	sent := make(chan struct{})
-	go func() {
-		defer close(sent)
-		for msg := range queue {
-			c.relay(ctx, msg, o)
-		}
-	}()
-	var answers sync.WaitGroup
+	var beside sync.WaitGroup
+	turn := make(chan struct{}) // closed once the message before has gone
+	close(turn)
 	finish := func() {
-		close(queue)
-		<-sent
-		answers.Wait()
+		<-turn
+		beside.Wait()
 	}
 	br := bufio.NewReaderSize(in, 64<<10)
 	for {
@@ -117,14 +112,20 @@ func (c *Client) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 			return errors.New("a message over 8 MB from the bridge")
 		}
 		if msg := bytes.TrimSpace(line); len(msg) > 0 {
-			if isAnswer(msg) {
-				answers.Add(1)
+			if goesAtOnce(msg) {
+				beside.Add(1)
 				go func() {
-					defer answers.Done()
+					defer beside.Done()
 					c.relay(ctx, msg, o)
 				}()
 			} else {
-				queue <- msg
+				prev, done := turn, make(chan struct{})
+				turn = done
+				go func() {
+					defer close(done)
+					<-prev
+					c.relay(ctx, msg, o)
+				}()
 			}
 		}
 		if err != nil {
@@ -161,6 +162,19 @@ func (l *lines) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(b)
+}
+
+// goesAtOnce reports a message sent beside the one in flight: an answer
+// to the server, or a notifications/cancelled.
+func goesAtOnce(msg []byte) bool {
+	if isAnswer(msg) {
+		return true
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	return json.Unmarshal(msg, &m) == nil && len(m.ID) == 0 && m.Method == "notifications/cancelled"
 }
 
 // isAnswer reports a JSON-RPC response: an id, and no method.

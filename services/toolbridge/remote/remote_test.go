@@ -19,10 +19,24 @@ type in struct {
 	Text string `json:"text,omitempty"`
 }
 
+// hangCancelled hears of each call to the hang tool the server saw
+// cancelled.
+var hangCancelled = make(chan struct{}, 4)
+
 // server is a streamable-HTTP MCP server on loopback that wants a bearer
 // token, answering in JSON or in server-sent events.
 func server(t *testing.T, jsonAnswers bool) *httptest.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "remote-test", Version: "1"}, nil)
+	// hang answers only once its call is cancelled.
+	mcp.AddTool(s, &mcp.Tool{Name: "hang"}, func(ctx context.Context, req *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		select {
+		case <-ctx.Done():
+			hangCancelled <- struct{}{}
+			return nil, nil, ctx.Err()
+		case <-time.After(20 * time.Second):
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "never cancelled"}}}, nil, nil
+		}
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "remote " + a.Text}}}, nil, nil
 	})
@@ -112,5 +126,39 @@ func TestAServersRequestInsideAnAnswerIsPassedAndAnswered(t *testing.T) {
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ping", Arguments: map[string]any{}})
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "pinged: <nil>" {
 		t.Fatalf("a call whose server asks the client first: %v %v", res, err)
+	}
+}
+
+// A client's notifications/cancelled reaches the server while the call
+// it cancels is still in flight, not after it, and the session's next
+// call is answered at once.
+func TestACancelReachesTheServerBesideTheCallInFlight(t *testing.T) {
+	ts := server(t, false)
+	cmd := exec.Command(testenv.Bin(t, "lnk-mcp-remote"), ts.URL+"/mcp")
+	cmd.Env = []string{"LNK_MCP_HEADER_1=Authorization: Bearer tok-1"}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	callCtx, stop := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer stop()
+	if _, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "hang", Arguments: map[string]any{}}); err == nil {
+		t.Fatal("the hanging call was answered")
+	}
+	select {
+	case <-hangCancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server never heard the call was cancelled")
+	}
+	start := time.Now()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "next"}})
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != "remote next" {
+		t.Fatalf("the call after a cancelled one: %v %v", res, err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the call after a cancelled one waited %v", d)
 	}
 }

@@ -193,7 +193,11 @@ func (b *Bridge) relay(ctx context.Context, s *session, m *message) Reply {
 	logName, passed := m.Method, "passed"
 	if asks {
 		logName = call
-		v := b.mayCall(ctx, s, m, call)
+		var v verdict
+		if s.srv.ask(ctx, m.ID, func(ctx context.Context) { v = b.mayCall(ctx, s, m, call) }) {
+			b.log(s.tool, call, "cancelled by the client while its owner was asked")
+			return Reply{Status: http.StatusOK, Body: errorResponse(m.ID, codeCancelled, "cancelled by the client (notifications/cancelled)")}
+		}
 		if v.asked && v.ok {
 			passed = "passed: the owner said yes"
 		}

@@ -2,6 +2,7 @@ package toolbridge
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strconv"
 )
@@ -48,6 +49,14 @@ func (s *server) cancelled(m *message) (bool, error) {
 	}
 	key := idKey(raw)
 	s.mu.Lock()
+	if q := s.asking[key]; q != nil {
+		// Its owner is still being asked: the question is withdrawn and
+		// the call answered as cancelled; the server never saw it.
+		q.cancelled = true
+		s.mu.Unlock()
+		q.withdraw()
+		return true, nil
+	}
 	id, ok := s.inFlight[key]
 	ch := s.waiting[id]
 	s.mu.Unlock()
@@ -80,4 +89,34 @@ func (s *server) cancelled(m *message) (bool, error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// question is a call's question to its owner, while it is put.
+type question struct {
+	withdraw  context.CancelFunc
+	cancelled bool // by the client's notifications/cancelled (under server.mu)
+}
+
+// ask runs put, the question of the client's request id, under a context
+// a notifications/cancelled naming id withdraws; cancelled reports that
+// it was.
+func (s *server) ask(ctx context.Context, id json.RawMessage, put func(context.Context)) (cancelled bool) {
+	key := idKey(id)
+	qctx, withdraw := context.WithCancel(ctx)
+	defer withdraw()
+	q := &question{withdraw: withdraw}
+	s.mu.Lock()
+	if s.asking == nil {
+		s.asking = map[string]*question{}
+	}
+	s.asking[key] = q
+	s.mu.Unlock()
+	put(qctx)
+	s.mu.Lock()
+	if s.asking[key] == q {
+		delete(s.asking, key)
+	}
+	cancelled = q.cancelled
+	s.mu.Unlock()
+	return cancelled
 }

@@ -2,6 +2,7 @@ package toolbridge
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"lnk.dev/lnk/caps"
 )
 
 // reply is one request's answer, taken on a goroutine of its own.
@@ -168,5 +171,48 @@ func TestCancelledRequestIDIsReadOneWay(t *testing.T) {
 		case !c.sent && out.Len() > 0:
 			t.Errorf("%s: dropped, yet sent %q", c.params, out.String())
 		}
+	}
+}
+
+// heldAsker holds each question until released, then says yes, even to
+// a question withdrawn meanwhile: the worst an owner's late yes can do.
+type heldAsker struct {
+	asked, release chan struct{}
+}
+
+func (a *heldAsker) Ask(ctx context.Context, q Question) (bool, error) {
+	a.asked <- struct{}{}
+	<-a.release
+	return true, nil
+}
+
+// A call cancelled while its owner is being asked is withdrawn: it is
+// answered as cancelled, and never reaches the server, whatever the
+// owner says after.
+func TestCancelledWhileItsOwnerIsAskedNeverRuns(t *testing.T) {
+	record := filepath.Join(t.TempDir(), "record")
+	r := newRig(t, map[string]caps.Tool{"test": {}}, Settings{}, "LNK_TEST_RECORD="+record)
+	asker := &heldAsker{asked: make(chan struct{}, 1), release: make(chan struct{})}
+	r.bridge.Asker = asker
+	sid := r.initSession()
+	call := r.send(sid, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"text":"must-not-run"}}}`)
+	select {
+	case <-asker.asked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the owner was never asked")
+	}
+	r.cancel(sid, "9")
+	close(asker.release)
+	select {
+	case got := <-call:
+		if got.err != nil || !strings.Contains(got.body, `"id":9`) || !strings.Contains(got.body, "cancelled by the client") {
+			t.Fatalf("the call cancelled while asked: %+v", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call cancelled while asked was never answered")
+	}
+	time.Sleep(100 * time.Millisecond)
+	if rec, _ := os.ReadFile(record); strings.Contains(string(rec), "must-not-run") {
+		t.Fatalf("the cancelled call reached the server: %s", rec)
 	}
 }

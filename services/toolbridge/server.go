@@ -43,8 +43,12 @@ type server struct {
 	// inFlight maps a client's id (idKey) to the bridge's, for each
 	// request of the client's still waiting for its answer.
 	inFlight map[string]uint64
-	done     chan struct{} // closed when its stdout ends
-	exitErr  error
+	// asking maps a client's id (idKey) to its call's question to the
+	// owner, while one is put (cancelled.go): a cancel then withdraws
+	// the question, and the call never reaches the server.
+	asking  map[string]*question
+	done    chan struct{} // closed when its stdout ends
+	exitErr error
 }
 
 // maxLine caps one message from a server.

@@ -202,6 +202,16 @@ func (s *session) handle(line []byte) {
 		json.Unmarshal(m.Params, &p)
 		h.mu.Lock()
 		hid, ok := s.ids[string(p.ID)]
+		if pd, has := h.pending[hid]; ok && has && pd.s == s && !pd.init {
+			// A server need not answer a request once cancelled (the
+			// bridge has answered its client already): forgotten now,
+			// or it would be held for the hub's life.
+			delete(h.pending, hid)
+			if pd.token != "" {
+				delete(h.tokens, pd.token)
+			}
+			delete(s.ids, string(p.ID))
+		}
 		h.mu.Unlock()
 		if ok {
 			m.Params = setField(m.Params, "requestId", json.RawMessage(strconv.FormatUint(hid, 10)))

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -148,6 +149,9 @@ func headerValue(c *cobra.Command, h string) (*secret.Value, error) {
 		return nil, Usage(fmt.Sprintf("header %q is not 'Name: value' (or 'Name:' to be asked its value)", h))
 	}
 	if strings.TrimSpace(value) != "" {
+		if strings.ContainsFunc(value, isControl) {
+			return nil, Usage(fmt.Sprintf("header %s: its value holds a control character (a line break?)", name))
+		}
 		return secret.FromString(h)
 	}
 	v, err := secret.Read(os.Stdin, c.ErrOrStderr(), "value of header "+name+" (not shown): ")
@@ -155,12 +159,18 @@ func headerValue(c *cobra.Command, h string) (*secret.Value, error) {
 		return nil, Usage(fmt.Sprintf("--header %s: %v", name, err))
 	}
 	defer v.Destroy()
+	if bytes.ContainsFunc(v.Bytes(), isControl) {
+		return nil, Usage(fmt.Sprintf("--header %s: its value holds a control character (a line break?)", name))
+	}
 	b := make([]byte, 0, len(name)+2+v.Len())
 	b = append(append(b, name...), ": "...)
 	b = append(b, v.Bytes()...)
 	runtime.KeepAlive(v)
 	return secret.New(b) // zeroes b
 }
+
+// isControl is a byte no HTTP header value may hold (tab aside).
+func isControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }
 
 func addEnv(c *cobra.Command, d *tooldef.Definition, envs []string) error {
 	for _, kv := range envs {

@@ -88,7 +88,10 @@ func TestToolAddURLReadsAHeadersValueFromStdin(t *testing.T) {
 	if v := d.Env["LNK_MCP_HEADER_1"]; v == nil || string(v.Bytes()) != "Authorization: "+token {
 		t.Errorf("LNK_MCP_HEADER_1 does not hold the header read from stdin")
 	}
-	for _, bad := range []string{": x", "Two words: x", "no colon"} {
+	if _, _, code := lnkRun(t, []byte("tok\rX-Evil: 1\n"), "sandbox", "tool", "add", "web3", "--url", "https://mcp.example.com/mcp", "--header", "Authorization:"); code == 0 {
+		t.Error("a header value read with a carriage return in it was taken")
+	}
+	for _, bad := range []string{": x", "Two words: x", "no colon", "A: x\r\nB: y"} {
 		if _, _, code := lnkRun(t, nil, "sandbox", "tool", "add", "web2", "--url", "https://mcp.example.com/mcp", "--header", bad); code == 0 {
 			t.Errorf("--header %q was taken", bad)
 		}

@@ -110,8 +110,8 @@ func (o *Outside) Settle(rs []Result) {
 		}
 	}
 	for i := range rs {
-		if rs[i].Kind != "udp" || rs[i].Got == "skipped" {
-			continue
+		if rs[i].Kind != "udp" || rs[i].Got == "skipped" || rs[i].Got == Broken {
+			continue // a probe that never ran stays broken, which fails the check
 		}
 		switch {
 		case arrived > 0:

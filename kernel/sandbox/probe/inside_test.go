@@ -82,6 +82,21 @@ func TestIsolationProbesFindTheHostOpen(t *testing.T) {
 	}
 }
 
+// TestSettleLeavesABrokenUDPProbeBroken: a UDP probe that could not run
+// stays broken, which fails the check; it never becomes closed.
+func TestSettleLeavesABrokenUDPProbeBroken(t *testing.T) {
+	o, err := probe.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	rs := []probe.Result{{Probe: probe.Probe{Name: "udp", Kind: "udp"}, Got: probe.Broken, Detail: "no address"}}
+	o.Settle(rs)
+	if rs[0].Got != probe.Broken {
+		t.Fatalf("a broken UDP probe settled as %s", rs[0].Got)
+	}
+}
+
 // TestEnvProbeNamesWhatIsOutsideTheList: a variable outside the list is
 // found and named.
 func TestEnvProbeNamesWhatIsOutsideTheList(t *testing.T) {

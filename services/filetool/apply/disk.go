@@ -51,6 +51,12 @@ func (m mount) stillThere() error {
 		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
+	if errors.Is(err, unix.ENOSYS) {
+		// No openat2 (a kernel before 5.6): the last component never
+		// followed, the identity below telling a folder reached
+		// through a link above it from the one held.
+		fd, err = unix.Open(m.path, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	}
 	switch {
 	case errors.Is(err, unix.ENOENT):
 		return &resolve.Error{Op: "open", Path: m.name, Kind: resolve.ErrNotFound, Err: err}

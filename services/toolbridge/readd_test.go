@@ -113,19 +113,21 @@ func TestToolRemovedEndsEverySessionAtOnce(t *testing.T) {
 // the tool was: it is refused as gone once started, its server stopped,
 // and the session started after runs as the tool is now.
 func TestToolAddedAgainWhileASessionStartsEndsIt(t *testing.T) {
-	r := newRig(t, askNone, Settings{}, "LNK_TEST_START_DELAY=600ms", "TOKEN=old")
+	// The first session's server takes 2 s to start: time enough, on a
+	// loaded machine too, for the second session to read the new
+	// definition before the first has started.
+	r := newRig(t, askNone, Settings{}, "LNK_TEST_START_DELAY=2s", "TOKEN=old")
 	first := make(chan reply, 1)
 	go func() {
 		st, sid, body := r.post("test", "", initBody)
 		first <- reply{status: st, body: sid + " " + body}
 	}()
-	waitFor(t, "the first session's server to run", func() bool {
+	waitFor(t, "the first session to have read the definition", func() bool {
 		r.bridge.mu.Lock()
 		defer r.bridge.mu.Unlock()
-		return r.bridge.reads > 0
+		return r.bridge.seen["test"].read > 0 // taken (sawDefinition), so its server starts as the tool was
 	})
-	time.Sleep(100 * time.Millisecond) // its server started from the old definition
-	r.addTool("test", "LNK_TEST_START_DELAY=600ms", "TOKEN=replaced")
+	r.addTool("test", "LNK_TEST_START_DELAY=2s", "TOKEN=replaced")
 	st, sid, body := r.post("test", "", initBody) // reads the new definition
 	if st != 200 || sid == "" {
 		t.Fatalf("the session started after: %d %s", st, body)

@@ -17,8 +17,8 @@
 // no MCP server, no HTTP, no os/exec, no net (internal/repotest's budget
 // and a test in services/filetool check). It starts at every session's
 // first call, in the sandbox's start; serve's MCP machinery, linked into
-// it, had cost each start 2–3 ms of package initialisation and page
-// faults, and put code the sandbox never needs inside it.
+// it, cost each start package initialisation and page faults, and put
+// code the sandbox never needs inside it.
 package main
 
 import (
@@ -108,9 +108,5 @@ func applyMain(args []string) {
 // oneP: serve and apply each run on one P (GOMAXPROCS=1). Their calls
 // come one at a time, and with a second P every goroutine made runnable
 // wakes another thread: a context switch each, the dearest part of a
-// call on a 2-core machine (12 a call in serve with two Ps, 6 with one).
-// Measured again once apply's reads made no system call the scheduler
-// sees (resolve.Root.ReadFileRaw), a 4 KiB read, A/B interleaved on 2
-// cores at load 2.6-4.5: apply alone 120 µs of CPU a call with one P, 129
-// with two; a whole session (serve, the sandbox, apply) 3.5-4.2 context
-// switches a call with one P in serve, 6.1-6.9 with two, its CPU no lower.
+// call on a 2-core machine (BenchmarkRead4KiB counts about half the
+// switches a call with one P, and no more CPU).

@@ -7,16 +7,10 @@ import (
 )
 
 // A tunnel's bytes are copied through this process in pooled buffers,
-// each way, not spliced. Measured on this kind of machine with the proxy
-// in the benchmark's own process, 1 GiB in turns with a direct transfer (the x-cpu and MiB/s of
-// BenchmarkTunnelThroughput and BenchmarkTunnelDownload, via=relay and
-// via=socket): the sandbox's TCP connection to an upstream's
-// (the relay passed it), 1395-1408 MiB/s and 1142-1152 ms of
-// CPU a GiB pumped against 1169-1171 and 1222-1227 spliced; upstream to
-// the sandbox, 1317-1423 against 1069-1075; upstream to a client of the
-// proxy's unix socket, 1916-1921 against 1847-1870, and 851-858 ms a GiB
-// against 883-895. (On an earlier machine splicing TCP→unix had been the
-// cheaper; unix→pipe→TCP never was.) A pumped direction starts with a
+// each way, not spliced: BenchmarkTunnelThroughput and
+// BenchmarkTunnelDownload (via=relay and via=socket) measured splicing
+// no faster and no cheaper in CPU in either direction on this kind of
+// machine (the figures are in docs/PERFORMANCE.md once make bench has run). A pumped direction starts with a
 // small buffer and takes a large one only once a read fills the small
 // one, so an idle tunnel holds 32 KiB and a busy one at most 256 KiB in
 // this process each way.

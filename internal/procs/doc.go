@@ -12,12 +12,10 @@
 // after NarrowAfter with at most NarrowAt open. runtime.GOMAXPROCS stops
 // the world briefly: it is called at most once each way per NarrowAfter.
 //
-// Measured on 2 cores, in turns: lnk-netbroker on the sandbox's path, a
-// CONNECT's setup added 289-403 µs p50 on two Ps, 216-266 on one,
-// 173-298 adapting, and CONNECTs a second were 5,522-6,994 on two,
-// 4,879-6,419 on one, 5,683-7,341 adapting; the tool bridge (lnk), a
-// call through the route added 255-299 µs p50 adapting against 297-384
-// on two Ps, calls a second across 8 sessions unchanged.
+// The netbroker's CONNECT benchmarks and the tool bridge's route
+// benchmarks, run on 2 cores with one P, two Ps and adapting, chose it:
+// adapting had the lowest setup and call latency with no loss of
+// throughput under many sessions.
 //
 // GOMAXPROCS is the whole process's: only a program's own main (or what
 // it alone starts, such as lnk's tool bridge) makes an Adapter, never a

@@ -48,9 +48,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	// With one P, the runtime takes the P from a thread blocked in a
 	// system call for 20 µs (sysmon's retake) whenever no other P is
 	// idle, and each request then pays a hand-off back. A second P, idle,
-	// lets the reader keep its own. Measured with lnk-fsbroker confined
-	// to one CPU: 4.0 → 2.9 context switches and 92 → 68 µs of CPU per
-	// 4 KiB read, both sides counted. Only a GOMAXPROCS of 1 is raised.
+	// lets the reader keep its own: fewer context switches and less CPU
+	// a request with lnk-fsbroker confined to one CPU (the fsbroker/fs
+	// benchmarks). Only a GOMAXPROCS of 1 is raised.
 	if runtime.GOMAXPROCS(0) == 1 {
 		runtime.GOMAXPROCS(2)
 	}

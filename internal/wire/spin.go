@@ -11,18 +11,16 @@ import (
 // (sched_yield) between tries. A reply that comes within the window is
 // read without the sleep and the wake-up, which on a virtual machine
 // whose idle CPUs halt cost more than the request itself: a caller's
-// reply (an fsbroker open answers in about 10 µs) and a server's next
+// reply (an fsbroker open answers well within the window) and a server's next
 // request in a burst both land in it. On one CPU the yield hands the CPU
 // to the peer, which is what the sleep would have done. A reader that
 // finds nothing in the window sleeps as before, so an idle channel costs
 // spinFor of CPU once, not for as long as it is idle.
 //
-// Measured on an idle 2-CPU VM (fsbroker/fs BenchmarkReadThroughBroker,
-// three runs each, same binaries otherwise): a 4 KiB read through the
-// broker p50 15.7-16.3 µs with the spin against 17.6-70 µs without
-// (2.7x against 3.0-11.9x a direct read); interleaved op by op with two
-// other peers, 4.0-5.6x against 9.0-9.4x. On a loaded machine, whose
-// CPUs do not halt, the two are alike.
+// fsbroker/fs BenchmarkReadThroughBroker decides it: on an idle VM the
+// spin keeps a read through the broker near its floor where the sleep
+// varies several-fold; on a loaded machine, whose CPUs do not halt, the
+// two are alike.
 const spinFor = 50 * time.Microsecond
 
 // trySpin reads one record as recvRaw does if one comes within the spin

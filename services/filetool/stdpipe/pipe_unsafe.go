@@ -14,25 +14,18 @@ import (
 // the Go runtime's system call path: the fd is non-blocking and waited
 // on in the poller, and each read or write is a raw system call that
 // cannot block. A blocking read holds a thread that the runtime's monitor
-// polls every 20 µs to take its P back, and every system call entered
-// while the program is idle wakes that monitor: most of a call's cost
-// besides its own work, on a machine where a context switch is dear.
+// polls to take its P back, and every system call entered while the
+// program is idle wakes that monitor: most of a call's cost besides its
+// own work, on a machine where a context switch is dear.
 //
-// Measured again against what internal/wire does (blocking read(2) on a
-// plain blocking fd, the reader locked to its thread; in serve a fast
-// call sent, its answer awaited in poll(2) beside stdin and written on
-// the reader's own thread; apply's stdin alike), BenchmarkRead4KiB A/B
-// interleaved on 2 busy cores, 18 runs each: link-ns/op 255 → 252 µs
-// (median; x-baseline 20.7 → 19.5), the session's CPU a call 153 → 171
-// µs, its context switches 3.4 → 5.0. With one P the monitor takes the
-// P from each blocked reader and sleeps, and the next system call wakes
-// it (serve 2.1 → 4.3-5.0 switches a call, apply's session 3.2 → 6-8);
-// with two, it wakes about 2,000 times a second while the session works,
-// and apply's collector runs on another thread. A 50 µs spin before
-// sleeping on the answer (internal/wire/spin.go) added serve CPU and
-// caught too few answers: apply takes longer than that. Through the
-// poller each wait is one sleep already (serve 2.05 switches a call, two
-// waits; apply one), so nothing was handed from thread to thread.
+// Measured against what internal/wire does (a blocking read(2), the
+// reader locked to its thread) with BenchmarkRead4KiB A/B: latency alike,
+// but the blocking reader cost more context switches a call, because the
+// monitor takes the P from each blocked reader and the next system call
+// wakes it. A spin before sleeping on the answer (internal/wire/spin.go)
+// added CPU and caught too few answers: apply takes longer than the
+// window. Through the poller each wait is one sleep already, so nothing
+// is handed from thread to thread.
 type Pipe struct {
 	f  *os.File
 	rc syscall.RawConn

@@ -55,12 +55,21 @@
 // [Sealed] is the route a sealed secret's $LNK_SEALED_<NAME>_URL names:
 // /_link/s/<route secret>/sealed/<NAME>/…. The sandbox holds only a
 // placeholder ([NewPlaceholder]); the route takes the value from a
-// [SealedSource] (the keybroker's NetClient, over its channel), sends the
-// request over https to the secret's own host alone — at addresses that
-// must all be public, with the placeholder replaced in headers, query
-// and body — and replaces the value with the placeholder in what comes
-// back. It never follows a redirect and never uses plain http; a
-// placeholder sent to any other host goes as it is.
+// [SealedSource] (the keybroker's NetClient, over its channel) with its
+// grant ([secrets.Seal]: the host and the headers the host
+// authenticates with, Authorization by default), sends the request over
+// https to the secret's own host alone — at addresses that must all be
+// public, with the placeholder replaced in those headers alone, never in
+// a body, a query, a path or another header, so nothing the host stores,
+// transforms or answers from them carries the value — and replaces the
+// value with the placeholder in what comes back. It asks for an
+// uncompressed, whole answer (Accept-Encoding: identity; the sandbox's
+// Range and If-Range are not passed) and refuses one that is encoded or
+// partial anyway (502), as the scrub reads the value only written out
+// whole. It never follows a redirect and never uses plain http; a
+// placeholder sent to any other host goes as it is. A host that
+// reflects the credentials it was sent, transformed (base64, split), is
+// beyond what any proxy can check.
 //
 // # Inference only
 //

@@ -79,10 +79,17 @@
 // AGENT_<AGENT>_MODEL_KEY ([ModelKeyName]): [Start] sets
 // Sealed.Inference for it and for no other secret, and its value is
 // asked of the keybroker only for a call that passed. Inference calls
-// are messages, chat completions, completions, embeddings, audio
-// transcriptions and the models list; the provider's server-side tools
-// (web search, web fetch, code execution, MCP servers) are removed from
-// each request, and content the provider would fetch by URL is refused.
+// are messages, chat completions, completions, responses, embeddings,
+// audio transcriptions and the models list, each with the list of the
+// request fields it passes, kept as data in inference_api.go: a field
+// not in its call's list is dropped (it can only narrow what the
+// provider does; the log counts them), a field known to make the
+// provider search or fetch (web_search_options, search_parameters,
+// plugins, …) and a model known to search on its own (search-preview,
+// deep-research, Sonar, :online, …) are refused with the reason; a tool
+// of a type the agent doesn't run itself (web search, web fetch, code
+// execution, MCP servers, any type the list doesn't know) is removed,
+// and content the provider would fetch by URL is refused.
 // A local model's admin API (pull, delete, …) gets a 403, and CONNECT to
 // it is refused.
 //

@@ -98,8 +98,8 @@ func (s *Sealed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.Inference[name] {
-		var removed int
-		if body, removed, err = filterInference(r.Method, "/"+path, body); err != nil {
+		f, err := filterInference(r.Method, "/"+path, body)
+		if err != nil {
 			var ref *Refusal
 			if !errors.As(err, &ref) {
 				ref = malformed("an inference request could not be filtered")
@@ -107,7 +107,11 @@ func (s *Sealed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fail(ref)
 			return
 		}
-		ev.Reason = fmt.Sprintf("a model's key: inference only; %d provider tools removed", removed)
+		body = f.body
+		ev.Reason = fmt.Sprintf("a model's key: inference only; %d provider tools removed", f.removed)
+		if f.dropped > 0 {
+			ev.Reason += fmt.Sprintf(", %d fields not in the API's list dropped", f.dropped)
+		}
 	}
 	value, seal, err := s.Source.SealedGrant(r.Context(), s.AgentID, name)
 	if err != nil {

@@ -124,3 +124,47 @@ func TestModelKeyNeverInABody(t *testing.T) {
 	}
 	sp.noSecretsLogged(t, realModelKey)
 }
+
+// On a model key's route, against the real proxy and keybroker: a
+// request asking the provider to search (issue #22's three fields, a
+// model that searches on its own) is refused 403 and never reaches the
+// provider; a field not in the API's list is dropped before it leaves,
+// and the call passes (the positive control).
+func TestModelKeyRouteRefusesSearch(t *testing.T) {
+	if !inNetns(t) {
+		return
+	}
+	prov := &streamingProvider{}
+	pool := httpsAt(t, publicAddr+":443", prov)
+	sp := startSealedProxy(t, pool, sealedGrant{name: "AGENT_MAIN_MODEL_KEY", value: realModelKey, headers: []string{"X-Api-Key"}})
+	ph := sp.told.Placeholders["AGENT_MAIN_MODEL_KEY"]
+	head := []string{"X-Api-Key: " + ph, "Content-Type: application/json"}
+	for _, extra := range []string{`"web_search_options":{}`, `"search_parameters":{"mode":"on"}`, `"plugins":[{"id":"web"}]`} {
+		resp, b := sp.do(t, "POST", "AGENT_MAIN_MODEL_KEY", "/v1/chat/completions", head, `{"model":"m","messages":[{"role":"user","content":"news?"}],`+extra+`}`)
+		if resp.StatusCode != 403 || !strings.Contains(string(b), "search or fetch") {
+			t.Errorf("%s: %s %q", extra, resp.Status, b)
+		}
+	}
+	resp, b := sp.do(t, "POST", "AGENT_MAIN_MODEL_KEY", "/v1/chat/completions", head, `{"model":"perplexity/sonar-pro","messages":[{"role":"user","content":"news?"}]}`)
+	if resp.StatusCode != 403 || !strings.Contains(string(b), "searches the web on its own") {
+		t.Errorf("a searching model: %s %q", resp.Status, b)
+	}
+	prov.mu.Lock()
+	if len(prov.bodies) != 0 {
+		t.Errorf("a refused call reached the provider: %q", prov.bodies)
+	}
+	prov.mu.Unlock()
+	resp, b = sp.do(t, "POST", "AGENT_MAIN_MODEL_KEY", "/v1/chat/completions", head, `{"model":"m","messages":[{"role":"user","content":"hi"}],"transforms":["middle-out"]}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("the call without a search: %s %q", resp.Status, b)
+	}
+	prov.mu.Lock()
+	defer prov.mu.Unlock()
+	if len(prov.bodies) != 1 || strings.Contains(prov.bodies[0], "transforms") || !strings.Contains(prov.bodies[0], `"content":"hi"`) {
+		t.Errorf("the provider got %q", prov.bodies)
+	}
+	ev := sp.log.waitFor(t, func(e Event) bool { return e.Kind == "route" && e.Decision == "allow" && e.Status == 200 })
+	if !strings.Contains(ev.Reason, "1 fields not in the API's list dropped") {
+		t.Errorf("the passed call's line: %+v", ev)
+	}
+}

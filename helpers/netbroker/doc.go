@@ -61,7 +61,9 @@
 // https to the secret's own host alone — at addresses that must all be
 // public, with the placeholder replaced in those headers alone, never in
 // a body, a query, a path or another header, so nothing the host stores,
-// transforms or answers from them carries the value — and replaces the
+// transforms or answers from them carries the value; a request with the
+// placeholder in another header or the query and in none of those is
+// refused, naming the header to grant — and replaces the
 // value with the placeholder in what comes back. It asks for an
 // uncompressed, whole answer (Accept-Encoding: identity; the sandbox's
 // Range and If-Range are not passed) and refuses one that is encoded or

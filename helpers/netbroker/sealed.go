@@ -129,6 +129,10 @@ func (s *Sealed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ev.Host, ev.Port = h.String(), 443
+	if ref := misplaced(r.Header, r.URL.RawQuery, seal.Headers, placeholder, name, h.String()); ref != nil {
+		fail(ref)
+		return
+	}
 	ph, val := []byte(placeholder), value.Bytes()
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, "https://"+h.HostPort(443)+"/"+path, bytes.NewReader(body))
 	if err != nil {

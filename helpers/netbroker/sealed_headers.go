@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"lnk.dev/lnk/helpers/keybroker/secrets"
@@ -72,4 +73,35 @@ func isOneOf(k string, names []string) bool {
 		}
 	}
 	return false
+}
+
+// misplaced refuses a request that puts the placeholder where the value
+// never goes (another header, the query) and in none of the headers the
+// grant names: it could not authenticate, and the owner is told which
+// header to name. A placeholder beside one in a granted header, or in a
+// body, goes as it is.
+func misplaced(in http.Header, rawQuery string, grant []string, placeholder, name, host string) *Refusal {
+	var other []string
+	for k, vs := range in {
+		for _, v := range vs {
+			if !strings.Contains(v, placeholder) {
+				continue
+			}
+			if isOneOf(k, grant) {
+				return nil
+			}
+			other = append(other, k)
+		}
+	}
+	slices.Sort(other)
+	where, header := "the query", "HEADER"
+	if len(other) > 0 {
+		where, header = other[0], other[0]
+	} else if !strings.Contains(rawQuery, placeholder) {
+		return nil
+	}
+	return &Refusal{Status: 403, Kind: KindRoute,
+		Reason: fmt.Sprintf("sealed secret %s goes only in %s, where its grant says %s authenticates, and this request puts its placeholder in %s instead: a sealed value never goes in a query, a body, a path or another header",
+			name, strings.Join(grant, ", "), host, where),
+		Hint: fmt.Sprintf("lnk secret remove %s, then lnk secret create %s --internet-host %s --header %s", name, name, host, header)}
 }

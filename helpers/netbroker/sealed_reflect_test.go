@@ -205,3 +205,39 @@ func TestSealedValueNeverReadBack(t *testing.T) {
 	}
 	sp.noSecretsLogged(t, hostKey)
 }
+
+// A request that puts the placeholder only where the value never goes
+// (a header the grant doesn't name, the query) is refused 403, saying
+// which header to name and how, and never reaches the host; in the
+// granted header it passes (the positive control).
+func TestSealedPlaceholderOutsideItsHeaders(t *testing.T) {
+	if !inNetns(t) {
+		return
+	}
+	host := &reflectingHost{}
+	pool := httpsAt(t, publicAddr+":443", host)
+	sp := startSealedProxy(t, pool, sealedGrant{name: "GITHUB_TOKEN", value: hostKey})
+	ph := sp.told.Placeholders["GITHUB_TOKEN"]
+	for _, tc := range []struct {
+		path, head, hint string
+	}{
+		{"/headers", "X-Api-Key: " + ph, "hint: lnk secret remove GITHUB_TOKEN, then lnk secret create GITHUB_TOKEN --internet-host example.com --header X-Api-Key"},
+		{"/headers?access_token=" + ph, "Accept: */*", "--header HEADER"},
+	} {
+		resp, b := sp.do(t, "GET", "GITHUB_TOKEN", tc.path, []string{tc.head}, "")
+		if resp.StatusCode != 403 || !strings.Contains(string(b), "goes only in Authorization") || !strings.Contains(string(b), tc.hint) {
+			t.Errorf("%s %s: %s %q", tc.path, tc.head, resp.Status, b)
+		}
+	}
+	host.mu.Lock()
+	if len(host.auths) != 0 {
+		t.Errorf("a refused request reached the host: %q", host.auths)
+	}
+	host.mu.Unlock()
+	resp, b := sp.do(t, "GET", "GITHUB_TOKEN", "/headers?access_token="+ph, []string{"Authorization: Bearer " + ph, "X-Api-Key: " + ph}, "")
+	if resp.StatusCode != 200 || bytes.Contains(b, []byte(hostKey)) {
+		t.Errorf("the placeholder in Authorization: %s %q", resp.Status, b)
+	}
+	sp.log.waitFor(t, func(e Event) bool { return e.Decision == "refuse" && strings.Contains(e.Reason, "puts its placeholder in X-Api-Key") })
+	sp.noSecretsLogged(t, hostKey, ph)
+}

@@ -238,6 +238,8 @@ func TestSealedPlaceholderOutsideItsHeaders(t *testing.T) {
 	if resp.StatusCode != 200 || bytes.Contains(b, []byte(hostKey)) {
 		t.Errorf("the placeholder in Authorization: %s %q", resp.Status, b)
 	}
-	sp.log.waitFor(t, func(e Event) bool { return e.Decision == "refuse" && strings.Contains(e.Reason, "puts its placeholder in X-Api-Key") })
+	sp.log.waitFor(t, func(e Event) bool {
+		return e.Decision == "refuse" && strings.Contains(e.Reason, "puts its placeholder in X-Api-Key")
+	})
 	sp.noSecretsLogged(t, hostKey, ph)
 }

@@ -124,3 +124,28 @@ func TestScrubAcrossWrites(t *testing.T) {
 		}
 	}
 }
+
+// grantSource hands API_KEY with the headers it was made with.
+type grantSource struct{ headers []string }
+
+func (g grantSource) SealedGrant(_ context.Context, _, _ string) (*secret.Value, secrets.Seal, error) {
+	v, err := secret.FromString(realKey)
+	return v, secrets.Seal{Host: "example.com", Headers: g.headers}, err
+}
+
+// A grant naming no header, or one no host authenticates with, is
+// refused where the value would be added (502), never read as
+// "anywhere"; nothing is dialed.
+func TestSealedGrantWithoutHeadersRefused(t *testing.T) {
+	for _, headers := range [][]string{nil, {}, {"Host"}, {"X-K\r\nY"}} {
+		placeholder := NewPlaceholder("API_KEY")
+		tp := startProxy(t, caps.Compiled{}, func(c *Config) {
+			c.Routes = &Sealed{AgentID: "a", RouteSecret: "route-secret", Placeholders: map[string]string{"API_KEY": placeholder},
+				Source: grantSource{headers}, Log: c.Log, Checker: &Checker{Rules: c.Rules, Resolver: c.Resolver, Own: c.Own}}
+		})
+		resp, body, _, _ := tp.ask(t, "GET /_link/s/route-secret/sealed/API_KEY/v1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "+placeholder+"\r\n\r\n")
+		if resp.StatusCode != 502 || !strings.Contains(body, "names no header it may go in") {
+			t.Errorf("headers %q: %s %q", headers, resp.Status, body)
+		}
+	}
+}

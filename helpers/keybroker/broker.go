@@ -256,7 +256,7 @@ func (b *Broker) sealedSecret(_ context.Context, _ *wire.Request, r *SealedReq) 
 		return nil, nil, err
 	}
 	b.logf("handed sealed secret %s of agent %s to the netbroker, for %s", r.Name, r.AgentID, e.InternetHost)
-	return &SealedReply{InternetHost: e.InternetHost, Length: e.Value.Len()}, []*os.File{f}, nil
+	return &SealedReply{InternetHost: e.InternetHost, Headers: e.Seal().Headers, Length: e.Value.Len()}, []*os.File{f}, nil
 }
 
 // Close stops the netbroker's channel and zeroes every key and secret.

@@ -218,6 +218,12 @@ func TestSealedSecretsGoToTheNetbrokerAlone(t *testing.T) {
 		t.Fatalf("sealed secret: %d bytes for %q", v.Len(), host)
 	}
 	v.Destroy()
+	// The grant names no header: the value goes in Authorization alone.
+	v, seal, err := nc.SealedGrant(c, agentA, "GITHUB_TOKEN")
+	if err != nil || seal.Host != "api.github.com" || strings.Join(seal.Headers, ",") != "Authorization" {
+		t.Fatalf("sealed grant: %+v %v", seal, err)
+	}
+	v.Destroy()
 	refusals := []struct {
 		agent, name string
 		want        error

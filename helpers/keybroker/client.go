@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/helpers/keybroker/proof"
+	"lnk.dev/lnk/helpers/keybroker/secrets"
 	"lnk.dev/lnk/internal/secret"
 	"lnk.dev/lnk/internal/wire"
 )
@@ -104,17 +105,30 @@ func NewNetClient(c *wire.Client) *NetClient { return &NetClient{c} }
 // SealedSecret returns a sealed secret granted to agent id, and the one
 // host its value may be added to requests for.
 func (n *NetClient) SealedSecret(ctx context.Context, id, name string) (*secret.Value, string, error) {
+	v, seal, err := n.SealedGrant(ctx, id, name)
+	return v, seal.Host, err
+}
+
+// SealedGrant returns a sealed secret granted to agent id, with the one
+// host its value may be added to requests for and the request headers
+// it goes in there. A reply naming no header is refused: the broker
+// always names at least the default, so an empty list is a broker that
+// can't say, never "anywhere".
+func (n *NetClient) SealedGrant(ctx context.Context, id, name string) (*secret.Value, secrets.Seal, error) {
 	var r SealedReply
 	files, err := n.c.Call(ctx, SpecSealedSecret, &SealedReq{AgentID: id, Name: name}, &r)
 	if err != nil {
-		return nil, "", mapErr(err)
+		return nil, secrets.Seal{}, mapErr(err)
 	}
 	defer wire.CloseFiles(files)
+	if len(r.Headers) == 0 {
+		return nil, secrets.Seal{}, fmt.Errorf("keybroker: sealed secret %s came with no header to add it to", name)
+	}
 	v, err := readSealed(files[0], r.Length)
 	if err != nil {
-		return nil, "", err
+		return nil, secrets.Seal{}, err
 	}
-	return v, r.InternetHost, nil
+	return v, secrets.Seal{Host: r.InternetHost, Headers: r.Headers}, nil
 }
 
 // readSealed reads a memfd that must be sealed against change.

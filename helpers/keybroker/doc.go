@@ -21,7 +21,8 @@
 // (once) hands the channel the netbroker will speak on, and the kernel
 // gives the other end to the netbroker. On that channel alone
 // ([NetTable]) [SpecSealedSecret] hands a sealed secret's value, in a
-// sealed memfd, for the proxy's substitution table.
+// sealed memfd, with its grant: the one host and the request headers it
+// goes in there (Authorization unless the grant names others).
 //
 // # Security
 //

@@ -62,11 +62,14 @@ type SealedReq struct {
 	Name    string `json:"name"`
 }
 
-// SealedReply names the one host the value may be added for; the value
-// itself is in the reply's fd, a sealed memfd of Length bytes.
+// SealedReply names the one host the value may be added for and the
+// request headers it is added to there (its grant's, Authorization by
+// default); the value itself is in the reply's fd, a sealed memfd of
+// Length bytes.
 type SealedReply struct {
-	InternetHost string `json:"internet_host"`
-	Length       int    `json:"length"`
+	InternetHost string   `json:"internet_host"`
+	Headers      []string `json:"headers"`
+	Length       int      `json:"length"`
 }
 
 // Error codes a Client maps back to the errors below.

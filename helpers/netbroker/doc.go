@@ -55,12 +55,23 @@
 // [Sealed] is the route a sealed secret's $LNK_SEALED_<NAME>_URL names:
 // /_link/s/<route secret>/sealed/<NAME>/…. The sandbox holds only a
 // placeholder ([NewPlaceholder]); the route takes the value from a
-// [SealedSource] (the keybroker's NetClient, over its channel), sends the
-// request over https to the secret's own host alone — at addresses that
-// must all be public, with the placeholder replaced in headers, query
-// and body — and replaces the value with the placeholder in what comes
-// back. It never follows a redirect and never uses plain http; a
-// placeholder sent to any other host goes as it is.
+// [SealedSource] (the keybroker's NetClient, over its channel) with its
+// grant ([secrets.Seal]: the host and the headers the host
+// authenticates with, Authorization by default), sends the request over
+// https to the secret's own host alone — at addresses that must all be
+// public, with the placeholder replaced in those headers alone, never in
+// a body, a query, a path or another header, so nothing the host stores,
+// transforms or answers from them carries the value; a request with the
+// placeholder in another header or the query and in none of those is
+// refused, naming the header to grant — and replaces the
+// value with the placeholder in what comes back. It asks for an
+// uncompressed, whole answer (Accept-Encoding: identity; the sandbox's
+// Range and If-Range are not passed) and refuses one that is encoded or
+// partial anyway (502), as the scrub reads the value only written out
+// whole. It never follows a redirect and never uses plain http; a
+// placeholder sent to any other host goes as it is. A host that
+// reflects the credentials it was sent, transformed (base64, split), is
+// beyond what any proxy can check.
 //
 // # Inference only
 //
@@ -70,10 +81,17 @@
 // AGENT_<AGENT>_MODEL_KEY ([ModelKeyName]): [Start] sets
 // Sealed.Inference for it and for no other secret, and its value is
 // asked of the keybroker only for a call that passed. Inference calls
-// are messages, chat completions, completions, embeddings, audio
-// transcriptions and the models list; the provider's server-side tools
-// (web search, web fetch, code execution, MCP servers) are removed from
-// each request, and content the provider would fetch by URL is refused.
+// are messages, chat completions, completions, responses, embeddings,
+// audio transcriptions and the models list, each with the list of the
+// request fields it passes, kept as data in inference_api.go: a field
+// not in its call's list is dropped (it can only narrow what the
+// provider does; the log counts them), a field known to make the
+// provider search or fetch (web_search_options, search_parameters,
+// plugins, …) and a model known to search on its own (search-preview,
+// deep-research, Sonar, :online, …) are refused with the reason; a tool
+// of a type the agent doesn't run itself (web search, web fetch, code
+// execution, MCP servers, any type the list doesn't know) is removed,
+// and content the provider would fetch by URL is refused.
 // A local model's admin API (pull, delete, …) gets a 403, and CONNECT to
 // it is refused.
 //

@@ -3,6 +3,7 @@ package netbroker
 import (
 	"encoding/json"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -111,22 +112,46 @@ func FuzzClassify(f *testing.F) {
 	})
 }
 
-// FuzzFilterInference: whatever passes is an inference path and holds
-// no server-side tool or mcp_servers.
+// FuzzFilterInference: whatever passes is an inference call, and a JSON
+// body that passes holds only its call's fields, none that searches, no
+// model that searches on its own, no mcp_servers, and only the tools the
+// agent runs itself.
 func FuzzFilterInference(f *testing.F) {
 	f.Add("POST", "/v1/messages", []byte(`{"tools":[{"type":"web_search_1"}],"mcp_servers":[]}`))
 	f.Add("POST", "/v1/chat/completions", []byte(`{"messages":[{"content":[{"image_url":{"url":"https://x"}}]}]}`))
 	f.Add("GET", "/v1/models", []byte(nil))
+	f.Add("POST", "/v1/chat/completions", []byte(`{"model":"m","messages":[],"web_search_options":{}}`))
+	f.Add("POST", "/v1/chat/completions", []byte(`{"model":"openai/gpt-4o:online","messages":[],"plugins":[{"id":"web"}]}`))
+	f.Add("POST", "/v1/responses", []byte(`{"model":"m","input":"x","tools":[{"type":"x_search"},{"type":"function","name":"f"}],"extra":1}`))
 	f.Fuzz(func(t *testing.T, method, path string, body []byte) {
 		out, err := FilterInference(method, path, body)
-		if err != nil || method != "POST" || len(body) == 0 || strings.HasPrefix(path, "/v1/audio/") {
+		if err != nil {
 			return
 		}
-		if strings.Contains(string(out), `"mcp_servers"`) {
-			var m map[string]any
-			if json.Unmarshal(out, &m) == nil {
-				if _, ok := m["mcp_servers"]; ok {
-					t.Fatalf("mcp_servers passed: %s", out)
+		p, _, _ := strings.Cut(path, "?")
+		api, ok := inferenceAPIs[method+" "+p]
+		if !ok {
+			t.Fatalf("%s %s passed, not an inference call", method, path)
+		}
+		if api.NoBody || api.Multipart || len(body) == 0 {
+			return
+		}
+		var m map[string]any
+		if err := json.Unmarshal(out, &m); err != nil {
+			t.Fatalf("what passed is not a JSON object: %s", out)
+		}
+		for k := range m {
+			if !slices.Contains(api.Fields, k) {
+				t.Fatalf("%s passed, not in %s %s's list: %s", k, method, p, out)
+			}
+		}
+		if model, ok := m["model"].(string); ok && searchingModel(model) != "" {
+			t.Fatalf("a model that searches passed: %s", out)
+		}
+		if tools, ok := m["tools"].([]any); ok {
+			for _, tl := range tools {
+				if !isClientTool(tl) {
+					t.Fatalf("a provider's tool passed: %v", tl)
 				}
 			}
 		}

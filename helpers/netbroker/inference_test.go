@@ -57,9 +57,9 @@ func TestFilterInference(t *testing.T) {
 	}
 	// Anthropic names an MCP server with {"type":"url"}: it is removed
 	// with the server, not refused as a URL to fetch.
-	out, n, err := filterInference("POST", "/v1/messages", []byte(`{"model":"m","mcp_servers":[{"type":"url","url":"https://evil.test/sse","name":"x"}],"tools":[{"type":"mcp_toolset","mcp_server_name":"x"}]}`))
-	if err != nil || n != 2 || strings.Contains(string(out), "evil.test") {
-		t.Errorf("an MCP server by URL: %v, %d removed, %s", err, n, out)
+	f, err := filterInference("POST", "/v1/messages", []byte(`{"model":"m","mcp_servers":[{"type":"url","url":"https://evil.test/sse","name":"x"}],"tools":[{"type":"mcp_toolset","mcp_server_name":"x"}]}`))
+	if err != nil || f.removed != 2 || strings.Contains(string(f.body), "evil.test") {
+		t.Errorf("an MCP server by URL: %v, %d removed, %s", err, f.removed, f.body)
 	}
 	for _, ok := range [][2]string{{"GET", "/v1/models"}, {"POST", "/v1/embeddings"}, {"GET", "/api/tags"}} {
 		if _, err := FilterInference(ok[0], ok[1], nil); err != nil {
@@ -68,8 +68,8 @@ func TestFilterInference(t *testing.T) {
 	}
 }
 
-// A local model behind the proxy: inference passes, its admin API gets
-// a 403, and CONNECT to it is refused.
+// A local model behind the proxy: inference passes, a search is
+// refused, its admin API gets a 403, and CONNECT to it is refused.
 func TestLocalModelInferenceOnly(t *testing.T) {
 	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -82,6 +82,11 @@ func TestLocalModelInferenceOnly(t *testing.T) {
 	resp, body, _, _ := tp.ask(t, fmt.Sprintf("POST http://localhost:%d/api/chat HTTP/1.1\r\nHost: localhost:%d\r\nContent-Length: %d\r\n\r\n%s", port, port, len(chat), chat))
 	if resp.StatusCode != 200 || !strings.HasPrefix(body, "/api/chat {") {
 		t.Fatalf("inference: %s %q", resp.Status, body)
+	}
+	search := `{"model":"m","messages":[],"plugins":[{"id":"web"}]}`
+	resp, body, _, _ = tp.ask(t, fmt.Sprintf("POST http://localhost:%d/v1/chat/completions HTTP/1.1\r\nHost: localhost:%d\r\nContent-Length: %d\r\n\r\n%s", port, port, len(search), search))
+	if resp.StatusCode != 403 || !strings.Contains(body, "search or fetch") {
+		t.Fatalf("a search: %s %q", resp.Status, body)
 	}
 	resp, body, _, _ = tp.ask(t, fmt.Sprintf("POST http://127.0.0.1:%d/api/pull HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Length: 2\r\n\r\n{}", port, port))
 	if resp.StatusCode != 403 || !strings.Contains(body, "inference only") {

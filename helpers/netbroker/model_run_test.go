@@ -96,7 +96,8 @@ type upstreamCall struct {
 // The agent's model key through a real `lnk sandbox run --agent` (a real
 // lnk-keybroker reading a real secrets file, a real lnk-netbroker and
 // bubblewrap): a sandboxed curl posts to $LNK_SEALED_<model key>_URL
-// with the placeholder as its key, and the model's host, over https at a
+// with the placeholder as its key in x-api-key, the header the key's
+// grant names (lnk secret create --header), and the model's host, over https at a
 // public address, gets the real key and the request without its web
 // search, code execution and MCP server; files, a batch and an image by
 // URL are refused 403 and logged, and never reach the host; another
@@ -115,7 +116,7 @@ func TestModelKeyThroughSandboxRun(t *testing.T) {
 	}
 	curl, _ := exec.LookPath("curl")
 	lnkCLI(t, "", "agent", "create", "demo")
-	lnkCLI(t, modelKey, "secret", "create", keyName, "--internet-host", modelHost)
+	lnkCLI(t, modelKey, "secret", "create", keyName, "--internet-host", modelHost, "--header", "x-api-key")
 	lnkCLI(t, "", "secret", "add", keyName, "--agent", "demo")
 	lnkCLI(t, plainToken, "secret", "create", "DEMO_TOKEN", "--internet-host", modelHost)
 	lnkCLI(t, "", "secret", "add", "DEMO_TOKEN", "--agent", "demo")

@@ -16,13 +16,15 @@ import (
 	"strings"
 	"time"
 
+	"lnk.dev/lnk/helpers/keybroker/secrets"
 	"lnk.dev/lnk/internal/secret"
 )
 
-// SealedSource hands a sealed secret's value and the one host it may be
-// added for. The keybroker's NetClient (helpers/keybroker) is one.
+// SealedSource hands a sealed secret's value, the one host it may be
+// added for and the request headers it goes in there ([secrets.Seal]).
+// The keybroker's NetClient (helpers/keybroker) is one.
 type SealedSource interface {
-	SealedSecret(ctx context.Context, agentID, name string) (*secret.Value, string, error)
+	SealedGrant(ctx context.Context, agentID, name string) (*secret.Value, secrets.Seal, error)
 }
 
 // MaxRouteBody is the largest request body a route takes (8 MB).
@@ -38,9 +40,15 @@ func NewPlaceholder(name string) string {
 
 // Sealed serves /_link/s/<route secret>/sealed/<NAME>/… : the request
 // goes over https to NAME's own host alone, with its placeholder
-// replaced by the value in headers, query and body, and the value
-// replaced by the placeholder in what comes back. A redirect is passed
-// back, never followed; plain http is never used.
+// replaced by the value in the headers NAME's grant names (where the
+// host authenticates; Authorization by default) and nowhere else — a
+// placeholder in a body, a query, a path or another header goes as it
+// is, so nothing the host stores, transforms or hands back from those
+// can carry the value. The host is asked for an uncompressed, whole
+// answer (Accept-Encoding: identity, no Range), and an answer that is
+// compressed anyway or partial is refused: the value is replaced by the
+// placeholder in what comes back, which needs it written out whole. A
+// redirect is passed back, never followed; plain http is never used.
 type Sealed struct {
 	AgentID string
 	// RouteSecret is the proxy's own secret in every route's path.
@@ -90,8 +98,8 @@ func (s *Sealed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.Inference[name] {
-		var removed int
-		if body, removed, err = filterInference(r.Method, "/"+path, body); err != nil {
+		f, err := filterInference(r.Method, "/"+path, body)
+		if err != nil {
 			var ref *Refusal
 			if !errors.As(err, &ref) {
 				ref = malformed("an inference request could not be filtered")
@@ -99,35 +107,40 @@ func (s *Sealed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fail(ref)
 			return
 		}
-		ev.Reason = fmt.Sprintf("a model's key: inference only; %d provider tools removed", removed)
+		body = f.body
+		ev.Reason = fmt.Sprintf("a model's key: inference only; %d provider tools removed", f.removed)
+		if f.dropped > 0 {
+			ev.Reason += fmt.Sprintf(", %d fields not in the API's list dropped", f.dropped)
+		}
 	}
-	value, host, err := s.Source.SealedSecret(r.Context(), s.AgentID, name)
+	value, seal, err := s.Source.SealedGrant(r.Context(), s.AgentID, name)
 	if err != nil {
 		fail(&Refusal{Status: 502, Kind: KindUpstream, Reason: "the keybroker did not hand the secret: " + firstLine(err.Error())})
 		return
 	}
 	defer value.Destroy()
-	h, err := ParseHost(host)
+	h, err := ParseHost(seal.Host)
 	if err != nil {
 		fail(&Refusal{Status: 502, Kind: KindUpstream, Reason: "the secret's host is malformed"})
 		return
 	}
+	if err := checkSealHeaders(seal.Headers); err != nil {
+		fail(&Refusal{Status: 502, Kind: KindUpstream, Reason: "the secret's grant names no header it may go in: " + firstLine(err.Error())})
+		return
+	}
 	ev.Host, ev.Port = h.String(), 443
+	if ref := misplaced(r.Header, r.URL.RawQuery, seal.Headers, placeholder, name, h.String()); ref != nil {
+		fail(ref)
+		return
+	}
 	ph, val := []byte(placeholder), value.Bytes()
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, "https://"+h.HostPort(443)+"/"+path, bytes.NewReader(bytes.ReplaceAll(body, ph, val)))
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, "https://"+h.HostPort(443)+"/"+path, bytes.NewReader(body))
 	if err != nil {
 		fail(malformed("a route's path does not make a URL"))
 		return
 	}
-	out.URL.RawQuery = strings.ReplaceAll(r.URL.RawQuery, placeholder, string(val))
-	for k, vs := range r.Header {
-		if isHop(k) {
-			continue
-		}
-		for _, v := range vs {
-			out.Header.Add(k, strings.ReplaceAll(v, placeholder, string(val)))
-		}
-	}
+	out.URL.RawQuery = r.URL.RawQuery
+	sealedHeaders(out.Header, r.Header, seal.Headers, placeholder, string(val))
 	out.Host = h.String()
 	client := &http.Client{
 		Transport:     s.transport(h),
@@ -149,6 +162,10 @@ func (s *Sealed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
+	if ref := wholeAnswer(resp, h); ref != nil {
+		fail(ref)
+		return
+	}
 	for k, vs := range resp.Header {
 		if isHop(k) {
 			continue
@@ -197,6 +214,8 @@ func (s *Sealed) transport(h Host) *http.Transport {
 		},
 		TLSClientConfig:   &tls.Config{ServerName: h.String(), RootCAs: s.RootCAs, MinVersion: tls.VersionTLS12},
 		DisableKeepAlives: true,
+		// Never ask for gzip: the answer is scrubbed as it comes.
+		DisableCompression: true,
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/helpers/keybroker/secrets"
 	"lnk.dev/lnk/internal/secret"
 )
 
@@ -56,9 +57,9 @@ type countingSource struct {
 	asked atomic.Int32
 }
 
-func (c *countingSource) SealedSecret(ctx context.Context, agent, name string) (*secret.Value, string, error) {
+func (c *countingSource) SealedGrant(ctx context.Context, agent, name string) (*secret.Value, secrets.Seal, error) {
 	c.asked.Add(1)
-	return c.keySource.SealedSecret(ctx, agent, name)
+	return c.keySource.SealedGrant(ctx, agent, name)
 }
 
 // A model key's route logs each request once — decision, status, reason

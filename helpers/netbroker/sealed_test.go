@@ -13,19 +13,21 @@ import (
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/keybroker"
+	"lnk.dev/lnk/helpers/keybroker/secrets"
 	"lnk.dev/lnk/internal/secret"
 )
 
 // keySource stands where the keybroker's NetClient plugs in: one sealed
-// secret and its host.
+// secret and its host, added in the two headers providers authenticate
+// with (Authorization, X-Api-Key).
 type keySource struct{ value, host string }
 
-func (k keySource) SealedSecret(_ context.Context, _, name string) (*secret.Value, string, error) {
+func (k keySource) SealedGrant(_ context.Context, _, name string) (*secret.Value, secrets.Seal, error) {
 	if name != "API_KEY" {
-		return nil, "", fmt.Errorf("no secret %s", name)
+		return nil, secrets.Seal{}, fmt.Errorf("no secret %s", name)
 	}
 	v, err := secret.FromString(k.value)
-	return v, k.host, err
+	return v, secrets.Seal{Host: k.host, Headers: []string{"Authorization", "X-Api-Key"}}, err
 }
 
 // The keybroker's client for the netbroker's channel is a SealedSource.
@@ -34,8 +36,10 @@ var _ SealedSource = (*keybroker.NetClient)(nil)
 const realKey = "sk-real-value-0123456789abcdef"
 
 // A sealed secret's route: the placeholder becomes the value on the way
-// to its own host over https, and the value becomes the placeholder on
-// the way back; the placeholder sent anywhere else stays a placeholder.
+// to its own host over https, in the headers its grant names alone (a
+// placeholder in the query or the body goes as it is), and the value
+// becomes the placeholder on the way back; the placeholder sent
+// anywhere else stays a placeholder.
 func TestSealedSecretRoute(t *testing.T) {
 	if !inNetns(t) {
 		return
@@ -76,7 +80,7 @@ func TestSealedSecretRoute(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("route: %s %q", resp.Status, got)
 	}
-	want := fmt.Sprintf("/v1/echo k=%s auth=Bearer %s body=token=%s", realKey, realKey, realKey)
+	want := fmt.Sprintf("/v1/echo k=%s auth=Bearer %s body=token=%s", placeholder, realKey, placeholder)
 	if s, _ := upstreamSaw.Load().(string); s != want {
 		t.Fatalf("upstream saw %q, want %q", s, want)
 	}
@@ -117,6 +121,31 @@ func TestScrubAcrossWrites(t *testing.T) {
 		s.flush()
 		if want := "aPHb" + realKey[:5] + "cPH"; out.String() != want {
 			t.Fatalf("cut at %d: %q, want %q", cut, out.String(), want)
+		}
+	}
+}
+
+// grantSource hands API_KEY with the headers it was made with.
+type grantSource struct{ headers []string }
+
+func (g grantSource) SealedGrant(_ context.Context, _, _ string) (*secret.Value, secrets.Seal, error) {
+	v, err := secret.FromString(realKey)
+	return v, secrets.Seal{Host: "example.com", Headers: g.headers}, err
+}
+
+// A grant naming no header, or one no host authenticates with, is
+// refused where the value would be added (502), never read as
+// "anywhere"; nothing is dialed.
+func TestSealedGrantWithoutHeadersRefused(t *testing.T) {
+	for _, headers := range [][]string{nil, {}, {"Host"}, {"X-K\r\nY"}} {
+		placeholder := NewPlaceholder("API_KEY")
+		tp := startProxy(t, caps.Compiled{}, func(c *Config) {
+			c.Routes = &Sealed{AgentID: "a", RouteSecret: "route-secret", Placeholders: map[string]string{"API_KEY": placeholder},
+				Source: grantSource{headers}, Log: c.Log, Checker: &Checker{Rules: c.Rules, Resolver: c.Resolver, Own: c.Own}}
+		})
+		resp, body, _, _ := tp.ask(t, "GET /_link/s/route-secret/sealed/API_KEY/v1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "+placeholder+"\r\n\r\n")
+		if resp.StatusCode != 502 || !strings.Contains(body, "names no header it may go in") {
+			t.Errorf("headers %q: %s %q", headers, resp.Status, body)
 		}
 	}
 }

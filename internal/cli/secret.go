@@ -22,11 +22,15 @@ import (
 func init() {
 	register("secret", func() *cobra.Command {
 		var host string
+		var headers []string
 		c := &cobra.Command{
 			Use:   "create NAME",
 			Short: "Keep a secret in ~/.lnk/secrets.toml; its value is read from the terminal (echo off) or stdin",
 			Long: "Keep a secret. Its value is typed at the terminal with echo off, or piped on stdin; never given on the command line.\n" +
-				"With --internet-host it is sealed: an agent it is added to gets a placeholder, and its proxy adds the value to requests for that host alone.",
+				"With --internet-host it is sealed: an agent it is added to gets a placeholder, and its proxy adds the value to requests for that host alone,\n" +
+				"in the request headers --header names (where the host authenticates; Authorization if none is named), never in a body, a query or a path.",
+			Example: "  lnk secret create GITHUB_TOKEN --internet-host api.github.com\n" +
+				"  lnk secret create AGENT_MAIN_MODEL_KEY --internet-host api.anthropic.com --header x-api-key",
 			Args: cobra.ExactArgs(1),
 			RunE: func(c *cobra.Command, args []string) error {
 				name := args[0]
@@ -38,22 +42,35 @@ func init() {
 						return Usage(err.Error())
 					}
 				}
+				if len(headers) > 0 && host == "" {
+					return Usage("--header names where a sealed secret is added, and without --internet-host this one is kept plain", "lnk secret create "+name+" --internet-host HOST --header NAME")
+				}
+				for _, h := range headers {
+					if err := secrets.CheckHeader(h); err != nil {
+						return Usage(err.Error(), "lnk secret create "+name+" --internet-host HOST --header NAME, NAME the header the host authenticates with (such as Authorization or X-Api-Key)")
+					}
+				}
 				v, err := secret.Read(os.Stdin, c.ErrOrStderr(), "value of "+name+" (not shown): ")
 				if err != nil {
 					return Usage(err.Error(), "type the value when asked, or pipe it: … | lnk secret create "+name)
 				}
-				if err := secrets.Create(secretsHome(), name, v, host); err != nil {
+				if err := secrets.Create(secretsHome(), name, v, host, headers...); err != nil {
 					return secretErr(err, name)
 				}
 				what := "plain: Link gives it to no agent as it is"
 				if host != "" {
-					what = "sealed to " + host
+					in := secrets.DefaultHeader
+					if len(headers) > 0 {
+						in = strings.Join(headers, ", ")
+					}
+					what = "sealed to " + host + ", in " + in
 				}
 				fmt.Fprintf(c.OutOrStdout(), "kept secret %s (%s)\n", name, what)
 				return nil
 			},
 		}
 		c.Flags().StringVar(&host, "internet-host", "", "seal it: the agent's proxy adds it to requests for this host alone")
+		c.Flags().StringArrayVar(&headers, "header", nil, "a request header the sealed value goes in, where the host authenticates (repeatable; Authorization if none)")
 		return c
 	})
 	register("secret", func() *cobra.Command {
@@ -136,9 +153,9 @@ func init() {
 					return writeJSON(c.OutOrStdout(), out)
 				}
 				tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "NAME\tSEALED TO\tAGENTS")
+				fmt.Fprintln(tw, "NAME\tSEALED TO\tIN HEADERS\tAGENTS")
 				for _, s := range l {
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, dash(s.InternetHost), dash(strings.Join(namesOf(s.Agents, names), ", ")))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, dash(s.InternetHost), dash(strings.Join(s.Headers, ", ")), dash(strings.Join(namesOf(s.Agents, names), ", ")))
 				}
 				return tw.Flush()
 			},

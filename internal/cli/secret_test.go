@@ -111,3 +111,50 @@ func TestSecretListNamesLegacyKeys(t *testing.T) {
 		t.Fatal("list removed the legacy key")
 	}
 }
+
+// TestSecretCreateHeaders: --header names the request headers a sealed
+// secret goes in, read back from secrets.toml and from list --json;
+// without it the grant says Authorization; a header describing the
+// request, or one for a secret kept plain, is refused with a hint.
+func TestSecretCreateHeaders(t *testing.T) {
+	lnkBin(t)
+	home := testenv.Home(t)
+	if out, errs, code := lnkRun(t, []byte(cliSecret+"\n"), "secret", "create", "AGENT_MAIN_MODEL_KEY", "--internet-host", "api.anthropic.com", "--header", "x-api-key"); code != 0 || !strings.Contains(out, "sealed to api.anthropic.com, in x-api-key") {
+		t.Fatalf("create --header: exit %d\n%s%s", code, out, errs)
+	}
+	if out, errs, code := lnkRun(t, []byte(cliSecret+"\n"), "secret", "create", "GITHUB_TOKEN", "--internet-host", "api.github.com"); code != 0 || !strings.Contains(out, "in Authorization") {
+		t.Fatalf("create: exit %d\n%s%s", code, out, errs)
+	}
+	for _, args := range [][]string{
+		{"secret", "create", "PLAIN_ONE", "--header", "X-Api-Key"},
+		{"secret", "create", "HOSTY", "--internet-host", "api.example.com", "--header", "Host"},
+		{"secret", "create", "SPACEY", "--internet-host", "api.example.com", "--header", "X Api"},
+	} {
+		out, errs, code := lnkRun(t, []byte("v\n"), args...)
+		if code != 2 || !strings.Contains(errs, "hint: lnk secret create") || strings.Count(strings.TrimSpace(errs), "\n") > 2 {
+			t.Errorf("lnk %s: exit %d, want 2 with a hint\n%s%s", strings.Join(args, " "), code, out, errs)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(home, ".lnk", "secrets.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), "internet_host = \"api.anthropic.com\"\nheaders = [\"X-Api-Key\"]\n") || strings.Count(string(raw), "headers") != 1 ||
+		strings.Contains(string(raw), "PLAIN_ONE") || strings.Contains(string(raw), "HOSTY") {
+		t.Fatalf("secrets.toml:\n%s", raw)
+	}
+	out, errs, code := lnkRun(t, nil, "secret", "list", "--json")
+	var listed []struct {
+		Name    string   `json:"name"`
+		Headers []string `json:"headers"`
+	}
+	if err := json.Unmarshal([]byte(out), &listed); code != 0 || err != nil {
+		t.Fatalf("list --json: %v\n%s%s", err, out, errs)
+	}
+	if len(listed) != 2 || listed[0].Name != "AGENT_MAIN_MODEL_KEY" || strings.Join(listed[0].Headers, ",") != "X-Api-Key" || strings.Join(listed[1].Headers, ",") != "Authorization" {
+		t.Fatalf("list --json: %+v", listed)
+	}
+	if out, _, _ := lnkRun(t, nil, "secret", "list"); !strings.Contains(out, "IN HEADERS") || !strings.Contains(out, "X-Api-Key") {
+		t.Fatalf("list:\n%s", out)
+	}
+}

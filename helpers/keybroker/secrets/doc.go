@@ -10,6 +10,17 @@
 //	value = "ghp_…"
 //	internet_host = "api.github.com"     # sealed: the proxy adds it for this host alone
 //	agents = ["0f3c…"]
+//	[secrets.AGENT_MAIN_MODEL_KEY_ANTHROPIC]
+//	value = "sk-ant-…"
+//	internet_host = "api.anthropic.com"
+//	headers = ["X-Api-Key"]              # where the host authenticates; Authorization if absent
+//	agents = ["0f3c…"]
+//
+// A sealed secret's value is added only to the request headers its
+// grant names (headers; Authorization when it names none), never to a
+// body, a query or a path ([Seal]). A header that describes the request
+// or its connection (Host, Content-Length, Accept-Encoding, Range, …)
+// can't be named.
 //
 // Names are upper-case letters, digits and _, starting with a letter, as
 // the spec names them (AGENT_<AGENT>_MODEL_KEY,

@@ -39,8 +39,11 @@ var ErrSyntax = errors.New("secrets.toml")
 // Entry is one secret.
 type Entry struct {
 	Value        *secret.Value
-	InternetHost string   // set for a sealed secret
-	Agents       []string // agent IDs it is granted to, sorted
+	InternetHost string // set for a sealed secret
+	// Headers are the request headers a sealed secret's value is added
+	// to, in canonical form; none means [DefaultHeader].
+	Headers []string
+	Agents  []string // agent IDs it is granted to, sorted
 }
 
 // Sealed reports whether the secret is sealed (added by the proxy for one
@@ -82,6 +85,7 @@ func (f *File) Names() []string {
 type rawEntry struct {
 	Value        *string  `toml:"value"`
 	InternetHost string   `toml:"internet_host"`
+	Headers      []string `toml:"headers"`
 	Agents       []string `toml:"agents"`
 }
 
@@ -155,6 +159,10 @@ func entryOf(name string, r rawEntry) (*Entry, error) {
 			return nil, fmt.Errorf("secret %s: %w", name, err)
 		}
 	}
+	headers, err := checkHeaders(r.InternetHost, r.Headers)
+	if err != nil {
+		return nil, fmt.Errorf("secret %s: %w", name, err)
+	}
 	if len(r.Agents) > MaxAgents {
 		return nil, fmt.Errorf("%w: secret %s is granted to more than %d agents", ErrSyntax, name, MaxAgents)
 	}
@@ -174,7 +182,7 @@ func entryOf(name string, r rawEntry) (*Entry, error) {
 	}
 	agents := append([]string(nil), r.Agents...)
 	sort.Strings(agents)
-	return &Entry{Value: v, InternetHost: r.InternetHost, Agents: agents}, nil
+	return &Entry{Value: v, InternetHost: r.InternetHost, Headers: headers, Agents: agents}, nil
 }
 
 // Encode writes the file. The caller zeroes what it returns.
@@ -189,6 +197,16 @@ func (f *File) Encode() []byte {
 		b.WriteByte('\n')
 		if e.InternetHost != "" {
 			fmt.Fprintf(&b, "internet_host = %q\n", e.InternetHost)
+		}
+		if len(e.Headers) > 0 {
+			b.WriteString("headers = [")
+			for i, h := range e.Headers {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "%q", h)
+			}
+			b.WriteString("]\n")
 		}
 		b.WriteString("agents = [")
 		for i, a := range e.Agents {

@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 )
 
@@ -9,6 +10,7 @@ import (
 // accepts with the same secrets, and a refusal never quotes a value.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("[secrets.A]\nvalue = \"x\"\nagents = []\n"))
+	f.Add([]byte("[secrets.A]\nvalue = \"x\"\ninternet_host = \"a.example.com\"\nheaders = [\"x-api-key\"]\nagents = []\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		orig := bytes.Clone(data)
 		file, err := Parse(data)
@@ -26,7 +28,7 @@ func FuzzParse(f *testing.F) {
 		defer again.Destroy()
 		for name, e := range file.Secrets {
 			a := again.Secrets[name]
-			if a == nil || !bytes.Equal(a.Value.Bytes(), e.Value.Bytes()) || a.InternetHost != e.InternetHost || len(a.Agents) != len(e.Agents) {
+			if a == nil || !bytes.Equal(a.Value.Bytes(), e.Value.Bytes()) || a.InternetHost != e.InternetHost || !slices.Equal(a.Seal().Headers, e.Seal().Headers) || len(a.Agents) != len(e.Agents) {
 				t.Fatalf("secret %s changed through Encode", name)
 			}
 		}

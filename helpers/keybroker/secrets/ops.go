@@ -24,9 +24,10 @@ var (
 	ErrNotHeld  = errors.New("the agent does not hold that secret")
 )
 
-// Create adds secret name with value, sealed to host when host is set.
-// It takes value; the caller must not Destroy it.
-func Create(home, name string, value *secret.Value, host string) error {
+// Create adds secret name with value, sealed to host when host is set,
+// its value added to the request headers named (Authorization when none
+// is). It takes value; the caller must not Destroy it.
+func Create(home, name string, value *secret.Value, host string, headers ...string) error {
 	if err := CheckName(name); err != nil {
 		value.Destroy()
 		return err
@@ -37,6 +38,11 @@ func Create(home, name string, value *secret.Value, host string) error {
 			return err
 		}
 	}
+	headers, err := checkHeaders(host, headers)
+	if err != nil {
+		value.Destroy()
+		return err
+	}
 	if value.Len() == 0 || value.Len() > MaxValueSize {
 		value.Destroy()
 		return fmt.Errorf("%w: a secret's value is 1 byte to 64 KiB", ErrSyntax)
@@ -46,7 +52,7 @@ func Create(home, name string, value *secret.Value, host string) error {
 			value.Destroy()
 			return fmt.Errorf("%w: %s", ErrExists, name)
 		}
-		f.Secrets[name] = &Entry{Value: value, InternetHost: host}
+		f.Secrets[name] = &Entry{Value: value, InternetHost: host, Headers: headers}
 		return nil
 	})
 }
@@ -105,10 +111,13 @@ func Remove(home, name string) error {
 
 // Listed is what list shows of a secret: never its value.
 type Listed struct {
-	Name         string   `json:"name"`
-	Sealed       bool     `json:"sealed"`
-	InternetHost string   `json:"internet_host,omitempty"`
-	Agents       []string `json:"agents"`
+	Name         string `json:"name"`
+	Sealed       bool   `json:"sealed"`
+	InternetHost string `json:"internet_host,omitempty"`
+	// Headers, for a sealed secret, are the request headers its value is
+	// added to (Authorization when its grant names none).
+	Headers []string `json:"headers,omitempty"`
+	Agents  []string `json:"agents"`
 }
 
 // List describes every secret, by name, without a value.
@@ -121,7 +130,11 @@ func List(home string) ([]Listed, error) {
 	out := []Listed{}
 	for _, n := range f.Names() {
 		e := f.Secrets[n]
-		out = append(out, Listed{Name: n, Sealed: e.Sealed(), InternetHost: e.InternetHost, Agents: append([]string{}, e.Agents...)})
+		l := Listed{Name: n, Sealed: e.Sealed(), InternetHost: e.InternetHost, Agents: append([]string{}, e.Agents...)}
+		if e.Sealed() {
+			l.Headers = e.Seal().Headers
+		}
+		out = append(out, l)
 	}
 	return out, nil
 }

@@ -1,0 +1,88 @@
+package secrets
+
+import (
+	"fmt"
+	"net/textproto"
+	"strings"
+)
+
+// DefaultHeader is the one request header a sealed secret is added to
+// when its grant names none: the closed default.
+const DefaultHeader = "Authorization"
+
+// MaxHeaders is how many headers one sealed secret may name.
+const MaxHeaders = 8
+
+// reservedHeaders describe a request's framing, its body or its
+// connection, or are set by the proxy itself (it asks every sealed host
+// for an uncompressed, whole answer): never where a host authenticates.
+var reservedHeaders = []string{"Host", "Content-Length", "Content-Type", "Content-Encoding",
+	"Transfer-Encoding", "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authorization",
+	"Proxy-Authenticate", "Te", "Trailer", "Upgrade", "Expect", "Accept-Encoding", "Range", "If-Range"}
+
+// Seal is where a sealed secret may be added: the one host its proxy
+// sends it to, and the request headers that host authenticates with.
+// The value goes into those headers alone, never a body, a query or a
+// path.
+type Seal struct {
+	Host    string
+	Headers []string
+}
+
+// Seal is e's host and the headers its value is added to (Authorization
+// when the grant names none).
+func (e *Entry) Seal() Seal {
+	h := e.Headers
+	if len(h) == 0 {
+		h = []string{DefaultHeader}
+	}
+	return Seal{Host: e.InternetHost, Headers: append([]string(nil), h...)}
+}
+
+// CheckHeader refuses a name that is not an HTTP header's (letters,
+// digits and -, at most 64) or that is one no host authenticates with.
+func CheckHeader(name string) error {
+	if name == "" || len(name) > 64 {
+		return fmt.Errorf("%w: %q is not a header's name (letters, digits and -, at most 64)", ErrSyntax, printable(name))
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return fmt.Errorf("%w: %q is not a header's name (letters, digits and -, at most 64)", ErrSyntax, printable(name))
+		}
+	}
+	for _, r := range reservedHeaders {
+		if strings.EqualFold(name, r) {
+			return fmt.Errorf("%w: %s describes the request or its connection, never where a host authenticates", ErrSyntax, textproto.CanonicalMIMEHeaderKey(name))
+		}
+	}
+	return nil
+}
+
+// checkHeaders checks a secret's header names, in canonical form, no
+// two alike, at most MaxHeaders, and only for a sealed secret.
+func checkHeaders(host string, headers []string) ([]string, error) {
+	if len(headers) == 0 {
+		return nil, nil
+	}
+	if host == "" {
+		return nil, fmt.Errorf("%w: headers name where a sealed secret is added, and this one is not sealed (no internet host)", ErrSyntax)
+	}
+	if len(headers) > MaxHeaders {
+		return nil, fmt.Errorf("%w: more than %d headers", ErrSyntax, MaxHeaders)
+	}
+	out := make([]string, 0, len(headers))
+	for _, h := range headers {
+		if err := CheckHeader(h); err != nil {
+			return nil, err
+		}
+		c := textproto.CanonicalMIMEHeaderKey(h)
+		for _, o := range out {
+			if o == c {
+				return nil, fmt.Errorf("%w: header %s named twice", ErrSyntax, c)
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}

@@ -18,6 +18,9 @@ func Allow(home, name string, g Grants) (*Compiled, error) {
 		return nil, err
 	}
 	defer unlock()
+	if err := notEnforced(g); err != nil {
+		return nil, err
+	}
 	in, err := agentInput(home, name)
 	if err != nil {
 		return nil, err
@@ -30,6 +33,19 @@ func Allow(home, name string, g Grants) (*Compiled, error) {
 	return compileAndSave(in)
 }
 
+// notEnforced refuses a grant that no route enforces yet: [browser]
+// hosts (no page is opened for the agent) and [model] (no model route).
+// Deny still takes them out of a file that has them.
+func notEnforced(g Grants) error {
+	switch {
+	case len(g.BrowserHosts) > 0:
+		return at(ErrNotEnforced, "--browser-host "+quote(g.BrowserHosts[0]), "no browser route exists yet: lnk agent show AGENT --permissions shows what is enforced")
+	case len(g.Models) > 0:
+		return at(ErrNotEnforced, "--model "+quote(g.Models[0]), "no model route exists yet: lnk agent show AGENT --permissions shows what is enforced")
+	}
+	return nil
+}
+
 // Deny removes g from agent name's own layer. A deny that the harness's
 // layer still grants fails with ErrHeldByHarness naming the harness's
 // file, and writes nothing.
@@ -39,6 +55,9 @@ func Deny(home, name string, g Grants) (*Compiled, error) {
 		return nil, err
 	}
 	defer unlock()
+	if g.Internet != nil && !*g.Internet {
+		return nil, at(ErrDenyInternet, "--internet=false", "lnk agent allow AGENT --internet turns the internet on")
+	}
 	in, err := agentInput(home, name)
 	if err != nil {
 		return nil, err
@@ -159,7 +178,7 @@ func heldBy(in Input, g Grants) string {
 	if g.NetworkMode != "" && h.Network != nil && h.Network.Mode == g.NetworkMode {
 		return "--network-mode " + g.NetworkMode
 	}
-	if g.Internet != nil && !*g.Internet && h.Internet != nil && (h.Internet.On == nil || *h.Internet.On) {
+	if g.Internet != nil && *g.Internet && h.Internet != nil && (h.Internet.On == nil || *h.Internet.On) {
 		return "--internet"
 	}
 	if g.Tool != "" && h.Tools != nil {

@@ -7,7 +7,7 @@ import "strings"
 type Grants struct {
 	Read          []string // --read
 	Write         []string // --write
-	Internet      *bool    // --internet / --no-internet: [internet] on
+	Internet      *bool    // --internet as given (nil: not given); allow turns [internet] on, deny off
 	InternetHosts []string // --internet-host
 	TCP           []string // --tcp host:port
 	NetworkMode   string   // --network-mode host
@@ -145,8 +145,9 @@ func removeStr[S ~string](list []S, v S) []S {
 	return out
 }
 
-// RemoveFrom takes g out of s (lnk agent deny). --internet with false
-// turns [internet] off; --tool without --allow or --ask removes the tool.
+// RemoveFrom takes g out of s (lnk agent deny). --internet turns
+// [internet] off (Deny refuses --internet=false before this); --tool
+// without --allow or --ask removes the tool.
 func (g Grants) RemoveFrom(s *Spec) {
 	if s.Files != nil {
 		for _, p := range g.Read {
@@ -160,8 +161,8 @@ func (g Grants) RemoveFrom(s *Spec) {
 		if s.Internet == nil {
 			s.Internet = &InternetSpec{}
 		}
-		v := !*g.Internet
-		s.Internet.On = &v
+		off := false
+		s.Internet.On = &off
 	}
 	if s.Internet != nil {
 		for _, h := range g.InternetHosts {

@@ -83,6 +83,8 @@ var (
 	ErrAllPorts      = rule("all-ports-without-host", `[localhost] ports = ["*"] only with [network] mode = "host": behind its proxy every port would be other agents' proxies too`)
 	ErrBadMode       = rule("bad-network-mode", `[network] mode is "host" or empty`)
 	ErrBadLimit      = rule("bad-limit", "a limit is a positive number, or a duration such as 90s or 2m")
+	ErrNotEnforced   = rule("not-enforced-yet", "nothing enforces this grant yet, so it is not given: lnk agent show --permissions marks what isn't")
+	ErrDenyInternet  = rule("deny-internet-false", "deny --internet turns the internet off; deny --internet=false would turn it on, which only allow does")
 
 	// Files.
 	ErrSpecLink       = rule("spec-link", "a spec file that is a symbolic link is refused")
@@ -105,7 +107,7 @@ var AllRules = []*Refusal{
 	ErrLinkOwn, ErrOtherAgent, ErrOwnAgentDir, ErrHarnessHome, ErrHidden,
 	ErrHoldsHidden, ErrOnPath, ErrSessionDir, ErrReadInsideWrite, ErrBadName, ErrNamespaceName, ErrOwnTool,
 	ErrStrangerTool, ErrHarnessOnly, ErrBadAsk, ErrBadCommand, ErrBadHost,
-	ErrBadPort, ErrAllPorts, ErrBadMode, ErrBadLimit, ErrSpecLink,
+	ErrBadPort, ErrAllPorts, ErrBadMode, ErrBadLimit, ErrNotEnforced, ErrDenyInternet, ErrSpecLink,
 	ErrSpecNotRegular, ErrSpecSyntax, ErrSpecUnknownKey, ErrSpecWrongType,
 	ErrSpecTooBig, ErrAgentExists, ErrHeldByHarness,
 }

@@ -23,12 +23,12 @@ func grantFlags(c *cobra.Command, g *caps.Grants, internet *bool, ask *string) {
 	f.StringVar(&g.NetworkMode, "network-mode", "", `[network] mode: "host"`)
 	f.StringArrayVar(&g.LANHosts, "lan-host", nil, "a host of your local network")
 	f.StringArrayVar(&g.Ports, "port", nil, `a localhost port, or '*' (only with --network-mode host)`)
-	f.StringArrayVar(&g.BrowserHosts, "browser-host", nil, "a host whose pages may open in your browser, after asking")
+	f.StringArrayVar(&g.BrowserHosts, "browser-host", nil, "a host whose pages may open in your browser (not enforced yet: allow refuses it, deny takes it out)")
 	f.StringVar(&g.Tool, "tool", "", "an outside tool by name")
 	f.StringArrayVar(&g.ToolAllow, "allow", nil, "with --tool: a call that goes through without asking")
 	f.StringVar(ask, "ask", "", `with --tool: "none" lets every call through without asking`)
 	f.StringArrayVar(&g.Commands, "command", nil, "a program that may start: a name, an absolute path, or '*'")
-	f.StringArrayVar(&g.Models, "model", nil, "a model the agent may use")
+	f.StringArrayVar(&g.Models, "model", nil, "a model the agent may use (not enforced yet: allow refuses it, deny takes it out)")
 }
 
 // askFlag sets g's --ask from the flag's value: "none" or nothing.
@@ -62,11 +62,9 @@ func grantCommand(verb string, do func(home, name string, g caps.Grants) (*caps.
 				"  lnk agent " + verb + " main --network-mode host --port '*'",
 			RunE: func(c *cobra.Command, args []string) error {
 				if c.Flags().Changed("internet") {
+					// The flag as given: caps turns [internet] on for
+					// allow --internet and off for deny --internet.
 					g.Internet = &internet
-					if verb == "deny" {
-						off := !internet
-						g.Internet = &off
-					}
 				}
 				if err := askFlag(ask, &g, "lnk agent "+verb+" AGENT --tool NAME --ask none"); err != nil {
 					return err

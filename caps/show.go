@@ -23,11 +23,13 @@ const (
 	RouteHidden   = "sandbox: hidden (empty mount over it)"
 	RouteProxy    = "proxy: netbroker"
 	RouteHostNet  = "host network (no proxy)"
-	RouteBrowser  = "proxy: netbroker, asks the owner for each page"
 	RouteTools    = "tool bridge"
 	RouteCommands = "sandbox: seccomp + exec list"
-	RouteModel    = "proxy: model route"
-	RouteLimits   = "link's tools"
+	// RouteNone is a grant nothing enforces yet ([browser], [model],
+	// [tools] strangers, the limits of tools not built yet): shown as
+	// such, never as a route that would hold, and lnk agent allow
+	// refuses to add it (ErrNotEnforced).
+	RouteNone = "not enforced yet"
 )
 
 // Permissions compiles agent name's grants and lists them, each marked
@@ -99,7 +101,7 @@ func Permissions(home, name string) ([]Line, *Compiled, error) {
 		add("lan host", h, w.find(func(s *Spec) bool { return s.LAN != nil && has(s.LAN.Hosts, h) }), net)
 	}
 	for _, h := range c.BrowserHosts {
-		add("browser host", h, w.find(func(s *Spec) bool { return s.Browser != nil && has(s.Browser.Hosts, h) }), RouteBrowser)
+		add("browser host", h, w.find(func(s *Spec) bool { return s.Browser != nil && has(s.Browser.Hosts, h) }), RouteNone)
 	}
 	for _, name := range sortedKeys(c.Tools) {
 		t := c.Tools[name]
@@ -113,7 +115,7 @@ func Permissions(home, name string) ([]Line, *Compiled, error) {
 		add("tool", v, w.find(func(s *Spec) bool { _, ok := s.toolGrant(name); return ok }), RouteTools)
 	}
 	for _, st := range c.Strangers {
-		add("strangers tool", st, "agent", RouteTools)
+		add("strangers tool", st, "agent", RouteNone)
 	}
 	byWhose := map[string][]string{}
 	var whoses []string
@@ -128,12 +130,12 @@ func Permissions(home, name string) ([]Line, *Compiled, error) {
 		add("commands", strings.Join(byWhose[who], " "), who, RouteCommands)
 	}
 	for _, m := range c.Models {
-		add("model", m, w.find(func(s *Spec) bool { return s.Model != nil && has(s.Model.Allow, m) }), RouteModel)
+		add("model", m, w.find(func(s *Spec) bool { return s.Model != nil && has(s.Model.Allow, m) }), RouteNone)
 	}
 	lim := c.Limits
 	add("limits", fmt.Sprintf("run %s, %d B out; background %d, %d/day; notes %d B; hops %d, %d/day",
 		lim.Run.Timeout, lim.Run.Output, lim.Run.Background, lim.Run.BackgroundPerDay, lim.Memory.Notes, lim.Scheduler.Hops, lim.Scheduler.PerDay),
-		w.find(func(s *Spec) bool { return s.Tool != nil || s.Run != nil }), RouteLimits)
+		w.find(func(s *Spec) bool { return s.Tool != nil || s.Run != nil }), RouteNone)
 	return out, c, nil
 }
 

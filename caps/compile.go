@@ -150,6 +150,9 @@ func compileFiles(c checker, base string, out *Compiled, layers []*Layer) error 
 	for _, r := range reads {
 		out.Folders = append(out.Folders, Folder{Path: r, Access: Access{Read: true}, ID: ids[r]})
 	}
+	if err := compileNested(base, c.l.Home, out, layers, writes); err != nil {
+		return err
+	}
 	sort.Slice(out.Folders, func(i, j int) bool { return out.Folders[i].Path < out.Folders[j].Path })
 	return nil
 }

@@ -30,6 +30,17 @@ func Allow(home, name string, g Grants) (*Compiled, error) {
 	if err := g.AddTo(own); err != nil {
 		return nil, err
 	}
+	if len(g.Write)+len(g.WriteGit) > 0 {
+		// Every rule first: a folder that may not be written is never
+		// scanned.
+		if _, err := Compile(in); err != nil {
+			return nil, err
+		}
+		base := Layout{Home: in.Home}.FilesDir(name)
+		if err := rescanNested(in.Home, base, own, g); err != nil {
+			return nil, err
+		}
+	}
 	return compileAndSave(in)
 }
 
@@ -70,14 +81,63 @@ func Deny(home, name string, g Grants) (*Compiled, error) {
 	}
 	materializeFiles(in.Own.Spec, g)
 	g.RemoveFrom(in.Own.Spec)
+	base := Layout{Home: in.Home}.FilesDir(name)
+	for _, p := range append(append([]string(nil), g.Write...), g.WriteGit...) {
+		if abs, err := GrantPath(in.Home, base, p); err == nil {
+			dropNested(in.Home, base, in.Own.Spec, abs)
+		}
+	}
 	return compileAndSave(in)
+}
+
+// rescanNested records in s's [files] read_only what ScanNested finds
+// below each folder of g.Write, in place of what was recorded there
+// before; below g.WriteGit's it records nothing.
+func rescanNested(home, base string, s *Spec, g Grants) error {
+	for _, p := range g.WriteGit {
+		abs, err := GrantPath(home, base, p)
+		if err != nil {
+			return err
+		}
+		dropNested(home, base, s, abs)
+	}
+	for _, p := range g.Write {
+		abs, err := GrantPath(home, base, p)
+		if err != nil {
+			return err
+		}
+		found, err := ScanNested(abs)
+		if err != nil {
+			return err
+		}
+		dropNested(home, base, s, abs)
+		for _, f := range found {
+			s.Files.ReadOnly = addStr(s.Files.ReadOnly, f)
+		}
+	}
+	return nil
+}
+
+// dropNested takes out of s's [files] read_only every path below dir.
+func dropNested(home, base string, s *Spec, dir string) {
+	if s.Files == nil {
+		return
+	}
+	var keep []string
+	for _, r := range s.Files.ReadOnly {
+		if abs, err := GrantPath(home, base, r); err == nil && within(abs, dir) {
+			continue
+		}
+		keep = append(keep, r)
+	}
+	s.Files.ReadOnly = keep
 }
 
 // materializeFiles writes an agent's default [files] write (work/ in its
 // Home) into its spec before a change of [files], so that adding a folder
 // keeps it and denying it takes it away for good.
 func materializeFiles(own *Spec, g Grants) {
-	if len(g.Read)+len(g.Write) == 0 {
+	if len(g.Read)+len(g.Write)+len(g.WriteGit) == 0 {
 		return
 	}
 	if own.Files == nil {

@@ -6,7 +6,8 @@ import "strings"
 // take them. Each list adds (allow) or removes (deny) its entries.
 type Grants struct {
 	Read          []string // --read
-	Write         []string // --write
+	Write         []string // --write (its nested repositories kept read-only)
+	WriteGit      []string // --write-git: written, nested repositories too
 	Internet      *bool    // --internet as given (nil: not given); allow turns [internet] on, deny off
 	InternetHosts []string // --internet-host
 	TCP           []string // --tcp host:port
@@ -23,7 +24,7 @@ type Grants struct {
 
 // Empty reports whether g grants nothing.
 func (g Grants) Empty() bool {
-	return len(g.Read)+len(g.Write)+len(g.InternetHosts)+len(g.TCP)+len(g.LANHosts)+
+	return len(g.Read)+len(g.Write)+len(g.WriteGit)+len(g.InternetHosts)+len(g.TCP)+len(g.LANHosts)+
 		len(g.Ports)+len(g.BrowserHosts)+len(g.Commands)+len(g.Models) == 0 &&
 		g.Internet == nil && g.NetworkMode == "" && g.Tool == ""
 }
@@ -36,13 +37,19 @@ func (g Grants) AddTo(s *Spec) error {
 			return at(ErrBadName, "--allow/--ask", "name the tool: --tool NAME --allow CALL")
 		}
 	}
-	if len(g.Read)+len(g.Write) > 0 {
+	if len(g.Read)+len(g.Write)+len(g.WriteGit) > 0 {
 		if s.Files == nil {
 			s.Files = &FilesSpec{}
 		}
 		for _, p := range g.Write {
 			s.Files.Write = addStr(s.Files.Write, p)
 			s.Files.Read = removeStr(s.Files.Read, p)
+			s.Files.WriteGit = removeStr(s.Files.WriteGit, p)
+		}
+		for _, p := range g.WriteGit {
+			s.Files.Write = addStr(s.Files.Write, p)
+			s.Files.Read = removeStr(s.Files.Read, p)
+			s.Files.WriteGit = addStr(s.Files.WriteGit, p)
 		}
 		for _, p := range g.Read {
 			s.Files.Read = addStr(s.Files.Read, p)
@@ -153,8 +160,9 @@ func (g Grants) RemoveFrom(s *Spec) {
 		for _, p := range g.Read {
 			s.Files.Read = removeStr(s.Files.Read, p)
 		}
-		for _, p := range g.Write {
+		for _, p := range append(append([]string(nil), g.Write...), g.WriteGit...) {
 			s.Files.Write = removeStr(s.Files.Write, p)
+			s.Files.WriteGit = removeStr(s.Files.WriteGit, p)
 		}
 	}
 	if g.Internet != nil {

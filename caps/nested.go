@@ -127,7 +127,6 @@ func (sc *scan) dir(fd int, p string, depth int) error {
 	return nil
 }
 
-
 // compileNested turns [files] read_only into Compiled.NestedReadOnly,
 // and the folders between each and its written folder into
 // Compiled.Pinned, each resolved through no link and recorded by

@@ -27,7 +27,7 @@ func agentInput(home, name string) (Input, error) {
 		return Input{}, err
 	}
 	in := Input{Home: l.Home, Agent: a}
-	own, err := readSpecIfAny(l.SandboxFile(name))
+	own, err := ownSpec(l, name)
 	if err != nil {
 		return Input{}, err
 	}

@@ -15,9 +15,9 @@
 //
 //	[files]
 //	read  = ["~"]
-//	write = ["work", "~/Projects/site", "~/Scratch"]
-//	read_only = ["/home/me/Projects/site/lib/.git"]   # found by allow --write (nested.go)
-//	write_git = ["~/Scratch"]                         # --write-git: not scanned
+//	write = ["work", "~/Projects/site"]
+//	read_only = ["~/Projects/site/lib/.git"]   # found by allow --write (nested.go)
+//	write_git = ["work"]                       # --write-git: not scanned
 //	[internet]
 //	on = true
 //	hosts = ["api.example.com"]   # none: any host

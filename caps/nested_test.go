@@ -124,6 +124,19 @@ func TestAllowWriteRecordsNestedAndPins(t *testing.T) {
 	if !slices.Equal(ro, want) || !slices.Equal(pins, wantPins) {
 		t.Fatalf("compiled read-only %q pinned %q, want %q and %q", ro, pins, want, wantPins)
 	}
+	lines, _, err := Permissions(home, "ada")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := 0
+	for _, l := range lines {
+		if l.Grant == "files read-only" && slices.Contains(want, l.Value) && l.Route == RouteFiles {
+			shown++
+		}
+	}
+	if shown != len(want) {
+		t.Fatalf("show --permissions names %d of %d nested read-only: %+v", shown, len(want), lines)
+	}
 	// A repository gone since is left out, not refused.
 	if err := os.RemoveAll(filepath.Join(w, "b", ".git")); err != nil {
 		t.Fatal(err)

@@ -48,6 +48,9 @@ func Permissions(home, name string) ([]Line, *Compiled, error) {
 		layers = append(layers, in.Harness)
 	}
 	w := whoser{layers: layers, home: c.Home, base: c.FilesDir}
+	if c.AgentName != "" {
+		w.own = Layout{Home: c.Home}.OwnDir(c.AgentName)
+	}
 	var out []Line
 	add := func(grant, value, whose, route string) {
 		out = append(out, Line{grant, value, whose, route})
@@ -61,6 +64,18 @@ func Permissions(home, name string) ([]Line, *Compiled, error) {
 	}
 	for i := 0; i+3 < len(c.ReadOnly); i += 4 {
 		add("files read-only", filepath.Dir(c.ReadOnly[i])+"/{.git,.envrc,.vscode,.idea}", "link", RouteFiles)
+	}
+	for _, f := range c.NestedReadOnly {
+		add("files read-only", f.Path, "agent (found by allow --write)", RouteFiles)
+	}
+	for _, ly := range layers {
+		if ly != nil && ly.Spec != nil && ly.Spec.Files != nil {
+			for _, p := range ly.Spec.Files.WriteGit {
+				if abs, err := GrantPath(c.Home, c.FilesDir, p); err == nil {
+					add("files write-git", abs+" (its nested repositories written too)", ly.Whose, RouteFiles)
+				}
+			}
+		}
 	}
 	for _, p := range c.Hidden {
 		if p == filepath.Join(c.Home, "Link", "Agents") && c.AgentName != "" {
@@ -152,6 +167,7 @@ func (s *Spec) toolGrant(name string) (ToolSpec, bool) {
 type whoser struct {
 	layers     []*Layer
 	home, base string
+	own        string // the agent's own folder (Agent/), or ""
 }
 
 func (w whoser) find(holds func(*Spec) bool) string {
@@ -181,6 +197,9 @@ func (w whoser) path(abs string, filesDir bool) string {
 	})
 	if who == "link" && filesDir {
 		return "link (the agent's files folder)"
+	}
+	if who == "link" && w.own != "" && within(abs, w.own) {
+		return "link (the agent's own folder)"
 	}
 	return who
 }

@@ -47,7 +47,7 @@ func TestForAgentKeepsOnlyTheFilesFolder(t *testing.T) {
 	for _, d := range []string{"instructions", "chats"} {
 		os.MkdirAll(filepath.Join(own, d), 0o700)
 	}
-	os.Remove(filepath.Join(own, "skills")) // made empty by CreateAgent
+	os.Remove(filepath.Join(own, "skills"))                                // made empty by CreateAgent
 	if err := os.Symlink(home, filepath.Join(own, "skills")); err != nil { // a link: never bound
 		t.Fatal(err)
 	}

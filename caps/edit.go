@@ -31,12 +31,19 @@ func Allow(home, name string, g Grants) (*Compiled, error) {
 		return nil, err
 	}
 	if len(g.Write)+len(g.WriteGit) > 0 {
-		// Every rule first: a folder that may not be written is never
+		// What was found in these folders before goes (a stale entry,
+		// now a link, would refuse the compile that rescans it); every
+		// rule first, so that a folder that may not be written is never
 		// scanned.
+		base := Layout{Home: in.Home}.FilesDir(name)
+		for _, p := range append(append([]string(nil), g.Write...), g.WriteGit...) {
+			if abs, err := GrantPath(in.Home, base, p); err == nil {
+				dropNested(in.Home, base, own, abs)
+			}
+		}
 		if _, err := Compile(in); err != nil {
 			return nil, err
 		}
-		base := Layout{Home: in.Home}.FilesDir(name)
 		if err := rescanNested(in.Home, base, own, g); err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package caps
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -34,19 +35,21 @@ func isProtectedName(n string) bool {
 	return false
 }
 
-// The scan's bounds: how deep below the written folder it looks, how
-// many folders it reads, how many names it may find, and for how long.
+// The scan's bounds: how deep below the written folder it looks (a
+// repository at most NestedDepth folders below it), how many folders and
+// names it reads, how many it may find, and for how long.
 // Past the depth it does not look (a known gap, SECURITY.md); past the
 // others it refuses, since what it did not read it cannot vouch for.
 const (
 	NestedDepth   = 6
 	nestedFolders = 20000
+	nestedNames   = 500000
 	NestedMax     = 256
 	nestedTime    = 10 * time.Second
 )
 
 // ScanNested lists the protected names (.git, .envrc, .vscode, .idea)
-// below root, an absolute folder, at most NestedDepth folders down and
+// below root, an absolute folder, in folders at most NestedDepth below it,
 // not at its top (Compiled.ReadOnly holds those). It never follows a
 // link: each folder is opened from the one before with O_NOFOLLOW, and a
 // protected name that is a link, or neither a file nor a folder, is
@@ -70,6 +73,7 @@ type scan struct {
 	root     string
 	deadline time.Time
 	folders  int
+	names    int
 	found    []string
 }
 
@@ -82,10 +86,26 @@ func (sc *scan) dir(fd int, p string, depth int) error {
 	if sc.folders > nestedFolders || time.Now().After(sc.deadline) {
 		return at(ErrScanBound, quote(sc.root), "grant a smaller folder, or lnk agent allow AGENT --write-git "+quote(sc.root)+" to write it without protecting the repositories in it")
 	}
-	ents, err := f.ReadDir(-1)
-	if err != nil {
-		return at(ErrScanBound, quote(p), "it could not be read ("+err.Error()+"): make it readable, or lnk agent allow AGENT --write-git "+quote(sc.root))
+	for {
+		ents, err := f.ReadDir(512)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return at(ErrScanBound, quote(p), "it could not be read ("+err.Error()+"): make it readable, or lnk agent allow AGENT --write-git "+quote(sc.root))
+		}
+		sc.names += len(ents)
+		if sc.names > nestedNames || time.Now().After(sc.deadline) {
+			return at(ErrScanBound, quote(sc.root), "grant a smaller folder, or lnk agent allow AGENT --write-git "+quote(sc.root)+" to write it without protecting the repositories in it")
+		}
+		if err := sc.entries(fd, p, depth, ents); err != nil {
+			return err
+		}
 	}
+}
+
+// entries looks at one batch of the folder fd's entries.
+func (sc *scan) entries(fd int, p string, depth int, ents []os.DirEntry) error {
 	for _, e := range ents {
 		name := e.Name()
 		child := filepath.Join(p, name)
@@ -110,7 +130,7 @@ func (sc *scan) dir(fd int, p string, depth int) error {
 			sc.found = append(sc.found, child)
 			continue
 		}
-		if !e.IsDir() || depth+1 >= NestedDepth {
+		if !e.IsDir() || depth+1 > NestedDepth {
 			continue // a link reports as one, never a folder: not followed
 		}
 		cfd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)

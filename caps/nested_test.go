@@ -28,7 +28,7 @@ func TestScanNestedFindsBoundedNeverFollows(t *testing.T) {
 	w := filepath.Join(home, "Projects")
 	outside := filepath.Join(home, "elsewhere")
 	deep := w
-	for i := 0; i < NestedDepth; i++ {
+	for i := 0; i <= NestedDepth; i++ {
 		deep = filepath.Join(deep, "d"+strconv.Itoa(i))
 	}
 	mkdirs(t, filepath.Join(w, ".git"), filepath.Join(w, "site", ".git", "x", ".vscode"), filepath.Join(w, "a", "b", ".idea"),
@@ -164,6 +164,26 @@ func TestAllowWriteRecordsNestedAndPins(t *testing.T) {
 	}
 	if s, _ = ReadSpecFile(file); len(s.Files.ReadOnly) != 0 {
 		t.Fatalf("deny kept read_only: %+v", s.Files)
+	}
+
+	// A recorded .git replaced by a link refuses the grants (bound, it
+	// would be followed) and a rescan; --write-git drops it.
+	if _, err := Allow(home, "ada", Grants{Write: []string{"~/Projects"}}); err != nil {
+		t.Fatal(err)
+	}
+	site := filepath.Join(w, "a", "site", ".git")
+	if err := os.Rename(site, site+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(site+".old", site); err != nil {
+		t.Fatal(err)
+	}
+	_, err = CompileAgent(home, "ada")
+	hit(t, err, ErrSymlink)
+	_, err = Allow(home, "ada", Grants{Write: []string{"~/Projects"}})
+	hit(t, err, ErrNestedLink)
+	if c, err = Allow(home, "ada", Grants{WriteGit: []string{"~/Projects"}}); err != nil || len(c.NestedReadOnly) != 0 {
+		t.Fatalf("--write-git over a stale entry: %v", err)
 	}
 
 	for _, ro := range []string{filepath.Join(home, "Other", ".git"), filepath.Join(w, "a", "site", ".git", "x", ".envrc"), filepath.Join(w, "a", "notes")} {

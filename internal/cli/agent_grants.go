@@ -106,7 +106,7 @@ func sayNested(w io.Writer, comp *caps.Compiled, g caps.Grants) {
 			}
 			found := comp.NestedUnder(f.Path)
 			if len(found) == 0 {
-				fmt.Fprintf(w, "%s: no repository, .envrc, .vscode or .idea found inside (at most %d folders down)\n", f.Path, caps.NestedDepth)
+				fmt.Fprintf(w, "%s: no repository, .envrc, .vscode or .idea found inside (in folders at most %d below it)\n", f.Path, caps.NestedDepth)
 				continue
 			}
 			fmt.Fprintf(w, "%s: kept read-only inside it (lnk agent allow %s --write-git %s writes them):\n", f.Path, comp.AgentName, p)

@@ -7,10 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -53,8 +51,8 @@ func NewID() string {
 }
 
 // CreateAgent makes agent name under home: ~/Link/Agents/<name>/{Home,
-// Home/work, Agent, Config} (0700), Config/agent.toml and an empty
-// Config/sandbox.toml (0600).
+// Home/work, Agent, Config} and Agent's collections (Collections) (0700),
+// Config/agent.toml and an empty Config/sandbox.toml (0600).
 func CreateAgent(home, name string) (*Agent, error) {
 	if err := CheckName(name); err != nil {
 		return nil, err
@@ -78,16 +76,16 @@ func CreateAgent(home, name string) (*Agent, error) {
 		}
 		return nil, err
 	}
-	for _, d := range []string{l.FilesDir(name), filepath.Join(l.FilesDir(name), "work"), filepath.Join(dir, "Agent"), l.ConfigDir(name)} {
+	dirs := []string{l.FilesDir(name), filepath.Join(l.FilesDir(name), "work"), l.OwnDir(name), l.ConfigDir(name)}
+	for _, c := range Collections {
+		dirs = append(dirs, filepath.Join(l.OwnDir(name), c))
+	}
+	for _, d := range dirs {
 		if err := mkdirPrivate(d); err != nil {
 			return nil, err
 		}
 	}
-	u := strconv.Itoa(os.Getuid())
-	if cur, err := user.Current(); err == nil {
-		u = cur.Username
-	}
-	a := &Agent{ID: NewID(), Name: name, Owner: u, Created: time.Now().UTC().Format(time.RFC3339)}
+	a := newAgent(name)
 	var buf bytes.Buffer
 	if err := toml.NewEncoder(&buf).Encode(a); err != nil {
 		return nil, err
@@ -126,6 +124,13 @@ func loadAgent(l Layout, name string) (*Agent, error) {
 		return nil, err
 	}
 	f, err := openNoLinks(l.AgentFile(name))
+	if errors.Is(err, os.ErrNotExist) {
+		a, err := recreateAgentFile(l, name)
+		if !errors.Is(err, unix.EEXIST) {
+			return a, err
+		}
+		f, err = openNoLinks(l.AgentFile(name)) // made meanwhile by another lnk
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -35,6 +35,9 @@ func TestCreateAgentModes(t *testing.T) {
 		l.Link(): 0o700 | os.ModeDir, l.Agents(): 0o700 | os.ModeDir, l.AgentDir("main"): 0o700 | os.ModeDir,
 		l.FilesDir("main"): 0o700 | os.ModeDir, filepath.Join(l.AgentDir("main"), "Agent"): 0o700 | os.ModeDir,
 		l.ConfigDir("main"): 0o700 | os.ModeDir, l.AgentFile("main"): 0o600, l.SandboxFile("main"): 0o600,
+		l.OwnDir("main") + "/instructions": 0o700 | os.ModeDir, l.OwnDir("main") + "/skills": 0o700 | os.ModeDir,
+		l.OwnDir("main") + "/chats": 0o700 | os.ModeDir, l.OwnDir("main") + "/memory": 0o700 | os.ModeDir,
+		l.OwnDir("main") + "/schedule": 0o700 | os.ModeDir,
 	} {
 		st, err := os.Lstat(p)
 		if err != nil {
@@ -171,7 +174,7 @@ func TestSpecFileThatIsALinkOrNotRegular(t *testing.T) {
 	hit(t, err, ErrSpecNotRegular)
 	os.Remove(l.SandboxFile("s"))
 	if _, err := CompileAgent(home, "s"); err != nil {
-		t.Fatalf("a missing sandbox.toml grants the defaults: %v", err)
+		t.Fatalf("a missing sandbox.toml loads (closed): %v", err)
 	}
 	// A folder on the way that is a link.
 	real := filepath.Join(home, "specs")

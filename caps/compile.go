@@ -1,6 +1,7 @@
 package caps
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -61,6 +62,11 @@ func Compile(in Input) (*Compiled, error) {
 	}
 	if err := compileFiles(c, base, out, layers); err != nil {
 		return nil, err
+	}
+	if in.Agent != nil {
+		if err := compileCollections(l, in.Agent.Name, out); err != nil {
+			return nil, err
+		}
 	}
 	if err := compileNet(out, layers); err != nil {
 		return nil, err
@@ -149,6 +155,33 @@ func compileFiles(c checker, base string, out *Compiled, layers []*Layer) error 
 	}
 	for _, r := range reads {
 		out.Folders = append(out.Folders, Folder{Path: r, Access: Access{Read: true}, ID: ids[r]})
+	}
+	if err := compileNested(base, c.l.Home, out, layers, writes); err != nil {
+		return err
+	}
+	sort.Slice(out.Folders, func(i, j int) bool { return out.Folders[i].Path < out.Folders[j].Path })
+	return nil
+}
+
+// compileCollections grants the agent's instructions, skills and chats
+// (ReadCollections) read-only, each resolved through no link and
+// recorded by device and inode: every sandbox of the agent reads them,
+// none writes them (security.txt, "Run and file"). One that is missing
+// (an agent made before Link made them) is left out; one that is a link
+// or not a folder is refused.
+func compileCollections(l Layout, name string, out *Compiled) error {
+	for _, col := range ReadCollections {
+		p := filepath.Join(l.OwnDir(name), col)
+		kind, id, err := ResolveID(p)
+		switch {
+		case errors.Is(err, ErrMissing):
+			continue
+		case err != nil:
+			return err
+		case kind != KindDir:
+			return at(ErrSpecNotRegular, quote(p), "it should be a folder")
+		}
+		out.Folders = append(out.Folders, Folder{Path: p, Access: Access{Read: true}, ID: id})
 	}
 	sort.Slice(out.Folders, func(i, j int) bool { return out.Folders[i].Path < out.Folders[j].Path })
 	return nil

@@ -32,6 +32,16 @@ type Compiled struct {
 	// .envrc, .vscode and .idea at the top of each written folder (whether
 	// they exist yet or not).
 	ReadOnly []string `json:"read_only"`
+	// NestedReadOnly are the .git, .envrc, .vscode and .idea found below
+	// the top of a written folder (lnk agent allow --write's scan, [files]
+	// read_only) that still exist: each is bound read-only over itself,
+	// from what the builder opens there only if it is still ID.
+	NestedReadOnly []Folder `json:"nested_read_only"`
+	// Pinned are the folders between each NestedReadOnly and its written
+	// folder, each bound over itself (written as before) so that it is a
+	// mount of its own, which the sandbox can't move aside and replace
+	// with one holding a .git of its making. Parents come before children.
+	Pinned []Folder `json:"pinned"`
 	// Hidden are paths that must stay unreachable even under a granted
 	// folder (--read '~'): ~/.lnk, ~/Link/Agents, ~/Link/History,
 	// ~/Link/Teams, and the session's runtime folders (/run/user/<uid>,

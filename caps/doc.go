@@ -10,11 +10,14 @@
 // Every table is optional; what the agent's own file leaves out is Link's
 // default ([internet] on for any host, Link's [commands], [files] write =
 // ["work"] in the agent's Home), what a harness's file leaves out it
-// doesn't grant. Relative paths are inside the agent's Home.
+// doesn't grant. Relative paths are inside the agent's Home. A missing
+// agent file loads closed (recreate.go): none of those defaults.
 //
 //	[files]
 //	read  = ["~"]
 //	write = ["work", "~/Projects/site"]
+//	read_only = ["~/Projects/site/lib/.git"]   # found by allow --write (nested.go)
+//	write_git = ["work"]                       # --write-git: not scanned
 //	[internet]
 //	on = true
 //	hosts = ["api.example.com"]   # none: any host

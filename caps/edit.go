@@ -18,6 +18,9 @@ func Allow(home, name string, g Grants) (*Compiled, error) {
 		return nil, err
 	}
 	defer unlock()
+	if err := notEnforced(g); err != nil {
+		return nil, err
+	}
 	in, err := agentInput(home, name)
 	if err != nil {
 		return nil, err
@@ -27,7 +30,38 @@ func Allow(home, name string, g Grants) (*Compiled, error) {
 	if err := g.AddTo(own); err != nil {
 		return nil, err
 	}
+	if len(g.Write)+len(g.WriteGit) > 0 {
+		// What was found in these folders before goes (a stale entry,
+		// now a link, would refuse the compile that rescans it); every
+		// rule first, so that a folder that may not be written is never
+		// scanned.
+		base := Layout{Home: in.Home}.FilesDir(name)
+		for _, p := range append(append([]string(nil), g.Write...), g.WriteGit...) {
+			if abs, err := GrantPath(in.Home, base, p); err == nil {
+				dropNested(in.Home, base, own, abs)
+			}
+		}
+		if _, err := Compile(in); err != nil {
+			return nil, err
+		}
+		if err := rescanNested(in.Home, base, own, g); err != nil {
+			return nil, err
+		}
+	}
 	return compileAndSave(in)
+}
+
+// notEnforced refuses a grant that no route enforces yet: [browser]
+// hosts (no page is opened for the agent) and [model] (no model route).
+// Deny still takes them out of a file that has them.
+func notEnforced(g Grants) error {
+	switch {
+	case len(g.BrowserHosts) > 0:
+		return at(ErrNotEnforced, "--browser-host "+quote(g.BrowserHosts[0]), "no browser route exists yet: lnk agent show AGENT --permissions shows what is enforced")
+	case len(g.Models) > 0:
+		return at(ErrNotEnforced, "--model "+quote(g.Models[0]), "no model route exists yet: lnk agent show AGENT --permissions shows what is enforced")
+	}
+	return nil
 }
 
 // Deny removes g from agent name's own layer. A deny that the harness's
@@ -39,6 +73,9 @@ func Deny(home, name string, g Grants) (*Compiled, error) {
 		return nil, err
 	}
 	defer unlock()
+	if g.Internet != nil && !*g.Internet {
+		return nil, at(ErrDenyInternet, "--internet=false", "lnk agent allow AGENT --internet turns the internet on")
+	}
 	in, err := agentInput(home, name)
 	if err != nil {
 		return nil, err
@@ -51,14 +88,63 @@ func Deny(home, name string, g Grants) (*Compiled, error) {
 	}
 	materializeFiles(in.Own.Spec, g)
 	g.RemoveFrom(in.Own.Spec)
+	base := Layout{Home: in.Home}.FilesDir(name)
+	for _, p := range append(append([]string(nil), g.Write...), g.WriteGit...) {
+		if abs, err := GrantPath(in.Home, base, p); err == nil {
+			dropNested(in.Home, base, in.Own.Spec, abs)
+		}
+	}
 	return compileAndSave(in)
+}
+
+// rescanNested records in s's [files] read_only what ScanNested finds
+// below each folder of g.Write, in place of what was recorded there
+// before; below g.WriteGit's it records nothing.
+func rescanNested(home, base string, s *Spec, g Grants) error {
+	for _, p := range g.WriteGit {
+		abs, err := GrantPath(home, base, p)
+		if err != nil {
+			return err
+		}
+		dropNested(home, base, s, abs)
+	}
+	for _, p := range g.Write {
+		abs, err := GrantPath(home, base, p)
+		if err != nil {
+			return err
+		}
+		found, err := ScanNested(abs)
+		if err != nil {
+			return err
+		}
+		dropNested(home, base, s, abs)
+		for _, f := range found {
+			s.Files.ReadOnly = addStr(s.Files.ReadOnly, f)
+		}
+	}
+	return nil
+}
+
+// dropNested takes out of s's [files] read_only every path below dir.
+func dropNested(home, base string, s *Spec, dir string) {
+	if s.Files == nil {
+		return
+	}
+	var keep []string
+	for _, r := range s.Files.ReadOnly {
+		if abs, err := GrantPath(home, base, r); err == nil && within(abs, dir) {
+			continue
+		}
+		keep = append(keep, r)
+	}
+	s.Files.ReadOnly = keep
 }
 
 // materializeFiles writes an agent's default [files] write (work/ in its
 // Home) into its spec before a change of [files], so that adding a folder
 // keeps it and denying it takes it away for good.
 func materializeFiles(own *Spec, g Grants) {
-	if len(g.Read)+len(g.Write) == 0 {
+	if len(g.Read)+len(g.Write)+len(g.WriteGit) == 0 {
 		return
 	}
 	if own.Files == nil {
@@ -159,7 +245,7 @@ func heldBy(in Input, g Grants) string {
 	if g.NetworkMode != "" && h.Network != nil && h.Network.Mode == g.NetworkMode {
 		return "--network-mode " + g.NetworkMode
 	}
-	if g.Internet != nil && !*g.Internet && h.Internet != nil && (h.Internet.On == nil || *h.Internet.On) {
+	if g.Internet != nil && *g.Internet && h.Internet != nil && (h.Internet.On == nil || *h.Internet.On) {
 		return "--internet"
 	}
 	if g.Tool != "" && h.Tools != nil {

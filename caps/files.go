@@ -65,7 +65,17 @@ func readSpecIfAny(path string) (*Spec, error) {
 // fsync, rename over, fsync the folder. The folder is reached through no
 // link, and a link or non-regular file already at path is refused: nothing
 // is written then.
-func writeFileAtomic(path string, data []byte) (err error) {
+func writeFileAtomic(path string, data []byte) error {
+	return writeFile(path, data, false)
+}
+
+// writeFileNew is writeFileAtomic where nothing is at path yet: a file
+// there already (made meanwhile) is kept, and the error is EEXIST.
+func writeFileNew(path string, data []byte) error {
+	return writeFile(path, data, true)
+}
+
+func writeFile(path string, data []byte, noReplace bool) (err error) {
 	dir, name := filepath.Split(path)
 	dfd, err := unix.Openat2(unix.AT_FDCWD, filepath.Clean(dir), &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
@@ -111,7 +121,11 @@ func writeFileAtomic(path string, data []byte) (err error) {
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err = unix.Renameat(dfd, tmp, dfd, name); err != nil {
+	if noReplace {
+		if err = unix.Renameat2(dfd, tmp, dfd, name, unix.RENAME_NOREPLACE); err != nil {
+			return &os.PathError{Op: "rename", Path: path, Err: err}
+		}
+	} else if err = unix.Renameat(dfd, tmp, dfd, name); err != nil {
 		return &os.PathError{Op: "rename", Path: path, Err: err}
 	}
 	if err = unix.Fsync(dfd); err != nil {

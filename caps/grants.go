@@ -6,8 +6,9 @@ import "strings"
 // take them. Each list adds (allow) or removes (deny) its entries.
 type Grants struct {
 	Read          []string // --read
-	Write         []string // --write
-	Internet      *bool    // --internet / --no-internet: [internet] on
+	Write         []string // --write (its nested repositories kept read-only)
+	WriteGit      []string // --write-git: written, nested repositories too
+	Internet      *bool    // --internet as given (nil: not given); allow turns [internet] on, deny off
 	InternetHosts []string // --internet-host
 	TCP           []string // --tcp host:port
 	NetworkMode   string   // --network-mode host
@@ -23,7 +24,7 @@ type Grants struct {
 
 // Empty reports whether g grants nothing.
 func (g Grants) Empty() bool {
-	return len(g.Read)+len(g.Write)+len(g.InternetHosts)+len(g.TCP)+len(g.LANHosts)+
+	return len(g.Read)+len(g.Write)+len(g.WriteGit)+len(g.InternetHosts)+len(g.TCP)+len(g.LANHosts)+
 		len(g.Ports)+len(g.BrowserHosts)+len(g.Commands)+len(g.Models) == 0 &&
 		g.Internet == nil && g.NetworkMode == "" && g.Tool == ""
 }
@@ -36,13 +37,19 @@ func (g Grants) AddTo(s *Spec) error {
 			return at(ErrBadName, "--allow/--ask", "name the tool: --tool NAME --allow CALL")
 		}
 	}
-	if len(g.Read)+len(g.Write) > 0 {
+	if len(g.Read)+len(g.Write)+len(g.WriteGit) > 0 {
 		if s.Files == nil {
 			s.Files = &FilesSpec{}
 		}
 		for _, p := range g.Write {
 			s.Files.Write = addStr(s.Files.Write, p)
 			s.Files.Read = removeStr(s.Files.Read, p)
+			s.Files.WriteGit = removeStr(s.Files.WriteGit, p)
+		}
+		for _, p := range g.WriteGit {
+			s.Files.Write = addStr(s.Files.Write, p)
+			s.Files.Read = removeStr(s.Files.Read, p)
+			s.Files.WriteGit = addStr(s.Files.WriteGit, p)
 		}
 		for _, p := range g.Read {
 			s.Files.Read = addStr(s.Files.Read, p)
@@ -145,23 +152,25 @@ func removeStr[S ~string](list []S, v S) []S {
 	return out
 }
 
-// RemoveFrom takes g out of s (lnk agent deny). --internet with false
-// turns [internet] off; --tool without --allow or --ask removes the tool.
+// RemoveFrom takes g out of s (lnk agent deny). --internet turns
+// [internet] off (Deny refuses --internet=false before this); --tool
+// without --allow or --ask removes the tool.
 func (g Grants) RemoveFrom(s *Spec) {
 	if s.Files != nil {
 		for _, p := range g.Read {
 			s.Files.Read = removeStr(s.Files.Read, p)
 		}
-		for _, p := range g.Write {
+		for _, p := range append(append([]string(nil), g.Write...), g.WriteGit...) {
 			s.Files.Write = removeStr(s.Files.Write, p)
+			s.Files.WriteGit = removeStr(s.Files.WriteGit, p)
 		}
 	}
 	if g.Internet != nil {
 		if s.Internet == nil {
 			s.Internet = &InternetSpec{}
 		}
-		v := !*g.Internet
-		s.Internet.On = &v
+		off := false
+		s.Internet.On = &off
 	}
 	if s.Internet != nil {
 		for _, h := range g.InternetHosts {

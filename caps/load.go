@@ -27,7 +27,7 @@ func agentInput(home, name string) (Input, error) {
 		return Input{}, err
 	}
 	in := Input{Home: l.Home, Agent: a}
-	own, err := readSpecIfAny(l.SandboxFile(name))
+	own, err := ownSpec(l, name)
 	if err != nil {
 		return Input{}, err
 	}
@@ -59,13 +59,25 @@ func CompileFile(home, base, path string) (*Compiled, error) {
 
 // CompileFlags compiles a sandbox from command-line grants alone, with
 // no agent: `lnk sandbox run --read X --write Y …`. Relative paths are
-// taken against base.
+// taken against base. Each --write folder is scanned for nested
+// repositories (ScanNested), kept read-only as lnk agent allow keeps
+// them; --write-git's are not.
 func CompileFlags(home, base string, g Grants) (*Compiled, error) {
 	s := &Spec{}
 	if err := g.AddTo(s); err != nil {
 		return nil, err
 	}
-	return Compile(Input{Home: home, Base: base, Own: &Layer{Whose: "agent", File: "(flags)", Spec: s}})
+	in := Input{Home: home, Base: base, Own: &Layer{Whose: "agent", File: "(flags)", Spec: s}}
+	if len(g.Write) == 0 {
+		return Compile(in)
+	}
+	if _, err := Compile(in); err != nil {
+		return nil, err
+	}
+	if err := rescanNested(home, base, s, g); err != nil {
+		return nil, err
+	}
+	return Compile(in)
 }
 
 // CompileSpec compiles one spec already parsed, with no agent.

@@ -69,6 +69,9 @@ var (
 
 	// How the grants fit together.
 	ErrReadInsideWrite = rule("read-inside-write", "a read-only folder can't be inside a written one")
+	ErrNestedLink      = rule("nested-link", "a .git, .envrc, .vscode or .idea inside a written folder is a link (or neither a file nor a folder), which the sandbox can keep read-only only as a file or folder")
+	ErrNestedOutside   = rule("nested-outside", "a [files] read_only path is a .git, .envrc, .vscode or .idea below the top of a written folder, and not inside another")
+	ErrScanBound       = rule("scan-incomplete", "the written folder could not be scanned for repositories within the scan's bounds (time, folders, count) or a folder of it could not be read")
 
 	// Names.
 	ErrBadName       = rule("bad-name", "a name is letters, digits, '-', '_' and '.' only, at most 64")
@@ -83,6 +86,8 @@ var (
 	ErrAllPorts      = rule("all-ports-without-host", `[localhost] ports = ["*"] only with [network] mode = "host": behind its proxy every port would be other agents' proxies too`)
 	ErrBadMode       = rule("bad-network-mode", `[network] mode is "host" or empty`)
 	ErrBadLimit      = rule("bad-limit", "a limit is a positive number, or a duration such as 90s or 2m")
+	ErrNotEnforced   = rule("not-enforced-yet", "nothing enforces this grant yet, so it is not given: lnk agent show --permissions marks what isn't")
+	ErrDenyInternet  = rule("deny-internet-false", "deny --internet turns the internet off; deny --internet=false would turn it on, which only allow does")
 
 	// Files.
 	ErrSpecLink       = rule("spec-link", "a spec file that is a symbolic link is refused")
@@ -103,9 +108,9 @@ var AllRules = []*Refusal{
 	ErrNUL, ErrDotDot, ErrEmptyPath, ErrSymlink, ErrMissing, ErrBadPath,
 	ErrHomeFolder, ErrHoldsHome, ErrDotFolder, ErrLaunchAgents, ErrLinkSettings,
 	ErrLinkOwn, ErrOtherAgent, ErrOwnAgentDir, ErrHarnessHome, ErrHidden,
-	ErrHoldsHidden, ErrOnPath, ErrSessionDir, ErrReadInsideWrite, ErrBadName, ErrNamespaceName, ErrOwnTool,
+	ErrHoldsHidden, ErrOnPath, ErrSessionDir, ErrReadInsideWrite, ErrNestedLink, ErrNestedOutside, ErrScanBound, ErrBadName, ErrNamespaceName, ErrOwnTool,
 	ErrStrangerTool, ErrHarnessOnly, ErrBadAsk, ErrBadCommand, ErrBadHost,
-	ErrBadPort, ErrAllPorts, ErrBadMode, ErrBadLimit, ErrSpecLink,
+	ErrBadPort, ErrAllPorts, ErrBadMode, ErrBadLimit, ErrNotEnforced, ErrDenyInternet, ErrSpecLink,
 	ErrSpecNotRegular, ErrSpecSyntax, ErrSpecUnknownKey, ErrSpecWrongType,
 	ErrSpecTooBig, ErrAgentExists, ErrHeldByHarness,
 }

@@ -23,11 +23,13 @@ const (
 	RouteHidden   = "sandbox: hidden (empty mount over it)"
 	RouteProxy    = "proxy: netbroker"
 	RouteHostNet  = "host network (no proxy)"
-	RouteBrowser  = "proxy: netbroker, asks the owner for each page"
 	RouteTools    = "tool bridge"
 	RouteCommands = "sandbox: seccomp + exec list"
-	RouteModel    = "proxy: model route"
-	RouteLimits   = "link's tools"
+	// RouteNone is a grant nothing enforces yet ([browser], [model],
+	// [tools] strangers, the limits of tools not built yet): shown as
+	// such, never as a route that would hold, and lnk agent allow
+	// refuses to add it (ErrNotEnforced).
+	RouteNone = "not enforced yet"
 )
 
 // Permissions compiles agent name's grants and lists them, each marked
@@ -46,6 +48,9 @@ func Permissions(home, name string) ([]Line, *Compiled, error) {
 		layers = append(layers, in.Harness)
 	}
 	w := whoser{layers: layers, home: c.Home, base: c.FilesDir}
+	if c.AgentName != "" {
+		w.own = Layout{Home: c.Home}.OwnDir(c.AgentName)
+	}
 	var out []Line
 	add := func(grant, value, whose, route string) {
 		out = append(out, Line{grant, value, whose, route})
@@ -59,6 +64,18 @@ func Permissions(home, name string) ([]Line, *Compiled, error) {
 	}
 	for i := 0; i+3 < len(c.ReadOnly); i += 4 {
 		add("files read-only", filepath.Dir(c.ReadOnly[i])+"/{.git,.envrc,.vscode,.idea}", "link", RouteFiles)
+	}
+	for _, f := range c.NestedReadOnly {
+		add("files read-only", f.Path, "agent (found by allow --write)", RouteFiles)
+	}
+	for _, ly := range layers {
+		if ly != nil && ly.Spec != nil && ly.Spec.Files != nil {
+			for _, p := range ly.Spec.Files.WriteGit {
+				if abs, err := GrantPath(c.Home, c.FilesDir, p); err == nil {
+					add("files write-git", abs+" (its nested repositories written too)", ly.Whose, RouteFiles)
+				}
+			}
+		}
 	}
 	for _, p := range c.Hidden {
 		if p == filepath.Join(c.Home, "Link", "Agents") && c.AgentName != "" {
@@ -99,7 +116,7 @@ func Permissions(home, name string) ([]Line, *Compiled, error) {
 		add("lan host", h, w.find(func(s *Spec) bool { return s.LAN != nil && has(s.LAN.Hosts, h) }), net)
 	}
 	for _, h := range c.BrowserHosts {
-		add("browser host", h, w.find(func(s *Spec) bool { return s.Browser != nil && has(s.Browser.Hosts, h) }), RouteBrowser)
+		add("browser host", h, w.find(func(s *Spec) bool { return s.Browser != nil && has(s.Browser.Hosts, h) }), RouteNone)
 	}
 	for _, name := range sortedKeys(c.Tools) {
 		t := c.Tools[name]
@@ -113,7 +130,7 @@ func Permissions(home, name string) ([]Line, *Compiled, error) {
 		add("tool", v, w.find(func(s *Spec) bool { _, ok := s.toolGrant(name); return ok }), RouteTools)
 	}
 	for _, st := range c.Strangers {
-		add("strangers tool", st, "agent", RouteTools)
+		add("strangers tool", st, "agent", RouteNone)
 	}
 	byWhose := map[string][]string{}
 	var whoses []string
@@ -128,12 +145,12 @@ func Permissions(home, name string) ([]Line, *Compiled, error) {
 		add("commands", strings.Join(byWhose[who], " "), who, RouteCommands)
 	}
 	for _, m := range c.Models {
-		add("model", m, w.find(func(s *Spec) bool { return s.Model != nil && has(s.Model.Allow, m) }), RouteModel)
+		add("model", m, w.find(func(s *Spec) bool { return s.Model != nil && has(s.Model.Allow, m) }), RouteNone)
 	}
 	lim := c.Limits
 	add("limits", fmt.Sprintf("run %s, %d B out; background %d, %d/day; notes %d B; hops %d, %d/day",
 		lim.Run.Timeout, lim.Run.Output, lim.Run.Background, lim.Run.BackgroundPerDay, lim.Memory.Notes, lim.Scheduler.Hops, lim.Scheduler.PerDay),
-		w.find(func(s *Spec) bool { return s.Tool != nil || s.Run != nil }), RouteLimits)
+		w.find(func(s *Spec) bool { return s.Tool != nil || s.Run != nil }), RouteNone)
 	return out, c, nil
 }
 
@@ -150,6 +167,7 @@ func (s *Spec) toolGrant(name string) (ToolSpec, bool) {
 type whoser struct {
 	layers     []*Layer
 	home, base string
+	own        string // the agent's own folder (Agent/), or ""
 }
 
 func (w whoser) find(holds func(*Spec) bool) string {
@@ -179,6 +197,9 @@ func (w whoser) path(abs string, filesDir bool) string {
 	})
 	if who == "link" && filesDir {
 		return "link (the agent's files folder)"
+	}
+	if who == "link" && w.own != "" && within(abs, w.own) {
+		return "link (the agent's own folder)"
 	}
 	return who
 }

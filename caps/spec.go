@@ -36,10 +36,16 @@ type Spec struct {
 	Run       *RunSpec             `toml:"run,omitempty"`
 }
 
-// FilesSpec is [files]: folders read, and folders written.
+// FilesSpec is [files]: folders read, and folders written. ReadOnly are
+// the .git, .envrc, .vscode and .idea that lnk agent allow --write found
+// below the top of a written folder (nested.go); WriteGit are written
+// folders whose nested ones the owner lets the sandbox write
+// (--write-git), which are not scanned.
 type FilesSpec struct {
-	Read  []string `toml:"read,omitempty"`
-	Write []string `toml:"write"`
+	Read     []string `toml:"read,omitempty"`
+	Write    []string `toml:"write"`
+	ReadOnly []string `toml:"read_only,omitempty"`
+	WriteGit []string `toml:"write_git,omitempty"`
 }
 
 // InternetSpec is [internet].

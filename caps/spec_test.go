@@ -91,7 +91,11 @@ func TestDefaultsAndLimits(t *testing.T) {
 	if !c.Internet.On || c.Internet.Hosts != nil || c.AgentID != a.ID || len(c.AgentID) != 32 {
 		t.Fatalf("defaults: %+v", c)
 	}
+	// The agent's instructions, skills and chats are read, never written.
 	want := []Folder{
+		{Path: l.OwnDir("d") + "/chats", Access: Access{Read: true}},
+		{Path: l.OwnDir("d") + "/instructions", Access: Access{Read: true}},
+		{Path: l.OwnDir("d") + "/skills", Access: Access{Read: true}},
 		{Path: l.FilesDir("d"), Access: Access{Read: true}},
 		{Path: l.FilesDir("d") + "/work", Access: Access{Read: true, Write: true}},
 	}

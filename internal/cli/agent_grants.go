@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -16,19 +17,20 @@ import (
 func grantFlags(c *cobra.Command, g *caps.Grants, internet *bool, ask *string) {
 	f := c.Flags()
 	f.StringArrayVar(&g.Read, "read", nil, "a folder to read (absolute, ~/…, or relative to the agent's Home)")
-	f.StringArrayVar(&g.Write, "write", nil, "a folder to write")
+	f.StringArrayVar(&g.Write, "write", nil, "a folder to write; the repositories (.git), .envrc, .vscode and .idea found in it stay read-only")
+	f.StringArrayVar(&g.WriteGit, "write-git", nil, "a folder to write, the repositories in it too (only the .git at its top stays read-only)")
 	f.BoolVar(internet, "internet", false, "[internet] on (with allow) or off (with deny)")
 	f.StringArrayVar(&g.InternetHosts, "internet-host", nil, "an internet host, through the proxy")
 	f.StringArrayVar(&g.TCP, "tcp", nil, "a TCP endpoint host:port")
 	f.StringVar(&g.NetworkMode, "network-mode", "", `[network] mode: "host"`)
 	f.StringArrayVar(&g.LANHosts, "lan-host", nil, "a host of your local network")
 	f.StringArrayVar(&g.Ports, "port", nil, `a localhost port, or '*' (only with --network-mode host)`)
-	f.StringArrayVar(&g.BrowserHosts, "browser-host", nil, "a host whose pages may open in your browser, after asking")
+	f.StringArrayVar(&g.BrowserHosts, "browser-host", nil, "a host whose pages may open in your browser (not enforced yet: allow refuses it, deny takes it out)")
 	f.StringVar(&g.Tool, "tool", "", "an outside tool by name")
 	f.StringArrayVar(&g.ToolAllow, "allow", nil, "with --tool: a call that goes through without asking")
 	f.StringVar(ask, "ask", "", `with --tool: "none" lets every call through without asking`)
 	f.StringArrayVar(&g.Commands, "command", nil, "a program that may start: a name, an absolute path, or '*'")
-	f.StringArrayVar(&g.Models, "model", nil, "a model the agent may use")
+	f.StringArrayVar(&g.Models, "model", nil, "a model the agent may use (not enforced yet: allow refuses it, deny takes it out)")
 }
 
 // askFlag sets g's --ask from the flag's value: "none" or nothing.
@@ -62,11 +64,9 @@ func grantCommand(verb string, do func(home, name string, g caps.Grants) (*caps.
 				"  lnk agent " + verb + " main --network-mode host --port '*'",
 			RunE: func(c *cobra.Command, args []string) error {
 				if c.Flags().Changed("internet") {
+					// The flag as given: caps turns [internet] on for
+					// allow --internet and off for deny --internet.
 					g.Internet = &internet
-					if verb == "deny" {
-						off := !internet
-						g.Internet = &off
-					}
 				}
 				if err := askFlag(ask, &g, "lnk agent "+verb+" AGENT --tool NAME --ask none"); err != nil {
 					return err
@@ -74,8 +74,12 @@ func grantCommand(verb string, do func(home, name string, g caps.Grants) (*caps.
 				if g.Empty() {
 					return Usage("nothing to "+verb, "lnk agent "+verb+" --help lists the flags")
 				}
-				if _, err := do(os.Getenv("HOME"), args[0], g); err != nil {
+				comp, err := do(os.Getenv("HOME"), args[0], g)
+				if err != nil {
 					return agentErr(err, args[0])
+				}
+				if verb == "allow" {
+					sayNested(c.OutOrStdout(), comp, g)
 				}
 				fmt.Fprintf(c.OutOrStdout(), "%s: done; lnk agent show %s --permissions shows the grants\n", verb, args[0])
 				return nil
@@ -85,6 +89,31 @@ func grantCommand(verb string, do func(home, name string, g caps.Grants) (*caps.
 		c.RegisterFlagCompletionFunc("network-mode", cobra.FixedCompletions([]string{"host"}, cobra.ShellCompDirectiveNoFileComp))
 		c.RegisterFlagCompletionFunc("ask", cobra.FixedCompletions([]string{"none"}, cobra.ShellCompDirectiveNoFileComp))
 		return c
+	}
+}
+
+// sayNested lists, for each folder allow --write granted, the
+// repositories, .envrc, .vscode and .idea found in it, now read-only.
+func sayNested(w io.Writer, comp *caps.Compiled, g caps.Grants) {
+	for _, f := range comp.Folders {
+		if !f.Access.Write {
+			continue
+		}
+		for _, p := range g.Write {
+			abs, err := caps.GrantPath(comp.Home, comp.FilesDir, p)
+			if err != nil || abs != f.Path {
+				continue
+			}
+			found := comp.NestedUnder(f.Path)
+			if len(found) == 0 {
+				fmt.Fprintf(w, "%s: no repository, .envrc, .vscode or .idea found inside (in folders at most %d below it)\n", f.Path, caps.NestedDepth)
+				continue
+			}
+			fmt.Fprintf(w, "%s: kept read-only inside it (lnk agent allow %s --write-git %s writes them):\n", f.Path, comp.AgentName, p)
+			for _, n := range found {
+				fmt.Fprintf(w, "  %s\n", n)
+			}
+		}
 	}
 }
 

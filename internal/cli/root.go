@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"lnk.dev/lnk/caps"
 	"os"
 	"sort"
 	"strings"
@@ -80,6 +81,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := NewRoot(stdout, stderr)
 	root.SetArgs(args)
+	caps.Notice = func(msg string) { fmt.Fprintf(stderr, "lnk: %s\n", msg) }
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK

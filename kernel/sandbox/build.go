@@ -305,7 +305,10 @@ func (s *Sandbox) folders(c *caps.Compiled) error {
 			s.args = append(s.args, "--ro-bind", "/dev/null", h)
 		}
 	}
-	return s.readOnlyTops(c.ReadOnly) // readonly.go
+	if err := s.readOnlyTops(c.ReadOnly); err != nil { // readonly.go
+		return err
+	}
+	return s.nested(c) // nested.go
 }
 
 // grantedInside lists the folders of fs strictly inside h, in order.

@@ -28,7 +28,11 @@
 //     covered with an empty read-only tmpfs where a grant would show
 //     them; the read-only paths at the top of written folders (.git,
 //     .envrc, .vscode, .idea) bound read-only over themselves, an absent
-//     one made empty first (readonly.go), so none can be created;
+//     one made empty first (readonly.go), so none can be created; those
+//     caps found below the top (Compiled.NestedReadOnly) bound read-only
+//     and the folders holding them (Compiled.Pinned) over themselves, so
+//     none can be moved aside, each only if still the device and inode
+//     caps recorded (nested.go);
 //   - the environment cleared to Env's fixed list;
 //   - no fd beyond 0–2 (lnk-init closes the rest);
 //   - landlock: read on the system folders, the grants' rights on theirs,

@@ -72,6 +72,13 @@ func List(c *caps.Compiled, h Host) Spec {
 		add("write "+r, "write", r, Closed)
 		add("remove or replace "+r, "replace", r, Closed)
 	}
+	for _, f := range c.Pinned {
+		add("move aside "+f.Path+", which holds a nested .git, .envrc, .vscode or .idea", "replace", f.Path, Closed)
+	}
+	for _, f := range c.NestedReadOnly {
+		add("write nested "+f.Path, "write", f.Path, Closed)
+		add("remove or replace nested "+f.Path, "replace", f.Path, Closed)
+	}
 	add("run a listed command (control)", "exec", listed(c), Open)
 	if listsAll(c) {
 		add("run any program ([commands] \"*\")", "exec", notListed(c), Open)

@@ -112,6 +112,18 @@ func ForAgent(c *caps.Compiled, tool string) (*Sandbox, error) {
 			n.ReadOnly = append(n.ReadOnly, r)
 		}
 	}
+	// The repositories found inside a written folder, and the folders
+	// holding them, stay as the agent's sandbox has them.
+	for _, f := range c.Pinned {
+		if _, ok := below(c.FilesDir, f.Path); ok {
+			n.Pinned = append(n.Pinned, f)
+		}
+	}
+	for _, f := range c.NestedReadOnly {
+		if _, ok := below(c.FilesDir, f.Path); ok {
+			n.NestedReadOnly = append(n.NestedReadOnly, f)
+		}
+	}
 	own := filepath.Join(c.AgentDir, "Agent")
 	bound := false
 	for _, name := range readCollections {

@@ -47,7 +47,10 @@ func TestForAgentKeepsOnlyTheFilesFolder(t *testing.T) {
 	for _, d := range []string{"instructions", "chats"} {
 		os.MkdirAll(filepath.Join(own, d), 0o700)
 	}
-	os.Symlink(home, filepath.Join(own, "skills")) // a link: never bound
+	os.Remove(filepath.Join(own, "skills"))                                // made empty by CreateAgent
+	if err := os.Symlink(home, filepath.Join(own, "skills")); err != nil { // a link: never bound
+		t.Fatal(err)
+	}
 	if len(c.Folders) < 3 || !c.Internet.On || len(c.Tools) == 0 {
 		t.Fatalf("the agent's grants are not what the test set: %+v", c)
 	}
@@ -102,5 +105,31 @@ func TestForAgentWithoutAFileGrant(t *testing.T) {
 	}
 	if _, err := grants.ForAgent(&caps.Compiled{Home: home}, "/opt/lnk/lnk-file-tool"); err == nil {
 		t.Fatal("grants without an agent were taken")
+	}
+}
+
+// TestForAgentKeepsNestedRepositories: a repository allow --write found
+// in a written folder of Home stays read-only in the file tool's
+// sandbox, with the folder holding it pinned, as in the agent's.
+func TestForAgentKeepsNestedRepositories(t *testing.T) {
+	home := testenv.Home(t)
+	if _, err := caps.CreateAgent(home, "ada"); err != nil {
+		t.Fatal(err)
+	}
+	repo := filepath.Join(home, "Link", "Agents", "ada", "Home", "notes", "site")
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c, err := caps.Allow(home, "ada", caps.Grants{Write: []string{"notes"}})
+	if err != nil || len(c.NestedReadOnly) != 1 || len(c.Pinned) != 1 {
+		t.Fatalf("the agent's grants: %v %+v %+v", err, c.NestedReadOnly, c.Pinned)
+	}
+	s, err := grants.ForAgent(c, "/opt/lnk/lnk-file-tool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := s.Grants
+	if len(g.NestedReadOnly) != 1 || g.NestedReadOnly[0] != c.NestedReadOnly[0] || len(g.Pinned) != 1 || g.Pinned[0] != c.Pinned[0] {
+		t.Fatalf("file tool's sandbox: nested %+v pinned %+v", g.NestedReadOnly, g.Pinned)
 	}
 }

@@ -60,7 +60,8 @@
 // one strict decoder, wire.Unmarshal ([ErrUsage]). Each refusal is logged
 // once, as the operation and its reason, never the path or the text.
 //
-// Its answers stay below serve's cap ([MaxAnswer]): a list's entries or
-// find's matches stop past 4 MiB JSON-encoded, marked cut, and any answer
-// line past the cap is answered as an error instead.
+// Its answers stay below serve's cap ([MaxAnswer]): a list's entries
+// stop past 10,000 (the first by name) and a list's entries or find's
+// matches past 4 MiB JSON-encoded, each marked cut, and any answer line
+// past the cap is answered as an error instead.
 package apply

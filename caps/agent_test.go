@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -221,6 +222,12 @@ func TestDenyHeldByHarness(t *testing.T) {
 	hit(t, err, ErrHeldByHarness)
 	if msg := err.Error(); !bytes.Contains([]byte(msg), []byte("--internet-host pkg.example.com")) || !bytes.Contains([]byte(msg), []byte(l.HarnessFile("hx"))) {
 		t.Fatalf("refusal does not name the grant and its file: %s", msg)
+	}
+	// Its hint names the file to change, not a command that does not exist
+	// (internal/cli's TestEveryCommandNamedExists walks every lnk … named).
+	var r *Refusal
+	if !errors.As(err, &r) || !strings.Contains(r.Hint(), l.HarnessFile("hx")) || strings.Contains(r.Hint(), "lnk ") {
+		t.Fatalf("hint: %q", r.Hint())
 	}
 	if _, err := Deny(home, "h", Grants{Ports: []string{"3000"}}); err != nil {
 		t.Fatal(err)

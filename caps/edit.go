@@ -82,8 +82,10 @@ func Deny(home, name string, g Grants) (*Compiled, error) {
 	}
 	if in.Harness != nil {
 		if held := heldBy(in, g); held != "" {
+			// No lnk command changes a harness's layer: the hint names
+			// its file, where the grant is taken back.
 			return nil, at(ErrHeldByHarness, held+" (in "+in.Harness.File+")",
-				"lnk agent harness deny --harness "+strings.TrimPrefix(in.Harness.Whose, "harness ")+" takes it from the harness")
+				"the harness "+strings.TrimPrefix(in.Harness.Whose, "harness ")+" grants it: take it out of "+in.Harness.File+", its grants for every agent it runs")
 		}
 	}
 	materializeFiles(in.Own.Spec, g)

@@ -188,9 +188,9 @@ network. Returns the command's exit status (128+N for signal N).`,
 				return err
 			}
 			defer bridge.Close()
-			keys, err := startSealed(comp, spec.degraded, c.ErrOrStderr()) // nil without sealed secrets
+			keys, err := startSealed(comp, spec.degraded) // nil without sealed secrets
 			if err != nil {
-				return err
+				return auditRefusal("sandbox run", spec.agent, err)
 			}
 			defer keys.Close()
 			// lnk readies the proxy (its socket, secret and relay

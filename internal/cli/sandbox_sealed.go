@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,16 +72,17 @@ func (k *runKeys) Close() error {
 
 // startSealed starts lnk-keybroker (beside lnk) for the sealed secrets
 // granted to comp's agent and has it take the proxy's channel; nil when
-// there are none, or when the sandbox has no proxy of its own to hold
-// them (said on w).
-func startSealed(comp *caps.Compiled, degraded bool, w io.Writer) (*runKeys, error) {
+// there are none. A sandbox with no proxy of its own to hold them
+// ([network] mode = "host") is refused: security.txt says an agent whose
+// harness runs without a proxy of its own doesn't start with a secret,
+// rather than start without it.
+func startSealed(comp *caps.Compiled, degraded bool) (*runKeys, error) {
 	names, err := sealedGrants(comp)
 	if err != nil || len(names) == 0 {
 		return nil, err
 	}
 	if comp.NetworkMode == "host" {
-		fmt.Fprintf(w, "lnk: sealed secrets %v not given: with [network] mode = \"host\" there is no proxy to add them\n", names)
-		return nil, nil
+		return nil, noProxyForSealed(comp, names)
 	}
 	lockForChildren() // the key broker's parent thread (sandbox_run.go)
 	exe, err := os.Executable()
@@ -177,4 +177,19 @@ func (k *runKeys) sealedKeys() *sandbox.SealedKeys {
 		return nil
 	}
 	return k.keys
+}
+
+// noProxyForSealed refuses a run of an agent granted sealed secrets with
+// no proxy to add them, naming the two commands that would let it run:
+// the network back behind its proxy, or each secret taken from it.
+func noProxyForSealed(comp *caps.Compiled, names []string) error {
+	agent := comp.AgentName
+	if agent == "" {
+		agent = comp.AgentID
+	}
+	hints := []string{"lnk agent deny " + agent + " --network-mode host"}
+	for _, n := range names {
+		hints = append(hints, "lnk secret remove "+n+" --agent "+agent)
+	}
+	return Refused(fmt.Errorf("agent %s holds sealed secrets (%s) and [network] mode = \"host\" leaves it no proxy to add them: it does not start without them", agent, strings.Join(names, ", ")), hints...)
 }

@@ -9,25 +9,38 @@ import (
 	"lnk.dev/lnk/services/filetool/apply"
 )
 
+// TestDecodeAnswerIsStrict: an answer is one of {"ok"} or {"error"},
+// each key once and in its own case, by the fast pass and the decoder
+// alike.
 func TestDecodeAnswerIsStrict(t *testing.T) {
-	for _, l := range []string{`{"ok":{"a":1}}`, `{"error":"refused"}`, "{\"ok\":[]}\n"} {
+	for _, l := range []string{`{"ok":{"a":1}}`, `{"error":"refused"}`, "{\"ok\":[]}\n", `{ "ok" : 1 }`, `{"\u006fk":1}`, `{"ok":{"a":1,"a":2}}`} {
 		if _, err := decodeAnswer([]byte(l)); err != nil {
 			t.Errorf("%s: %v", l, err)
 		}
 	}
-	for _, l := range []string{``, `{}`, `{"ok":null}`, `{"error":""}`, `{"ok":1,"error":"x"}`, `{"ok":1,"more":2}`, `{"ok":1}{"ok":2}`, `[1]`, `{"error":1}`} {
-		if _, err := decodeAnswer([]byte(l)); err == nil {
-			t.Errorf("%q was taken", l)
+	for _, l := range []string{``, `{}`, `{"ok":null}`, `{"error":""}`, `{"ok":1,"error":"x"}`, `{"ok":1,"more":2}`, `{"ok":1}{"ok":2}`, `[1]`, `{"error":1}`,
+		`{"ok":1,"ok":2}`, `{"ok" :1,"ok":2}`, `{"error":"a","error":"b"}`, `{"OK":1}`, `{"Error":"x"}`, `{"ok":1,"OK":2}`, `{"ok":1,"error":""}`, `{"ok" :1,"error":""}`,
+		`{"error":null}`, `{"ok":1,"error":null}`} {
+		if a, err := decodeAnswer([]byte(l)); err == nil {
+			t.Errorf("%q was taken: %+v", l, a)
 		}
 	}
 }
 
 // FuzzDecodeAnswer: whatever the sandboxed process writes, an answer is
-// taken only as exactly one of ok (valid JSON) or error (words).
+// taken only as exactly one of ok (valid JSON) or error (words); and the
+// fast pass refuses exactly what the strict decoder refuses of the lines
+// it takes, reading the same answer from the rest.
 func FuzzDecodeAnswer(f *testing.F) {
 	f.Add([]byte(`{"ok":{"path":"a"}}`))
 	f.Add([]byte(`{"error":"refused"}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
+		if fa, taken, ok := fastAnswer(line); taken {
+			sa, err := strictAnswer(line)
+			if ok != (err == nil) || (ok && (!bytes.Equal(fa.OK, sa.OK) || sa.Error != "")) {
+				t.Fatalf("%q: fast %v %s, strict %s %q (%v)", line, ok, fa.OK, sa.OK, sa.Error, err)
+			}
+		}
 		a, err := decodeAnswer(line)
 		if err != nil {
 			return

@@ -56,10 +56,13 @@
 // harness): a line past 16 MiB, a JSON-RPC batch or a line that is not
 // one message ends the session; a plain tools/call is matched strictly
 // by serve's own code (any near miss goes to the go-sdk); its arguments
-// pass to the sandboxed process checked only to be JSON, whose answers
+// pass to the sandboxed process checked only to be JSON (apply decodes
+// them strictly: a key twice or in another case is refused), whose answers
 // pass back unread but for the --no-diffs fields. Not the
 // sandboxed process: an answer line past 8 MiB, or not strictly {"ok"}
-// or {"error"}, ends it.
+// or {"error"} (wire.Unmarshal's rules), ends it. A client that closes
+// its side still gets the answer to each call it sent first
+// ([drainTransport]).
 //
 // Refuses: a call it does not offer (find under --no-find), before the
 // sandbox sees it.

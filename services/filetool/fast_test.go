@@ -159,6 +159,11 @@ func TestPlainCall(t *testing.T) {
 
 // FuzzPlainCall: a line the fast path takes is one the go-sdk decodes to
 // the same call: the same id, a tools/call, the same name and arguments.
+// The fast path never refuses: a line it does not take is the go-sdk's,
+// so the two answer every line alike. Its seeds (testdata) hold keys
+// twice, in another case, unknown, null and escaped; the arguments pass
+// on as they are, to apply's strict decoder (apply's FuzzDecodeCall and
+// TestArgumentsAreStrict).
 func FuzzPlainCall(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read","arguments":{"path":"a"}}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"list"}}`))

@@ -47,7 +47,7 @@ func (o Offer) Tools() []tool {
 			object(nil, map[string]any{"path": prop("string", "the folder to search (default the files folder)"),
 				"name": prop("string", "a glob such as *.go or src/**/*.md"), "text": prop("string", "a regular expression of a line"),
 				"max": prop("integer", "at most this many matches (default 200, most 1000)")})},
-		{"list", "List a folder's entries: name and type (file, folder, link, other). Never follows a link. Answers cut: true where it stopped short, past 4 MiB of names.",
+		{"list", "List a folder's entries: name and type (file, folder, link, other). Never follows a link. Answers cut: true where it stopped short, past 10,000 entries (the first by name) or 4 MiB of names.",
 			object(nil, map[string]any{"path": prop("string", "the folder (default the files folder)")})},
 	}
 	out := ts[:0]

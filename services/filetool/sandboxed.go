@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"lnk.dev/lnk/internal/wire"
 	"lnk.dev/lnk/services/filetool/stdpipe"
 )
 
@@ -220,29 +221,55 @@ var errBadAnswer = errors.New("an answer that is neither {\"ok\"} nor {\"error\"
 
 // decodeAnswer decodes one answer line from the sandboxed process
 // strictly: one object, {"ok": value} or {"error": "words"}, nothing
-// else and nothing after it. An answer as apply writes it, {"ok": then
-// the value then }, is taken with one pass that checks the value is one
-// JSON value (not null) and nothing more; any other spelling goes
-// through the decoder.
+// else, no key twice or in another case, nothing after it. An answer as
+// apply writes it is taken by one pass ([fastAnswer]); any other spelling
+// goes through Link's one strict decoder ([strictAnswer]).
+// FuzzDecodeAnswer holds the two to the same answers and refusals.
 func decodeAnswer(line []byte) (answer, error) {
-	if v, ok := bytes.CutPrefix(bytes.TrimSpace(line), okPrefix); ok {
-		if v, ok = bytes.CutSuffix(v, []byte("}")); ok {
-			if v = bytes.TrimSpace(v); len(v) > 0 && !bytes.Equal(v, []byte("null")) && validJSON(v) {
-				return answer{OK: v}, nil
-			}
+	if a, taken, ok := fastAnswer(line); taken {
+		if !ok {
 			return answer{}, errBadAnswer
 		}
+		return a, nil
 	}
-	var a answer
-	d := json.NewDecoder(bytes.NewReader(line))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&a); err != nil || (a.OK == nil) == (a.Error == "") || bytes.Equal(a.OK, []byte("null")) {
-		return answer{}, errBadAnswer
+	return strictAnswer(line)
+}
+
+// fastAnswer takes a line as apply writes it, {"ok": then the value then
+// }, checking in one pass that the value is one JSON value (not null) and
+// nothing more: taken says the line is of that shape, ok that it is an
+// answer ([strictAnswer] refuses what it refuses, a second key above all).
+func fastAnswer(line []byte) (a answer, taken, ok bool) {
+	v, taken := bytes.CutPrefix(bytes.TrimSpace(line), okPrefix)
+	if !taken {
+		return answer{}, false, false
 	}
-	if _, err := d.Token(); err != io.EOF {
-		return answer{}, errBadAnswer
+	if v, taken = bytes.CutSuffix(v, []byte("}")); !taken {
+		return answer{}, false, false
 	}
-	return a, nil
+	if v = bytes.TrimSpace(v); len(v) > 0 && !bytes.Equal(v, []byte("null")) && validJSON(v) {
+		return answer{OK: v}, true, true
+	}
+	return answer{}, true, false
+}
+
+// strictAnswer decodes an answer line by wire.Unmarshal, as one of two
+// objects of one key each: {"ok": a value, not null} or {"error": words,
+// not empty}.
+func strictAnswer(line []byte) (answer, error) {
+	var ok struct {
+		OK json.RawMessage `json:"ok"` // null decodes as none
+	}
+	if wire.Unmarshal(line, &ok) == nil && ok.OK != nil {
+		return answer{OK: ok.OK}, nil
+	}
+	var refused struct {
+		Error string `json:"error"`
+	}
+	if wire.Unmarshal(line, &refused) == nil && refused.Error != "" {
+		return answer{Error: refused.Error}, nil
+	}
+	return answer{}, errBadAnswer
 }
 
 var okPrefix = []byte(`{"ok":`)

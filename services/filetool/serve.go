@@ -54,14 +54,15 @@ func callResult(ctx context.Context, o Offer, sb *Sandboxed, name string, args j
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(o.Shape(name, ok))}}}
 }
 
-// Serve serves one session on t until the client ends it, then ends the
-// sandboxed process. On Link's own transport ([StdioTransport]) a plain
-// tools/call takes the fast path ([fastCalls]).
+// Serve serves one session on t until the client ends it, each call it
+// sent answered first ([drainTransport]), then ends the sandboxed
+// process. On Link's own transport ([StdioTransport]) a plain tools/call
+// takes the fast path ([fastCalls]).
 func Serve(ctx context.Context, o Offer, sb *Sandboxed, t mcp.Transport) error {
 	defer sb.Close()
 	s := NewServer(o, sb)
 	if lt, ok := t.(*lineTransport); ok {
 		lt.fast = newFastCalls(o, sb, s)
 	}
-	return s.Run(ctx, t)
+	return s.Run(ctx, drainTransport{t})
 }

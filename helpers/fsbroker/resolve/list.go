@@ -33,22 +33,43 @@ func (r *Root) List(name string, opt ListOptions) ([]Entry, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	max := opt.Max
-	if max <= 0 {
-		max = defaultMaxEntries
-	}
-	ents, err := readDir(fd, name, opt.SkipHidden, max)
+	ents, _, err := readDir(fd, name, opt.SkipHidden, maxEntries(opt), false)
 	if err != nil {
 		return nil, fail("list", name, err)
 	}
 	return ents, nil
 }
 
+// ListFirst lists the folder name as [Root.List] does, but past opt.Max
+// entries answers the first opt.Max by name and cut true, rather than
+// refusing: the whole folder is read, holding at most twice opt.Max
+// entries at a time.
+func (r *Root) ListFirst(name string, opt ListOptions) (ents []Entry, cut bool, err error) {
+	fd, err := r.resolve("list", name, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return nil, false, err
+	}
+	defer unix.Close(fd)
+	ents, cut, err = readDir(fd, name, opt.SkipHidden, maxEntries(opt), true)
+	if err != nil {
+		return nil, false, fail("list", name, err)
+	}
+	return ents, cut, nil
+}
+
+func maxEntries(opt ListOptions) int {
+	if opt.Max <= 0 {
+		return defaultMaxEntries
+	}
+	return opt.Max
+}
+
 const defaultMaxEntries = 100_000
 
-// readDir reads every entry of the open folder fd, sorted by name.
-func readDir(fd int, dir string, skipHidden bool, max int) ([]Entry, error) {
-	var out []Entry
+// readDir reads every entry of the open folder fd, sorted by name: past
+// max of them, errTooMany, or with cut the first max by name and more
+// true.
+func readDir(fd int, dir string, skipHidden bool, max int, cut bool) (out []Entry, more bool, err error) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := unix.Getdents(fd, buf)
@@ -56,7 +77,7 @@ func readDir(fd int, dir string, skipHidden bool, max int) ([]Entry, error) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if n <= 0 {
 			break
@@ -64,11 +85,11 @@ func readDir(fd int, dir string, skipHidden bool, max int) ([]Entry, error) {
 		for b := buf[:n]; len(b) > 0; {
 			// struct linux_dirent64 { u64 ino; s64 off; u16 reclen; u8 type; char name[]; }
 			if len(b) < 19 {
-				return nil, unix.EIO
+				return nil, false, unix.EIO
 			}
 			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
 			if reclen < 19 || reclen > len(b) {
-				return nil, unix.EIO
+				return nil, false, unix.EIO
 			}
 			typ, nameb := b[18], b[19:reclen]
 			if i := indexNUL(nameb); i >= 0 {
@@ -79,22 +100,29 @@ func readDir(fd int, dir string, skipHidden bool, max int) ([]Entry, error) {
 			if name == "." || name == ".." || (skipHidden && strings.HasPrefix(name, ".")) {
 				continue
 			}
-			if len(out) >= max {
+			if len(out) >= max && !cut {
 				sortEntries(out)
-				return out, errTooMany
+				return out, false, errTooMany
+			}
+			if len(out) >= 2*max { // keep the first max by name, read on
+				sortEntries(out)
+				out, more = out[:max], true
 			}
 			t, err := direntType(fd, name, typ)
 			if err == unix.ENOENT {
 				continue // gone since it was listed
 			}
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			out = append(out, Entry{Path: join(dir, name), Name: name, Type: t})
 		}
 	}
 	sortEntries(out)
-	return out, nil
+	if len(out) > max {
+		out, more = out[:max], true
+	}
+	return out, more, nil
 }
 
 func sortEntries(e []Entry) { sort.Slice(e, func(i, j int) bool { return e[i].Name < e[j].Name }) }

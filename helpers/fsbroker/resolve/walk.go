@@ -51,7 +51,7 @@ type walker struct {
 // dir reports the entries of the open folder fd (at path dir) and enters
 // its folders. fd stays the caller's.
 func (w *walker) dir(fd int, dir string, depth int) error {
-	ents, err := readDir(fd, dir, w.opt.SkipHidden, w.opt.Max-w.count)
+	ents, _, err := readDir(fd, dir, w.opt.SkipHidden, w.opt.Max-w.count, false)
 	if err != nil && !(errors.Is(err, errTooMany) && len(ents) > 0) {
 		if err == errTooMany {
 			return refuse("walk", dir, ErrTooLarge)

@@ -146,17 +146,17 @@ func (d *Disk) MkdirAll(name string) error {
 	return r.MkdirAll(rel, 0o700)
 }
 
-func (d *Disk) List(name string) ([]Entry, error) {
+func (d *Disk) List(name string, max int) ([]Entry, bool, error) {
 	r, rel, err := d.root(name)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	ents, err := r.List(rel, resolve.ListOptions{Max: maxList})
+	ents, cut, err := r.ListFirst(rel, resolve.ListOptions{Max: max})
 	out := make([]Entry, len(ents))
 	for i, e := range ents {
 		out[i] = entry(e, name, rel)
 	}
-	return out, err
+	return out, cut, err
 }
 
 // Walk walks name's root; a held folder beneath it is walked from its

@@ -55,10 +55,13 @@
 // read-only .git, .envrc, .vscode, .idea of a written folder
 // ([ErrReadOnly]); a write of a file changed since the version the
 // session holds (resolve.ErrChanged); a find pattern past 1 MiB compiled
-// (query.ErrTooLarge). Each refusal is logged
+// (query.ErrTooLarge); a call line or arguments with a key twice, in
+// another case or unknown, or a null where a value is needed, by Link's
+// one strict decoder, wire.Unmarshal ([ErrUsage]). Each refusal is logged
 // once, as the operation and its reason, never the path or the text.
 //
-// Its answers stay below serve's cap ([MaxAnswer]): a list's entries or
-// find's matches stop past 4 MiB JSON-encoded, marked cut, and any answer
-// line past the cap is answered as an error instead.
+// Its answers stay below serve's cap ([MaxAnswer]): a list's entries
+// stop past 10,000 (the first by name) and a list's entries or find's
+// matches past 4 MiB JSON-encoded, each marked cut, and any answer line
+// past the cap is answered as an error instead.
 package apply

@@ -13,8 +13,9 @@ type Files interface {
 	// still at expect: "absent" for a file that must not exist, "" for
 	// whatever is there, else a version Read or Write returned.
 	Write(name string, data []byte, expect string) (string, error)
-	// List lists the folder name, never following a link.
-	List(name string) ([]Entry, error)
+	// List lists the folder name, never following a link: past max
+	// entries, the first max by name, and cut true.
+	List(name string, max int) (ents []Entry, cut bool, err error)
 	// Walk calls fn for every entry beneath the folder name, depth first
 	// in name order, never following a link; at most max entries.
 	Walk(name string, max int, fn func(Entry) error) error

@@ -141,7 +141,8 @@ type listArgs struct {
 }
 
 // ListAnswer is a folder's entries, links shown as links. Cut says it
-// stopped where the entries' bytes would pass 4 MiB.
+// stopped short: past 10,000 entries (the first by name), or where the
+// entries' bytes would pass 4 MiB.
 type ListAnswer struct {
 	Path    string  `json:"path"`
 	Entries []Entry `json:"entries"`
@@ -159,14 +160,14 @@ func (s *Session) list(raw []byte) (any, error) {
 	if err := checkName("list", a.Path); err != nil {
 		return nil, err
 	}
-	ents, err := s.files.List(a.Path)
+	ents, cut, err := s.files.List(a.Path, maxList)
 	if err != nil {
 		return nil, &Refusal{Op: "list", Path: a.Path, Err: reason(err)}
 	}
 	if ents == nil {
 		ents = []Entry{}
 	}
-	ans := &ListAnswer{Path: a.Path, Entries: ents}
+	ans := &ListAnswer{Path: a.Path, Entries: ents, Cut: cut}
 	size := 0
 	for i := range ents {
 		ents[i].Path = ""

@@ -13,7 +13,7 @@ const (
 	MaxFile   = 4 << 20  // a file read or written
 	MaxDiff   = 16 << 10 // a diff answered; past it, diff_cut and sha256
 	maxFind   = 1 << 20  // a file find reads for text
-	maxList   = 10_000   // entries a list answers
+	maxList   = 10_000   // entries a list answers; past them, the first by name, cut
 	maxListed = 4 << 20  // bytes of the entries a list or find answers, JSON-encoded; past them, cut
 	maxWalk   = 100_000  // entries a find walks
 	maxPage   = 64 << 10 // bytes a read answers

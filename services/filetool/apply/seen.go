@@ -2,10 +2,9 @@ package apply
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
+
+	"lnk.dev/lnk/internal/wire"
 )
 
 // A session's versions outlive its process. serve keeps the version of
@@ -27,19 +26,14 @@ var seenPrefix = []byte(`{"seen":`)
 func isSeenLine(line []byte) bool { return bytes.HasPrefix(bytes.TrimSpace(line), seenPrefix) }
 
 // takeSeen adds a seen line's versions to the session's, decoding it
-// strictly: one object with one field, seen, of clean relative names to
-// versions.
+// strictly (wire.Unmarshal): one object with one field, seen, once and
+// in its case, of clean relative names to versions.
 func (s *Session) takeSeen(line []byte) error {
 	var h struct {
 		Seen map[string]string `json:"seen"`
 	}
-	d := json.NewDecoder(bytes.NewReader(line))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&h); err != nil {
+	if err := wire.Unmarshal(line, &h); err != nil {
 		return fmt.Errorf("not a seen line: %v", err)
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return errors.New("not a seen line: more after it")
 	}
 	for name, v := range h.Seen {
 		if err := checkName("seen", name); err != nil {

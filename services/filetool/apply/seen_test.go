@@ -61,6 +61,8 @@ func TestSeenLinesBeforeTheFirstCall(t *testing.T) {
 		`{"seen":{},"more":1}`,
 		`{"seen":["a"]}`,
 		`{"seen":{"a":"v"}}{"seen":{}}`,
+		`{"seen":{},"seen":{"a":"v"}}`,
+		`{"seen":{},"Seen":{"a":"v"}}`,
 	} {
 		w := newWorld(t, "work")
 		var out bytes.Buffer

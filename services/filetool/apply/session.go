@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"unicode/utf8"
 
 	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/internal/wire"
 )
 
 // Session is one session's calls over [Files]. It is not safe for
@@ -67,19 +67,18 @@ func (s *Session) Call(name string, args json.RawMessage) (any, error) {
 	return out, err
 }
 
-// decodeArgs decodes a call's arguments strictly: an unknown field, a
-// wrong type or anything after the object is refused.
+// decodeArgs decodes a call's arguments by Link's one strict decoder
+// (wire.Unmarshal): an unknown field, a field given twice or in another
+// case, a missing one the call needs, a null where a value is needed, a
+// wrong type or anything after the object is refused. A reader that
+// takes the first of two "path"s, or "PATH" for "path", never sees
+// arguments that mean something else here.
 func decodeArgs(op string, raw json.RawMessage, v any) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
 	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
+	if err := wire.Unmarshal(raw, v); err != nil {
 		return &Refusal{Op: op, Err: fmt.Errorf("%w: %v", ErrUsage, err)}
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return &Refusal{Op: op, Err: fmt.Errorf("%w: more after the arguments", ErrUsage)}
 	}
 	return nil
 }

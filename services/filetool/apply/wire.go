@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"lnk.dev/lnk/internal/wire"
 )
 
 // MaxLine is the longest call line taken: a 4 MiB write's content, or a
@@ -29,8 +31,8 @@ type Answer struct {
 }
 
 // DecodeCall decodes a call line strictly: an object with a string name
-// and, if any, an object of arguments; any other field, a second value or
-// a missing name is refused.
+// and, if any, an object of arguments; any other field, a field given
+// twice or in another case, a second value or a missing name is refused.
 func DecodeCall(line []byte) (Call, error) {
 	if c, ok := compactCall(line); ok {
 		return c, nil
@@ -65,16 +67,12 @@ func compactCall(line []byte) (Call, bool) {
 	return Call{Name: string(name), Arguments: args}, true
 }
 
-// decodedCall is DecodeCall of any spelling.
+// decodedCall is DecodeCall of any spelling, by Link's one strict
+// decoder (wire.Unmarshal).
 func decodedCall(line []byte) (Call, error) {
 	var c Call
-	d := json.NewDecoder(bytes.NewReader(line))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&c); err != nil {
+	if err := wire.Unmarshal(line, &c); err != nil {
 		return Call{}, fmt.Errorf("not a call line: %v", err)
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return Call{}, errors.New("not a call line: more after the call")
 	}
 	if c.Name == "" {
 		return Call{}, errors.New("not a call line: no name")

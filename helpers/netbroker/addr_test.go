@@ -85,10 +85,20 @@ func TestClassifyZonedLinkLocal(t *testing.T) {
 
 func TestOwnAddressesAreNeverDialed(t *testing.T) {
 	own := netip.MustParseAddr("203.0.113.77")
-	c := &Checker{Own: map[netip.Addr]bool{own: true}}
-	for _, a := range []string{"203.0.113.77", "::ffff:203.0.113.77"} {
-		if got := c.classify(netip.MustParseAddr(a)); got != Own {
-			t.Errorf("%s = %s, want %s", a, got, Own)
+	c := &Checker{Own: ownList{own}}
+	// The address, its mapped form, and the IPv6 forms a gateway would
+	// deliver to it (NAT64, 6to4, IPv4-compatible).
+	for _, a := range []string{"203.0.113.77", "::ffff:203.0.113.77", "64:ff9b::cb00:714d", "2002:cb00:714d::1", "::cb00:714d"} {
+		if got, err := c.classify(netip.MustParseAddr(a)); err != nil || got != Own {
+			t.Errorf("%s = %s, %v; want %s", a, got, err, Own)
 		}
+	}
+	// A neighbour's address is judged by its class (the control).
+	if got, err := c.classify(netip.MustParseAddr("203.0.113.78")); err != nil || got != Public {
+		t.Errorf("203.0.113.78 = %s, %v; want %s", got, err, Public)
+	}
+	// No set at all refuses: never "none is own".
+	if _, err := (&Checker{}).classify(netip.MustParseAddr("203.0.113.78")); err == nil {
+		t.Error("a checker without an own set classified an address")
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -183,4 +185,43 @@ func TestBrokerRefusesOwnAddresses(t *testing.T) {
 		t.Fatalf("the owner's service does not answer directly: %v", err)
 	}
 	resp.Body.Close()
+}
+
+// ownFilterEnv marks the child of TestOwnAddrsNeededBeforeTheFilter.
+const ownFilterEnv = "LNK_NETBROKER_OWN_FILTER_CHILD"
+
+// The proxy's own filter refuses the netlink socket the addresses are
+// listed on, so they must be learned before it is loaded; and a proxy
+// started once it is loaded, which cannot learn them, refuses to start
+// rather than run with none. An rtnetlink socket opened before the
+// filter (the control) is still read after it.
+func TestOwnAddrsNeededBeforeTheFilter(t *testing.T) {
+	if os.Getenv(ownFilterEnv) == "1" {
+		before, err := netbroker.WatchOwnAddrs()
+		if err != nil {
+			t.Fatalf("before the filter: %v", err)
+		}
+		if err := loadFilter(); err != nil {
+			t.Fatalf("seccomp: %v", err)
+		}
+		if _, err := before.AnyOwn(netip.MustParseAddr("127.0.0.1")); err != nil {
+			t.Fatalf("the socket opened before the filter, read after it: %v", err)
+		}
+		rules, err := netbroker.RulesFrom(&caps.Compiled{Internet: caps.Internet{On: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := netbroker.New(netbroker.Config{Rules: rules})
+		if err == nil || !strings.Contains(err.Error(), "listing this machine's addresses") {
+			t.Fatalf("a proxy started under the filter: %v, %v; want its refusal to start", p, err)
+		}
+		return
+	}
+	testenv.Require(t, runtime.GOARCH == "amd64", "amd64 (the only embedded filter)")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOwnAddrsNeededBeforeTheFilter$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), ownFilterEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS") {
+		t.Fatalf("the child under the filter: %v\n%s", err, out)
+	}
 }

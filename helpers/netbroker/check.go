@@ -50,7 +50,20 @@ func (c *Checker) classify(a netip.Addr) (Class, error) {
 }
 
 // Check decides h:port and returns the addresses to dial, in order.
+//
+// An address of this machine's own is refused as such before the grants
+// are read: no grant allows it, so no hint may suggest one.
 func (c *Checker) Check(ctx context.Context, h Host, port uint16) ([]netip.AddrPort, error) {
+	if h.IsAddr() {
+		if _, err := c.resolve(ctx, h, port, func(cl Class) error {
+			if cl == Own {
+				return c.Rules.refuseAddress(h, port, cl)
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
 	lan, err := c.Rules.allowHost(h, port)
 	if err != nil {
 		return nil, err

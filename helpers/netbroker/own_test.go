@@ -178,6 +178,13 @@ func TestProxyRefusesOwnAddresses(t *testing.T) {
 	if refused != 9 {
 		t.Fatalf("%d refusals of an own address logged, want 9: %+v", refused, tp.log.all())
 	}
+	// With no grant at all, an own address is refused as such (no hint:
+	// no grant would allow it), not as a host the grants lack.
+	bare := startProxy(t, caps.Compiled{}, func(c *Config) { c.Own = nil })
+	resp, body, _, _ := bare.ask(t, "CONNECT "+ownAddr4+":443 HTTP/1.1\r\n\r\n")
+	if resp.StatusCode != 403 || resp.Header.Get("X-Lnk-Refused") != KindAddress || !strings.Contains(body, "never reachable") || strings.Contains(body, "hint:") {
+		t.Errorf("no grants: %s %q", resp.Status, body)
+	}
 	// The service is there: dialled directly, not through the proxy, it answers.
 	c, err := net.Dial("tcp", ownAddr4+":443")
 	if err != nil {

@@ -41,8 +41,8 @@ type OwnSet interface {
 // Every [OwnWatch.AnyOwn] first reads what the kernel has queued, so an
 // address added before a check began is known to it. When the kernel
 // dropped notices (ENOBUFS: the socket's buffer overflowed) the set is
-// listed again (a dump) before it answers; while that fails, or the
-// socket is broken, AnyOwn returns an error and the proxy refuses.
+// listed again (a dump) before it answers; until a list is had, or while
+// the socket is broken, AnyOwn returns an error and the proxy refuses.
 type OwnWatch struct {
 	mu    sync.Mutex
 	f     *os.File
@@ -51,12 +51,16 @@ type OwnWatch struct {
 	port  uint32 // the socket's netlink port id: a dump's answers carry it
 	seq   uint32
 	buf   []byte
+	// stale: notices were dropped and no list has been had since, so
+	// the set may lack an address: every check lists again first.
+	stale bool
 	// relisted counts the lists taken again after an overflow.
 	relisted int
 }
 
-// ownDumpTimeout bounds waiting for the kernel's answer to one dump.
-const ownDumpTimeout = 5 * time.Second
+// ownDumpTimeout bounds waiting for the kernel's answer to one dump (a
+// variable for the test of a list that fails).
+var ownDumpTimeout = 5 * time.Second
 
 // WatchOwnAddrs opens the rtnetlink socket, subscribes it to address
 // changes and lists the addresses. An error means they cannot be known:
@@ -125,14 +129,17 @@ var errOverflow = errors.New("the kernel dropped address notices (ENOBUFS)")
 // drain applies every queued notice without waiting; after an overflow
 // it lists all again.
 func (w *OwnWatch) drain() error {
+	if w.stale {
+		return w.relist()
+	}
 	for {
 		n, err := w.recv(false)
 		if errors.Is(err, unix.EAGAIN) {
 			return nil
 		}
 		if errors.Is(err, errOverflow) {
-			w.relisted++
-			return w.dump()
+			w.stale = true
+			return w.relist()
 		}
 		if err != nil {
 			return err
@@ -148,6 +155,17 @@ func (w *OwnWatch) drain() error {
 			w.apply(w.addrs, m)
 		}
 	}
+}
+
+// relist lists all again after an overflow; the set stays stale (and
+// every check refused) until a list is had.
+func (w *OwnWatch) relist() error {
+	w.relisted++
+	if err := w.dump(); err != nil {
+		return err
+	}
+	w.stale = false
+	return nil
 }
 
 func (w *OwnWatch) apply(set map[netip.Addr]bool, m addrMsg) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -93,6 +94,22 @@ func TestOwnWatch(t *testing.T) {
 	}
 	if w.relisted == 0 {
 		t.Fatal("no notice was dropped: the overflow was not tried")
+	}
+
+	// An overflow whose new list fails (no time to wait for it): every
+	// question is refused, the next too, until a list is had.
+	for i := 1; i <= 64; i++ {
+		addLater(t, fmt.Sprintf("198.51.102.%d", i))
+	}
+	ownDumpTimeout = -1
+	for try := 0; try < 2; try++ {
+		if own, err := w.AnyOwn(netip.MustParseAddr("198.51.102.64")); err == nil {
+			t.Fatalf("question %d after a failed list answered %v, no error", try+1, own)
+		}
+	}
+	ownDumpTimeout = 5 * time.Second
+	if !is("198.51.102.64") {
+		t.Fatal("198.51.102.64 is not own once the list is had again")
 	}
 
 	w.Close()

@@ -120,6 +120,8 @@ func List(c *caps.Compiled, h Host) Spec {
 		add("reach this machine's own address directly", "tcp", h.OwnAddr, tcpExpect)
 	}
 	switch {
+	case h.HostNet:
+		add("reach this machine's own address through the proxy", "skip", "[network] mode = \"host\" has no proxy", Gap)
 	case h.RelayPort == 0:
 		add("reach this machine's own address through the proxy", "skip", "no proxy", Closed)
 	case h.OwnAddr == "":

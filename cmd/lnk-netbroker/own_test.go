@@ -225,3 +225,49 @@ func TestOwnAddrsNeededBeforeTheFilter(t *testing.T) {
 		t.Fatalf("the child under the filter: %v\n%s", err, out)
 	}
 }
+
+// Through a real sandbox (lnk sandbox run --internet) in a network
+// namespace of the test's own, curl asks the proxy for the owner's
+// service on this "machine's" public address, by HTTP and by SOCKS5:
+// both are refused, and the wire's log has each refusal with its reason.
+func TestSandboxedCurlRefusedOwnAddress(t *testing.T) {
+	if !testenv.InNetns(t) {
+		return
+	}
+	curl, home, port := sandboxedCurl(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "granted-server") })
+	if err := testenv.AddInterface("lnkown0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := testenv.AddAddr("lnkown0", netip.MustParsePrefix("198.51.100.5/24")); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "0.0.0.0:80")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "owner's service") })}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	script := fmt.Sprintf(`creds=${ALL_PROXY#socks5h://}
+echo "control=$(curl -s -m 20 http://127.0.0.1:%d/)"
+echo "http=$(curl -s -m 20 http://198.51.100.5/)"
+curl -s -m 20 --socks5-hostname "$creds" http://198.51.100.5/; echo "socks-exit=$?"
+`, port)
+	out, log := sandboxRun(t, home, "--internet", "--port", fmt.Sprint(port), "--command", curl, "--", "/bin/sh", "-c", script)
+	for _, want := range []string{"control=granted-server\n", "http=lnk: refused: 198.51.100.5 is an address of this machine's own: never reachable from a sandbox", "socks-exit=97\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in the sandbox's output:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "owner's service") {
+		t.Fatalf("the sandbox reached the owner's service:\n%s", out)
+	}
+	for _, want := range []string{
+		`"kind":"refuse","request":"net http","route":"198.51.100.5:80","reason":"address: 198.51.100.5 is an address of this machine's own: never reachable from a sandbox"`,
+		`"kind":"refuse","request":"net socks","route":"198.51.100.5:80","reason":"address: 198.51.100.5 is an address of this machine's own: never reachable from a sandbox"`,
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("no %s in the wire's log:\n%s", want, log)
+		}
+	}
+}

@@ -112,7 +112,8 @@ func (w *OwnWatch) AnyOwn(addrs ...netip.Addr) (bool, error) {
 	return false, nil
 }
 
-// Addrs is a copy of the set as last read, for tests and the log.
+// Addrs is a copy of the set as last read (for the check's probe,
+// which listens on one of them, and tests).
 func (w *OwnWatch) Addrs() []netip.Addr {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -126,20 +127,30 @@ func (w *OwnWatch) Addrs() []netip.Addr {
 // errOverflow is ENOBUFS on a netlink socket: notices were dropped.
 var errOverflow = errors.New("the kernel dropped address notices (ENOBUFS)")
 
-// drain applies every queued notice without waiting; after an overflow
-// it lists all again.
+// drain applies every queued notice without waiting. After an overflow,
+// or any notice it could not read (it may have held an address), the
+// set is stale: it lists all again, now and at every check until a list
+// is had.
 func (w *OwnWatch) drain() error {
-	if w.stale {
-		return w.relist()
+	if !w.stale {
+		err := w.readNotices()
+		if err == nil {
+			return nil
+		}
+		w.stale = true
+		if !errors.Is(err, errOverflow) {
+			return err
+		}
 	}
+	return w.relist()
+}
+
+// readNotices applies the notices queued on the socket until none is.
+func (w *OwnWatch) readNotices() error {
 	for {
 		n, err := w.recv(false)
 		if errors.Is(err, unix.EAGAIN) {
 			return nil
-		}
-		if errors.Is(err, errOverflow) {
-			w.stale = true
-			return w.relist()
 		}
 		if err != nil {
 			return err

@@ -53,9 +53,9 @@ func TestClassifyEverySpelling(t *testing.T) {
 		{"192.0.0.192", Metadata}, {"[fd00:ec2::254]", Metadata}, {"[fd20:ce::254]", Metadata},
 		// Teredo carrying a private client (10.0.0.1 xor 0xff = f5ff:fffe)
 		{"[2001:0:4136:e378:8000:63bf:f5ff:fffe]", Private},
-		// public
-		{"1.1.1.1", Public}, {"16843009", Public}, {"0x01010101", Public}, {"8.8.8.8", Public},
-		{"[2606:4700::1111]", Public}, {"[::ffff:1.1.1.1]", Public}, {"[64:ff9b::808:808]", Public},
+		// public (documentation addresses: no test names one off this machine)
+		{"198.51.100.1", Public}, {"3325256705", Public}, {"0xc6336401", Public}, {"203.0.113.8", Public},
+		{"[2001:db8::1111]", Public}, {"[::ffff:198.51.100.1]", Public}, {"[64:ff9b::cb00:7108]", Public},
 		{"203.0.113.10", Public}, {"172.32.0.1", Public}, {"100.128.0.1", Public},
 	}
 	for _, c := range cases {

@@ -144,8 +144,9 @@ func (o *Outside) Settle(rs []Result) {
 
 // ownAddr is one of this machine's own addresses (as the proxy lists
 // them: netbroker.WatchOwnAddrs) that a service bound to 0.0.0.0 or ::
-// answers on and a probe can name: neither loopback nor link-local (which
-// needs a zone), IPv4 first. False if there is none, or none is known.
+// answers on and a probe can name: a public, private or CGNAT one
+// (netbroker.Classify), never loopback or link-local (which needs a
+// zone), IPv4 first. False if there is none, or none is known.
 func ownAddr() (netip.Addr, bool) {
 	w, err := netbroker.WatchOwnAddrs()
 	if err != nil {
@@ -153,7 +154,13 @@ func ownAddr() (netip.Addr, bool) {
 	}
 	all := w.Addrs()
 	w.Close()
-	all = slices.DeleteFunc(all, func(a netip.Addr) bool { return a.IsLoopback() || a.IsLinkLocalUnicast() || !a.IsGlobalUnicast() })
+	all = slices.DeleteFunc(all, func(a netip.Addr) bool {
+		switch netbroker.Classify(a) { // the proxy's one classifier
+		case netbroker.Public, netbroker.Private, netbroker.CGNAT:
+			return false
+		}
+		return true
+	})
 	if len(all) == 0 {
 		return netip.Addr{}, false
 	}

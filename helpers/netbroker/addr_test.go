@@ -1,8 +1,13 @@
 package netbroker
 
 import (
+	"context"
+	"errors"
 	"net/netip"
+	"strings"
 	"testing"
+
+	"lnk.dev/lnk/caps"
 )
 
 // Every address class, each in the spellings a client might send: the
@@ -100,5 +105,35 @@ func TestOwnAddressesAreNeverDialed(t *testing.T) {
 	// No set at all refuses: never "none is own".
 	if _, err := (&Checker{}).classify(netip.MustParseAddr("203.0.113.78")); err == nil {
 		t.Error("a checker without an own set classified an address")
+	}
+}
+
+// brokenOwn is a watch that cannot tell: its socket is gone.
+type brokenOwn struct{}
+
+func (brokenOwn) AnyOwn(...netip.Addr) (bool, error) {
+	return false, errors.New("this machine's own addresses cannot be known now: the socket is closed")
+}
+
+// A proxy that cannot tell whether an address is its machine's own
+// refuses it, and says why; a loopback port it was granted, which no
+// own address can be, still passes (the control).
+func TestOwnUnknownRefuses(t *testing.T) {
+	rules, err := RulesFrom(&caps.Compiled{Internet: caps.Internet{On: true}, LocalhostPorts: []uint16{8080}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Checker{Rules: rules, Resolver: mapResolver{"api.example.test": addrs("198.51.100.1")}, Own: brokenOwn{}}
+	for _, h := range []string{"198.51.100.1", "api.example.test"} {
+		host, _ := ParseHost(h)
+		_, err := c.Check(context.Background(), host, 443)
+		var r *Refusal
+		if !errors.As(err, &r) || r.Status != 403 || r.Kind != KindAddress || !strings.Contains(r.Reason, h+" cannot be checked: this machine's own addresses cannot be known now") {
+			t.Errorf("%s: %v", h, err)
+		}
+	}
+	host, _ := ParseHost("127.0.0.1")
+	if _, err := c.Check(context.Background(), host, 8080); err != nil {
+		t.Errorf("a granted loopback port: %v", err)
 	}
 }

@@ -108,7 +108,7 @@ func (c *Checker) resolve(ctx context.Context, h Host, port uint16, judge func(C
 		cl, err := c.classify(a)
 		if err != nil {
 			return nil, &Refusal{Status: 403, Kind: KindAddress, Class: Own,
-				Reason: fmt.Sprintf("%s: refused, as whether it is this machine's own cannot be told: %s", h, firstLine(err.Error()))}
+				Reason: fmt.Sprintf("%s cannot be checked: %s", h, firstLine(err.Error()))}
 		}
 		if err := judge(cl); err != nil {
 			return nil, err

@@ -27,8 +27,9 @@ import (
 // sockets), in a network namespace of the test's own where an interface
 // holds this "machine's" public IPv4 and global IPv6 addresses and the
 // owner's services listen on 0.0.0.0 and ::. CONNECT, absolute-form GET
-// and SOCKS5 to either address, the IPv4-mapped form, and an address
-// added after the proxy started are each refused and logged with their
+// and SOCKS5 to either address, the IPv4-mapped form, an address added
+// after the proxy started and one on an interface added after it are
+// each refused and logged with their
 // reason; a granted loopback port (the control) is reached through the
 // same proxy, and the owner's service answers when dialled directly.
 func TestBrokerRefusesOwnAddresses(t *testing.T) {
@@ -36,7 +37,7 @@ func TestBrokerRefusesOwnAddresses(t *testing.T) {
 	if !testenv.InNetns(t) {
 		return
 	}
-	const own4, own6, later = "198.51.100.5", "2001:db8:5::5", "198.51.100.9"
+	const own4, own6, later, newIface = "198.51.100.5", "2001:db8:5::5", "198.51.100.9", "198.51.103.7"
 	if err := testenv.AddInterface("lnkown0"); err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +154,13 @@ func TestBrokerRefusesOwnAddresses(t *testing.T) {
 	if err := testenv.AddAddr("lnkown0", netip.MustParsePrefix(later+"/32")); err != nil {
 		t.Fatal(err)
 	}
+	// A new interface, after the proxy started, with an address of its own.
+	if err := testenv.AddInterface("lnkown1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := testenv.AddAddr("lnkown1", netip.MustParsePrefix(newIface+"/24")); err != nil {
+		t.Fatal(err)
+	}
 	for _, req := range []string{
 		"CONNECT " + own4 + ":443 HTTP/1.1\r\n\r\n",
 		"GET http://" + own4 + "/ HTTP/1.1\r\nHost: " + own4 + "\r\n\r\n",
@@ -160,12 +168,13 @@ func TestBrokerRefusesOwnAddresses(t *testing.T) {
 		"GET http://[" + own6 + "]/ HTTP/1.1\r\nHost: [" + own6 + "]\r\n\r\n",
 		"CONNECT [::ffff:" + own4 + "]:443 HTTP/1.1\r\n\r\n",
 		"CONNECT " + later + ":443 HTTP/1.1\r\n\r\n",
+		"CONNECT " + newIface + ":443 HTTP/1.1\r\n\r\n",
 	} {
 		if code, body := ask(req); code != 403 || !strings.Contains(body, "address of this machine's own: never reachable") {
 			t.Errorf("%q: %d %q", strings.SplitN(req, "\r\n", 2)[0], code, body)
 		}
 	}
-	for _, a := range []string{own4, own6, "::ffff:" + own4, later} {
+	for _, a := range []string{own4, own6, "::ffff:" + own4, later, newIface} {
 		if code := socks(netip.MustParseAddr(a), 443); code != 2 {
 			t.Errorf("SOCKS5 to %s: reply %#x, want 0x02 (not allowed)", a, code)
 		}
@@ -174,11 +183,11 @@ func TestBrokerRefusesOwnAddresses(t *testing.T) {
 		t.Fatalf("the owner's service was reached %d times through the proxy", hits.Load())
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for strings.Count(stderr.String(), "address of this machine's own: never reachable") < 10 && time.Now().Before(deadline) {
+	for strings.Count(stderr.String(), "address of this machine's own: never reachable") < 12 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := strings.Count(stderr.String(), `"decision":"refuse","rule":"address","reason":`); n < 10 {
-		t.Fatalf("%d refusals logged, want 10:\n%s", n, stderr)
+	if n := strings.Count(stderr.String(), `"decision":"refuse","rule":"address","reason":`); n != 12 {
+		t.Fatalf("%d refusals logged, want 12:\n%s", n, stderr)
 	}
 	resp, err := http.Get("http://" + own4 + "/")
 	if err != nil {

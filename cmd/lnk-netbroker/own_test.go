@@ -29,9 +29,9 @@ import (
 // owner's services listen on 0.0.0.0 and ::. CONNECT, absolute-form GET
 // and SOCKS5 to either address, the IPv4-mapped form, an address added
 // after the proxy started and one on an interface added after it are
-// each refused and logged with their
-// reason; a granted loopback port (the control) is reached through the
-// same proxy, and the owner's service answers when dialled directly.
+// each refused and logged with their reason; a granted loopback port
+// (the control) is reached through the same proxy, and the owner's
+// service answers when dialled directly.
 func TestBrokerRefusesOwnAddresses(t *testing.T) {
 	testenv.Require(t, landlock.ABI() >= 1, "landlock")
 	if !testenv.InNetns(t) {

@@ -4,7 +4,10 @@
 // It reads the sandbox's compiled grants (caps.Compiled as JSON, at most
 // 1 MiB, unknown fields refused) on stdin, confines itself — landlock to
 // ~/.lnk/agents/.net and the resolver's files, any TCP port; seccomp with
-// no exec and only unix and inet sockets — then makes its socket, prints
+// no exec and only unix and inet sockets, loaded once it has opened the
+// rtnetlink socket on which it learns this machine's own addresses and
+// their changes (netbroker.OwnWatch; it refuses to start without them) —
+// then makes its socket, prints
 // the socket's path on stdout and serves until SIGTERM or SIGINT, or
 // until the process that started it is gone. Its log
 // (one JSON line per connection) goes to stderr. Without landlock or
@@ -126,6 +129,15 @@ func run(home string, degraded bool, bridge, relay int) error {
 	if err != nil {
 		return err
 	}
+	// This machine's own addresses, learned (and kept current) on an
+	// rtnetlink socket opened now: the filter below forbids opening one,
+	// and is not widened for it (netbroker.OwnWatch says why). Where they
+	// cannot be learned the proxy does not start, --degraded or not.
+	own, err := netbroker.WatchOwnAddrs()
+	if err != nil {
+		return err
+	}
+	defer own.Close()
 	if err := loadFilter(); err != nil {
 		if !degraded {
 			return fmt.Errorf("seccomp: %w (--degraded runs without it)", err)
@@ -146,7 +158,7 @@ func run(home string, degraded bool, bridge, relay int) error {
 	}
 	r, err := netbroker.Start(&c, netbroker.Options{Home: home, NetDir: netDir, Sealed: sealed,
 		Listener: ln, Placeholders: told.Placeholders, Relay: relayCh,
-		Config: netbroker.Config{Resolver: &net.Resolver{PreferGo: true}, ToolBridge: toolBridge, SOCKSSecret: told.Secret, AdaptProcs: true}})
+		Config: netbroker.Config{Resolver: &net.Resolver{PreferGo: true}, Own: own, ToolBridge: toolBridge, SOCKSSecret: told.Secret, AdaptProcs: true}})
 	if err != nil {
 		return err
 	}

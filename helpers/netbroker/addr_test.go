@@ -1,8 +1,13 @@
 package netbroker
 
 import (
+	"context"
+	"errors"
 	"net/netip"
+	"strings"
 	"testing"
+
+	"lnk.dev/lnk/caps"
 )
 
 // Every address class, each in the spellings a client might send: the
@@ -53,9 +58,9 @@ func TestClassifyEverySpelling(t *testing.T) {
 		{"192.0.0.192", Metadata}, {"[fd00:ec2::254]", Metadata}, {"[fd20:ce::254]", Metadata},
 		// Teredo carrying a private client (10.0.0.1 xor 0xff = f5ff:fffe)
 		{"[2001:0:4136:e378:8000:63bf:f5ff:fffe]", Private},
-		// public
-		{"1.1.1.1", Public}, {"16843009", Public}, {"0x01010101", Public}, {"8.8.8.8", Public},
-		{"[2606:4700::1111]", Public}, {"[::ffff:1.1.1.1]", Public}, {"[64:ff9b::808:808]", Public},
+		// public (documentation addresses: no test names one off this machine)
+		{"198.51.100.1", Public}, {"3325256705", Public}, {"0xc6336401", Public}, {"203.0.113.8", Public},
+		{"[2001:db8::1111]", Public}, {"[::ffff:198.51.100.1]", Public}, {"[64:ff9b::cb00:7108]", Public},
 		{"203.0.113.10", Public}, {"172.32.0.1", Public}, {"100.128.0.1", Public},
 	}
 	for _, c := range cases {
@@ -85,10 +90,50 @@ func TestClassifyZonedLinkLocal(t *testing.T) {
 
 func TestOwnAddressesAreNeverDialed(t *testing.T) {
 	own := netip.MustParseAddr("203.0.113.77")
-	c := &Checker{Own: map[netip.Addr]bool{own: true}}
-	for _, a := range []string{"203.0.113.77", "::ffff:203.0.113.77"} {
-		if got := c.classify(netip.MustParseAddr(a)); got != Own {
-			t.Errorf("%s = %s, want %s", a, got, Own)
+	c := &Checker{Own: ownList{own}}
+	// The address, its mapped form, and the IPv6 forms a gateway would
+	// deliver to it (NAT64, 6to4, IPv4-compatible).
+	for _, a := range []string{"203.0.113.77", "::ffff:203.0.113.77", "64:ff9b::cb00:714d", "2002:cb00:714d::1", "::cb00:714d"} {
+		if got, err := c.classify(netip.MustParseAddr(a)); err != nil || got != Own {
+			t.Errorf("%s = %s, %v; want %s", a, got, err, Own)
 		}
+	}
+	// A neighbour's address is judged by its class (the control).
+	if got, err := c.classify(netip.MustParseAddr("203.0.113.78")); err != nil || got != Public {
+		t.Errorf("203.0.113.78 = %s, %v; want %s", got, err, Public)
+	}
+	// No set at all refuses: never "none is own".
+	if _, err := (&Checker{}).classify(netip.MustParseAddr("203.0.113.78")); err == nil {
+		t.Error("a checker without an own set classified an address")
+	}
+}
+
+// brokenOwn is a watch that cannot tell: its socket is gone.
+type brokenOwn struct{}
+
+func (brokenOwn) AnyOwn(...netip.Addr) (bool, error) {
+	return false, errors.New("this machine's own addresses cannot be known now: the socket is closed")
+}
+
+// A proxy that cannot tell whether an address is its machine's own
+// refuses it, and says why; a loopback port it was granted, which no
+// own address can be, still passes (the control).
+func TestOwnUnknownRefuses(t *testing.T) {
+	rules, err := RulesFrom(&caps.Compiled{Internet: caps.Internet{On: true}, LocalhostPorts: []uint16{8080}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Checker{Rules: rules, Resolver: mapResolver{"api.example.test": addrs("198.51.100.1")}, Own: brokenOwn{}}
+	for _, h := range []string{"198.51.100.1", "api.example.test"} {
+		host, _ := ParseHost(h)
+		_, err := c.Check(context.Background(), host, 443)
+		var r *Refusal
+		if !errors.As(err, &r) || r.Status != 403 || r.Kind != KindAddress || !strings.Contains(r.Reason, h+" cannot be checked: this machine's own addresses cannot be known now") {
+			t.Errorf("%s: %v", h, err)
+		}
+	}
+	host, _ := ParseHost("127.0.0.1")
+	if _, err := c.Check(context.Background(), host, 8080); err != nil {
+		t.Errorf("a granted loopback port: %v", err)
 	}
 }

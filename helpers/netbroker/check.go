@@ -2,8 +2,8 @@ package netbroker
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 )
 
@@ -21,36 +21,49 @@ type Resolver interface {
 type Checker struct {
 	Rules    *Rules
 	Resolver Resolver
-	// Own are this machine's own addresses (see [OwnAddrs]): never dialed.
-	Own map[netip.Addr]bool
+	// Own knows this machine's own addresses ([OwnWatch]): never dialed.
+	// Nil, or one that cannot answer, refuses every address.
+	Own OwnSet
 }
 
-// OwnAddrs lists this machine's interface addresses, loopback aside.
-func OwnAddrs() map[netip.Addr]bool {
-	own := map[netip.Addr]bool{}
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		return own
-	}
-	for _, a := range addrs {
-		if p, err := netip.ParsePrefix(a.String()); err == nil && !p.Addr().IsLoopback() {
-			own[p.Addr().WithZone("")] = true
-		}
-	}
-	return own
-}
-
-// classify is Classify, knowing this machine's own addresses.
-func (c *Checker) classify(a netip.Addr) Class {
+// classify is Classify, knowing this machine's own addresses: a, its
+// IPv4-mapped form, and the IPv4 address any other IPv6 form carries
+// (NAT64, 6to4, Teredo, …: a gateway would deliver it there) are each
+// compared with them. An error (they cannot be known now) refuses a.
+func (c *Checker) classify(a netip.Addr) (Class, error) {
 	cl := Classify(a)
-	if cl != Loopback && cl != Metadata && c.Own[a.Unmap().WithZone("")] {
-		return Own
+	if cl == Loopback || cl == Metadata || cl == Invalid {
+		return cl, nil
 	}
-	return cl
+	if c.Own == nil {
+		return Invalid, errors.New("this machine's own addresses are not known to the proxy")
+	}
+	forms := append([]netip.Addr{a.Unmap().WithZone("")}, embedded4(a.WithZone(""))...)
+	own, err := c.Own.AnyOwn(forms...)
+	if err != nil {
+		return Invalid, err
+	}
+	if own {
+		return Own, nil
+	}
+	return cl, nil
 }
 
 // Check decides h:port and returns the addresses to dial, in order.
+//
+// An address of this machine's own is refused as such before the grants
+// are read: no grant allows it, so no hint may suggest one.
 func (c *Checker) Check(ctx context.Context, h Host, port uint16) ([]netip.AddrPort, error) {
+	if h.IsAddr() {
+		if _, err := c.resolve(ctx, h, port, func(cl Class) error {
+			if cl == Own {
+				return c.Rules.refuseAddress(h, port, cl)
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
 	lan, err := c.Rules.allowHost(h, port)
 	if err != nil {
 		return nil, err
@@ -92,7 +105,12 @@ func (c *Checker) resolve(ctx context.Context, h Host, port uint16, judge func(C
 	}
 	out := make([]netip.AddrPort, 0, len(addrs))
 	for _, a := range addrs {
-		if err := judge(c.classify(a)); err != nil {
+		cl, err := c.classify(a)
+		if err != nil {
+			return nil, &Refusal{Status: 403, Kind: KindAddress, Class: Own,
+				Reason: fmt.Sprintf("%s cannot be checked: %s", h, firstLine(err.Error()))}
+		}
+		if err := judge(cl); err != nil {
 			return nil, err
 		}
 		out = append(out, netip.AddrPortFrom(a.Unmap().WithZone(""), port))

@@ -118,8 +118,14 @@
 // # Security
 //
 // Holds: the sandbox's network grants, its socket, its own secret (the
-// SOCKS5 password and the sealed routes' path secret), and (through
-// Config.Routes) the routes of Link's own bridges. May: resolve names,
+// SOCKS5 password and the sealed routes' path secret), (through
+// Config.Routes) the routes of Link's own bridges, and an rtnetlink
+// socket on which it knows this machine's own addresses ([OwnWatch]:
+// opened, and the addresses listed, before lnk-netbroker's seccomp
+// filter, which refuses netlink sockets; only read, and sent a new list
+// request after an overflow, afterwards). A proxy that cannot list them
+// does not start; one that cannot tell, at a check, whether an address
+// is own refuses it. May: resolve names,
 // dial checked TCP addresses, accept on its own socket, and ask its
 // [SealedSource] (the keybroker, on a channel it was handed) for a
 // sealed secret's value at each request on that secret's route (the

@@ -38,6 +38,22 @@ func addrs(s ...string) []netip.Addr {
 	return out
 }
 
+// ownList is a fixed set of this machine's own addresses, for tests
+// whose stand-in hosts sit on addresses of the test's own namespace,
+// which the proxy's real set ([OwnWatch]) would refuse.
+type ownList []netip.Addr
+
+func (l ownList) AnyOwn(as ...netip.Addr) (bool, error) {
+	for _, a := range as {
+		for _, o := range l {
+			if a.Unmap().WithZone("") == o {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
 // eventLog collects the proxy's log for a test to read.
 type eventLog struct {
 	mu sync.Mutex
@@ -91,7 +107,7 @@ func startProxy(t *testing.T, c caps.Compiled, edit func(*Config)) *testProxy {
 		t.Fatal(err)
 	}
 	tp := &testProxy{socket: filepath.Join(t.TempDir(), "proxy.sock"), log: &eventLog{}}
-	cfg := Config{Rules: rules, Resolver: mapResolver{}, Own: map[netip.Addr]bool{}, Log: tp.log.add}
+	cfg := Config{Rules: rules, Resolver: mapResolver{}, Own: ownList{}, Log: tp.log.add}
 	if edit != nil {
 		edit(&cfg)
 	}

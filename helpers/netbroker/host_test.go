@@ -89,7 +89,7 @@ func TestParseTarget(t *testing.T) {
 		path        string
 	}{
 		{"CONNECT", "example.com:443", Tunnel, "example.com", 443, ""},
-		{"CONNECT", "[2606:4700::1]:443", Tunnel, "2606:4700::1", 443, ""},
+		{"CONNECT", "[2001:db8::1]:443", Tunnel, "2001:db8::1", 443, ""},
 		{"GET", "http://example.com/a?b=c", Forward, "example.com", 80, "/a?b=c"},
 		{"GET", "HTTP://example.com:8080", Forward, "example.com", 8080, "/"},
 		{"GET", "http://example.com?q", Forward, "example.com", 80, "/?q"},

@@ -22,8 +22,10 @@ type Config struct {
 	Rules *Rules
 	// Resolver looks names up once per request; net.DefaultResolver if nil.
 	Resolver Resolver
-	// Own are this machine's addresses, never dialed; [OwnAddrs] if nil.
-	Own map[netip.Addr]bool
+	// Own knows this machine's addresses, never dialed. If nil, New
+	// opens an [OwnWatch] (which Close closes), and fails if it cannot:
+	// lnk-netbroker opens its own before its seccomp filter forbids it.
+	Own OwnSet
 	// Log receives one event per connection, request or route; JSON
 	// lines on stderr if nil.
 	Log func(Event)
@@ -67,6 +69,7 @@ type Proxy struct {
 	limit   *limiter
 	slots   chan struct{}
 	procs   *procs.Adapter // nil unless Config.AdaptProcs
+	own     *OwnWatch      // the watch New opened, closed by Close; nil if given
 
 	mu     sync.Mutex
 	closed bool
@@ -83,8 +86,13 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.Resolver == nil {
 		cfg.Resolver = net.DefaultResolver
 	}
+	var ownWatch *OwnWatch
 	if cfg.Own == nil {
-		cfg.Own = OwnAddrs()
+		w, err := WatchOwnAddrs()
+		if err != nil {
+			return nil, fmt.Errorf("netbroker: %w", err)
+		}
+		cfg.Own, ownWatch = w, w
 	}
 	if cfg.Log == nil {
 		cfg.Log = JSONLog(os.Stderr)
@@ -111,6 +119,7 @@ func New(cfg Config) (*Proxy, error) {
 		slots:   make(chan struct{}, cfg.MaxConns),
 		lns:     map[net.Listener]bool{},
 		conns:   map[net.Conn]bool{},
+		own:     ownWatch,
 	}
 	if cfg.AdaptProcs {
 		p.procs = procs.New()
@@ -176,6 +185,9 @@ func (p *Proxy) Close() error {
 	}
 	p.mu.Unlock()
 	p.wg.Wait()
+	if p.own != nil {
+		p.own.Close()
+	}
 	return nil
 }
 

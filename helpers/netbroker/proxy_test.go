@@ -79,7 +79,7 @@ func TestRefusals(t *testing.T) {
 			"api.example.test": addrs("203.0.113.10"),
 			"a.mixed.test":     addrs("203.0.113.10", "10.0.0.5"),
 			"meta.test":        addrs("169.254.169.254"),
-			"v6.mixed.test":    addrs("2606:4700::1", "::ffff:127.0.0.1"),
+			"v6.mixed.test":    addrs("2001:db8::1", "::ffff:127.0.0.1"),
 		}
 	})
 	cases := []struct {

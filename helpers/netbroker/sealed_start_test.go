@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -91,7 +90,7 @@ func TestStartSealedWithKeybroker(t *testing.T) {
 	log := &eventLog{}
 	r, err := Start(&caps.Compiled{AgentID: id, AgentName: "main", Home: home}, Options{Home: home,
 		Sealed: &SealedOptions{Names: []string{"API_KEY"}, Source: keybroker.NewNetClient(nc), RootCAs: pool},
-		Config: Config{Resolver: mapResolver{"example.com": addrs(publicAddr)}, Own: map[netip.Addr]bool{}, Log: log.add}})
+		Config: Config{Resolver: mapResolver{"example.com": addrs(publicAddr)}, Own: ownList{}, Log: log.add}})
 	if err != nil {
 		t.Fatal(err)
 	}

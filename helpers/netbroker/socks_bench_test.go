@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -26,7 +25,7 @@ func BenchmarkSOCKSSetup(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := New(Config{Rules: rules, Resolver: mapResolver{}, Own: map[netip.Addr]bool{}, Log: func(Event) {}, MaxConns: 4096, SOCKSSecret: socksSecret})
+	p, err := New(Config{Rules: rules, Resolver: mapResolver{}, Own: ownList{}, Log: func(Event) {}, MaxConns: 4096, SOCKSSecret: socksSecret})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,5 +1,7 @@
 // Package testenv is what Link's tests share: a temporary HOME, the
-// built binaries, and the one way a sandbox test may skip.
+// built binaries, the one way a sandbox test may skip, and network
+// namespaces of a test's own (InNetns, with interfaces and addresses
+// made over rtnetlink), where whatever a test dials stays on the machine.
 //
 // A test never touches the real HOME: Home points HOME (and XDG folders)
 // at a fresh temporary folder. A test that needs a kernel feature calls

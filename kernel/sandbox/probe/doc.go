@@ -12,6 +12,7 @@
 // Holds nothing. Inside, it only tries: every attempt that succeeds is
 // undone (a file it made is removed, a process it started is killed and
 // waited for). It never writes into a folder it was not granted, never
-// makes a .git where none was, and never sends traffic off the machine
-// (the internet probe is skipped on the host's network).
+// makes a .git where none was, and never sends traffic off the machine:
+// its network probes name only loopback and this machine's own address,
+// where the check listens.
 package probe

@@ -5,11 +5,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"net"
+	"net/netip"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/helpers/netbroker"
 )
 
 // Host is what the check set up outside for the probes to reach, and the
@@ -22,6 +26,7 @@ type Host struct {
 	LnkPid    int               // the checking lnk's pid, which must not be visible
 	HostNet   bool              // [network] mode = "host"
 	RelayPort int               // the relay's port, 0 without one
+	OwnAddr   string            // a listener on one of this machine's own addresses other than loopback (addr:port), "" if it has none
 	NS        map[string]uint64 // the host's namespaces' inodes (/proc/self/ns/<name>), those the kernel has
 	Sid       int               // the checking lnk's session
 }
@@ -31,12 +36,14 @@ type Host struct {
 var Namespaces = []string{"user", "pid", "ipc", "uts", "cgroup", "net"}
 
 // Outside is what the check opens on the host for the probes to reach:
-// a TCP listener and a UDP socket on 127.0.0.1 and an abstract unix
-// socket. Close it when the probes are done.
+// a TCP listener and a UDP socket on 127.0.0.1, a TCP listener on one of
+// this machine's own addresses (which the sandbox must reach neither
+// directly nor through its proxy), and an abstract unix socket. Close it
+// when the probes are done.
 type Outside struct {
 	Host
-	tcp, ab net.Listener
-	udp     *net.UDPConn
+	tcp, ab, own net.Listener
+	udp          *net.UDPConn
 }
 
 // Listen opens what the probes reach for and reads the host's facts.
@@ -57,6 +64,14 @@ func Listen() (*Outside, error) {
 	if o.ab, err = net.Listen("unix", "@"+o.Abstract); err != nil {
 		o.Close()
 		return nil, err
+	}
+	if a, ok := ownAddr(); ok {
+		if o.own, err = net.Listen("tcp", netip.AddrPortFrom(a, 0).String()); err != nil {
+			o.Close()
+			return nil, err
+		}
+		o.OwnAddr = o.own.Addr().String()
+		go acceptAll(o.own)
 	}
 	go acceptAll(o.tcp)
 	go acceptAll(o.ab)
@@ -85,6 +100,9 @@ func (o *Outside) Close() {
 	}
 	if o.ab != nil {
 		o.ab.Close()
+	}
+	if o.own != nil {
+		o.own.Close()
 	}
 	if o.udp != nil {
 		o.udp.Close()
@@ -122,6 +140,40 @@ func (o *Outside) Settle(rs []Result) {
 			rs[i].Got = Closed // the send itself was refused; Detail says how
 		}
 	}
+}
+
+// ownAddr is one of this machine's own addresses (as the proxy lists
+// them: netbroker.WatchOwnAddrs) that a service bound to 0.0.0.0 or ::
+// answers on and a probe can name: a public, private or CGNAT one
+// (netbroker.Classify), never loopback or link-local (which needs a
+// zone), IPv4 first. False if there is none, or none is known.
+func ownAddr() (netip.Addr, bool) {
+	w, err := netbroker.WatchOwnAddrs()
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	all := w.Addrs()
+	w.Close()
+	all = slices.DeleteFunc(all, func(a netip.Addr) bool {
+		switch netbroker.Classify(a) { // the proxy's one classifier
+		case netbroker.Public, netbroker.Private, netbroker.CGNAT:
+			return false
+		}
+		return true
+	})
+	if len(all) == 0 {
+		return netip.Addr{}, false
+	}
+	slices.SortFunc(all, func(a, b netip.Addr) int {
+		if a.Is4() != b.Is4() {
+			if a.Is4() {
+				return -1
+			}
+			return 1
+		}
+		return a.Compare(b)
+	})
+	return all[0], true
 }
 
 func acceptAll(l net.Listener) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,8 +59,10 @@ func attempt(p Probe) (string, string) {
 		return sessionVerdict(p.Arg)
 	case "udp":
 		return sendUDP(p.Arg)
-	case "tcp", "internet":
+	case "tcp":
 		return verdict(dial("tcp", p.Arg))
+	case "own-proxy":
+		return throughProxy(p.Arg)
 	case "abstract":
 		return verdict(dial("unix", "@"+p.Arg))
 	case "raw":
@@ -240,6 +243,43 @@ func dial(network, addr string) error {
 		c.Close()
 	}
 	return err
+}
+
+// throughProxy asks the proxy at 127.0.0.1:<relay> (arg "relay
+// addr:port") for a CONNECT tunnel to addr:port: Open if it tunnels,
+// Closed if it refuses the address (403, X-Lnk-Refused: address), and
+// Broken for any other answer, which proves nothing (a refusal by the
+// grants' host or port rule too: the proxy refuses this machine's own
+// address before it reads the grants).
+func throughProxy(arg string) (string, string) {
+	relay, target, ok := strings.Cut(arg, " ")
+	if !ok {
+		return Broken, "malformed probe argument " + strconv.Quote(arg)
+	}
+	c, err := net.DialTimeout("tcp", "127.0.0.1:"+relay, 3*time.Second)
+	if err != nil {
+		return Broken, "the proxy relay: " + err.Error()
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(15 * time.Second))
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return Broken, "no answer from the proxy: " + err.Error()
+	}
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		return Open, "the proxy tunnelled to " + target
+	case resp.StatusCode == http.StatusForbidden && resp.Header.Get("X-Lnk-Refused") == "address":
+		line, _ := bufio.NewReader(io.LimitReader(resp.Body, 512)).ReadString('\n')
+		return Closed, strings.TrimSpace(line)
+	}
+	if k := resp.Header.Get("X-Lnk-Refused"); k != "" {
+		// The grants refused it, which they may change: the proxy did
+		// not know it for this machine's own.
+		return Broken, "the proxy refused it by its " + k + " rule, not as this machine's own address"
+	}
+	return Broken, "the proxy answered " + resp.Status
 }
 
 func socket(fam, typ, proto int) error {

@@ -95,9 +95,9 @@ func List(c *caps.Compiled, h Host) Spec {
 			add("run a program dropped in "+f.Path, "dropped", f.Path, exp)
 		}
 	}
-	tcpExpect, inet, inetExpect := Closed, "internet", Closed
+	tcpExpect := Closed
 	if h.HostNet {
-		tcpExpect, inet, inetExpect = Gap, "none", Gap // never send traffic off the machine
+		tcpExpect = Gap
 	}
 	for _, n := range Namespaces {
 		name := "share the host's " + n + " namespace"
@@ -115,7 +115,27 @@ func List(c *caps.Compiled, h Host) Spec {
 	add("connect to the host's 127.0.0.1 port", "tcp", "127.0.0.1:"+strconv.Itoa(h.TCPPort), tcpExpect)
 	add("send UDP to the host's 127.0.0.1 port", "udp", "127.0.0.1:"+strconv.Itoa(h.UDPPort)+" "+h.UDPToken, tcpExpect)
 	add("connect to a host abstract unix socket", "abstract", h.Abstract, Closed)
-	add("reach the internet directly", inet, "192.0.2.1:443", inetExpect)
+	// This machine's own address, where a service bound to 0.0.0.0 or ::
+	// answers: the sandbox reaches it neither directly (its network is
+	// its own) nor through its proxy (which refuses it whatever the
+	// grants). Never an address off the machine.
+	const noOwn = "this machine has no address but loopback and link-local"
+	switch {
+	case h.OwnAddr == "":
+		add("reach this machine's own address directly", "skip", noOwn, Closed)
+	default:
+		add("reach this machine's own address directly", "tcp", h.OwnAddr, tcpExpect)
+	}
+	switch {
+	case h.HostNet:
+		add("reach this machine's own address through the proxy", "skip", "[network] mode = \"host\" has no proxy", Gap)
+	case h.RelayPort == 0:
+		add("reach this machine's own address through the proxy", "skip", "no proxy", Closed)
+	case h.OwnAddr == "":
+		add("reach this machine's own address through the proxy", "skip", noOwn, Closed)
+	default:
+		add("reach this machine's own address through the proxy", "own-proxy", strconv.Itoa(h.RelayPort)+" "+h.OwnAddr, Closed)
+	}
 	if h.RelayPort != 0 {
 		add("reach the proxy relay (control)", "tcp", "127.0.0.1:"+strconv.Itoa(h.RelayPort), Open)
 		add("a process of Link's inside (the proxy accepts from outside)", "linkprocs", "", Closed)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"strings"
 	"testing"
@@ -98,7 +97,7 @@ func startSealedProxy(t *testing.T, pool *x509.CertPool, grants ...sealedGrant) 
 	sp := &sealedProxy{log: &eventLog{}}
 	opts := &SealedOptions{Names: names, Source: keybroker.NewNetClient(nc), RootCAs: pool}
 	sp.running, err = Start(&caps.Compiled{AgentID: id, AgentName: "main", Home: home}, Options{Home: home, Sealed: opts,
-		Config: Config{Resolver: mapResolver{"example.com": addrs(publicAddr)}, Own: map[netip.Addr]bool{}, Log: sp.log.add}})
+		Config: Config{Resolver: mapResolver{"example.com": addrs(publicAddr)}, Own: ownList{}, Log: sp.log.add}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,8 +41,8 @@ func TestConfinement(t *testing.T) {
 	defer ch.Close()
 	defer unix.Close(fds[0])
 	cmd := exec.Command(testenv.Bin(t, "lnk-askbroker"), "--probe-confinement")
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "DISPLAY=:77"}
-	cmd.ExtraFiles = []*os.File{dir, ch}
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "LNK_BROKER_FDS=1"}
+	cmd.ExtraFiles = []*os.File{ch, dir}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("probe: %v\n%s", err, out)

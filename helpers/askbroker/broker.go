@@ -217,6 +217,9 @@ wait:
 			}
 		case <-wctx.Done():
 			first = Answer{Allow: false, By: "timeout"}
+			if ctx.Err() != nil { // the call that asked was cancelled: withdrawn
+				first.By = "withdrawn"
+			}
 			break wait
 		}
 	}
@@ -237,7 +240,9 @@ wait:
 	switch {
 	case final.Allow:
 	case final.By == "timeout":
-		d.Reason = fmt.Sprintf("no answer within %v: refused; %s lets it through", b.cfg.Wait, q.Allow)
+		d.Reason = fmt.Sprintf("timed out: no answer within %v, so refused; %s lets it through", b.cfg.Wait, q.Allow)
+	case final.By == "withdrawn":
+		d.Reason = fmt.Sprintf("withdrawn: %v", context.Cause(ctx))
 	default:
 		d.Reason = fmt.Sprintf("refused by the owner (%s); %s lets it through", final.By, q.Allow)
 	}

@@ -243,8 +243,10 @@ wait:
 		d.Reason = fmt.Sprintf("timed out: no answer within %v, so refused; %s lets it through", b.cfg.Wait, q.Allow)
 	case final.By == "withdrawn":
 		d.Reason = fmt.Sprintf("withdrawn: %v", context.Cause(ctx))
+	case final.By == "no way left" || final.By == "store failed":
+		d.Reason = fmt.Sprintf("refused: %s to answer it; %s lets it through", final.By, q.Allow)
 	default:
-		d.Reason = fmt.Sprintf("refused by the owner (%s); %s lets it through", final.By, q.Allow)
+		d.Reason = fmt.Sprintf("the owner said no (%s); %s lets it through", final.By, q.Allow)
 	}
 	b.cfg.Log(fmt.Sprintf("ask answer id=%s allow=%v by=%s", a.ID, d.Allow, d.By))
 	return d, nil

@@ -257,7 +257,11 @@ func (b *Bridge) mayCall(ctx context.Context, s *session, m *message, call strin
 		return verdict{ok: true, asked: true}
 	}
 	v := verdict{why: "the owner said no", asked: true}
-	if err != nil {
+	var or *OwnerRefusal
+	switch {
+	case errors.As(err, &or):
+		v.why = or.Reason // refused, timed out or refused at once, with the --allow
+	case err != nil:
 		v.why = "asking failed: " + err.Error()
 	}
 	if c, isCounter := b.Asker.(RefusalCounter); isCounter {

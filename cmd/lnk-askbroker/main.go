@@ -91,6 +91,12 @@ func takeFDs() (int, error) {
 }
 
 func run(wait time.Duration, degraded, terminal, dialogs, notifies, probe bool) error {
+	if terminal {
+		// In the terminal's foreground group (askproc): its ^C, ^Z and ^\
+		// are the sandboxed command's, never the broker's, and a read
+		// while lnk is in the background fails rather than stopping it.
+		signal.Ignore(syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
+	}
 	if wait <= 0 || wait > askbroker.MaxWait {
 		return fmt.Errorf("--ask-wait %v is out of range: more than nothing, at most %v", wait, askbroker.MaxWait)
 	}
@@ -172,11 +178,20 @@ func run(wait time.Duration, degraded, terminal, dialogs, notifies, probe bool) 
 		return err
 	}
 	defer b.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals(terminal)...)
 	defer stop()
 	err = b.Serve(ctx, ch, func(format string, a ...any) { cfg.Log(fmt.Sprintf(format, a...)) })
 	if ctx.Err() != nil || errors.Is(err, wire.ErrClosed) {
 		return nil
 	}
 	return err
+}
+
+// stopSignals end the broker: SIGTERM, and SIGINT unless it shares the
+// owner's terminal, whose ^C is not its own.
+func stopSignals(terminal bool) []os.Signal {
+	if terminal {
+		return []os.Signal{syscall.SIGTERM}
+	}
+	return []os.Signal{syscall.SIGTERM, syscall.SIGINT}
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +25,7 @@ import (
 func startBroker(t *testing.T, tty *os.File, env ...string) *wire.Client {
 	t.Helper()
 	home := t.TempDir()
-	var stderr syncBuffer
+	var stderr testenv.SyncBuffer
 	p, err := askproc.Start(askproc.Options{Bin: testenv.Bin(t, "lnk-askbroker"), Home: home, Terminal: tty,
 		Desktop: append([]string{"HOME=" + home}, env...), Wait: 5 * time.Minute, Log: &stderr})
 	if err != nil {
@@ -39,24 +38,6 @@ func startBroker(t *testing.T, tty *os.File, env ...string) *wire.Client {
 		}
 	})
 	return p.Asker.C
-}
-
-// syncBuffer is a log two processes' copiers write while a test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 var question = askbroker.AskRequest{What: "mcp call", Sandbox: "work", Agent: "ann", Call: "tools/call delete_repo", Allow: "lnk agent allow --tool gh --allow delete_repo"}

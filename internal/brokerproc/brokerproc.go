@@ -40,6 +40,13 @@ type Options struct {
 	Files []*os.File // handed as fd 4, 5, …; they stay the caller's
 	Env   []string   // KEY=value added to the fixed environment
 	Log   io.Writer  // the child's stderr; nil discards it
+	// TerminalGroup keeps the broker in the caller's process group, the
+	// terminal's foreground one when the caller runs in a terminal, so it
+	// may read that terminal (a process of a background group is stopped
+	// or refused when it reads). It then gets the terminal's signals too
+	// (^C, ^Z, ^\) and must ignore those itself. Without it a broker has
+	// a group of its own.
+	TerminalGroup bool
 }
 
 // Proc is a started broker.
@@ -71,7 +78,7 @@ func Start(o Options) (*Proc, error) {
 		Stderr:     o.Log,
 		SysProcAttr: &syscall.SysProcAttr{
 			Pdeathsig: syscall.SIGKILL,
-			Setpgid:   true,
+			Setpgid:   !o.TerminalGroup,
 		},
 	}
 	if err := cmd.Start(); err != nil {

@@ -75,12 +75,14 @@ func (a *OwnerAsker) Counted(err error) bool {
 	return !errors.As(err, &r)
 }
 
+// allowHint is the command that lets q's call through without asking:
+// the agent's grant, or for a sandbox of no agent, lnk sandbox run's own
+// flags.
 func allowHint(q Question) string {
-	agent := q.Agent
-	if agent == "" {
-		agent = "AGENT"
+	if q.Agent == "" {
+		return fmt.Sprintf("lnk sandbox run --tool %s --allow %s", q.Tool, q.Call)
 	}
-	return fmt.Sprintf("lnk agent allow %s --tool %s --allow %s", agent, q.Tool, q.Call)
+	return fmt.Sprintf("lnk agent allow %s --tool %s --allow %s", q.Agent, q.Tool, q.Call)
 }
 
 // AuditLog writes each event as a line of the wire's log: the tool, the

@@ -95,7 +95,9 @@ func Start(o Options) (*Procs, error) {
 			args = append(args, "--notify")
 		}
 	}
-	p.broker, err = brokerproc.Start(brokerproc.Options{Path: o.Bin, Args: args, Files: files, Log: o.Log})
+	// With a terminal, the broker stays in lnk's process group, the
+	// terminal's foreground one, so it may read the owner's answer there.
+	p.broker, err = brokerproc.Start(brokerproc.Options{Path: o.Bin, Args: args, Files: files, Log: o.Log, TerminalGroup: o.Terminal != nil})
 	if p.launcher != nil {
 		// The broker holds the launcher's channel now; lnk keeps no end.
 		p.launcher.Chan.Close()

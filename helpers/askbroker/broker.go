@@ -259,8 +259,13 @@ var errTimeUp = errors.New("no answer in time: refused")
 type decided Answer
 
 func (d decided) Error() string {
-	if d.Allow {
+	switch {
+	case d.Allow:
 		return "allowed once, answered by " + d.By
+	case d.By == "timeout":
+		return "timed out unanswered: refused"
+	case d.By == "withdrawn":
+		return "withdrawn: the call that asked was cancelled"
 	}
 	return "refused, answered by " + d.By
 }

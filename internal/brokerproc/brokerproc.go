@@ -12,7 +12,9 @@
 //
 // Holds: the parent's end of each channel until it is handed back. May:
 // fork and exec the binary it is told, with PR_SET_PDEATHSIG SIGKILL so
-// a broker never outlives the kernel that started it. Passes: nothing
+// a broker never outlives the kernel that started it, in a process group
+// of its own (or, with TerminalGroup, the caller's: the ask broker that
+// reads the owner's terminal). Passes: nothing
 // but fds 0–2 (/dev/null, /dev/null, the log writer or /dev/null), fd 3
 // and the extra files — every other fd Link holds is O_CLOEXEC, and the
 // child closes any stray one above its own as its first act. The

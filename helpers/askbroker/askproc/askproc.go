@@ -127,17 +127,6 @@ func desktopEnv(env []string) []string {
 	return out
 }
 
-// Pids are the broker's and, when started, the launcher's process ids.
-func (p *Procs) Pids() (broker, launcher int) {
-	if p.broker != nil {
-		broker = p.broker.Pid()
-	}
-	if p.launcher != nil {
-		launcher = p.launcher.Pid()
-	}
-	return
-}
-
 // Close ends both processes: the broker's channel closes (a dialog
 // showing is killed with the launcher), then each is killed and reaped.
 func (p *Procs) Close() {

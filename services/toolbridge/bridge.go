@@ -248,7 +248,7 @@ func (b *Bridge) mayCall(ctx context.Context, s *session, m *message, call strin
 		return verdict{ok: true}
 	}
 	if b.Asker == nil {
-		return verdict{why: fmt.Sprintf("%s is not allowed by name and no one can be asked (lnk agent allow %s --tool %s --allow %s)", call, b.Agent, s.tool, call)}
+		return verdict{why: fmt.Sprintf("%s is not allowed by name and no one can be asked (%s)", call, allowHint(Question{Agent: b.Agent, Tool: s.tool, Call: call}))}
 	}
 	watchClient(ctx) // asking waits for the owner: not for a client gone
 	args := argumentsOf(m)

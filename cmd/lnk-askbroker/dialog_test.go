@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -41,8 +39,8 @@ func TestConfinement(t *testing.T) {
 	defer ch.Close()
 	defer unix.Close(fds[0])
 	cmd := exec.Command(testenv.Bin(t, "lnk-askbroker"), "--probe-confinement")
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "DISPLAY=:77"}
-	cmd.ExtraFiles = []*os.File{dir, ch}
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "LNK_BROKER_FDS=1"}
+	cmd.ExtraFiles = []*os.File{ch, dir}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("probe: %v\n%s", err, out)
@@ -67,75 +65,11 @@ func TestConfinement(t *testing.T) {
 	}
 }
 
-// startX starts a real X server (Xvfb) on a free display and returns
-// its DISPLAY=… variable.
-func startX(t *testing.T) string {
-	t.Helper()
-	xvfb, ok := askbroker.FindSystemProgram("Xvfb")
-	testenv.Require(t, ok, "Xvfb (apt-get install xvfb)")
-	_, ok = askbroker.FindSystemProgram("zenity")
-	testenv.Require(t, ok, "zenity in /usr/bin")
-	_, ok = askbroker.FindSystemProgram("xdotool")
-	testenv.Require(t, ok, "xdotool in /usr/bin")
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := exec.Command(xvfb, "-displayfd", "3", "-nolisten", "tcp", "-screen", "0", "1024x768x24")
-	x.ExtraFiles = []*os.File{w}
-	x.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := x.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	t.Cleanup(func() {
-		// SIGTERM, so Xvfb removes its socket and lock file; SIGKILL
-		// only if it does not stop.
-		x.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { x.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			x.Process.Kill()
-			<-done
-		}
-	})
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(r).ReadString('\n')
-		r.Close()
-		line <- strings.TrimSpace(s)
-	}()
-	select {
-	case n := <-line:
-		if n == "" {
-			t.Fatal("Xvfb exited without a display")
-		}
-		return "DISPLAY=:" + n
-	case <-time.After(30 * time.Second):
-		t.Fatal("Xvfb did not say its display within 30s")
-		return ""
-	}
-}
-
-// xdoer runs xdotool on display, each call bounded.
-func xdoer(ctx context.Context, display string) func(args ...string) (string, error) {
-	return func(args ...string) (string, error) {
-		c, cancel := context.WithTimeout(ctx, 60*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(c, "/usr/bin/xdotool", args...)
-		cmd.Env = []string{display}
-		out, err := cmd.Output()
-		return strings.TrimSpace(string(out)), err
-	}
-}
-
 // TestDialogUnderConfinement: the confined broker, through its confined
 // dialog launcher, shows a real zenity on a real X server (Xvfb),
 // answered with xdotool.
 func TestDialogUnderConfinement(t *testing.T) {
-	display := startX(t)
+	display := testenv.StartX(t)
 	cl := startBroker(t, nil, display)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -147,7 +81,7 @@ func TestDialogUnderConfinement(t *testing.T) {
 		}
 		got <- rep
 	}()
-	xdo := xdoer(ctx, display)
+	xdo := testenv.Xdotool(ctx, display)
 	win, err := xdo("search", "--sync", "--onlyvisible", "--name", "^Link asks$")
 	if err != nil || win == "" {
 		t.Fatalf("the confined broker's dialog never showed: %v", err)
@@ -173,7 +107,7 @@ func TestDialogUnderConfinement(t *testing.T) {
 // and the terminal at once, answered on the terminal: the launcher kills
 // the dialog, and it disappears from the screen.
 func TestDialogWithdrawnWhenAnsweredOnTheTerminal(t *testing.T) {
-	display := startX(t)
+	display := testenv.StartX(t)
 	tty, tmux := startTmux(t)
 	cl := startBroker(t, tty, display)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -186,7 +120,7 @@ func TestDialogWithdrawnWhenAnsweredOnTheTerminal(t *testing.T) {
 		}
 		got <- rep
 	}()
-	xdo := xdoer(ctx, display)
+	xdo := testenv.Xdotool(ctx, display)
 	if win, err := xdo("search", "--sync", "--onlyvisible", "--name", "^Link asks$"); err != nil || win == "" {
 		t.Fatalf("the dialog never showed: %v", err)
 	}

@@ -1,43 +1,47 @@
 // Command lnk-askbroker asks the owner (package helpers/askbroker) in a
-// process of its own, started by the kernel.
+// process of its own, started as every broker is (internal/brokerproc;
+// helpers/askbroker/askproc starts it for lnk sandbox run).
 //
-// It takes: fd 3, the store folder ~/.lnk/questions (O_DIRECTORY, opened
-// without following a link); fd 4, its channel to the kernel (a
-// SOCK_SEQPACKET socket speaking internal/wire, askbroker.AskSpec);
-// with --terminal, fd 5, the proxy's controlling terminal. --ask-wait is
-// ask_wait from Link's settings (two minutes by default, at most a day).
-// A dialog gets only the desktop session's variables from its
-// environment. One line per question and refusal goes to stderr, the
-// kernel's audit log; never a terminal's code.
+// It takes: fd 3, its channel (a SOCK_SEQPACKET socket speaking
+// internal/wire: askbroker.AskSpec, WithdrawAskSpec, CountSpec); fd 4, the
+// store folder ~/.lnk/questions (O_DIRECTORY, opened without following a
+// link); with --terminal, fd 5, the owner's terminal; with --dialog or
+// --notify, the last fd, its channel to its dialog launcher, which shows
+// dialogs (--dialog) or notifications (--notify). --ask-wait is ask_wait
+// from Link's settings (two minutes by default, at most a day). Its
+// environment holds nothing of the desktop: the launcher holds that. One
+// line per question and refusal goes to stderr, the audit log; never a
+// terminal's code.
 //
-// Where a desktop session is (a display or a D-Bus session, and zenity,
-// kdialog or notify-send in the system's folders), it first starts its
-// dialog launcher: itself again with --dialog-launcher, handed one end of
-// a socket pair on fd 3 and the desktop's variables alone. Then, before it
-// reads anything, it confines itself (confine.go): landlock to its store,
-// no exec, no socket at all. The launcher confines itself to exec only the
-// programs found at its start and read the system's files. Without
-// landlock or seccomp either refuses to start unless given --degraded.
+// Before it reads anything it confines itself (confine.go): landlock to
+// its store, no exec, no socket at all. Run as --dialog-launcher (fd 3 its
+// channel from the broker, handed the desktop session's variables alone)
+// it is the launcher, confined to exec only the programs found at its
+// start and read the system's files. Without landlock or seccomp either
+// refuses to start unless given --degraded.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/helpers/askbroker"
+	"lnk.dev/lnk/internal/brokerproc/child"
 	"lnk.dev/lnk/internal/wire"
 )
 
 const (
-	storeFD    = 3
-	channelFD  = 4
+	channelFD  = child.ChannelFD // 3
+	storeFD    = 4
 	terminalFD = 5
 )
 
@@ -46,7 +50,9 @@ func main() {
 	degraded := flag.Bool("degraded", false, "run without landlock or seccomp where the kernel lacks them")
 	terminal := flag.Bool("terminal", false, "fd 5 is the proxy's controlling terminal")
 	probe := flag.Bool("probe-confinement", false, "confine, then try what the confinement refuses, print each outcome and exit (for tests)")
-	launcher := flag.Bool("dialog-launcher", false, "run as the broker's dialog launcher (the broker starts it)")
+	launcher := flag.Bool("dialog-launcher", false, "run as the broker's dialog launcher (fd 3 its channel from the broker)")
+	dialogs := flag.Bool("dialog", false, "the last fd is the launcher's channel, and it shows dialogs")
+	notifies := flag.Bool("notify", false, "the last fd is the launcher's channel, and it shows notifications")
 	flag.Parse()
 	if *launcher {
 		if err := runLauncher(*degraded); err != nil {
@@ -55,7 +61,7 @@ func main() {
 		}
 		return
 	}
-	if err := run(*wait, *degraded, *terminal, *probe); err != nil {
+	if err := run(*wait, *degraded, *terminal, *dialogs, *notifies, *probe); err != nil {
 		fmt.Fprintf(os.Stderr, "lnk-askbroker: %s\n", err)
 		os.Exit(1)
 	}
@@ -69,18 +75,49 @@ func open(fd int, name string) *os.File {
 	return os.NewFile(uintptr(fd), name)
 }
 
-func run(wait time.Duration, degraded, terminal, probe bool) error {
+// takeFDs takes the channel and the extra fds once: in the first run,
+// closing any stray fd; after landlock's re-exec (a kernel without
+// TSYNC), where /proc/self/fd is out of reach, as they were left.
+func takeFDs() (int, error) {
+	if os.Getenv(landlockReexecMarker) == "" {
+		_, extra, err := child.Channel(false)
+		return len(extra), err
+	}
+	n, err := strconv.Atoi(os.Getenv(child.EnvFDs))
+	if err != nil || n < 0 || n > child.MaxExtra {
+		return 0, fmt.Errorf("%s=%q is not a count of fds", child.EnvFDs, os.Getenv(child.EnvFDs))
+	}
+	return n, nil
+}
+
+func run(wait time.Duration, degraded, terminal, dialogs, notifies, probe bool) error {
+	if terminal {
+		// In the terminal's foreground group (askproc): its ^C, ^Z and ^\
+		// are the sandboxed command's, never the broker's, and a read
+		// while lnk is in the background fails rather than stopping it.
+		signal.Ignore(syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
+	}
 	if wait <= 0 || wait > askbroker.MaxWait {
 		return fmt.Errorf("--ask-wait %v is out of range: more than nothing, at most %v", wait, askbroker.MaxWait)
 	}
 	logf := func(l string) { fmt.Fprintf(os.Stderr, "lnk-askbroker: %s\n", l) }
-	dialog := askbroker.FindDialog(os.Environ())
-	notifier := askbroker.FindNotifier(os.Environ())
-	launcherFD, err := launcherChannel(dialog != nil || notifier != nil)
+	n, err := takeFDs()
 	if err != nil {
 		return err
 	}
-	inherit := []int{storeFD, channelFD}
+	want := 1
+	if terminal {
+		want++
+	}
+	launcherFD := -1
+	if dialogs || notifies {
+		launcherFD = channelFD + want + 1
+		want++
+	}
+	if n != want {
+		return fmt.Errorf("was handed %d fds after its channel, wants %d: the store folder (fd 4), the terminal with --terminal, the launcher's channel with --dialog or --notify", n, want)
+	}
+	inherit := []int{channelFD, storeFD}
 	if terminal {
 		inherit = append(inherit, terminalFD)
 	}
@@ -91,12 +128,13 @@ func run(wait time.Duration, degraded, terminal, probe bool) error {
 		return err
 	}
 	if probe {
-		return probeConfinement(dialog.Program())
+		dialog, _ := askbroker.FindSystemProgram("zenity")
+		return probeConfinement(dialog)
 	}
 	storeF := open(storeFD, "questions")
 	ch := open(channelFD, "channel")
 	if storeF == nil || ch == nil {
-		return fmt.Errorf("needs the store folder on fd %d and the kernel's channel on fd %d", storeFD, channelFD)
+		return fmt.Errorf("needs its channel on fd %d and the store folder on fd %d", channelFD, storeFD)
 	}
 	store, err := askbroker.NewStore(storeF)
 	storeF.Close()
@@ -119,15 +157,19 @@ func run(wait time.Duration, degraded, terminal, probe bool) error {
 		cfg.Terminal = t
 	}
 	if launcherFD >= 0 {
-		cl, err := wire.NewClient(os.NewFile(uintptr(launcherFD), "launcher"))
+		lf := open(launcherFD, "launcher")
+		if lf == nil {
+			return fmt.Errorf("--dialog or --notify given and no fd %d", launcherFD)
+		}
+		cl, err := wire.NewClient(lf)
 		if err != nil {
 			return err
 		}
 		defer cl.Close()
-		if dialog != nil {
+		if dialogs {
 			cfg.Dialog = &askbroker.RemoteDialog{C: cl}
 		}
-		if notifier != nil {
+		if notifies {
 			cfg.Notifier = &askbroker.RemoteNotifier{C: cl}
 		}
 	}
@@ -136,11 +178,20 @@ func run(wait time.Duration, degraded, terminal, probe bool) error {
 		return err
 	}
 	defer b.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals(terminal)...)
 	defer stop()
 	err = b.Serve(ctx, ch, func(format string, a ...any) { cfg.Log(fmt.Sprintf(format, a...)) })
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || errors.Is(err, wire.ErrClosed) {
 		return nil
 	}
 	return err
+}
+
+// stopSignals end the broker: SIGTERM, and SIGINT unless it shares the
+// owner's terminal, whose ^C is not its own.
+func stopSignals(terminal bool) []os.Signal {
+	if terminal {
+		return []os.Signal{syscall.SIGTERM}
+	}
+	return []os.Signal{syscall.SIGTERM, syscall.SIGINT}
 }

@@ -7,67 +7,37 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/helpers/askbroker"
+	"lnk.dev/lnk/helpers/askbroker/askproc"
 	"lnk.dev/lnk/internal/testenv"
 	"lnk.dev/lnk/internal/wire"
 )
 
-// startBroker runs the real lnk-askbroker with a store, a channel and,
-// when tty is not nil, a terminal, and returns a client on its channel.
+// startBroker runs the real lnk-askbroker as lnk sandbox run starts it
+// (askproc: brokerproc's fds, a launcher beside it where env names a
+// desktop) with a store and, when tty is not nil, a terminal, and returns
+// a client on its channel.
 func startBroker(t *testing.T, tty *os.File, env ...string) *wire.Client {
 	t.Helper()
 	home := t.TempDir()
-	s, err := askbroker.OpenStore(home)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	dir, err := os.Open(filepath.Join(home, ".lnk", "questions"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dir.Close()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours, theirs := os.NewFile(uintptr(fds[0]), "kernel"), os.NewFile(uintptr(fds[1]), "broker")
-	defer theirs.Close()
-	args := []string{"--ask-wait", "5m"}
-	if tty != nil {
-		args = append(args, "--terminal")
-	}
-	cmd := exec.Command(testenv.Bin(t, "lnk-askbroker"), args...)
-	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + home}, env...)
-	cmd.ExtraFiles = []*os.File{dir, theirs}
-	if tty != nil {
-		cmd.ExtraFiles = append(cmd.ExtraFiles, tty)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	cl, err := wire.NewClient(ours)
+	var stderr testenv.SyncBuffer
+	p, err := askproc.Start(askproc.Options{Bin: testenv.Bin(t, "lnk-askbroker"), Home: home, Terminal: tty,
+		Desktop: append([]string{"HOME=" + home}, env...), Wait: 5 * time.Minute, Log: &stderr})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cl.Close()
-		cmd.Process.Kill()
-		cmd.Wait()
+		p.Close()
 		if t.Failed() {
 			t.Logf("lnk-askbroker's log:\n%s", stderr.String())
 		}
 	})
-	return cl
+	return p.Asker.C
 }
 
 var question = askbroker.AskRequest{What: "mcp call", Sandbox: "work", Agent: "ann", Call: "tools/call delete_repo", Allow: "lnk agent allow --tool gh --allow delete_repo"}

@@ -26,7 +26,7 @@ func TestNotificationThroughTheLauncher(t *testing.T) {
 	testenv.Require(t, ok, "dbus-daemon (apt-get install dbus-x11)")
 	_, ok = askbroker.FindSystemProgram("notify-send")
 	testenv.Require(t, ok, "notify-send (apt-get install libnotify-bin)")
-	display := startX(t) // the notification daemon's, not the broker's
+	display := testenv.StartX(t) // the notification daemon's, not the broker's
 
 	r, w, err := os.Pipe()
 	if err != nil {

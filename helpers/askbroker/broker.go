@@ -217,6 +217,9 @@ wait:
 			}
 		case <-wctx.Done():
 			first = Answer{Allow: false, By: "timeout"}
+			if ctx.Err() != nil { // the call that asked was cancelled: withdrawn
+				first.By = "withdrawn"
+			}
 			break wait
 		}
 	}
@@ -237,9 +240,13 @@ wait:
 	switch {
 	case final.Allow:
 	case final.By == "timeout":
-		d.Reason = fmt.Sprintf("no answer within %v: refused; %s lets it through", b.cfg.Wait, q.Allow)
+		d.Reason = fmt.Sprintf("timed out: no answer within %v, so refused; %s lets it through", b.cfg.Wait, q.Allow)
+	case final.By == "withdrawn":
+		d.Reason = fmt.Sprintf("withdrawn: %v", context.Cause(ctx))
+	case final.By == "no way left" || final.By == "store failed":
+		d.Reason = fmt.Sprintf("refused: %s to answer it; %s lets it through", final.By, q.Allow)
 	default:
-		d.Reason = fmt.Sprintf("refused by the owner (%s); %s lets it through", final.By, q.Allow)
+		d.Reason = fmt.Sprintf("the owner said no (%s); %s lets it through", final.By, q.Allow)
 	}
 	b.cfg.Log(fmt.Sprintf("ask answer id=%s allow=%v by=%s", a.ID, d.Allow, d.By))
 	return d, nil
@@ -252,8 +259,13 @@ var errTimeUp = errors.New("no answer in time: refused")
 type decided Answer
 
 func (d decided) Error() string {
-	if d.Allow {
+	switch {
+	case d.Allow:
 		return "allowed once, answered by " + d.By
+	case d.By == "timeout":
+		return "timed out unanswered: refused"
+	case d.By == "withdrawn":
+		return "withdrawn: the call that asked was cancelled"
 	}
 	return "refused, answered by " + d.By
 }

@@ -20,18 +20,20 @@
 //
 // # Starting it
 //
-// cmd/lnk-askbroker is started by the kernel with: fd 3, the store folder
-// ~/.lnk/questions opened O_DIRECTORY|O_NOFOLLOW; fd 4, its channel to the
-// kernel (a SOCK_SEQPACKET socket, one JSON record per question and per
-// decision, see [Serve]); optionally fd 5, the proxy's controlling
-// terminal. The desktop session's variables (DISPLAY, WAYLAND_DISPLAY,
-// XAUTHORITY, DBUS_SESSION_BUS_ADDRESS, XDG_RUNTIME_DIR, HOME, LANG) are
-// the only ones it passes on, and only to its dialog launcher.
+// cmd/lnk-askbroker is started as every broker is (internal/brokerproc;
+// helpers/askbroker/askproc starts it for lnk sandbox run's tool bridge)
+// with: fd 3, its channel (a SOCK_SEQPACKET socket, one JSON record per
+// question and per decision, see [Serve]; [Remote] is its client); fd 4, the store
+// folder ~/.lnk/questions opened O_DIRECTORY|O_NOFOLLOW; optionally fd 5,
+// the owner's terminal; and where a desktop session is, its dialog
+// launcher's channel, the launcher started beside it with the desktop
+// session's variables (DISPLAY, WAYLAND_DISPLAY, XAUTHORITY,
+// DBUS_SESSION_BUS_ADDRESS, XDG_RUNTIME_DIR, HOME, LANG) alone.
 //
 // # Security
 //
-// It holds the store folder's fd, a terminal's fd, and the desktop
-// session's variables. It may create and link files in the store, write a
+// It holds the store folder's fd, a terminal's fd, and its launcher's
+// channel; the launcher holds the desktop session's variables. It may create and link files in the store, write a
 // question to the terminal and read one line back, and start exactly the
 // dialog programs and notify-send it finds in /usr/bin, /bin and
 // /usr/local/bin (owned by root, writable by no one else) — never one
@@ -51,8 +53,7 @@
 // Confinement (cmd/lnk-askbroker/confine.go) splits the broker in two.
 // The broker reads and writes beneath the store alone, executes nothing,
 // makes no socket, and links no net. A dialog launcher ([Launcher]), the
-// same binary started by the broker before it confines itself, holds the
-// desktop session: it executes only the dialog program and notify-send
+// same binary started beside it, holds the desktop session: it executes only the dialog program and notify-send
 // found at its start, reads the system's files they load, never the store
 // or HOME, and takes from the broker only a question's text, building the
 // command line itself. An X dialog needs landlock's scoping off in the

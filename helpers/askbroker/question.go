@@ -35,6 +35,10 @@ type AskRequest struct {
 	Agent   string `json:"agent"`
 	Call    string `json:"call"`
 	Allow   string `json:"allow"`
+	// Ref is the caller's name for the question, for [WithdrawAskSpec]
+	// (the format of a question's id); empty for a question it never
+	// withdraws.
+	Ref string `json:"ref,omitempty"`
 }
 
 // Question checks r and returns it cleaned: what, sandbox, call and allow

@@ -215,3 +215,13 @@ func (s *Store) Answer(id string, a Answer) error {
 	}
 	return nil
 }
+
+// Folder is a duplicate of the questions folder's fd, to hand to the
+// broker's process.
+func (s *Store) Folder() (*os.File, error) {
+	fd, err := unix.FcntlInt(uintptr(s.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), "questions"), nil
+}

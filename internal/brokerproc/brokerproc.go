@@ -12,7 +12,9 @@
 //
 // Holds: the parent's end of each channel until it is handed back. May:
 // fork and exec the binary it is told, with PR_SET_PDEATHSIG SIGKILL so
-// a broker never outlives the kernel that started it. Passes: nothing
+// a broker never outlives the kernel that started it, in a process group
+// of its own (or, with TerminalGroup, the caller's: the ask broker that
+// reads the owner's terminal). Passes: nothing
 // but fds 0–2 (/dev/null, /dev/null, the log writer or /dev/null), fd 3
 // and the extra files — every other fd Link holds is O_CLOEXEC, and the
 // child closes any stray one above its own as its first act. The
@@ -40,6 +42,13 @@ type Options struct {
 	Files []*os.File // handed as fd 4, 5, …; they stay the caller's
 	Env   []string   // KEY=value added to the fixed environment
 	Log   io.Writer  // the child's stderr; nil discards it
+	// TerminalGroup keeps the broker in the caller's process group, the
+	// terminal's foreground one when the caller runs in a terminal, so it
+	// may read that terminal (a process of a background group is stopped
+	// or refused when it reads). It then gets the terminal's signals too
+	// (^C, ^Z, ^\) and must ignore those itself. Without it a broker has
+	// a group of its own.
+	TerminalGroup bool
 }
 
 // Proc is a started broker.
@@ -71,7 +80,7 @@ func Start(o Options) (*Proc, error) {
 		Stderr:     o.Log,
 		SysProcAttr: &syscall.SysProcAttr{
 			Pdeathsig: syscall.SIGKILL,
-			Setpgid:   true,
+			Setpgid:   !o.TerminalGroup,
 		},
 	}
 	if err := cmd.Start(); err != nil {

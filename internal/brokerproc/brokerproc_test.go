@@ -188,3 +188,38 @@ func cloexec(t *testing.T, pid, fd int) bool {
 	}
 	return false
 }
+
+// A broker has a process group of its own, so the terminal's ^C never
+// reaches it; with TerminalGroup it stays in the caller's (the
+// terminal's foreground group), so it may read that terminal.
+func TestTerminalGroupKeepsTheCallersProcessGroup(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, same := range []bool{false, true} {
+		p, err := Start(Options{Path: exe, Env: []string{childMarker + "=1"}, Log: os.Stderr, TerminalGroup: same})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl, err := wire.NewClient(p.Chan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cl.Call(context.Background(), specPing, &empty{}, &empty{}); err != nil {
+			t.Fatalf("the broker does not answer: %v", err)
+		}
+		pgid, err := unix.Getpgid(p.Pid())
+		cl.Close()
+		p.Kill()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pgid == unix.Getpgrp(); got != same {
+			t.Errorf("TerminalGroup %v: the broker's group %d, the caller's %d", same, pgid, unix.Getpgrp())
+		}
+		if !same && pgid != p.Pid() {
+			t.Errorf("without TerminalGroup the broker's group is %d, not its own %d", pgid, p.Pid())
+		}
+	}
+}

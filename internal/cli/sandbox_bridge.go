@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/caps"
-	"lnk.dev/lnk/helpers/askbroker"
+	"lnk.dev/lnk/helpers/askbroker/askproc"
 	"lnk.dev/lnk/internal/audit"
 	"lnk.dev/lnk/internal/settings"
 	"lnk.dev/lnk/kernel/sandbox"
@@ -17,18 +18,18 @@ import (
 )
 
 // sandboxBridge is one sandbox's tool bridge, run in lnk for the
-// sandbox's life: its calls asked through askbroker (the question store,
-// answered with lnk ask answer), each call a line of the audit log.
+// sandbox's life: its calls asked through the confined lnk-askbroker
+// this run starts (askproc), each call a line of the audit log.
 type sandboxBridge struct {
-	run    *toolbridge.Running
-	broker *askbroker.Broker
-	store  *askbroker.Store
-	log    *audit.Log
+	run   *toolbridge.Running
+	ask   *askproc.Procs
+	log   *audit.Log
+	asked chan struct{} // closed once the ask broker's log is all written
 }
 
 // startBridge starts the bridge when grants comp name tools and reach
 // them through a proxy; nil when not.
-func startBridge(comp *caps.Compiled) (*sandboxBridge, error) {
+func startBridge(comp *caps.Compiled, degraded bool) (*sandboxBridge, error) {
 	if len(comp.Tools) == 0 {
 		return nil, nil
 	}
@@ -53,30 +54,14 @@ func startBridge(comp *caps.Compiled) (*sandboxBridge, error) {
 	if sb.log, err = openAuditLog(comp.Home); err != nil {
 		return nil, fmt.Errorf("tool bridge: the audit log: %w", err)
 	}
-	if sb.store, err = askbroker.OpenStore(comp.Home); err != nil {
-		return nil, fmt.Errorf("tool bridge: the question store: %w", err)
-	}
-	logLine := func(line string) {
-		sb.log.Write(audit.Entry{Kind: audit.KindQuestion, Agent: comp.AgentName, Reason: line})
-	}
-	// Asked every way there is here: the store (lnk ask answer), and on a
-	// desktop a dialog, or a notification where no dialog shows. The
-	// terminal is the sandboxed command's, so it is not asked there.
-	cfg := askbroker.Config{Store: sb.store, Log: logLine, Wait: set.AskWait}
-	if d := askbroker.FindDialog(os.Environ()); d != nil {
-		cfg.Dialog = d
-	}
-	if n := askbroker.FindNotifier(os.Environ()); n != nil {
-		cfg.Notifier = n
-	}
-	if sb.broker, err = askbroker.New(cfg); err != nil {
+	if sb.ask, sb.asked, err = startAsking(comp, set.AskWait, degraded); err != nil {
 		return nil, err
 	}
 	name := toolbridge.SandboxName(comp.AgentName)
 	b := &toolbridge.Bridge{Agent: comp.AgentName, Grants: comp.Tools, Defs: tooldef.Store{Home: comp.Home},
-		Asker:      &toolbridge.OwnerAsker{Broker: sb.broker, Sandbox: name},
+		Asker:      &toolbridge.OwnerAsker{Broker: sb.ask.Asker, Sandbox: name},
 		Log:        toolbridge.AuditLog(sb.log, name),
-		OnRefusal:  func() { sb.broker.CountRefusal(name) },
+		OnRefusal:  func() { sb.ask.Asker.CountRefusal(name) },
 		Settings:   toolbridge.Settings{Sessions: set.ToolSessions, Idle: set.ToolIdle, Starts: set.ToolStarts},
 		AdaptProcs: true}
 	if sb.run, err = toolbridge.Start(comp.Home, name, b); err != nil {
@@ -99,7 +84,8 @@ func (sb *sandboxBridge) hook() (*sandbox.ToolBridge, error) {
 	return &sandbox.ToolBridge{Channel: ch, Route: sb.run.Route()}, nil
 }
 
-// Close ends the bridge's sessions and lets go of the store and the log.
+// Close ends the bridge's sessions and the ask broker, and lets go of
+// the log.
 func (sb *sandboxBridge) Close() {
 	if sb == nil {
 		return
@@ -107,11 +93,12 @@ func (sb *sandboxBridge) Close() {
 	if sb.run != nil {
 		sb.run.Close()
 	}
-	if sb.broker != nil {
-		sb.broker.Close()
-	}
-	if sb.store != nil {
-		sb.store.Close()
+	sb.ask.Close()
+	if sb.asked != nil {
+		select { // its last lines reach the audit log
+		case <-sb.asked:
+		case <-time.After(5 * time.Second):
+		}
 	}
 	if sb.log != nil {
 		sb.log.Close()

@@ -183,7 +183,7 @@ network. Returns the command's exit status (128+N for signal N).`,
 			if err != nil {
 				return auditRefusal("sandbox run", spec.agent, err) // sandbox_audit.go
 			}
-			bridge, err := startBridge(comp) // nil without [tools] (sandbox_bridge.go)
+			bridge, err := startBridge(comp, spec.degraded) // nil without [tools] (sandbox_bridge.go)
 			if err != nil {
 				return err
 			}

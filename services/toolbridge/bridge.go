@@ -248,7 +248,7 @@ func (b *Bridge) mayCall(ctx context.Context, s *session, m *message, call strin
 		return verdict{ok: true}
 	}
 	if b.Asker == nil {
-		return verdict{why: fmt.Sprintf("%s is not allowed by name and no one can be asked (lnk agent allow %s --tool %s --allow %s)", call, b.Agent, s.tool, call)}
+		return verdict{why: fmt.Sprintf("%s is not allowed by name and no one can be asked (%s)", call, allowHint(Question{Agent: b.Agent, Tool: s.tool, Call: call}))}
 	}
 	watchClient(ctx) // asking waits for the owner: not for a client gone
 	args := argumentsOf(m)
@@ -257,7 +257,11 @@ func (b *Bridge) mayCall(ctx context.Context, s *session, m *message, call strin
 		return verdict{ok: true, asked: true}
 	}
 	v := verdict{why: "the owner said no", asked: true}
-	if err != nil {
+	var or *OwnerRefusal
+	switch {
+	case errors.As(err, &or):
+		v.why = or.Reason // refused, timed out or refused at once, with the --allow
+	case err != nil:
 		v.why = "asking failed: " + err.Error()
 	}
 	if c, isCounter := b.Asker.(RefusalCounter); isCounter {

@@ -80,3 +80,41 @@ func statusOf(url string) int {
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+
+// runSandboxedCalls is the tests' client making only the calls named
+// after `mcp-calls`, in order, one line each: NAME=its text, or
+// NAME-refused= / NAME-error= with why.
+func runSandboxedCalls(names []string) int {
+	url := os.Getenv("LNK_TOOL_TEST")
+	if url == "" {
+		fmt.Println("no LNK_TOOL_TEST")
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "sandboxed", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		fmt.Println("connect-error=" + err.Error())
+		return 1
+	}
+	defer cs.Close()
+	for _, name := range names {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "asked-" + name}})
+		switch {
+		case err != nil:
+			fmt.Printf("%s-error=%s\n", name, oneLine(err.Error()))
+		case res.IsError || len(res.Content) == 0:
+			var why []string
+			for _, c := range res.Content {
+				if tc, ok := c.(*mcp.TextContent); ok {
+					why = append(why, tc.Text)
+				}
+			}
+			fmt.Printf("%s-refused=%s\n", name, oneLine(strings.Join(why, " ")))
+		default:
+			fmt.Printf("%s=%s\n", name, oneLine(res.Content[0].(*mcp.TextContent).Text))
+		}
+	}
+	return 0
+}

@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "mcp-client" {
 		os.Exit(runSandboxedClient())
 	}
+	if len(os.Args) > 1 && os.Args[1] == "mcp-calls" {
+		os.Exit(runSandboxedCalls(os.Args[2:]))
+	}
 	os.Exit(m.Run())
 }
 

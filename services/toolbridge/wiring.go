@@ -11,15 +11,36 @@ import (
 	"lnk.dev/lnk/internal/audit"
 )
 
+// OwnerBroker is what asks the owner: the ask broker's process through
+// its channel (*askbroker.Remote, as lnk sandbox run starts it), or a
+// broker in this process (*askbroker.Broker, in tests).
+type OwnerBroker interface {
+	Ask(ctx context.Context, q *askbroker.Question) (askbroker.Decision, error)
+	CountRefusal(sandbox string)
+}
+
 // OwnerAsker asks through askbroker: the real [Asker] for a sandbox's
 // bridge. Each question is one call (its tool, name, hints and arguments
 // as sent); an approval covers that call alone, once.
 type OwnerAsker struct {
-	Broker  *askbroker.Broker
+	Broker  OwnerBroker
 	Sandbox string // the sandbox that asks, as the broker counts it
 }
 
-// Ask puts q to the owner and returns true only for a yes.
+// An OwnerRefusal is a call the owner was asked about and did not allow:
+// refused, unanswered in time, or refused at once (Err a
+// *askbroker.Refusal then). Reason says which, and names the --allow
+// that lets the call through.
+type OwnerRefusal struct {
+	Reason string
+	Err    error // the broker's refusal at once; nil when someone was asked
+}
+
+func (r *OwnerRefusal) Error() string { return r.Reason }
+func (r *OwnerRefusal) Unwrap() error { return r.Err }
+
+// Ask puts q to the owner and returns true only for a yes; a refusal is
+// an *OwnerRefusal saying why.
 func (a *OwnerAsker) Ask(ctx context.Context, q Question) (bool, error) {
 	call := fmt.Sprintf("tool %s: %s %s", q.Tool, q.Call, q.Arguments)
 	if len(q.Hints) > 0 {
@@ -32,10 +53,16 @@ func (a *OwnerAsker) Ask(ctx context.Context, q Question) (bool, error) {
 		Call:    call,
 		Allow:   allowHint(q),
 	})
-	if err != nil {
+	var r *askbroker.Refusal
+	switch {
+	case errors.As(err, &r):
+		return false, &OwnerRefusal{Reason: d.Reason, Err: err}
+	case err != nil:
 		return false, err
+	case !d.Allow:
+		return false, &OwnerRefusal{Reason: d.Reason}
 	}
-	return d.Allow, nil
+	return true, nil
 }
 
 // Counted reports whether the Broker counted the refusal Ask returned
@@ -48,12 +75,14 @@ func (a *OwnerAsker) Counted(err error) bool {
 	return !errors.As(err, &r)
 }
 
+// allowHint is the command that lets q's call through without asking:
+// the agent's grant, or for a sandbox of no agent, lnk sandbox run's own
+// flags.
 func allowHint(q Question) string {
-	agent := q.Agent
-	if agent == "" {
-		agent = "AGENT"
+	if q.Agent == "" {
+		return fmt.Sprintf("lnk sandbox run --tool %s --allow %s", q.Tool, q.Call)
 	}
-	return fmt.Sprintf("lnk agent allow %s --tool %s --allow %s", agent, q.Tool, q.Call)
+	return fmt.Sprintf("lnk agent allow %s --tool %s --allow %s", q.Agent, q.Tool, q.Call)
 }
 
 // AuditLog writes each event as a line of the wire's log: the tool, the

@@ -80,7 +80,7 @@ func recreateAgentFile(l Layout, name string) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %s is missing and could not be made again: %w", name, l.AgentFile(name), err)
 	}
-	Notice(fmt.Sprintf("agent %s: %s was missing: made again with a new ID %s and no harness (lnk agent start names it again)", name, l.AgentFile(name), a.ID))
+	Notice(fmt.Sprintf("agent %s: %s was missing: made again with a new ID %s and no harness (its harness line names one again)", name, l.AgentFile(name), a.ID))
 	return a, nil
 }
 

@@ -218,6 +218,11 @@ func (b *Bridge) relay(ctx context.Context, s *session, m *message) Reply {
 	if err != nil {
 		b.end(s)
 		b.log(s.tool, logName, "failed: "+err.Error())
+		if errors.Is(err, errServerGone) {
+			// The session is no more: streamable HTTP's 404 tells the
+			// client to start another with initialize.
+			return Reply{Status: http.StatusNotFound, Body: errorResponse(m.ID, codeGone, err.Error()+": the session is gone, start another with initialize")}
+		}
 		return Reply{Status: http.StatusBadGateway, Body: errorResponse(m.ID, codeGone, err.Error())}
 	}
 	if m.Method == "tools/list" {
@@ -381,14 +386,23 @@ func (b *Bridge) lookup(id, tool string) *session {
 	return s
 }
 
-// end stops a session's server and frees its place. Ending twice is a no-op.
+// end stops a session's server, then forgets the session and frees its
+// place: a session counted gone has no server left (one given a grace,
+// a tool at a URL's client ending its remote session, holds its place
+// until it ends). Ending twice is a no-op.
 func (b *Bridge) end(s *session) {
 	b.mu.Lock()
 	_, ok := b.sessions[s.id]
+	b.mu.Unlock()
+	if !ok {
+		return
+	}
+	s.srv.stop()
+	b.mu.Lock()
+	_, ok = b.sessions[s.id]
 	delete(b.sessions, s.id)
 	b.mu.Unlock()
 	if ok {
-		s.srv.stop()
 		<-b.slots
 	}
 }
@@ -485,8 +499,9 @@ func (b *Bridge) recheck() {
 	}
 }
 
-// reap ends sessions with no call for Settings.Idle, and those of a tool
-// added again or removed (recheck).
+// reap ends sessions with no call for Settings.Idle, those whose server
+// ended (so an idle one holds no place), and those of a tool added again
+// or removed (recheck).
 func (b *Bridge) reap() {
 	tick := time.NewTicker(max(b.Settings.Idle/10, 10*time.Millisecond))
 	defer tick.Stop()
@@ -498,14 +513,18 @@ func (b *Bridge) reap() {
 			b.mu.Lock()
 			var idle []*session
 			for _, s := range b.sessions {
-				if d, busy := s.idleFor(now); !busy && d >= b.Settings.Idle {
+				if d, busy := s.idleFor(now); !busy && (d >= b.Settings.Idle || !s.srv.alive()) {
 					idle = append(idle, s)
 				}
 			}
 			b.mu.Unlock()
 			for _, s := range idle {
+				why := "session ended: idle"
+				if !s.srv.alive() {
+					why = "session ended: its server ended"
+				}
 				b.end(s)
-				b.log(s.tool, "", "session ended: idle")
+				b.log(s.tool, "", why)
 			}
 			b.recheck()
 		}

@@ -109,7 +109,7 @@ func (b *Bridge) Handle(ctx context.Context, tool, sessionID string, body []byte
 	}
 	if _, ok := b.Grants[tool]; !ok {
 		b.log(tool, "", "refused: not granted")
-		return text(http.StatusForbidden, fmt.Sprintf("tool %s is not granted to this sandbox (lnk agent allow %s --tool %s)", tool, b.Agent, tool))
+		return text(http.StatusForbidden, fmt.Sprintf("tool %s is not granted to this sandbox (%s)", tool, grantHint(b.Agent, tool, "")))
 	}
 	m, err := parseMessage(body)
 	if err != nil {
@@ -253,7 +253,7 @@ func (b *Bridge) mayCall(ctx context.Context, s *session, m *message, call strin
 		return verdict{ok: true}
 	}
 	if b.Asker == nil {
-		return verdict{why: fmt.Sprintf("%s is not allowed by name and no one can be asked (lnk agent allow %s --tool %s --allow %s)", call, b.Agent, s.tool, call)}
+		return verdict{why: fmt.Sprintf("%s is not allowed by name and no one can be asked (%s)", call, grantHint(b.Agent, s.tool, call))}
 	}
 	watchClient(ctx) // asking waits for the owner: not for a client gone
 	args := argumentsOf(m)

@@ -48,13 +48,7 @@ func (a *OwnerAsker) Counted(err error) bool {
 	return !errors.As(err, &r)
 }
 
-func allowHint(q Question) string {
-	agent := q.Agent
-	if agent == "" {
-		agent = "AGENT"
-	}
-	return fmt.Sprintf("lnk agent allow %s --tool %s --allow %s", agent, q.Tool, q.Call)
-}
+func allowHint(q Question) string { return grantHint(q.Agent, q.Tool, q.Call) }
 
 // AuditLog writes each event as a line of the wire's log: the tool, the
 // call's name and its outcome, never its arguments or answer. A refusal

@@ -1,0 +1,47 @@
+package sandbox_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/kernel/sandbox"
+)
+
+// A program named by its path (--command /abs/prog) in a folder the
+// sandbox is not granted runs: the file itself is read where it is, by
+// its own path, and never the folder it's in (security.txt), so a file
+// beside it can be neither read nor listed. Named by a link, the link's
+// path leads to it.
+func TestAProgramNamedByItsPathRunsWithoutItsFolder(t *testing.T) {
+	w := newWorld(t)
+	tools := filepath.Join(w.home, "tools")
+	if err := os.Mkdir(tools, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(tools, "prog")
+	script := "#!/bin/sh\n" +
+		`echo "ran $0"` + "\n" +
+		`if read line < "${0%/*}/neighbour"; then echo "read: $line"; else echo "neighbour unreadable"; fi` + "\n" +
+		`for f in "${0%/*}"/*; do echo "has ${f##*/}"; done` + "\n"
+	if err := os.WriteFile(prog, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(tools, "neighbour"), "neighbour-secret\n")
+	link := filepath.Join(tools, "link")
+	if err := os.Symlink("prog", link); err != nil {
+		t.Fatal(err)
+	}
+	for _, named := range []string{prog, link} {
+		c := compile(t, w, caps.Grants{Commands: []string{named}})
+		code, out, errOut := run(t, c, sandbox.Options{}, named)
+		if code != 0 || !strings.Contains(out, "ran "+named+"\n") {
+			t.Fatalf("%s: exit %d: %s%s", named, code, out, errOut)
+		}
+		if strings.Contains(out, "neighbour-secret") || !strings.Contains(out, "neighbour unreadable") || strings.Contains(out, "has neighbour") {
+			t.Errorf("%s: the program's folder was reached: %s", named, out)
+		}
+	}
+}

@@ -405,9 +405,9 @@ func (s *Sandbox) commands(c *caps.Compiled, opt Options) error {
 			}
 			s.rule(initstage.PathRule{Path: f, Read: true, Exec: true, Optional: true})
 		}
-		if byPath && p != files[0] && !s.granted(p) {
-			// Named by a link: the link's path leads to the program
-			// bound at its own.
+		if byPath && p != files[0] && !s.linkVisible(p) {
+			// Named by a link the sandbox lacks: the link's path leads
+			// to the program bound at its own.
 			s.args = append(s.args, "--symlink", files[0], p)
 		}
 	}
@@ -422,6 +422,14 @@ func (s *Sandbox) commands(c *caps.Compiled, opt Options) error {
 		return &NotACommandError{Program: opt.Argv[0]}
 	}
 	return nil
+}
+
+// linkVisible reports whether the sandbox has p, a link, already: its
+// folder, with links resolved, is granted (the sandbox mirrors the
+// system's linked folders, /bin as /usr/bin).
+func (s *Sandbox) linkVisible(p string) bool {
+	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+	return err == nil && s.granted(filepath.Join(dir, filepath.Base(p)))
 }
 
 // bindProgram binds the file at real, a program's path with its links

@@ -44,4 +44,10 @@ func TestAProgramNamedByItsPathRunsWithoutItsFolder(t *testing.T) {
 			t.Errorf("%s: the program's folder was reached: %s", named, out)
 		}
 	}
+	// A system program named by a path through a linked folder (/bin as
+	// /usr/bin where /usr is merged) is the system's, as it was.
+	c := compile(t, w, caps.Grants{Commands: []string{"/bin/sh"}})
+	if code, out, errOut := run(t, c, sandbox.Options{}, "/bin/sh", "-c", "echo system"); code != 0 || out != "system\n" {
+		t.Fatalf("/bin/sh: exit %d: %s%s", code, out, errOut)
+	}
 }

@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,6 +44,12 @@ func TestAProgramNamedByItsPathRunsWithoutItsFolder(t *testing.T) {
 		if strings.Contains(out, "neighbour-secret") || !strings.Contains(out, "neighbour unreadable") || strings.Contains(out, "has neighbour") {
 			t.Errorf("%s: the program's folder was reached: %s", named, out)
 		}
+	}
+	// Not granted, it is refused at once, the hint naming its path.
+	_, err := sandbox.Build(compile(t, w, caps.Grants{}), sandbox.Options{Argv: []string{prog}, InitPath: "/nonexistent"})
+	var nac *sandbox.NotACommandError
+	if !errors.As(err, &nac) || nac.Hint() != "grant it: lnk sandbox run --command "+prog+" …, or add it to [commands]" {
+		t.Errorf("a program not granted: %v", err)
 	}
 	// A system program named by a path through a linked folder (/bin as
 	// /usr/bin where /usr is merged) is the system's, as it was.

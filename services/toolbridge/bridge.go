@@ -147,7 +147,7 @@ func (b *Bridge) Handle(ctx context.Context, tool, sessionID string, body []byte
 	}
 	s := b.lookup(sessionID, tool)
 	if s == nil || s.digest != digest || !s.srv.alive() {
-		if s != nil {
+		if s != nil && !s.srv.stopping.Load() { // one ending already is left to its end
 			b.end(s)
 		}
 		b.log(tool, m.Method, "refused: session gone")

@@ -29,6 +29,8 @@ type farServer struct {
 	handler atomic.Pointer[http.Handler]
 	mu      sync.Mutex
 	deletes []int
+	// held, if set, hears of each DELETE, which waits then for release.
+	held, release chan struct{}
 }
 
 func newFarServer(t *testing.T) *farServer {
@@ -38,6 +40,10 @@ func newFarServer(t *testing.T) *farServer {
 		if r.Method != http.MethodDelete {
 			(*f.handler.Load()).ServeHTTP(w, r)
 			return
+		}
+		if f.held != nil {
+			f.held <- struct{}{}
+			<-f.release
 		}
 		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		(*f.handler.Load()).ServeHTTP(rec, r)
@@ -150,4 +156,36 @@ func (r *rig) remove(tool, session string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// A request of a session while it ends (its DELETE held at the server,
+// lnk-mcp-remote still running in its grace) is answered as gone at once
+// (404, start another with initialize), never sent to a server whose
+// input is closed.
+func TestARequestOfASessionEndingIsAnsweredGone(t *testing.T) {
+	far := newFarServer(t)
+	far.held, far.release = make(chan struct{}), make(chan struct{})
+	var released sync.Once
+	release := func() { released.Do(func() { close(far.release) }) }
+	t.Cleanup(release) // before the server's Close, which waits for the DELETE
+	r := newRig(t, map[string]caps.Tool{"far": {AskNone: true}}, Settings{})
+	d := &tooldef.Definition{Name: "far", Command: []string{testenv.Bin(t, "lnk-mcp-remote"), far.url}, URL: far.url, Env: map[string]*secret.Value{}}
+	if err := r.store.Save(d); err != nil {
+		t.Fatal(err)
+	}
+	st, sid, body := r.post("far", "", initBody)
+	if st != 200 || sid == "" {
+		t.Fatalf("initialize: %d %s", st, body)
+	}
+	ended := make(chan int, 1)
+	go func() { ended <- r.remove("far", sid) }()
+	<-far.held // the session's end has begun: its server is deleting
+	st, _, body = r.post("far", sid, `{"jsonrpc":"2.0","id":"c-5","method":"ping"}`)
+	if st != 404 || !strings.Contains(body, "initialize") {
+		t.Fatalf("a ping of a session ending: %d %s", st, body)
+	}
+	release()
+	if st := <-ended; st/100 != 2 {
+		t.Fatalf("the client's DELETE: %d", st)
+	}
 }

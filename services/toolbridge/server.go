@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -61,6 +62,9 @@ type server struct {
 	// ended says why its output was no longer read, when that was the
 	// bridge's doing (a message over the cap); set before done closes.
 	ended error
+	// stopping is set once stop began: from then on it is gone to every
+	// request, though one given a grace may still run.
+	stopping atomic.Bool
 }
 
 // maxAnswer caps one message from a tool's server, as MaxBody caps one
@@ -263,7 +267,13 @@ func (s *server) call(ctx context.Context, m *message) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !s.alive() {
+		return nil, errServerGone
+	}
 	if err := s.write(b); err != nil {
+		if !s.alive() {
+			return nil, errServerGone
+		}
 		return nil, err
 	}
 	select {
@@ -356,6 +366,7 @@ func withID(a answer, id json.RawMessage) []byte {
 // first; one with a grace (a tool at a URL's client) may end on its own
 // within it, and is killed after.
 func (s *server) stop() {
+	s.stopping.Store(true)
 	s.stdin.Close()
 	if s.grace > 0 {
 		t := time.NewTimer(s.grace)
@@ -376,8 +387,11 @@ func (s *server) stop() {
 	<-s.done
 }
 
-// alive reports whether the server still runs.
+// alive reports whether the server still runs and is not being stopped.
 func (s *server) alive() bool {
+	if s.stopping.Load() {
+		return false
+	}
 	select {
 	case <-s.done:
 		return false

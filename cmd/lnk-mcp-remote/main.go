@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -22,7 +23,11 @@ func main() {
 		os.Exit(2)
 	}
 	if err := c.Run(context.Background(), os.Stdin, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "lnk-mcp-remote:", err)
+		if !errors.Is(err, remote.ErrSessionGone) { // said already, where it was met
+			fmt.Fprintln(os.Stderr, "lnk-mcp-remote:", err)
+		}
+		// Its session gone, it ends: the bridge answers the call as
+		// gone, and its client starts another with initialize.
 		os.Exit(1)
 	}
 }

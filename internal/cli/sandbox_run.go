@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -26,11 +27,13 @@ type sandboxSpec struct {
 	agent    string
 	file     string
 	degraded bool
+	tools    toolNames // every --tool given (tool_flag.go)
 }
 
 func (s *sandboxSpec) bind(c *cobra.Command) {
 	grantFlags(c, &s.g, &s.internet, &s.ask)
 	f := c.Flags()
+	countTools(f, &s.tools, &s.g.Tool)
 	f.StringVar(&s.agent, "agent", "", "run under agent NAME's grants")
 	f.StringVar(&s.file, "sandbox-file", "", "run under a sandbox spec file's grants")
 	f.BoolVar(&s.degraded, "degraded", false, "run even where landlock or seccomp is missing (said at every start)")
@@ -44,6 +47,12 @@ func (s *sandboxSpec) compile(c *cobra.Command) (*caps.Compiled, error) {
 	}
 	if err := askFlag(s.ask, &s.g, "lnk sandbox run --tool NAME --ask none -- COMMAND"); err != nil {
 		return nil, err
+	}
+	if n := s.tools.names; len(n) > 1 {
+		// The grant holds one tool, which --allow and --ask go with:
+		// the tools after the first would be dropped, or take its place.
+		return nil, Usage(fmt.Sprintf("--tool given %d times (%s): a sandbox's flags name one tool, which its --allow and --ask go with", len(n), strings.Join(n, ", ")),
+			"grant each tool to an agent (lnk agent allow NAME --tool "+n[0]+", then lnk agent allow NAME --tool "+n[1]+") and run it with lnk sandbox run --agent NAME -- COMMAND")
 	}
 	home := os.Getenv("HOME")
 	cwd, _ := os.Getwd()

@@ -379,7 +379,7 @@ func (s *Sandbox) commands(c *caps.Compiled, opt Options) error {
 	allowed := map[string]bool{}
 	any := false
 	res := newResolver()
-	for _, name := range append(append([]string(nil), c.Commands...), opt.ExtraExec...) {
+	for i, name := range append(append([]string(nil), c.Commands...), opt.ExtraExec...) {
 		if name == "*" {
 			any = true
 			continue
@@ -392,11 +392,26 @@ func (s *Sandbox) commands(c *caps.Compiled, opt Options) error {
 		if err != nil {
 			continue
 		}
+		byPath := i < len(c.Commands) && strings.Contains(name, "/")
 		for _, f := range files {
-			if !allowed[f] {
-				allowed[f] = true
-				s.rule(initstage.PathRule{Path: f, Read: true, Exec: true, Optional: true})
+			if allowed[f] {
+				continue
 			}
+			allowed[f] = true
+			if byPath && !s.granted(f) {
+				// A program named by its path, and its interpreters,
+				// are read wherever they are, each by its own path,
+				// never the folder it is in (security.txt).
+				if err := s.bindProgram(f); err != nil {
+					return err
+				}
+			}
+			s.rule(initstage.PathRule{Path: f, Read: true, Exec: true, Optional: true})
+		}
+		if byPath && p != files[0] && !s.linkVisible(p) {
+			// Named by a link the sandbox lacks: the link's path leads
+			// to the program bound at its own.
+			s.args = append(s.args, "--symlink", files[0], p)
 		}
 	}
 	if any {
@@ -409,6 +424,34 @@ func (s *Sandbox) commands(c *caps.Compiled, opt Options) error {
 	if err != nil || !(allowed[real] || s.execGranted(real)) {
 		return &NotACommandError{Program: opt.Argv[0]}
 	}
+	return nil
+}
+
+// linkVisible reports whether the sandbox has p, a link, already: its
+// folder, with links resolved, is granted (the sandbox mirrors the
+// system's linked folders, /bin as /usr/bin).
+func (s *Sandbox) linkVisible(p string) bool {
+	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+	return err == nil && s.granted(filepath.Join(dir, filepath.Base(p)))
+}
+
+// bindProgram binds the file at real, a program's path with its links
+// resolved, read-only at that path alone: opened without following a
+// link (one swapped in since it was resolved is refused), and only a
+// regular file.
+func (s *Sandbox) bindProgram(real string) error {
+	file, err := openNoLinks(real)
+	if err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(file.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		file.Close()
+		return fmt.Errorf("%w: %s is not a regular file", ErrFolderChanged, real)
+	}
+	s.args = append(s.args, "--ro-bind-fd")
+	s.fdArg(file)
+	s.args = append(s.args, real)
 	return nil
 }
 

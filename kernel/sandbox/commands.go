@@ -27,9 +27,14 @@ func (e *NotACommandError) Unwrap() error { return ErrNotACommand }
 // Rule names the grant rule, so the CLI exits 3 (a rule refused).
 func (e *NotACommandError) Rule() string { return "commands" }
 
-// Hint says how to allow it.
+// Hint says how to allow it: a program named by its path is granted by
+// that path (a name alone is looked up on the sandbox's PATH).
 func (e *NotACommandError) Hint() string {
-	return "grant it: lnk sandbox run --command " + filepath.Base(e.Program) + " …, or add it to [commands]"
+	name := e.Program
+	if !filepath.IsAbs(name) {
+		name = filepath.Base(name)
+	}
+	return "grant it: lnk sandbox run --command " + name + " …, or add it to [commands]"
 }
 
 // lookPath finds name on the sandbox's PATH (or as a path from dir).

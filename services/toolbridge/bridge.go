@@ -109,7 +109,7 @@ func (b *Bridge) Handle(ctx context.Context, tool, sessionID string, body []byte
 	}
 	if _, ok := b.Grants[tool]; !ok {
 		b.log(tool, "", "refused: not granted")
-		return text(http.StatusForbidden, fmt.Sprintf("tool %s is not granted to this sandbox (lnk agent allow %s --tool %s)", tool, b.Agent, tool))
+		return text(http.StatusForbidden, fmt.Sprintf("tool %s is not granted to this sandbox (%s)", tool, grantHint(b.Agent, tool, "")))
 	}
 	m, err := parseMessage(body)
 	if err != nil {
@@ -147,7 +147,7 @@ func (b *Bridge) Handle(ctx context.Context, tool, sessionID string, body []byte
 	}
 	s := b.lookup(sessionID, tool)
 	if s == nil || s.digest != digest || !s.srv.alive() {
-		if s != nil {
+		if s != nil && !s.srv.stopping.Load() { // one ending already is left to its end
 			b.end(s)
 		}
 		b.log(tool, m.Method, "refused: session gone")
@@ -218,6 +218,11 @@ func (b *Bridge) relay(ctx context.Context, s *session, m *message) Reply {
 	if err != nil {
 		b.end(s)
 		b.log(s.tool, logName, "failed: "+err.Error())
+		if errors.Is(err, errServerGone) {
+			// The session is no more: streamable HTTP's 404 tells the
+			// client to start another with initialize.
+			return Reply{Status: http.StatusNotFound, Body: errorResponse(m.ID, codeGone, err.Error()+": the session is gone, start another with initialize")}
+		}
 		return Reply{Status: http.StatusBadGateway, Body: errorResponse(m.ID, codeGone, err.Error())}
 	}
 	if m.Method == "tools/list" {
@@ -248,7 +253,7 @@ func (b *Bridge) mayCall(ctx context.Context, s *session, m *message, call strin
 		return verdict{ok: true}
 	}
 	if b.Asker == nil {
-		return verdict{why: fmt.Sprintf("%s is not allowed by name and no one can be asked (%s)", call, allowHint(Question{Agent: b.Agent, Tool: s.tool, Call: call}))}
+		return verdict{why: fmt.Sprintf("%s is not allowed by name and no one can be asked (%s)", call, grantHint(b.Agent, s.tool, call))}
 	}
 	watchClient(ctx) // asking waits for the owner: not for a client gone
 	args := argumentsOf(m)
@@ -385,14 +390,23 @@ func (b *Bridge) lookup(id, tool string) *session {
 	return s
 }
 
-// end stops a session's server and frees its place. Ending twice is a no-op.
+// end stops a session's server, then forgets the session and frees its
+// place: a session counted gone has no server left (one given a grace,
+// a tool at a URL's client ending its remote session, holds its place
+// until it ends). Ending twice is a no-op.
 func (b *Bridge) end(s *session) {
 	b.mu.Lock()
 	_, ok := b.sessions[s.id]
+	b.mu.Unlock()
+	if !ok {
+		return
+	}
+	s.srv.stop()
+	b.mu.Lock()
+	_, ok = b.sessions[s.id]
 	delete(b.sessions, s.id)
 	b.mu.Unlock()
 	if ok {
-		s.srv.stop()
 		<-b.slots
 	}
 }
@@ -489,8 +503,9 @@ func (b *Bridge) recheck() {
 	}
 }
 
-// reap ends sessions with no call for Settings.Idle, and those of a tool
-// added again or removed (recheck).
+// reap ends sessions with no call for Settings.Idle, those whose server
+// ended (so an idle one holds no place), and those of a tool added again
+// or removed (recheck).
 func (b *Bridge) reap() {
 	tick := time.NewTicker(max(b.Settings.Idle/10, 10*time.Millisecond))
 	defer tick.Stop()
@@ -502,14 +517,18 @@ func (b *Bridge) reap() {
 			b.mu.Lock()
 			var idle []*session
 			for _, s := range b.sessions {
-				if d, busy := s.idleFor(now); !busy && d >= b.Settings.Idle {
+				if d, busy := s.idleFor(now); !busy && (d >= b.Settings.Idle || !s.srv.alive()) {
 					idle = append(idle, s)
 				}
 			}
 			b.mu.Unlock()
 			for _, s := range idle {
+				why := "session ended: idle"
+				if !s.srv.alive() {
+					why = "session ended: its server ended"
+				}
 				b.end(s)
-				b.log(s.tool, "", "session ended: idle")
+				b.log(s.tool, "", why)
 			}
 			b.recheck()
 		}

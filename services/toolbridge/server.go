@@ -14,10 +14,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"lnk.dev/lnk/internal/jsonscan"
 	"lnk.dev/lnk/internal/lines"
+	"lnk.dev/lnk/services/toolbridge/hub"
 	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
 
@@ -49,10 +52,36 @@ type server struct {
 	asking  map[string]*question
 	done    chan struct{} // closed when its stdout ends
 	exitErr error
+	// max caps one message from it (maxAnswer, or hubLine).
+	max int
+	// grace is how long stop lets it end on its own once its input is
+	// closed, before it is killed: Link's own client of a tool at a URL
+	// ends its remote session (streamable HTTP's DELETE) then. Zero for
+	// any other server, killed at once.
+	grace time.Duration
+	// ended says why its output was no longer read, when that was the
+	// bridge's doing (a message over the cap); set before done closes.
+	ended error
+	// stopping is set once stop began: from then on it is gone to every
+	// request, though one given a grace may still run.
+	stopping atomic.Bool
 }
 
-// maxLine caps one message from a server.
-const maxLine = 64 << 20
+// maxAnswer caps one message from a tool's server, as MaxBody caps one
+// from a client: the tool bridge's one cap, on a request and on an
+// answer (tools-and-asking.txt "Reaching it", and "Namespace servers":
+// request and answer sizes keep the tool bridge's cap). A server whose
+// message passes it is ended (read).
+const maxAnswer = MaxBody
+
+// hubLine caps one message from a shared tool's hub: its server's cap,
+// and room for the id the hub puts back in place of its own.
+const hubLine = hub.MaxLine + hub.IDRoom
+
+// remoteGrace is how long a tool at a URL's client (lnk-mcp-remote) has,
+// once its input is closed, to end its remote session before it is
+// killed: its DELETE waits at most 5 s (remote.Client.close).
+const remoteGrace = 6 * time.Second
 
 // startServer starts def's command. It returns once the process runs; the
 // MCP handshake is the client's, relayed through call.
@@ -67,7 +96,10 @@ func startServer(def *tooldef.Definition) (*server, error) {
 	cmd.Dir = "/"
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	s := &server{cmd: cmd, stderr: &capBuffer{max: 16 << 10}, waiting: map[uint64]chan answer{}, done: make(chan struct{})}
+	s := &server{cmd: cmd, stderr: &capBuffer{max: 16 << 10}, waiting: map[uint64]chan answer{}, done: make(chan struct{}), max: maxAnswer}
+	if def.URL != "" {
+		s.grace = remoteGrace
+	}
 	cmd.Stderr = s.stderr
 	if s.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
@@ -110,20 +142,33 @@ func lookPath(name, path string) (string, error) {
 	return "", fmt.Errorf("%s: not found on the tool's PATH", name)
 }
 
-// read dispatches what the server writes until its stdout ends.
+// read dispatches what the server writes until its stdout ends, or until
+// a message passes its cap. Either way the server is ended then, its
+// whole process group, before it is waited for: one still writing a
+// message too long would block on a pipe no one reads and never exit,
+// holding its session's call, every later one, and its place, for ever.
+// Every call waiting is then answered as gone (call).
 func (s *server) read(r io.Reader) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
-		line, err := readLine(br)
+		line, err := lines.Read(br, s.max, errServerTooLong)
 		if len(bytes.TrimSpace(line)) > 0 {
 			s.dispatch(line)
 		}
 		if err != nil {
+			if errors.Is(err, errServerTooLong) {
+				s.ended = fmt.Errorf("%w of %d bytes, so it was ended", errServerTooLong, s.max)
+			}
 			break
 		}
 	}
 	if s.cmd != nil {
+		// The leader is not yet waited for, so its group's id is still
+		// its own.
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 		s.exitErr = s.cmd.Wait()
+	} else {
+		s.stdin.Close() // a hub's connection: the hub ends the session
 	}
 	s.mu.Lock()
 	for id, ch := range s.waiting {
@@ -134,10 +179,8 @@ func (s *server) read(r io.Reader) {
 	close(s.done)
 }
 
-// errServerTooLong ends a server whose message passed maxLine.
-var errServerTooLong = errors.New("a message from the server over its cap")
-
-func readLine(br *bufio.Reader) ([]byte, error) { return lines.Read(br, maxLine, errServerTooLong) }
+// errServerTooLong ends a server whose message passed its cap.
+var errServerTooLong = errors.New("a message from the tool's server over the bridge's cap")
 
 func (s *server) dispatch(line []byte) {
 	line = bytes.TrimSpace(line) // an answer passed on starts with its '{' (writeReply's type)
@@ -224,12 +267,21 @@ func (s *server) call(ctx context.Context, m *message) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !s.alive() {
+		return nil, errServerGone
+	}
 	if err := s.write(b); err != nil {
+		if !s.alive() {
+			return nil, errServerGone
+		}
 		return nil, err
 	}
 	select {
 	case a, ok := <-ch:
 		if !ok {
+			if s.ended != nil {
+				return nil, fmt.Errorf("%w: %v", errServerGone, s.ended)
+			}
 			return nil, errServerGone
 		}
 		if a.cancelled {
@@ -310,17 +362,36 @@ func withID(a answer, id json.RawMessage) []byte {
 	return jsonscan.Splice(a.line, a.id, id)
 }
 
-// stop ends the server and everything it started.
+// stop ends the server and everything it started. Its input is closed
+// first; one with a grace (a tool at a URL's client) may end on its own
+// within it, and is killed after.
 func (s *server) stop() {
-	if s.cmd != nil && s.cmd.Process != nil {
-		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	}
+	s.stopping.Store(true)
 	s.stdin.Close()
+	if s.grace > 0 {
+		t := time.NewTimer(s.grace)
+		defer t.Stop()
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+		}
+	}
+	if s.cmd != nil && s.cmd.Process != nil {
+		select {
+		case <-s.done: // waited for: its group's id may be another's now
+		default:
+			syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		}
+	}
 	<-s.done
 }
 
-// alive reports whether the server still runs.
+// alive reports whether the server still runs and is not being stopped.
 func (s *server) alive() bool {
+	if s.stopping.Load() {
+		return false
+	}
 	select {
 	case <-s.done:
 		return false

@@ -68,7 +68,7 @@ func (b *Bridge) serverFor(ctx context.Context, def *tooldef.Definition) (*serve
 // hubServer is a session's server that is a connection to a hub: the
 // same ids of the bridge's own toward it, and the hub's ids beyond.
 func hubServer(c net.Conn) *server {
-	s := &server{stdin: c, stderr: &capBuffer{}, waiting: map[uint64]chan answer{}, done: make(chan struct{})}
+	s := &server{stdin: c, stderr: &capBuffer{}, waiting: map[uint64]chan answer{}, done: make(chan struct{}), max: hubLine}
 	go s.read(c)
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +48,9 @@ func runTestServer() {
 		// O_APPEND write each), for a test to count the starts at once.
 		appendLine(f, fmt.Sprintf("%d %d", began.UnixNano(), time.Now().UnixNano()))
 	}
+	if f := os.Getenv("LNK_TEST_PIDS"); f != "" {
+		appendLine(f, strconv.Itoa(os.Getpid())) // one line a server, for a test to see it end
+	}
 	in := io.ReadCloser(os.Stdin)
 	if f := os.Getenv("LNK_TEST_RECORD"); f != "" {
 		// Every byte the server reads, for a test to see what reached it.
@@ -84,6 +88,16 @@ func runTestServer() {
 			_, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 5, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("client capabilities %s; sampling answered: %v", caps, err)}}}, nil, nil
 		})
+	if os.Getenv("LNK_TEST_BIG") == "1" {
+		mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "answers with as many bytes as its text says"},
+			func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+				n, err := strconv.Atoi(in.Text)
+				if err != nil {
+					return nil, nil, err
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", n)}}}, nil, nil
+			})
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "answers after a while"},
 		func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 			time.Sleep(300 * time.Millisecond)

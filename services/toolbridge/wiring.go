@@ -78,12 +78,7 @@ func (a *OwnerAsker) Counted(err error) bool {
 // allowHint is the command that lets q's call through without asking:
 // the agent's grant, or for a sandbox of no agent, lnk sandbox run's own
 // flags.
-func allowHint(q Question) string {
-	if q.Agent == "" {
-		return fmt.Sprintf("lnk sandbox run --tool %s --allow %s", q.Tool, q.Call)
-	}
-	return fmt.Sprintf("lnk agent allow %s --tool %s --allow %s", q.Agent, q.Tool, q.Call)
-}
+func allowHint(q Question) string { return grantHint(q.Agent, q.Tool, q.Call) }
 
 // AuditLog writes each event as a line of the wire's log: the tool, the
 // call's name and its outcome, never its arguments or answer. A refusal

@@ -227,7 +227,7 @@ func (h *Hub) Sessions() int {
 func (h *Hub) readServer() {
 	br := bufio.NewReaderSize(h.srv.out, 64<<10)
 	for {
-		line, err := readLine(br)
+		line, err := readLine(br, MaxLine)
 		if len(line) > 0 {
 			h.fromServer(line)
 		}

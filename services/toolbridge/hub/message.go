@@ -9,9 +9,18 @@ import (
 	"lnk.dev/lnk/internal/lines"
 )
 
-// MaxLine caps one message, from a session or the server: the bridge's
-// cap on a request, and its cap on an answer.
-const MaxLine = 64 << 20
+// MaxLine caps one message from the server: the tool bridge's one cap,
+// on a request and on an answer (toolbridge.MaxBody; tools-and-asking.txt
+// "Namespace servers": request and answer sizes keep the tool bridge's
+// cap). A server whose message passes it is ended (readServer).
+const MaxLine = 8 << 20
+
+// IDRoom is what an id put in place of another may add to a message: the
+// hub's own toward the server, or a session's put back on an answer,
+// each at most 20 digits. A session's message is capped at MaxLine and
+// this room (the bridge sends a request of at most MaxLine with its own
+// id), and so is an answer the bridge reads from the hub.
+const IDRoom = 64
 
 // message is one JSON-RPC message as the hub routes it.
 type message struct {
@@ -33,7 +42,8 @@ func (m *message) isResponse() bool     { return m.Method == "" && hasID(m.ID) }
 
 var errTooLong = errors.New("a message over the hub's cap")
 
-func readLine(br *bufio.Reader) ([]byte, error) { return lines.Read(br, MaxLine, errTooLong) }
+// readLine reads one message of at most max bytes.
+func readLine(br *bufio.Reader, max int) ([]byte, error) { return lines.Read(br, max, errTooLong) }
 
 func errorLine(id json.RawMessage, code int, msg string) []byte {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})

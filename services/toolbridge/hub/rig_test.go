@@ -127,7 +127,7 @@ func (c *conn) send(format string, a ...any) {
 
 // next reads one message.
 func (c *conn) next() (map[string]json.RawMessage, error) {
-	line, err := readLine(c.br)
+	line, err := readLine(c.br, MaxLine+IDRoom)
 	if err != nil {
 		return nil, err
 	}

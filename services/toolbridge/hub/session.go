@@ -130,7 +130,7 @@ func (s *session) write() {
 func (s *session) read() {
 	br := bufio.NewReaderSize(s.c, 64<<10)
 	for {
-		line, err := readLine(br)
+		line, err := readLine(br, MaxLine+IDRoom)
 		if len(line) > 0 {
 			s.handle(line)
 		}

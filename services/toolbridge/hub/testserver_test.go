@@ -54,7 +54,11 @@ func runTestServer() {
 		return textResult(in.Text), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "big"}, func(ctx context.Context, req *mcp.CallToolRequest, in textIn) (*mcp.CallToolResult, any, error) {
-		return textResult(strings.Repeat("x", 256<<10)), nil, nil
+		n := 256 << 10
+		if in.Text != "" {
+			n = atoi(in.Text) // as many bytes as its text says
+		}
+		return textResult(strings.Repeat("x", n)), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "env"}, func(ctx context.Context, req *mcp.CallToolRequest, in textIn) (*mcp.CallToolResult, any, error) {
 		var names []string

@@ -37,6 +37,13 @@ import (
 // MaxMessage caps one message either way.
 const MaxMessage = 8 << 20
 
+// ErrSessionGone is the server's 404 to a request with its session: the
+// session expired, or the server forgot it. Streamable HTTP asks the
+// client to start another with initialize; Run then ends, so the bridge
+// answers its own client that the session is gone, which tells it the
+// same (a session of the bridge is one run of this client).
+var ErrSessionGone = errors.New("the server no longer knows the session (404): it ended, and a new one starts with initialize")
+
 // Client relays one stdio session to URL.
 type Client struct {
 	URL     string
@@ -95,7 +102,13 @@ func FromEnv(url string, environ []string) (*Client, error) {
 // reaches the bridge (which refuses it) while that stream is still open.
 // Reading never waits on the server: a message waits its turn on a
 // goroutine of its own.
+//
+// At the end of in, once every message has gone, it ends the server's
+// session (DELETE). A session the server no longer knows (404) ends Run
+// at once with ErrSessionGone, answering nothing more.
 func (c *Client) Run(ctx context.Context, in io.Reader, out io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	o := &lines{w: out}
 	var beside sync.WaitGroup
 	turn := make(chan struct{}) // closed once the message before has gone
@@ -104,19 +117,44 @@ func (c *Client) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 		<-turn
 		beside.Wait()
 	}
-	br := bufio.NewReaderSize(in, 64<<10)
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > MaxMessage {
-			finish()
-			return errors.New("a message over 8 MB from the bridge")
+	gone := make(chan struct{})
+	var goneOnce sync.Once
+	ended := func() { goneOnce.Do(func() { close(gone) }) }
+	type read struct {
+		msg []byte
+		err error
+	}
+	reads := make(chan read)
+	go func() {
+		br := bufio.NewReaderSize(in, 64<<10)
+		for {
+			line, err := br.ReadBytes('\n')
+			if len(line) > MaxMessage {
+				line, err = nil, errors.New("a message over 8 MB from the bridge")
+			}
+			select {
+			case reads <- read{bytes.TrimSpace(line), err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
 		}
-		if msg := bytes.TrimSpace(line); len(msg) > 0 {
+	}()
+	for {
+		var r read
+		select {
+		case r = <-reads:
+		case <-gone:
+			return ErrSessionGone
+		}
+		if msg := r.msg; len(msg) > 0 {
 			if goesAtOnce(msg) {
 				beside.Add(1)
 				go func() {
 					defer beside.Done()
-					c.relay(ctx, msg, o)
+					c.relay(ctx, msg, o, ended)
 				}()
 			} else {
 				prev, done := turn, make(chan struct{})
@@ -124,29 +162,44 @@ func (c *Client) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 				go func() {
 					defer close(done)
 					<-prev
-					c.relay(ctx, msg, o)
+					select {
+					case <-gone:
+						return // nothing more goes to a session gone
+					default:
+					}
+					c.relay(ctx, msg, o, ended)
 				}()
 			}
 		}
-		if err != nil {
+		if r.err != nil {
 			finish()
-			if err == io.EOF {
+			select {
+			case <-gone:
+				return ErrSessionGone
+			default:
+			}
+			if r.err == io.EOF {
 				c.close()
 				return nil
 			}
-			return err
+			return r.err
 		}
 	}
 }
 
 // relay sends one message, and where it fails answers a request of the
-// bridge's with an error (an answer of its own gets none).
-func (c *Client) relay(ctx context.Context, msg []byte, o *lines) {
+// bridge's with an error (an answer of its own gets none). A session the
+// server no longer knows is answered nothing: gone ends Run.
+func (c *Client) relay(ctx context.Context, msg []byte, o *lines, gone func()) {
 	err := c.send(ctx, msg, o)
 	if err == nil {
 		return
 	}
 	fmt.Fprintln(os.Stderr, "lnk-mcp-remote:", err)
+	if errors.Is(err, ErrSessionGone) {
+		gone()
+		return
+	}
 	if id := idOf(msg); id != "" && !isAnswer(msg) {
 		fmt.Fprintf(o, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":%q}}`+"\n", id, err.Error())
 	}
@@ -208,12 +261,14 @@ func (c *Client) request(ctx context.Context, method string, body []byte) (*http
 	return req, nil
 }
 
-// send POSTs one message and writes the messages of its answer.
+// send POSTs one message and writes the messages of its answer. An
+// answer's event stream that ends before the answer is resumed (resume).
 func (c *Client) send(ctx context.Context, msg []byte, w io.Writer) error {
 	req, err := c.request(ctx, http.MethodPost, msg)
 	if err != nil {
 		return err
 	}
+	withSession := req.Header.Get("Mcp-Session-Id") != ""
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return errors.New("the server could not be reached: " + scrub(err.Error(), c.URL))
@@ -230,13 +285,23 @@ func (c *Client) send(ctx context.Context, msg []byte, w io.Writer) error {
 	switch {
 	case resp.StatusCode == http.StatusAccepted:
 		return nil
+	case resp.StatusCode == http.StatusNotFound && withSession:
+		return ErrSessionGone
 	case resp.StatusCode/100 != 2:
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return fmt.Errorf("the server answered %s: %s", resp.Status, strings.TrimSpace(string(b)))
 	}
 	body := io.LimitReader(resp.Body, MaxMessage+1)
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		return copyEvents(body, w)
+		id := ""
+		if !isAnswer(msg) {
+			id = idOf(msg) // a request's answer is awaited; a notification's none
+		}
+		st, err := copyEvents(body, w, id)
+		if err != nil || id == "" || st.answered {
+			return err
+		}
+		return c.resume(ctx, st, id, w)
 	}
 	b, err := io.ReadAll(body)
 	if err != nil {
@@ -251,39 +316,6 @@ func (c *Client) send(ctx context.Context, msg []byte, w io.Writer) error {
 	}
 	_, err = w.Write(append(bytes.ReplaceAll(b, []byte("\n"), nil), '\n'))
 	return err
-}
-
-// copyEvents writes each server-sent event's data as a line.
-func copyEvents(r io.Reader, w io.Writer) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), MaxMessage)
-	var data bytes.Buffer
-	flush := func() error {
-		if data.Len() == 0 {
-			return nil
-		}
-		b := bytes.ReplaceAll(data.Bytes(), []byte("\n"), nil)
-		data.Reset()
-		_, err := w.Write(append(b, '\n'))
-		return err
-	}
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" {
-			if err := flush(); err != nil {
-				return err
-			}
-			continue
-		}
-		if d, ok := strings.CutPrefix(line, "data:"); ok {
-			data.WriteString(strings.TrimPrefix(d, " "))
-			data.WriteByte('\n')
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
-	return flush()
 }
 
 // close ends the server's session, as streamable HTTP asks.

@@ -50,6 +50,7 @@ func grantCommand(verb string, do func(home, name string, g caps.Grants) (*caps.
 		var g caps.Grants
 		var internet bool
 		var ask string
+		var tools toolNames // every --tool given (tool_flag.go)
 		short := "Grant an agent more: folders, hosts, ports, tools, commands"
 		if verb == "deny" {
 			short = "Take grants back from an agent (a grant its harness holds stays, and says so)"
@@ -71,6 +72,9 @@ func grantCommand(verb string, do func(home, name string, g caps.Grants) (*caps.
 				if err := askFlag(ask, &g, "lnk agent "+verb+" AGENT --tool NAME --ask none"); err != nil {
 					return err
 				}
+				if err := tools.oneTool("lnk agent "+verb+" "+args[0], ""); err != nil {
+					return err
+				}
 				if g.Empty() {
 					return Usage("nothing to "+verb, "lnk agent "+verb+" --help lists the flags")
 				}
@@ -86,6 +90,7 @@ func grantCommand(verb string, do func(home, name string, g caps.Grants) (*caps.
 			},
 		}
 		grantFlags(c, &g, &internet, &ask)
+		countTools(c.Flags(), &tools, &g.Tool)
 		c.RegisterFlagCompletionFunc("network-mode", cobra.FixedCompletions([]string{"host"}, cobra.ShellCompDirectiveNoFileComp))
 		c.RegisterFlagCompletionFunc("ask", cobra.FixedCompletions([]string{"none"}, cobra.ShellCompDirectiveNoFileComp))
 		return c

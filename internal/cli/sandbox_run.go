@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -48,11 +47,8 @@ func (s *sandboxSpec) compile(c *cobra.Command) (*caps.Compiled, error) {
 	if err := askFlag(s.ask, &s.g, "lnk sandbox run --tool NAME --ask none -- COMMAND"); err != nil {
 		return nil, err
 	}
-	if n := s.tools.names; len(n) > 1 {
-		// The grant holds one tool, which --allow and --ask go with:
-		// the tools after the first would be dropped, or take its place.
-		return nil, Usage(fmt.Sprintf("--tool given %d times (%s): a sandbox's flags name one tool, which its --allow and --ask go with", len(n), strings.Join(n, ", ")),
-			"grant each tool to an agent (lnk agent allow NAME --tool "+n[0]+", then lnk agent allow NAME --tool "+n[1]+") and run it with lnk sandbox run --agent NAME -- COMMAND")
+	if err := s.tools.oneTool("lnk agent allow NAME", " to an agent, and run it with lnk sandbox run --agent NAME -- COMMAND"); err != nil {
+		return nil, err
 	}
 	home := os.Getenv("HOME")
 	cwd, _ := os.Getwd()

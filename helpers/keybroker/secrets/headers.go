@@ -2,7 +2,6 @@ package secrets
 
 import (
 	"fmt"
-	"net/textproto"
 	"strings"
 )
 
@@ -53,7 +52,7 @@ func CheckHeader(name string) error {
 	}
 	for _, r := range reservedHeaders {
 		if strings.EqualFold(name, r) {
-			return fmt.Errorf("%w: %s describes the request or its connection, never where a host authenticates", ErrSyntax, textproto.CanonicalMIMEHeaderKey(name))
+			return fmt.Errorf("%w: %s describes the request or its connection, never where a host authenticates", ErrSyntax, canonicalHeader(name))
 		}
 	}
 	return nil
@@ -76,7 +75,7 @@ func checkHeaders(host string, headers []string) ([]string, error) {
 		if err := CheckHeader(h); err != nil {
 			return nil, err
 		}
-		c := textproto.CanonicalMIMEHeaderKey(h)
+		c := canonicalHeader(h)
 		for _, o := range out {
 			if o == c {
 				return nil, fmt.Errorf("%w: header %s named twice", ErrSyntax, c)
@@ -85,4 +84,23 @@ func checkHeaders(host string, headers []string) ([]string, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// canonicalHeader is a checked header name (letters, digits and -) in
+// HTTP's canonical form, as net/textproto writes it: a capital at the
+// start and after each -, the rest small. Written here so the keybroker,
+// whose budget links no net, need not link textproto (which links net).
+func canonicalHeader(name string) string {
+	b := []byte(name)
+	up := true
+	for i, c := range b {
+		switch {
+		case up && c >= 'a' && c <= 'z':
+			b[i] = c - 'a' + 'A'
+		case !up && c >= 'A' && c <= 'Z':
+			b[i] = c - 'A' + 'a'
+		}
+		up = c == '-'
+	}
+	return string(b)
 }

@@ -42,6 +42,11 @@ type Options struct {
 	// ([Listen]; socket activation): Start serves it, makes no folder
 	// or socket, and Close removes neither (the starter does).
 	Listener net.Listener
+	// Socket, if set, is the proxy's own socket, made by [ListenIn]
+	// before the process confined itself (its seccomp filter lets it
+	// make no unix socket): Start serves it and Close removes it, as if
+	// Start had made it; should Start fail, the caller removes it.
+	Socket *Socket
 	// Relay, if set, is the channel on which the sandbox's first stage
 	// hands its listener on 127.0.0.1 (relay.go): Start serves that
 	// listener too, once handed, and Close closes the channel.
@@ -114,19 +119,23 @@ func Start(c *caps.Compiled, o Options) (*Running, error) {
 	}
 	ln := o.Listener
 	if ln == nil {
-		netDir := o.NetDir
-		if netDir == nil {
-			if netDir, err = OpenNetDir(o.Home); err != nil {
+		sock := o.Socket
+		if sock == nil {
+			netDir := o.NetDir
+			if netDir == nil {
+				if netDir, err = OpenNetDir(o.Home); err != nil {
+					return nil, err
+				}
+				defer netDir.Close()
+			}
+			if sock, err = listenIn(netDir, o.Home, c.AgentID); err != nil {
 				return nil, err
 			}
-			defer netDir.Close()
-		}
-		sock, err := listenIn(netDir, o.Home, c.AgentID)
-		if err != nil {
-			return nil, err
 		}
 		if ln, err = net.FileListener(sock.File); err != nil {
-			sock.Remove()
+			if o.Socket == nil { // else its maker removes it
+				sock.Remove()
+			}
 			return nil, fmt.Errorf("netbroker: %w", err)
 		}
 		sock.File.Close() // ln holds its own copy

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/keybroker"
-	"lnk.dev/lnk/helpers/keybroker/secrets"
 	"lnk.dev/lnk/internal/audit"
 	"lnk.dev/lnk/internal/brokerproc"
 	"lnk.dev/lnk/internal/wire"
@@ -26,25 +24,8 @@ import (
 // --internet-host HOST; lnk secret add NAME --agent AGENT) is told only
 // their placeholders and routes; its proxy takes each value from an
 // lnk-keybroker this run starts, over a channel handed to the proxy as
-// an fd. lnk itself reads only the secrets' names, never a value.
-
-// sealedGrants names the sealed secrets granted to comp's agent.
-func sealedGrants(comp *caps.Compiled) ([]string, error) {
-	if comp.AgentID == "" {
-		return nil, nil
-	}
-	list, err := secrets.List(comp.Home)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, s := range list {
-		if s.Sealed && slices.Contains(s.Agents, comp.AgentID) {
-			names = append(names, s.Name)
-		}
-	}
-	return names, nil
-}
+// an fd. lnk itself reads no secret: the keybroker tells it the names
+// its agent holds, never a value.
 
 // runKeys is the keybroker a run started for its proxy.
 type runKeys struct {
@@ -71,17 +52,25 @@ func (k *runKeys) Close() error {
 	return nil
 }
 
-// startSealed starts lnk-keybroker (beside lnk) for the sealed secrets
-// granted to comp's agent and has it take the proxy's channel; nil when
-// there are none, or when the sandbox has no proxy of its own to hold
-// them (said on w).
+// startSealed starts lnk-keybroker (beside lnk) for comp's agent alone
+// (--agent: it keeps only that agent's sealed secrets) and has it take
+// the proxy's channel, bound to that agent; the keybroker answers with
+// the names of the secrets it will serve. lnk opens secrets.toml only to
+// hand it over: it never reads a value, nor another agent's names. Nil
+// when the agent holds none, or when the sandbox has no proxy of its own
+// to hold them (said on w).
 func startSealed(comp *caps.Compiled, degraded bool, w io.Writer) (*runKeys, error) {
-	names, err := sealedGrants(comp)
-	if err != nil || len(names) == 0 {
+	if comp.AgentID == "" {
+		return nil, nil
+	}
+	files, err := keybroker.StartFiles(comp.Home)
+	if err != nil {
 		return nil, err
 	}
-	if comp.NetworkMode == "host" {
-		fmt.Fprintf(w, "lnk: sealed secrets %v not given: with [network] mode = \"host\" there is no proxy to add them\n", names)
+	if len(files) < 2 { // no secrets.toml: no secret to serve
+		for _, f := range files {
+			f.Close()
+		}
 		return nil, nil
 	}
 	lockForChildren() // the key broker's parent thread (sandbox_run.go)
@@ -89,11 +78,7 @@ func startSealed(comp *caps.Compiled, degraded bool, w io.Writer) (*runKeys, err
 	if err != nil {
 		return nil, err
 	}
-	files, err := keybroker.StartFiles(comp.Home)
-	if err != nil {
-		return nil, err
-	}
-	var args []string
+	args := []string{"--agent", comp.AgentID}
 	if degraded {
 		args = append(args, "--degraded")
 	}
@@ -120,20 +105,31 @@ func startSealed(comp *caps.Compiled, degraded bool, w io.Writer) (*runKeys, err
 	k := &runKeys{proc: proc, wire: wc, logged: logged}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		wc.Close()
-		proc.Kill()
+		k.Close()
 		return nil, err
 	}
 	ours, theirs := os.NewFile(uintptr(fds[0]), "netbroker-keys"), os.NewFile(uintptr(fds[1]), "keybroker-net")
-	k.keys = &sandbox.SealedKeys{Names: names, Channel: ours}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err = keybroker.NewClient(wc).NetChannel(ctx, theirs)
+	names, err := keybroker.NewClient(wc).NetChannel(ctx, comp.AgentID, theirs)
 	theirs.Close()
 	if err != nil {
+		ours.Close()
 		k.Close()
 		return nil, fmt.Errorf("the keybroker (lnk-keybroker) did not take the proxy's channel: %w", err)
 	}
+	if len(names) == 0 {
+		ours.Close()
+		k.Close()
+		return nil, nil
+	}
+	if comp.NetworkMode == "host" {
+		ours.Close()
+		k.Close()
+		fmt.Fprintf(w, "lnk: sealed secrets %v not given: with [network] mode = \"host\" there is no proxy to add them\n", names)
+		return nil, nil
+	}
+	k.keys = &sandbox.SealedKeys{Names: names, Channel: ours}
 	return k, nil
 }
 

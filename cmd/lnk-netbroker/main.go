@@ -3,9 +3,9 @@
 //
 // It reads the sandbox's compiled grants (caps.Compiled as JSON, at most
 // 1 MiB, unknown fields refused) on stdin, confines itself — landlock to
-// ~/.lnk/agents/.net and the resolver's files, any TCP port; seccomp with
-// no exec and only unix and inet sockets — then makes its socket, prints
-// the socket's path on stdout and serves until SIGTERM or SIGINT, or
+// ~/.lnk/agents/.net and the resolver's files, any TCP port; undumpable;
+// seccomp with no exec and only inet sockets, no unix socket (it makes
+// its own socket first) — then prints the socket's path on stdout and serves until SIGTERM or SIGINT, or
 // until the process that started it is gone. Its log
 // (one JSON line per connection) goes to stderr. Without landlock or
 // seccomp it refuses to start unless given --degraded, and says so.
@@ -116,6 +116,13 @@ func run(home string, degraded bool, bridge, relay int) error {
 	if err != nil {
 		return err
 	}
+	// Out of core dumps and out of reach of the owner's other processes
+	// (/proc/PID/mem, ptrace): it holds the proxy's secret, and sealed
+	// secrets' values while it adds them. After landlock's re-exec, which
+	// would make it dumpable again.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err)
+	}
 	var c caps.Compiled
 	dec := json.NewDecoder(io.LimitReader(os.Stdin, 1<<20))
 	dec.DisallowUnknownFields()
@@ -125,6 +132,20 @@ func run(home string, degraded bool, bridge, relay int) error {
 	ln, told, err := starterSocket(dec)
 	if err != nil {
 		return err
+	}
+	// Without --listen-fd this process makes its own socket, now: its
+	// filter lets it make no unix socket once loaded.
+	var own *netbroker.Socket
+	var r *netbroker.Running
+	if ln == nil {
+		if own, err = netbroker.ListenIn(netDir, home, c.AgentID); err != nil {
+			return err
+		}
+		defer func() {
+			if r == nil { // never served; else the proxy's Close removes it
+				own.Remove()
+			}
+		}()
 	}
 	if err := loadFilter(); err != nil {
 		if !degraded {
@@ -136,6 +157,7 @@ func run(home string, degraded bool, bridge, relay int) error {
 	if err != nil {
 		return err
 	}
+	attack(home, sealed) // only in a test's build (attack.go); nothing otherwise
 	toolBridge, err := channel("--tool-bridge-fd", bridge)
 	if err != nil {
 		return err
@@ -144,8 +166,8 @@ func run(home string, degraded bool, bridge, relay int) error {
 	if err != nil {
 		return err
 	}
-	r, err := netbroker.Start(&c, netbroker.Options{Home: home, NetDir: netDir, Sealed: sealed,
-		Listener: ln, Placeholders: told.Placeholders, Relay: relayCh,
+	r, err = netbroker.Start(&c, netbroker.Options{Home: home, NetDir: netDir, Sealed: sealed,
+		Listener: ln, Socket: own, Placeholders: told.Placeholders, Relay: relayCh,
 		Config: netbroker.Config{Resolver: &net.Resolver{PreferGo: true}, ToolBridge: toolBridge, SOCKSSecret: told.Secret, AdaptProcs: true}})
 	if err != nil {
 		return err

@@ -17,25 +17,38 @@ import (
 	"lnk.dev/lnk/helpers/netbroker"
 )
 
+// asks is what prepareAttack read: agentID/NAME, one a line.
+var asks []string
+
+// prepareAttack reads, before the broker confines itself, the test's
+// instructions: the agentID/NAME pairs, one a line, of
+// ~/.lnk/agents/.net/attack. The test's harness, not the attack: what
+// the attacker learns once confined is only what it can reach then.
+func prepareAttack(home string) {
+	b, err := os.ReadFile(filepath.Join(home, ".lnk", "agents", ".net", "attack"))
+	if err != nil {
+		say("read the instructions", err)
+	}
+	asks = strings.Fields(string(b))
+}
+
 // attack is the attacker a test runs inside a real, confined
 // lnk-netbroker (built with -tags lnkattack only for attack_test.go):
 // after landlock, seccomp and the rest, as code that took the proxy over
-// would. It connects to the kernel's socket (~/.lnk/run/kernel.sock),
-// then asks the keybroker's channel for each agentID/NAME listed, one a
-// line, in ~/.lnk/agents/.net/attack (a file it can read), says each
+// would. It lists the sockets' folder (~/.lnk/agents/.net: every agent's
+// ID), connects to the kernel's socket (~/.lnk/run/kernel.sock), asks
+// the keybroker's channel for each pair prepareAttack read, says each
 // outcome on stderr as "attack: WHAT: ok|ERROR", and ends the process.
 func attack(home string, sealed *netbroker.SealedOptions) {
+	_, err := os.ReadDir(filepath.Join(home, ".lnk", "agents", ".net"))
+	say("list agents", err)
 	sock := filepath.Join(home, ".lnk", "run", "kernel.sock")
 	c, err := net.DialTimeout("unixpacket", sock, 5*time.Second)
 	if err == nil {
 		c.Close()
 	}
 	say("dial kernel", err)
-	list, err := os.ReadFile(filepath.Join(home, ".lnk", "agents", ".net", "attack"))
-	if err != nil {
-		say("read the list", err)
-	}
-	for _, ask := range strings.Fields(string(list)) {
+	for _, ask := range asks {
 		id, name, _ := strings.Cut(ask, "/")
 		if sealed == nil {
 			say("secret "+ask, errors.New("no keybroker channel"))

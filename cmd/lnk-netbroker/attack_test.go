@@ -93,8 +93,9 @@ func startKernel(t *testing.T, bin, home string) {
 
 // TestConfinedNetbrokerReachesNeitherKernelNorOtherSecrets runs an
 // attacker inside a real lnk-netbroker that `lnk sandbox run --agent
-// demo` started, confined as ever: it cannot connect to the kernel's
-// socket (which the owner's client reaches: the positive control), it
+// demo` started, confined as ever: it lists no agent's ID in the
+// sockets' folder, cannot connect to the kernel's socket (which the
+// owner's client reaches: the positive control), it
 // gets demo's own sealed secret, and asking for another agent's secret
 // fails exactly as asking for a name nobody holds.
 func TestConfinedNetbrokerReachesNeitherKernelNorOtherSecrets(t *testing.T) {
@@ -153,6 +154,9 @@ func TestConfinedNetbrokerReachesNeitherKernelNorOtherSecrets(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "attack: done") {
 		t.Fatalf("the attacker did not run:\n%s", out)
+	}
+	if v := said["list agents"]; v != "EACCES" {
+		t.Errorf("listing ~/.lnk/agents/.net (every agent's ID) from the netbroker: %q, want EACCES", v)
 	}
 	if v := said["dial kernel"]; v != "EAFNOSUPPORT" {
 		t.Errorf("connecting to the kernel's socket from the netbroker: %q, want EAFNOSUPPORT (no unix socket)", v)

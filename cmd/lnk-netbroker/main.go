@@ -3,7 +3,8 @@
 //
 // It reads the sandbox's compiled grants (caps.Compiled as JSON, at most
 // 1 MiB, unknown fields refused) on stdin, confines itself — landlock to
-// ~/.lnk/agents/.net and the resolver's files, any TCP port; undumpable;
+// the resolver's and CA files, any TCP port, and ~/.lnk/agents/.net only
+// when it makes its own socket there (no --listen-fd); undumpable;
 // seccomp with no exec and only inet sockets, no unix socket (it makes
 // its own socket first) — then prints the socket's path on stdout and serves until SIGTERM or SIGINT, or
 // until the process that started it is gone. Its log
@@ -89,17 +90,31 @@ func run(home string, degraded bool, bridge, relay int) error {
 	if err := checkChannelFD("--relay-fd", relay); err != nil {
 		return err
 	}
-	netDir, err := openNetDir(home)
-	if err != nil {
-		return err
+	prepareAttack(home) // only in a test's build (attack.go); nothing otherwise
+	// Handed its socket (--listen-fd), the proxy needs no sockets'
+	// folder: it holds none and its landlock leaves it out, so it can list
+	// no agent's ID there. Else it makes its socket there itself.
+	var netDir *os.File
+	fd := -1
+	if listenFD != 0 {
+		if err := dropNetDir(); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if netDir, err = openNetDir(home); err != nil {
+			return err
+		}
+		defer netDir.Close()
+		// Inheritable only for the re-exec, close-on-exec again after.
+		fd = int(netDir.Fd())
+		unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0)
+		os.Setenv(netDirEnv, strconv.Itoa(fd))
 	}
-	defer netDir.Close()
-	// Inheritable only for the re-exec, close-on-exec again after.
-	fd := int(netDir.Fd())
-	unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0)
-	os.Setenv(netDirEnv, strconv.Itoa(fd))
-	err = confineFiles(fd, degraded)
-	unix.CloseOnExec(fd)
+	err := confineFiles(fd, degraded)
+	if fd >= 0 {
+		unix.CloseOnExec(fd)
+	}
 	if bridge > 0 {
 		unix.CloseOnExec(bridge) // kept open across landlock's re-exec only
 	}
@@ -190,6 +205,21 @@ func run(home string, degraded bool, bridge, relay int) error {
 	}()
 	<-ctx.Done()
 	return r.Close()
+}
+
+// dropNetDir closes the sockets' folder lnk handed (netDirEnv) to a
+// proxy it also handed its socket: that proxy keeps no way to list it.
+func dropNetDir() error {
+	v, ok := os.LookupEnv(netDirEnv)
+	if !ok {
+		return nil
+	}
+	os.Unsetenv(netDirEnv)
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return fmt.Errorf("%s=%q is no handed fd", netDirEnv, v)
+	}
+	return unix.Close(fd)
 }
 
 // openNetDir opens ~/.lnk/agents/.net, or takes it from the run before

@@ -231,9 +231,14 @@ var CAFiles = []string{"/etc/ssl/certs", "/etc/pki/tls/certs", "/etc/ssl/cert.pe
 // are applied (lnk-netbroker on itself, or lnk on the thread it starts
 // lnk-netbroker from): read and write beneath the sockets' folder netDir,
 // read of ResolverFiles and CAFiles (those present), TCP to any port.
+// A negative netDir leaves the sockets' folder out: a proxy handed its
+// socket (--listen-fd) needs no folder, and so reads no agent's ID.
 // The caller closes fds once the rules are enforced.
 func ConfineRules(netDir int) (rules []landlock.Rule, fds []int) {
-	rules = []landlock.Rule{landlock.Beneath(netDir, landlock.Read|landlock.Write), landlock.AnyTCP()}
+	rules = []landlock.Rule{landlock.AnyTCP()}
+	if netDir >= 0 {
+		rules = append(rules, landlock.Beneath(netDir, landlock.Read|landlock.Write))
+	}
 	for _, p := range append(ResolverFiles[:len(ResolverFiles):len(ResolverFiles)], CAFiles...) {
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {

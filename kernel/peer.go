@@ -61,8 +61,16 @@ func confinement(pid int) (nnp, filtered bool, err error) {
 	if err != nil {
 		return false, false, err
 	}
-	var sawNNP, sawSeccomp bool
-	for _, line := range bytes.Split(b, []byte("\n")) {
+	return parseConfinement(b)
+}
+
+// parseConfinement reads a /proc/PID/status: whether no_new_privs is set
+// and whether a seccomp mode is. A status without a NoNewPrivs line
+// cannot say, and is an error; one without a Seccomp line is a kernel
+// without seccomp, where nothing is filtered.
+func parseConfinement(status []byte) (nnp, filtered bool, err error) {
+	var sawNNP bool
+	for _, line := range bytes.Split(status, []byte("\n")) {
 		k, v, ok := bytes.Cut(line, []byte(":"))
 		if !ok {
 			continue
@@ -72,34 +80,39 @@ func confinement(pid int) (nnp, filtered bool, err error) {
 		case "NoNewPrivs":
 			sawNNP, nnp = true, string(v) != "0"
 		case "Seccomp":
-			sawSeccomp, filtered = true, string(v) != "0"
+			filtered = string(v) != "0"
 		}
 	}
-	if !sawNNP || !sawSeccomp {
-		// A kernel without seccomp says no Seccomp line: no process is
-		// filtered there, but no_new_privs alone is not Link's mark.
-		if sawNNP {
-			return nnp, false, nil
-		}
+	if !sawNNP {
 		return false, false, errors.New("its status says nothing of no_new_privs")
 	}
 	return nnp, filtered, nil
 }
 
-// parentOf is pid's parent, from its stat (the fields after the command,
-// which may hold any byte, come after the last ')').
+// parentOf is pid's parent, from its stat.
 func parentOf(pid int) (int, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, err
 	}
-	i := bytes.LastIndexByte(b, ')')
+	return parseParent(b)
+}
+
+// parseParent reads the parent's pid in a /proc/PID/stat: the fields
+// after the command, which may hold any byte (a process names itself),
+// come after its last ')'.
+func parseParent(stat []byte) (int, error) {
+	i := bytes.LastIndexByte(stat, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("no command in /proc/%d/stat", pid)
+		return 0, errors.New("no command in the stat")
 	}
-	f := bytes.Fields(b[i+1:])
+	f := bytes.Fields(stat[i+1:])
 	if len(f) < 2 {
-		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+		return 0, errors.New("a short stat")
 	}
-	return strconv.Atoi(string(f[1]))
+	ppid, err := strconv.Atoi(string(f[1]))
+	if err != nil || ppid < 0 {
+		return 0, fmt.Errorf("the stat's parent %q is no pid", f[1])
+	}
+	return ppid, nil
 }

@@ -120,7 +120,7 @@ func TestConfinedNetbrokerReachesNeitherKernelNorOtherSecrets(t *testing.T) {
 	lnk("", "secret", "add", "API_KEY", "--agent", "demo")
 	lnk("sk-other-agents-value", "secret", "create", "OTHER_KEY", "--internet-host", "other.localhost")
 	lnk("", "secret", "add", "OTHER_KEY", "--agent", "other")
-	lnk("", "agent", "allow", "demo", "--command", "/bin/true")
+	lnk("", "agent", "allow", "demo", "--command", "/bin/sh")
 	ids := map[string]string{}
 	for _, name := range []string{"demo", "other"} {
 		out := lnk("", "agent", "list", "--json")
@@ -143,16 +143,40 @@ func TestConfinedNetbrokerReachesNeitherKernelNorOtherSecrets(t *testing.T) {
 	}
 	c.Close()
 
-	cmd := exec.Command(filepath.Join(bin, "lnk"), "sandbox", "run", "--agent", "demo", "--", "/bin/true")
+	// The sandbox waits on its stdin, kept open until the attacker has
+	// said all it tried: lnk stops its proxy once the sandbox ends.
+	cmd := exec.Command(filepath.Join(bin, "lnk"), "sandbox", "run", "--agent", "demo", "--", "/bin/sh", "-c", "read line")
 	cmd.Env = append(os.Environ(), "HOME="+home)
-	out, _ := cmd.CombinedOutput()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.WaitDelay = 30 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var all strings.Builder
 	said := map[string]string{}
-	for _, l := range strings.Split(string(out), "\n") {
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		l := sc.Text()
+		all.WriteString(l + "\n")
+		if l == "attack: done" {
+			break
+		}
 		if k, v, ok := strings.Cut(strings.TrimPrefix(l, "attack: "), ": "); ok && strings.HasPrefix(l, "attack: ") {
 			said[k] = v
 		}
 	}
-	if !strings.Contains(string(out), "attack: done") {
+	stdin.Close()
+	io.Copy(io.Discard, stderr)
+	cmd.Wait()
+	out := all.String()
+	if !strings.Contains(out, "attack: done") {
 		t.Fatalf("the attacker did not run:\n%s", out)
 	}
 	if v := said["list agents"]; v != "EACCES" {
@@ -180,7 +204,7 @@ func TestConfinedNetbrokerReachesNeitherKernelNorOtherSecrets(t *testing.T) {
 			t.Errorf("asked %s: refused with %q, unlike %q: the refusal tells which names exist", a, v, first)
 		}
 	}
-	if strings.Contains(string(out), "sk-other-agents-value") || strings.Contains(string(out), sealedValue) {
+	if strings.Contains(out, "sk-other-agents-value") || strings.Contains(out, sealedValue) {
 		t.Fatal("a secret value reached lnk's output")
 	}
 	if t.Failed() {

@@ -30,6 +30,12 @@ type conn struct {
 	// lacks it; closed with the connection.
 	pidfd *os.File
 
+	smu sync.Mutex
+	// starts are the starts this connection made (handleStart): only it
+	// ends them, and they are revoked when it closes, however the peer
+	// went.
+	starts map[uint64]bool
+
 	wmu      sync.Mutex // serialises answers
 	inflight sync.WaitGroup
 	sem      chan struct{}
@@ -47,6 +53,7 @@ func (c *conn) stopReading() { c.sdOnce.Do(func() { unix.Shutdown(c.fd, unix.SHU
 func (c *conn) serve(ctx context.Context) {
 	defer func() {
 		c.waitInFlight()
+		c.endStarts()
 		c.f.Close()
 		if c.pidfd != nil {
 			c.pidfd.Close()
@@ -98,6 +105,37 @@ func (c *conn) waitInFlight() {
 	case <-c.k.drainExpired:
 		unix.Shutdown(c.fd, unix.SHUT_RDWR)
 		<-done
+	}
+}
+
+// addStart ties start to this connection.
+func (c *conn) addStart(start uint64) {
+	c.smu.Lock()
+	c.starts[start] = true
+	c.smu.Unlock()
+}
+
+// takeStart unties start from this connection, reporting whether it was
+// one of its own.
+func (c *conn) takeStart(start uint64) bool {
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	ok := c.starts[start]
+	delete(c.starts, start)
+	return ok
+}
+
+// endStarts revokes every start this connection made and did not end:
+// its peer is gone, and no start outlives the process that made it.
+func (c *conn) endStarts() {
+	c.smu.Lock()
+	starts := c.starts
+	c.starts = map[uint64]bool{}
+	c.smu.Unlock()
+	for start := range starts {
+		agent, _ := c.k.caps.Agent(start)
+		n := c.k.endStart(start)
+		c.k.record(audit.Entry{Kind: audit.KindRevoke, Peer: &c.peer, Agent: agent, Start: start, Count: n, Reason: "the connection that made the start closed"})
 	}
 }
 

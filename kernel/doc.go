@@ -26,8 +26,14 @@
 // folders (0700); bind its socket (0600, in a 0700 folder); remove that
 // socket, or a stale one of this uid's; start its brokers as children.
 //
-// It trusts: only connections whose SO_PEERCRED uid is its own. Another
-// uid's connection is refused and logged before a byte is read. Within a
+// It trusts: only connections whose SO_PEERCRED uid is its own, from
+// the owner's own clients. Another uid's connection is refused and logged
+// before a byte is read, and so is one from a process Link confined
+// (under a seccomp filter with no_new_privs, as every broker, proxy and
+// sandboxed command is), from a process the kernel started or one below
+// it, or from a peer whose confinement cannot be learned (peer.go). A
+// start is its connection's: only that connection ends it, and it is
+// revoked when the connection closes. Within a
 // connection it trusts no record: a malformed, truncated or oversized
 // record, an unknown type, a type not permitted now, or a wrong fd count
 // closes the connection and is logged; a handle that does not exist, was
@@ -37,6 +43,10 @@
 // It refuses a root that is a link, is another uid's, or is looser than
 // the spec's mode (~/.lnk and its folders 0700; ~/Link and ~/Link/Agents
 // writable by the owner alone).
+// A start's folder that is reached through a link, or that is or
+// holds ~/.lnk (HOME, /), lies inside it, holds ~/Link/Agents, is another
+// agent's folder or inside one, or lies in ~/Link/History is refused: by
+// its path, then by the opened folder itself (folders.go).
 //
 // The audit log gets one line per grant, revocation, capability use,
 // refusal (with its reason) and broker restart; never a file's contents,

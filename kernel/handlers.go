@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -97,6 +96,7 @@ func (k *Kernel) handleStart(ctx context.Context, c *call, req *proto.StartReque
 	if len(req.Folders) > 0 {
 		k.startFSBroker(start)
 	}
+	c.conn.addStart(start) // revoked when this connection closes
 	return reply, nil, nil
 }
 
@@ -106,9 +106,8 @@ func (k *Kernel) grantFolder(agent string, start uint64, f proto.Folder) (proto.
 	if !filepath.IsAbs(f.Path) || filepath.Clean(f.Path) != f.Path {
 		return proto.CapInfo{}, fmt.Errorf("folder %q is not an absolute, clean path", f.Path)
 	}
-	settings := filepath.Join(k.opts.Home, ".lnk")
-	if f.Path == settings || strings.HasPrefix(f.Path, settings+"/") || f.Path == "/" {
-		return proto.CapInfo{}, fmt.Errorf("folder %s holds Link's settings, which no agent is granted", f.Path)
+	if err := k.checkFolder(agent, f.Path); err != nil {
+		return proto.CapInfo{}, err
 	}
 	var rights Rights
 	if f.Read {
@@ -131,6 +130,13 @@ func (k *Kernel) grantFolder(agent string, start uint64, f proto.Folder) (proto.
 		return proto.CapInfo{}, fmt.Errorf("open folder %s: %w", f.Path, err)
 	}
 	dir := os.NewFile(uintptr(fd), f.Path)
+	if root, err := k.heldRoot(fd); err != nil || root != "" {
+		dir.Close()
+		if err != nil {
+			return proto.CapInfo{}, fmt.Errorf("folder %s: where it lies cannot be learned: %w", f.Path, err)
+		}
+		return proto.CapInfo{}, fmt.Errorf("folder %s holds %s, which no agent is granted", f.Path, root)
+	}
 	h, err := k.caps.Grant(agent, start, f.Path, rights, dir)
 	if err != nil {
 		dir.Close()
@@ -159,6 +165,10 @@ func (k *Kernel) handleEnd(ctx context.Context, c *call, req *proto.EndRequest) 
 	if !ok || agent != req.Agent {
 		k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Start: req.Start, Request: "end", Reason: "no such start of this agent's"})
 		return nil, nil, wire.Errorf(proto.CodeMissing, "agent %s has no start %d", req.Agent, req.Start)
+	}
+	if !c.conn.takeStart(req.Start) {
+		k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Start: req.Start, Request: "end", Reason: "the start was made on another connection"})
+		return nil, nil, wire.Errorf(proto.CodeRefused, "start %d of agent %s was made on another connection, which alone ends it", req.Start, req.Agent)
 	}
 	n := k.endStart(req.Start)
 	k.record(audit.Entry{Kind: audit.KindRevoke, Agent: req.Agent, Start: req.Start, Count: n})

@@ -19,12 +19,21 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/internal/audit"
+	"lnk.dev/lnk/internal/seccomp"
 	"lnk.dev/lnk/internal/testenv"
 	"lnk.dev/lnk/kernel/client"
 )
 
 func TestMain(m *testing.M) {
 	if sock := os.Getenv("LNK_KERNEL_TEST_CONNECT"); sock != "" {
+		if os.Getenv("LNK_KERNEL_TEST_CONFINE") == "1" {
+			// As Link confines a broker: a seccomp filter (this one
+			// still lets it make a unix socket) and no_new_privs.
+			if err := seccomp.ConfineBroker(seccomp.Policy{Sockets: seccomp.SocketsUnix}); err != nil {
+				fmt.Println("confine:", err)
+				os.Exit(2)
+			}
+		}
 		os.Exit(connectAndPing(sock))
 	}
 	if os.Getenv("LNK_KERNEL_TEST_BROKER") == "1" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -202,7 +203,17 @@ func (k *Kernel) accept(ctx context.Context) {
 			unix.CloseOnExec(pfd)
 			pidfd = os.NewFile(uintptr(pfd), "peer-pidfd")
 		}
-		c := &conn{k: k, f: f, fd: fd, peer: peer, pidfd: pidfd, sem: make(chan struct{}, maxInFlight)}
+		// Only the owner's own clients: not a process Link confined
+		// (a compromised broker or proxy), whatever its uid.
+		if why := confinedPeer(int(cred.Pid), pidfd); why != "" {
+			k.refuse(audit.Entry{Peer: &peer, Reason: "connection from pid " + strconv.Itoa(int(cred.Pid)) + ", not the owner's own client: " + why})
+			if pidfd != nil {
+				pidfd.Close()
+			}
+			f.Close()
+			continue
+		}
+		c := &conn{k: k, f: f, fd: fd, peer: peer, pidfd: pidfd, sem: make(chan struct{}, maxInFlight), starts: map[uint64]bool{}}
 		k.mu.Lock()
 		if k.draining.Load() {
 			k.mu.Unlock()

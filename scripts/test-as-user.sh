@@ -19,6 +19,9 @@ cp bin/* "$work/bin/"
 # go-sdk's conformance everything-server, built here from the module this
 # checkout requires: the user has no Go toolchain or module cache.
 go build -o "$work/bin/everything-server" github.com/modelcontextprotocol/go-sdk/conformance/everything-server
+# The attacker's lnk-netbroker (-tags lnkattack), which
+# cmd/lnk-netbroker's attack test runs confined; never in bin/ itself.
+CGO_ENABLED=0 go build -trimpath -tags lnkattack -o "$work/bin/lnk-netbroker-attack" ./cmd/lnk-netbroker
 chown "$user" "$work/home"
 chmod 700 "$work/home"
 status=0

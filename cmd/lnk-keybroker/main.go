@@ -7,7 +7,9 @@
 // one. It confines itself before reading a request — landlock to the keys
 // folder, seccomp with no exec and no sockets — and marks itself
 // undumpable. One line per refusal goes to stderr, the kernel's audit
-// log; never a value. Without landlock or seccomp it refuses to start
+// log; never a value. With --agent ID (lnk sandbox run's own broker) it
+// keeps only that agent's sealed secrets and binds its netbroker channel
+// to no other agent. Without landlock or seccomp it refuses to start
 // unless given --degraded, and says so at every start.
 package main
 
@@ -29,6 +31,7 @@ import (
 
 func main() {
 	degraded := flag.Bool("degraded", false, "run without landlock or seccomp where the kernel lacks them")
+	flag.StringVar(&agentID, "agent", "", "serve this agent ID alone (a run's broker): keep only its sealed secrets")
 	flag.Parse()
 	if err := run(*degraded); err != nil {
 		fmt.Fprintf(os.Stderr, "lnk-keybroker: %s\n", err)
@@ -43,6 +46,10 @@ func logf(format string, a ...any) {
 // envTaken marks a run after landlock's re-exec (a kernel without
 // TSYNC): the first run already took the fds, and /proc/self/fd, which
 // child.Channel lists, is outside the domain now.
+// agentID is --agent: the one agent a run's broker serves (an ID is no
+// secret; argv is fine).
+var agentID string
+
 const envTaken = "LNK_KEYBROKER_FDS_TAKEN"
 
 // channel takes fd 3 and the extra fds, once.
@@ -104,7 +111,7 @@ func run(degraded bool) error {
 	if len(extra) == 2 {
 		secretsFile = extra[1]
 	}
-	b, err := keybroker.New(extra[0], secretsFile, logf)
+	b, err := keybroker.NewForAgent(extra[0], secretsFile, agentID, logf)
 	if secretsFile != nil {
 		secretsFile.Close()
 	}

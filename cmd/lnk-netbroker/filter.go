@@ -7,8 +7,10 @@ import (
 )
 
 // brokerBPF is internal/seccomp's filter for this broker (Policy{Sockets:
-// SocketsInet}: no exec, no ptrace, only unix and inet sockets) for
-// amd64, compiled by libseccomp and embedded so this program links no
+// SocketsInetOnly}: no exec, no ptrace, only inet and inet6 sockets; no
+// unix socket: the ones it uses were handed to it, or made before the
+// filter loads, so it can reach no named socket such as the kernel's)
+// for amd64, compiled by libseccomp and embedded so this program links no
 // libseccomp and is built static: one program to load, no dynamic loader,
 // nothing to re-read when landlock confines it. Rewritten by `go test
 // ./cmd/lnk-netbroker -run TestEmbeddedFilter -update`;

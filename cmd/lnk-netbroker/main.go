@@ -3,11 +3,12 @@
 //
 // It reads the sandbox's compiled grants (caps.Compiled as JSON, at most
 // 1 MiB, unknown fields refused) on stdin, confines itself — landlock to
-// ~/.lnk/agents/.net and the resolver's files, any TCP port; seccomp with
-// no exec and only unix and inet sockets, loaded once it has opened the
-// rtnetlink socket on which it learns this machine's own addresses and
-// their changes (netbroker.OwnWatch; it refuses to start without them) —
-// then makes its socket, prints
+// the resolver's and CA files, any TCP port, and ~/.lnk/agents/.net only
+// when it makes its own socket there (no --listen-fd); undumpable;
+// seccomp with no exec and only inet sockets, no unix socket (it makes
+// its own socket first), loaded once it has opened the rtnetlink socket
+// on which it learns this machine's own addresses and their changes
+// (netbroker.OwnWatch; it refuses to start without them) — then prints
 // the socket's path on stdout and serves until SIGTERM or SIGINT, or
 // until the process that started it is gone. Its log
 // (one JSON line per connection) goes to stderr. Without landlock or
@@ -92,17 +93,31 @@ func run(home string, degraded bool, bridge, relay int) error {
 	if err := checkChannelFD("--relay-fd", relay); err != nil {
 		return err
 	}
-	netDir, err := openNetDir(home)
-	if err != nil {
-		return err
+	prepareAttack(home) // only in a test's build (attack.go); nothing otherwise
+	// Handed its socket (--listen-fd), the proxy needs no sockets'
+	// folder: it holds none and its landlock leaves it out, so it can list
+	// no agent's ID there. Else it makes its socket there itself.
+	var netDir *os.File
+	fd := -1
+	if listenFD != 0 {
+		if err := dropNetDir(); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if netDir, err = openNetDir(home); err != nil {
+			return err
+		}
+		defer netDir.Close()
+		// Inheritable only for the re-exec, close-on-exec again after.
+		fd = int(netDir.Fd())
+		unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0)
+		os.Setenv(netDirEnv, strconv.Itoa(fd))
 	}
-	defer netDir.Close()
-	// Inheritable only for the re-exec, close-on-exec again after.
-	fd := int(netDir.Fd())
-	unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0)
-	os.Setenv(netDirEnv, strconv.Itoa(fd))
-	err = confineFiles(fd, degraded)
-	unix.CloseOnExec(fd)
+	err := confineFiles(fd, degraded)
+	if fd >= 0 {
+		unix.CloseOnExec(fd)
+	}
 	if bridge > 0 {
 		unix.CloseOnExec(bridge) // kept open across landlock's re-exec only
 	}
@@ -119,6 +134,13 @@ func run(home string, degraded bool, bridge, relay int) error {
 	if err != nil {
 		return err
 	}
+	// Out of core dumps and out of reach of the owner's other processes
+	// (/proc/PID/mem, ptrace): it holds the proxy's secret, and sealed
+	// secrets' values while it adds them. After landlock's re-exec, which
+	// would make it dumpable again.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err)
+	}
 	var c caps.Compiled
 	dec := json.NewDecoder(io.LimitReader(os.Stdin, 1<<20))
 	dec.DisallowUnknownFields()
@@ -133,11 +155,25 @@ func run(home string, degraded bool, bridge, relay int) error {
 	// rtnetlink socket opened now: the filter below forbids opening one,
 	// and is not widened for it (netbroker.OwnWatch says why). Where they
 	// cannot be learned the proxy does not start, --degraded or not.
-	own, err := netbroker.WatchOwnAddrs()
+	ownAddrs, err := netbroker.WatchOwnAddrs()
 	if err != nil {
 		return err
 	}
-	defer own.Close()
+	defer ownAddrs.Close()
+	// Without --listen-fd this process makes its own socket, now: its
+	// filter lets it make no unix socket once loaded.
+	var own *netbroker.Socket
+	var r *netbroker.Running
+	if ln == nil {
+		if own, err = netbroker.ListenIn(netDir, home, c.AgentID); err != nil {
+			return err
+		}
+		defer func() {
+			if r == nil { // never served; else the proxy's Close removes it
+				own.Remove()
+			}
+		}()
+	}
 	if err := loadFilter(); err != nil {
 		if !degraded {
 			return fmt.Errorf("seccomp: %w (--degraded runs without it)", err)
@@ -148,6 +184,7 @@ func run(home string, degraded bool, bridge, relay int) error {
 	if err != nil {
 		return err
 	}
+	attack(home, sealed) // only in a test's build (attack.go); nothing otherwise
 	toolBridge, err := channel("--tool-bridge-fd", bridge)
 	if err != nil {
 		return err
@@ -156,9 +193,9 @@ func run(home string, degraded bool, bridge, relay int) error {
 	if err != nil {
 		return err
 	}
-	r, err := netbroker.Start(&c, netbroker.Options{Home: home, NetDir: netDir, Sealed: sealed,
-		Listener: ln, Placeholders: told.Placeholders, Relay: relayCh,
-		Config: netbroker.Config{Resolver: &net.Resolver{PreferGo: true}, Own: own, ToolBridge: toolBridge, SOCKSSecret: told.Secret, AdaptProcs: true}})
+	r, err = netbroker.Start(&c, netbroker.Options{Home: home, NetDir: netDir, Sealed: sealed,
+		Listener: ln, Socket: own, Placeholders: told.Placeholders, Relay: relayCh,
+		Config: netbroker.Config{Resolver: &net.Resolver{PreferGo: true}, Own: ownAddrs, ToolBridge: toolBridge, SOCKSSecret: told.Secret, AdaptProcs: true}})
 	if err != nil {
 		return err
 	}
@@ -180,6 +217,21 @@ func run(home string, degraded bool, bridge, relay int) error {
 	}()
 	<-ctx.Done()
 	return r.Close()
+}
+
+// dropNetDir closes the sockets' folder lnk handed (netDirEnv) to a
+// proxy it also handed its socket: that proxy keeps no way to list it.
+func dropNetDir() error {
+	v, ok := os.LookupEnv(netDirEnv)
+	if !ok {
+		return nil
+	}
+	os.Unsetenv(netDirEnv)
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return fmt.Errorf("%s=%q is no handed fd", netDirEnv, v)
+	}
+	return unix.Close(fd)
 }
 
 // openNetDir opens ~/.lnk/agents/.net, or takes it from the run before

@@ -31,12 +31,29 @@ type Broker struct {
 	secrets *secrets.File            // nil: no secrets file was handed
 	keys    map[string]*secret.Value // agent ID → this start's key
 	net     *wire.Server             // the netbroker's channel, once handed
+	// only, when set, is the one agent this broker serves (a run's own
+	// broker, [NewForAgent]): it keeps no other secret's value.
+	only string
 }
 
 // New makes a Broker over the keys folder and, if not nil, the secrets
 // file; it reads the file at once. logf takes one line per refusal.
 func New(keysDir, secretsFile *os.File, logf func(format string, a ...any)) (*Broker, error) {
-	b := &Broker{logf: logf, keysDir: keysDir, keys: map[string]*secret.Value{}}
+	return NewForAgent(keysDir, secretsFile, "", logf)
+}
+
+// NewForAgent is [New] for a broker that serves one agent, agentID (a
+// run's broker, lnk-keybroker --agent): of the secrets file it keeps only
+// the sealed secrets granted to that agent, zeroing every other value as
+// soon as it is read, and binds its netbroker channel to no other agent.
+// An empty agentID is [New].
+func NewForAgent(keysDir, secretsFile *os.File, agentID string, logf func(format string, a ...any)) (*Broker, error) {
+	if agentID != "" {
+		if err := secrets.CheckAgentID(agentID); err != nil {
+			return nil, fmt.Errorf("%q is not an agent ID", printable(agentID))
+		}
+	}
+	b := &Broker{logf: logf, keysDir: keysDir, keys: map[string]*secret.Value{}, only: agentID}
 	if err := b.load(secretsFile); err != nil {
 		return nil, err
 	}
@@ -50,6 +67,14 @@ func (b *Broker) load(f *os.File) error {
 	file, err := secrets.Read(f)
 	if err != nil {
 		return err
+	}
+	if b.only != "" {
+		for name, e := range file.Secrets {
+			if !e.Sealed() || !e.GrantedTo(b.only) {
+				e.Value.Destroy()
+				delete(file.Secrets, name)
+			}
+		}
 	}
 	b.mu.Lock()
 	old := b.secrets
@@ -87,10 +112,12 @@ func (b *Broker) KernelTable() map[wire.Type]*wire.Route {
 	)
 }
 
-// NetTable is the request table of the netbroker's channel: sealed
-// secrets, and nothing else.
-func (b *Broker) NetTable() map[wire.Type]*wire.Route {
-	return wire.Table(wire.Handle(SpecSealedSecret, b.sealedSecret))
+// NetTable is the request table of a netbroker's channel bound to agent
+// agentID: its sealed secrets, and nothing else.
+func (b *Broker) NetTable(agentID string) map[wire.Type]*wire.Route {
+	return wire.Table(wire.Handle(SpecSealedSecret, func(ctx context.Context, req *wire.Request, r *SealedReq) (*SealedReply, []*os.File, error) {
+		return b.sealedSecret(ctx, agentID, r)
+	}))
 }
 
 func (b *Broker) makeAgentKey(_ context.Context, _ *wire.Request, r *AgentKeyReq) (*AgentKeyReply, []*os.File, error) {
@@ -204,37 +231,60 @@ func (b *Broker) reloadSecrets(_ context.Context, req *wire.Request, _ *Empty) (
 	return &Empty{}, nil, nil
 }
 
-// netChannel takes the netbroker's channel and serves NetTable on it.
-func (b *Broker) netChannel(ctx context.Context, req *wire.Request, _ *Empty) (*Empty, []*os.File, error) {
+// netChannel takes the netbroker's channel, bound to the agent its
+// hander names, and serves NetTable on it; it answers with the names of
+// that agent's sealed secrets.
+func (b *Broker) netChannel(ctx context.Context, req *wire.Request, r *NetChannelReq) (*NetChannelReply, []*os.File, error) {
+	if err := b.checkID(SpecNetChannel.Name, r.AgentID); err != nil {
+		return nil, nil, err
+	}
+	if b.only != "" && r.AgentID != b.only {
+		return nil, nil, b.refuse(SpecNetChannel.Name, CodeRefused, "this broker serves agent %s alone, not %s", b.only, r.AgentID)
+	}
 	f := req.Files[0]
 	if typ, err := unix.GetsockoptInt(int(f.Fd()), unix.SOL_SOCKET, unix.SO_TYPE); err != nil || typ != unix.SOCK_SEQPACKET {
 		return nil, nil, b.refuse(SpecNetChannel.Name, CodeRefused, "the netbroker's channel is not a SOCK_SEQPACKET socket")
 	}
-	srv, err := wire.NewServer(f, b.NetTable(), b.logf)
+	srv, err := wire.NewServer(f, b.NetTable(r.AgentID), b.logf)
 	if err != nil {
 		return nil, nil, err
 	}
 	req.Files[0] = nil // taken: the server owns it now
 	b.mu.Lock()
 	b.net = srv
+	names := []string{}
+	if b.secrets != nil {
+		for _, n := range b.secrets.Names() {
+			if e := b.secrets.Secrets[n]; e.Sealed() && e.GrantedTo(r.AgentID) {
+				names = append(names, n)
+			}
+		}
+	}
 	b.mu.Unlock()
 	go func() {
 		if err := srv.Serve(context.Background()); err != nil && !errors.Is(err, wire.ErrClosed) {
 			b.logf("netbroker channel closed: %v", err)
 		}
 	}()
-	return &Empty{}, nil, nil
+	return &NetChannelReply{Names: names}, nil, nil
 }
 
-// sealedSecret hands a sealed secret granted to the agent, on the
-// netbroker's channel alone (it is in no other table).
-func (b *Broker) sealedSecret(_ context.Context, _ *wire.Request, r *SealedReq) (*SealedReply, []*os.File, error) {
+// sealedSecret hands a sealed secret granted to agent, the one the
+// channel is bound to (it is in no other table). Every name the agent
+// does not hold, whether it exists, is another agent's or is plain, and
+// any other agent ID asked, gets one and the same refusal: the asker
+// learns no secret's existence. The log says the true reason.
+func (b *Broker) sealedSecret(_ context.Context, agent string, r *SealedReq) (*SealedReply, []*os.File, error) {
 	const req = "sealed.secret"
-	if err := b.checkID(req, r.AgentID); err != nil {
-		return nil, nil, err
+	notHeld := func(format string, a ...any) error {
+		b.logf("refused %s: %s", req, fmt.Sprintf(format, a...))
+		return wire.Errorf(CodeRefused, "agent %s holds no sealed secret %s (lnk secret add NAME --agent AGENT grants one)", agent, printable(r.Name))
+	}
+	if r.AgentID != agent {
+		return nil, nil, notHeld("the channel is agent %s's, asked for agent %q's secret %s", agent, printable(r.AgentID), printable(r.Name))
 	}
 	if err := secrets.CheckName(r.Name); err != nil {
-		return nil, nil, b.refuse(req, CodeRefused, "%q is not a secret's name", printable(r.Name))
+		return nil, nil, notHeld("%q is not a secret's name", printable(r.Name))
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -244,18 +294,18 @@ func (b *Broker) sealedSecret(_ context.Context, _ *wire.Request, r *SealedReq) 
 	}
 	switch {
 	case e == nil:
-		return nil, nil, b.refuse(req, CodeMissing, "no secret %s", r.Name)
-	case !e.GrantedTo(r.AgentID):
-		return nil, nil, b.refuse(req, CodeRefused, "agent %s does not hold secret %s (lnk secret add %s --agent AGENT)", r.AgentID, r.Name, r.Name)
+		return nil, nil, notHeld("no secret %s (held by agent %s)", r.Name, agent)
+	case !e.GrantedTo(agent):
+		return nil, nil, notHeld("agent %s does not hold secret %s (lnk secret add %s --agent AGENT)", agent, r.Name, r.Name)
 	case !e.Sealed():
-		return nil, nil, b.refuse(req, CodeRefused, "secret %s is kept plain, and a plain secret is never given to an agent (lnk secret create %s --internet-host HOST seals one)", r.Name, r.Name)
+		return nil, nil, notHeld("secret %s is kept plain, and a plain secret is never given to an agent (lnk secret create %s --internet-host HOST seals one)", r.Name, r.Name)
 	}
 	f, err := sealedMemfd(e.Value.Bytes())
 	runtime.KeepAlive(e.Value)
 	if err != nil {
 		return nil, nil, err
 	}
-	b.logf("handed sealed secret %s of agent %s to the netbroker, for %s", r.Name, r.AgentID, e.InternetHost)
+	b.logf("handed sealed secret %s of agent %s to the netbroker, for %s", r.Name, agent, e.InternetHost)
 	return &SealedReply{InternetHost: e.InternetHost, Headers: e.Seal().Headers, Length: e.Value.Len()}, []*os.File{f}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -49,7 +50,7 @@ func newValue(t *testing.T, s string) *secret.Value {
 
 // startBroker keeps three secrets, starts the real lnk-keybroker as the
 // kernel does, and returns a client on its channel.
-func startBroker(t *testing.T) *started {
+func startBroker(t *testing.T, args ...string) *started {
 	t.Helper()
 	bin := testenv.Bin(t, "lnk-keybroker") // before Home: a build under it has no Go cache
 	home := testenv.Home(t)
@@ -74,7 +75,7 @@ func startBroker(t *testing.T) *started {
 	defer wire.CloseFiles(files)
 
 	log := &testenv.SyncBuffer{}
-	p, err := brokerproc.Start(brokerproc.Options{Path: bin, Files: files, Log: log})
+	p, err := brokerproc.Start(brokerproc.Options{Path: bin, Args: args, Files: files, Log: log})
 	must(err)
 	t.Cleanup(p.Kill)
 	t.Cleanup(func() {
@@ -187,10 +188,12 @@ func TestKeyFileThroughALinkIsRefused(t *testing.T) {
 	}
 }
 
-// TestSealedSecretsGoToTheNetbrokerAlone: on the netbroker's channel, a
-// sealed secret granted to the agent comes in a sealed memfd; another
-// agent's, a plain one and a missing one are refused; on the kernel's
-// channel the request closes the channel.
+// TestSealedSecretsGoToTheNetbrokerAlone: on the netbroker's channel,
+// bound to agent A by whoever handed it, a sealed secret granted to A
+// comes in a sealed memfd; A's plain one, another agent's, a missing one
+// and anything asked for another agent ID (B's own secret included) all
+// get one and the same refusal, so the asker learns no secret's
+// existence; on the kernel's channel the request closes the channel.
 func TestSealedSecretsGoToTheNetbrokerAlone(t *testing.T) {
 	s := startBroker(t)
 	c := ctx(t)
@@ -200,10 +203,14 @@ func TestSealedSecretsGoToTheNetbrokerAlone(t *testing.T) {
 	}
 	theirs := os.NewFile(uintptr(fds[0]), "net-broker-end")
 	ours := os.NewFile(uintptr(fds[1]), "net-netbroker-end")
-	if err := s.kc.NetChannel(c, theirs); err != nil {
+	names, err := s.kc.NetChannel(c, agentA, theirs)
+	if err != nil {
 		t.Fatal(err)
 	}
 	theirs.Close()
+	if fmt.Sprint(names) != "[GITHUB_TOKEN]" {
+		t.Fatalf("the channel serves %v, want agent A's sealed secrets alone", names)
+	}
 	ncl, err := wire.NewClient(ours)
 	if err != nil {
 		t.Fatal(err)
@@ -224,26 +231,28 @@ func TestSealedSecretsGoToTheNetbrokerAlone(t *testing.T) {
 		t.Fatalf("sealed grant: %+v %v", seal, err)
 	}
 	v.Destroy()
-	refusals := []struct {
-		agent, name string
-		want        error
-	}{
-		{agentB, "GITHUB_TOKEN", ErrRefused},         // granted to another agent
-		{agentA, "AGENT_MAIN_MODEL_KEY", ErrRefused}, // kept plain
-		{agentA, "OTHER_TOKEN", ErrRefused},          // another agent's
-		{agentA, "NO_SUCH", ErrMissing},
-		{"main", "GITHUB_TOKEN", ErrRefused}, // a name, not an ID
+	refusals := []struct{ agent, name string }{
+		{agentB, "OTHER_TOKEN"},          // B's own: the channel is A's
+		{agentB, "GITHUB_TOKEN"},         // A's, asked as B
+		{agentB, "NO_SUCH"},              // nobody's, asked as B
+		{agentA, "AGENT_MAIN_MODEL_KEY"}, // kept plain
+		{agentA, "OTHER_TOKEN"},          // another agent's
+		{agentA, "NO_SUCH"},              // nobody's
+		{"main", "GITHUB_TOKEN"},         // a name, not an ID
 	}
 	var said strings.Builder
 	for _, r := range refusals {
 		v, _, err := nc.SealedSecret(c, r.agent, r.name)
-		if !errors.Is(err, r.want) {
+		if !errors.Is(err, ErrRefused) {
 			v.Destroy()
-			t.Errorf("%s for %s: %v, want %v", r.name, r.agent, err, r.want)
+			t.Errorf("%s for %s: %v, want refused", r.name, r.agent, err)
+			continue
 		}
-		if err != nil {
-			said.WriteString(err.Error())
+		want := "keybroker: agent " + agentA + " holds no sealed secret " + r.name + " (lnk secret add NAME --agent AGENT grants one)"
+		if err.Error() != want {
+			t.Errorf("%s for %s: refused with %q, want the one refusal %q", r.name, r.agent, err, want)
 		}
+		said.WriteString(err.Error())
 	}
 	for _, v := range []string{sealedValue, plainValue, "other-value"} {
 		if strings.Contains(said.String(), v) {
@@ -311,3 +320,44 @@ func TestNoValueInArgvOrEnvironment(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestRunBrokerServesOneAgent: a run's broker (lnk-keybroker --agent A)
+// binds its netbroker channel to A alone (one for B is refused) and
+// serves A's sealed secret.
+func TestRunBrokerServesOneAgent(t *testing.T) {
+	refusing := startBroker(t, "--agent", agentA)
+	s := startBroker(t, "--agent", agentA)
+	c := ctx(t)
+	pair := func() (*os.File, *os.File) {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return os.NewFile(uintptr(fds[0]), "broker-end"), os.NewFile(uintptr(fds[1]), "netbroker-end")
+	}
+	theirs, ours := pair()
+	if _, err := refusing.kc.NetChannel(c, agentB, theirs); !errors.Is(err, ErrRefused) {
+		t.Fatalf("agent A's broker bound a channel to agent B: %v", err)
+	}
+	theirs.Close()
+	ours.Close()
+	theirs, ours = pair()
+	names, err := s.kc.NetChannel(c, agentA, theirs)
+	theirs.Close()
+	if err != nil || fmt.Sprint(names) != "[GITHUB_TOKEN]" {
+		t.Fatalf("agent A's channel: %v %v", names, err)
+	}
+	ncl, err := wire.NewClient(ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ncl.Close() })
+	v, _, err := NewNetClient(ncl).SealedSecret(c, agentA, "GITHUB_TOKEN")
+	if err != nil || string(v.Bytes()) != sealedValue {
+		t.Fatalf("agent A's sealed secret: %v", err)
+	}
+	v.Destroy()
+	if !strings.Contains(refusing.log.String(), "refused netbroker.channel: this broker serves agent "+agentA+" alone") {
+		t.Fatalf("the refusal was not logged:\n%s", refusing.log.String())
+	}
+}

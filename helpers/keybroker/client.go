@@ -88,12 +88,17 @@ func (c *Client) ReloadSecrets(ctx context.Context, f *os.File) error {
 	return mapErr(err)
 }
 
-// NetChannel hands the broker one end of the netbroker's channel; the
-// kernel gives the other end to the netbroker, which wraps it in a
-// [NetClient].
-func (c *Client) NetChannel(ctx context.Context, f *os.File) error {
-	_, err := c.c.Call(ctx, SpecNetChannel, &Empty{}, &Empty{}, f)
-	return mapErr(err)
+// NetChannel hands the broker one end of the netbroker's channel, bound
+// to agent agentID: it serves that agent's sealed secrets and no other's,
+// whatever the netbroker asks. It returns their names (never a value).
+// Whoever hands the other end to the netbroker (lnk sandbox run) names
+// the agent; the netbroker wraps its end in a [NetClient].
+func (c *Client) NetChannel(ctx context.Context, agentID string, f *os.File) ([]string, error) {
+	var r NetChannelReply
+	if _, err := c.c.Call(ctx, SpecNetChannel, &NetChannelReq{AgentID: agentID}, &r, f); err != nil {
+		return nil, mapErr(err)
+	}
+	return r.Names, nil
 }
 
 // NetClient is the netbroker's side of its channel to the keybroker.
@@ -102,8 +107,9 @@ type NetClient struct{ c *wire.Client }
 // NewNetClient wraps the netbroker's end of its channel.
 func NewNetClient(c *wire.Client) *NetClient { return &NetClient{c} }
 
-// SealedSecret returns a sealed secret granted to agent id, and the one
-// host its value may be added to requests for.
+// SealedSecret returns a sealed secret granted to agent id (the agent
+// the channel is bound to), and the one host its value may be added to
+// requests for.
 func (n *NetClient) SealedSecret(ctx context.Context, id, name string) (*secret.Value, string, error) {
 	v, seal, err := n.SealedGrant(ctx, id, name)
 	return v, seal.Host, err

@@ -18,11 +18,15 @@
 // [SpecProve] answers a proof's challenge with an agent's key;
 // [SpecCheckProof] checks a proof's answer; [SpecReloadSecrets] hands a
 // fresh secrets.toml fd after `lnk secret` changed it; [SpecNetChannel]
-// (once) hands the channel the netbroker will speak on, and the kernel
-// gives the other end to the netbroker. On that channel alone
-// ([NetTable]) [SpecSealedSecret] hands a sealed secret's value, in a
-// sealed memfd, with its grant: the one host and the request headers it
-// goes in there (Authorization unless the grant names others).
+// (once) hands the channel the netbroker will speak on, bound to the
+// agent its hander names (lnk sandbox run), which gives the other end to
+// the netbroker; it answers with that agent's sealed secrets' names. On
+// that channel alone ([NetTable]) [SpecSealedSecret] hands a sealed
+// secret of the channel's agent, in a sealed memfd, with its grant: the
+// one host and the request headers it goes in there (Authorization
+// unless the grant names others). Started with --agent ID
+// ([NewForAgent]: a run's own broker), it keeps only that agent's sealed
+// secrets of the file.
 //
 // # Security
 //
@@ -32,11 +36,15 @@
 // folder, never through a link; make memfds. It confines itself before
 // serving: landlock allows nothing but reading and writing beneath the
 // keys folder, and seccomp refuses exec and every socket (its channels
-// are inherited, it makes none). Trusts: the kernel for which agent is
-// starting and who owns it. Refuses, each logged once with its reason and
-// never a value: a sealed secret asked on any channel but the netbroker's;
-// a secret not granted to the asking agent's ID; a plain secret (never
-// given to an agent); a malformed agent ID; a proof for another agent,
+// are inherited, it makes none). Trusts: the kernel, or lnk handing the
+// netbroker's channel, for which agent is starting and who owns it; never
+// the netbroker for which agent asks. Refuses, each logged once with its
+// reason and never a value: a sealed secret asked on any channel but the
+// netbroker's; on that channel, every name its agent does not hold
+// (another agent's, a plain one, none by that name, or anything asked for
+// another agent ID), all with one and the same answer, so the asker
+// learns no secret's existence; a channel bound to another agent than a
+// run's broker serves; a malformed agent ID; a proof for another agent,
 // owner or purpose; a key file that is a link or not the broker's.
 // A key never crosses a channel: proofs are made and checked here.
 package keybroker

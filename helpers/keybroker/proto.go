@@ -56,7 +56,21 @@ type CheckReply struct {
 	OK bool `json:"ok"`
 }
 
-// SealedReq asks for a sealed secret granted to an agent.
+// NetChannelReq binds the netbroker's channel handed with it to one
+// agent: whoever hands the channel out names the agent, never the
+// netbroker.
+type NetChannelReq struct {
+	AgentID string `json:"agent_id"`
+}
+
+// NetChannelReply names the sealed secrets the channel will serve: those
+// granted to its agent, sorted. Names only, never a value.
+type NetChannelReply struct {
+	Names []string `json:"names"`
+}
+
+// SealedReq asks for a sealed secret granted to the channel's agent.
+// AgentID must be that agent's: the channel serves no other.
 type SealedReq struct {
 	AgentID string `json:"agent_id"`
 	Name    string `json:"name"`

@@ -20,7 +20,7 @@ func netClient(t *testing.T, s *started) *NetClient {
 	}
 	theirs := os.NewFile(uintptr(fds[0]), "net-broker-end")
 	defer theirs.Close()
-	if err := s.kc.NetChannel(ctx(t), theirs); err != nil {
+	if _, err := s.kc.NetChannel(ctx(t), agentA, theirs); err != nil {
 		t.Fatal(err)
 	}
 	ncl, err := wire.NewClient(os.NewFile(uintptr(fds[1]), "net-netbroker-end"))
@@ -70,14 +70,14 @@ func TestReloadSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	reload()
-	if _, _, err := nc.SealedSecret(c, agentA, "OTHER_TOKEN"); !errors.Is(err, ErrMissing) {
+	if _, _, err := nc.SealedSecret(c, agentA, "OTHER_TOKEN"); !errors.Is(err, ErrRefused) {
 		t.Fatalf("after removal and reload: %v", err)
 	}
 	// No fd: there are no secrets now.
 	if err := s.kc.ReloadSecrets(c, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := nc.SealedSecret(c, agentA, "GITHUB_TOKEN"); !errors.Is(err, ErrMissing) {
+	if _, _, err := nc.SealedSecret(c, agentA, "GITHUB_TOKEN"); !errors.Is(err, ErrRefused) {
 		t.Fatalf("after a reload without a file: %v", err)
 	}
 }
@@ -91,7 +91,7 @@ func TestNetChannelIsHandedOnce(t *testing.T) {
 	f := os.NewFile(uintptr(fds[0]), "second")
 	defer f.Close()
 	defer unix.Close(fds[1])
-	if err := s.kc.NetChannel(ctx(t), f); err == nil {
+	if _, err := s.kc.NetChannel(ctx(t), agentA, f); err == nil {
 		t.Fatal("a second netbroker channel was taken")
 	}
 }

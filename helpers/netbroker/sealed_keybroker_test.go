@@ -84,10 +84,13 @@ func startSealedProxy(t *testing.T, pool *x509.CertPool, grants ...sealedGrant) 
 	ours, theirs := os.NewFile(uintptr(fds[0]), "net"), os.NewFile(uintptr(fds[1]), "key")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err = keybroker.NewClient(kc).NetChannel(ctx, theirs)
+	served, err := keybroker.NewClient(kc).NetChannel(ctx, id, theirs)
 	theirs.Close()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(served) != len(names) {
+		t.Fatalf("the channel serves %v, want the agent's %v", served, names)
 	}
 	nc, err := wire.NewClient(ours)
 	if err != nil {

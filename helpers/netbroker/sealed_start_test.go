@@ -76,7 +76,7 @@ func TestStartSealedWithKeybroker(t *testing.T) {
 	ours, theirs := os.NewFile(uintptr(fds[0]), "net"), os.NewFile(uintptr(fds[1]), "key")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err = keybroker.NewClient(kc).NetChannel(ctx, theirs)
+	_, err = keybroker.NewClient(kc).NetChannel(ctx, id, theirs)
 	theirs.Close()
 	if err != nil {
 		t.Fatal(err)

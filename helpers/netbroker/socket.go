@@ -44,6 +44,13 @@ func Listen(home, agentID string) (*Socket, error) {
 	return listenIn(netDir, home, agentID)
 }
 
+// ListenIn is [Listen] in the sockets' folder netDir already opened
+// (see [OpenNetDir]), for a proxy that makes its own socket before it
+// confines itself and hands it to [Start] as Options.Socket.
+func ListenIn(netDir *os.File, home, agentID string) (*Socket, error) {
+	return listenIn(netDir, home, agentID)
+}
+
 func listenIn(netDir *os.File, home, agentID string) (*Socket, error) {
 	name, oneRun := agentID, false
 	if name == "" {

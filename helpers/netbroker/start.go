@@ -42,6 +42,11 @@ type Options struct {
 	// ([Listen]; socket activation): Start serves it, makes no folder
 	// or socket, and Close removes neither (the starter does).
 	Listener net.Listener
+	// Socket, if set, is the proxy's own socket, made by [ListenIn]
+	// before the process confined itself (its seccomp filter lets it
+	// make no unix socket): Start serves it and Close removes it, as if
+	// Start had made it; should Start fail, the caller removes it.
+	Socket *Socket
 	// Relay, if set, is the channel on which the sandbox's first stage
 	// hands its listener on 127.0.0.1 (relay.go): Start serves that
 	// listener too, once handed, and Close closes the channel.
@@ -114,19 +119,23 @@ func Start(c *caps.Compiled, o Options) (*Running, error) {
 	}
 	ln := o.Listener
 	if ln == nil {
-		netDir := o.NetDir
-		if netDir == nil {
-			if netDir, err = OpenNetDir(o.Home); err != nil {
+		sock := o.Socket
+		if sock == nil {
+			netDir := o.NetDir
+			if netDir == nil {
+				if netDir, err = OpenNetDir(o.Home); err != nil {
+					return nil, err
+				}
+				defer netDir.Close()
+			}
+			if sock, err = listenIn(netDir, o.Home, c.AgentID); err != nil {
 				return nil, err
 			}
-			defer netDir.Close()
-		}
-		sock, err := listenIn(netDir, o.Home, c.AgentID)
-		if err != nil {
-			return nil, err
 		}
 		if ln, err = net.FileListener(sock.File); err != nil {
-			sock.Remove()
+			if o.Socket == nil { // else its maker removes it
+				sock.Remove()
+			}
 			return nil, fmt.Errorf("netbroker: %w", err)
 		}
 		sock.File.Close() // ln holds its own copy
@@ -222,9 +231,14 @@ var CAFiles = []string{"/etc/ssl/certs", "/etc/pki/tls/certs", "/etc/ssl/cert.pe
 // are applied (lnk-netbroker on itself, or lnk on the thread it starts
 // lnk-netbroker from): read and write beneath the sockets' folder netDir,
 // read of ResolverFiles and CAFiles (those present), TCP to any port.
+// A negative netDir leaves the sockets' folder out: a proxy handed its
+// socket (--listen-fd) needs no folder, and so reads no agent's ID.
 // The caller closes fds once the rules are enforced.
 func ConfineRules(netDir int) (rules []landlock.Rule, fds []int) {
-	rules = []landlock.Rule{landlock.Beneath(netDir, landlock.Read|landlock.Write), landlock.AnyTCP()}
+	rules = []landlock.Rule{landlock.AnyTCP()}
+	if netDir >= 0 {
+		rules = append(rules, landlock.Beneath(netDir, landlock.Read|landlock.Write))
+	}
 	for _, p := range append(ResolverFiles[:len(ResolverFiles):len(ResolverFiles)], CAFiles...) {
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"runtime"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/cloexec"
@@ -181,6 +182,13 @@ seccomp and NO_NEW_PRIVS, with only the granted folders, programs and
 network. Returns the command's exit status (128+N for signal N).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			// lnk holds the proxy's secret and the tools' settings
+			// for the whole run: out of core dumps and out of reach
+			// of the owner's other processes (/proc/PID/mem, ptrace).
+			// Its children are dumpable again once they exec.
+			if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+				return fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err)
+			}
 			// Only what the sandbox is handed passes to the proxy
 			// and bwrap, never what lnk's own parent left open.
 			cloexec.MarkInherited()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/keybroker"
-	"lnk.dev/lnk/helpers/keybroker/secrets"
 	"lnk.dev/lnk/internal/audit"
 	"lnk.dev/lnk/internal/brokerproc"
 	"lnk.dev/lnk/internal/wire"
@@ -25,25 +23,8 @@ import (
 // --internet-host HOST; lnk secret add NAME --agent AGENT) is told only
 // their placeholders and routes; its proxy takes each value from an
 // lnk-keybroker this run starts, over a channel handed to the proxy as
-// an fd. lnk itself reads only the secrets' names, never a value.
-
-// sealedGrants names the sealed secrets granted to comp's agent.
-func sealedGrants(comp *caps.Compiled) ([]string, error) {
-	if comp.AgentID == "" {
-		return nil, nil
-	}
-	list, err := secrets.List(comp.Home)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, s := range list {
-		if s.Sealed && slices.Contains(s.Agents, comp.AgentID) {
-			names = append(names, s.Name)
-		}
-	}
-	return names, nil
-}
+// an fd. lnk itself reads no secret: the keybroker tells it the names
+// its agent holds, never a value.
 
 // runKeys is the keybroker a run started for its proxy.
 type runKeys struct {
@@ -70,30 +51,35 @@ func (k *runKeys) Close() error {
 	return nil
 }
 
-// startSealed starts lnk-keybroker (beside lnk) for the sealed secrets
-// granted to comp's agent and has it take the proxy's channel; nil when
-// there are none. A sandbox with no proxy of its own to hold them
-// ([network] mode = "host") is refused: security.txt says an agent whose
-// harness runs without a proxy of its own doesn't start with a secret,
-// rather than start without it.
+// startSealed starts lnk-keybroker (beside lnk) for comp's agent alone
+// (--agent: it keeps only that agent's sealed secrets) and has it take
+// the proxy's channel, bound to that agent; the keybroker answers with
+// the names of the secrets it will serve. lnk opens secrets.toml only to
+// hand it over: it never reads a value, nor another agent's names. Nil
+// when the agent holds none. A sandbox with no proxy of its own to hold
+// them ([network] mode = "host") is refused: security.txt says an agent
+// whose harness runs without a proxy of its own doesn't start with a
+// secret, rather than start without it.
 func startSealed(comp *caps.Compiled, degraded bool) (*runKeys, error) {
-	names, err := sealedGrants(comp)
-	if err != nil || len(names) == 0 {
+	if comp.AgentID == "" {
+		return nil, nil
+	}
+	files, err := keybroker.StartFiles(comp.Home)
+	if err != nil {
 		return nil, err
 	}
-	if comp.NetworkMode == "host" {
-		return nil, noProxyForSealed(comp, names)
+	if len(files) < 2 { // no secrets.toml: no secret to serve
+		for _, f := range files {
+			f.Close()
+		}
+		return nil, nil
 	}
 	lockForChildren() // the key broker's parent thread (sandbox_run.go)
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	files, err := keybroker.StartFiles(comp.Home)
-	if err != nil {
-		return nil, err
-	}
-	var args []string
+	args := []string{"--agent", comp.AgentID}
 	if degraded {
 		args = append(args, "--degraded")
 	}
@@ -120,20 +106,30 @@ func startSealed(comp *caps.Compiled, degraded bool) (*runKeys, error) {
 	k := &runKeys{proc: proc, wire: wc, logged: logged}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		wc.Close()
-		proc.Kill()
+		k.Close()
 		return nil, err
 	}
 	ours, theirs := os.NewFile(uintptr(fds[0]), "netbroker-keys"), os.NewFile(uintptr(fds[1]), "keybroker-net")
-	k.keys = &sandbox.SealedKeys{Names: names, Channel: ours}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err = keybroker.NewClient(wc).NetChannel(ctx, theirs)
+	names, err := keybroker.NewClient(wc).NetChannel(ctx, comp.AgentID, theirs)
 	theirs.Close()
 	if err != nil {
+		ours.Close()
 		k.Close()
 		return nil, fmt.Errorf("the keybroker (lnk-keybroker) did not take the proxy's channel: %w", err)
 	}
+	if len(names) == 0 {
+		ours.Close()
+		k.Close()
+		return nil, nil
+	}
+	if comp.NetworkMode == "host" {
+		ours.Close()
+		k.Close()
+		return nil, noProxyForSealed(comp, names)
+	}
+	k.keys = &sandbox.SealedKeys{Names: names, Channel: ours}
 	return k, nil
 }
 

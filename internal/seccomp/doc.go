@@ -7,7 +7,8 @@
 //
 // A Policy says whether the process may exec (Exec), and which socket
 // families it may create: SocketsNone, SocketsUnix (AF_UNIX only) or
-// SocketsInet (AF_UNIX, AF_INET, AF_INET6). ptrace, process_vm_*, and the
+// SocketsInet (AF_UNIX, AF_INET, AF_INET6) or SocketsInetOnly (AF_INET,
+// AF_INET6: a broker that uses only the unix sockets it was handed). ptrace, process_vm_*, and the
 // rest of the sandbox's deny list (Denials) are refused for every policy.
 // ConfineBroker sets NO_NEW_PRIVS and loads the filter on every thread
 // (TSYNC). Refused calls fail with EPERM (clone3 with ENOSYS, so libc

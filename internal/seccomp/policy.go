@@ -12,6 +12,11 @@ const (
 	SocketsUnix
 	// SocketsInet allows AF_UNIX, AF_INET and AF_INET6.
 	SocketsInet
+	// SocketsInetOnly allows AF_INET and AF_INET6, and no AF_UNIX: for
+	// a broker that uses only the unix sockets it was handed, so that,
+	// compromised, it can reach no named socket (the kernel's) that
+	// landlock does not cover.
+	SocketsInetOnly
 )
 
 // Policy is what a broker may still do beyond the common deny list.
@@ -108,6 +113,15 @@ func Denials(p Policy) []Denial {
 func familiesRefused(s Sockets) []Cond {
 	if s == SocketsUnix { // allow 1
 		return []Cond{{Mask: low32, Value: 0}, {Value: 2, GE: true}}
+	}
+	if s == SocketsInetOnly { // allow 2 (AF_INET), 10 (AF_INET6)
+		return []Cond{
+			{Mask: low32 &^ 1, Value: 0}, // 0-1: AF_UNSPEC, AF_UNIX
+			{Mask: low32, Value: 3},
+			{Mask: low32 &^ 3, Value: 4}, // 4-7
+			{Mask: low32 &^ 1, Value: 8}, // 8-9
+			{Value: 11, GE: true},
+		}
 	}
 	return []Cond{ // allow 1 (AF_UNIX), 2 (AF_INET), 10 (AF_INET6)
 		{Mask: low32, Value: 0},

@@ -29,8 +29,11 @@ func child(which string) {
 		return
 	}
 	p := seccomp.Policy{Sockets: seccomp.SocketsUnix}
-	if which == "sandbox" {
+	switch which {
+	case "sandbox":
 		p = seccomp.SandboxPolicy
+	case "inet-only":
+		p = seccomp.Policy{Sockets: seccomp.SocketsInetOnly}
 	}
 	if err := seccomp.ConfineBroker(p); err != nil {
 		fmt.Println("confine:", err)
@@ -67,6 +70,7 @@ func child(which string) {
 	report("packet", raw(unix.AF_PACKET, unix.SOCK_DGRAM))
 	report("raw-inet", raw(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC))
 	report("vsock", sock(unix.AF_VSOCK))
+	report("unspec", sock(unix.AF_UNSPEC))
 	report("family-high-bits", errnoErr2(unix.Syscall(unix.SYS_SOCKET, 1<<32|unix.AF_UNIX, unix.SOCK_STREAM, 0)))
 	_, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, 0, 0)
 	report("io_uring", errnoErr(e))
@@ -248,6 +252,17 @@ func TestBrokerPolicyUnixOnly(t *testing.T) {
 		"unix ok", "inet EAFNOSUPPORT", "inet6 EAFNOSUPPORT", "netlink EAFNOSUPPORT",
 		"family-high-bits EAFNOSUPPORT", "io_uring EPERM", "personality EPERM", "exec EPERM",
 		"socketpair-unix ok", "socketpair-netlink EAFNOSUPPORT")
+	want(t, out, refusedLines()...)
+}
+
+// TestBrokerPolicyInetOnly: a broker that uses only the unix sockets it
+// was handed (lnk-netbroker) makes no AF_UNIX socket, nor a socketpair,
+// so it can connect to no named socket; inet and inet6 still work.
+func TestBrokerPolicyInetOnly(t *testing.T) {
+	out := runChild(t, "inet-only")
+	want(t, out, "unix EAFNOSUPPORT", "socketpair-unix EAFNOSUPPORT", "unspec EAFNOSUPPORT",
+		"inet ok", "inet6 ok", "netlink EAFNOSUPPORT", "packet EAFNOSUPPORT", "vsock EAFNOSUPPORT",
+		"raw-inet EPERM", "family-high-bits EAFNOSUPPORT", "exec EPERM", "ptrace EPERM")
 	want(t, out, refusedLines()...)
 }
 

@@ -55,6 +55,7 @@ type Sandbox struct {
 	// Proxy.Launch). An error stops the sandbox, and Start returns it.
 	Started func() error
 	args    []string // bubblewrap's arguments, fd numbers as placeholders
+	cmdAt   int      // where in args lnk-init's command line begins ("--")
 	fdArgs  map[int]int
 	files   []*os.File // handed to bubblewrap, by index; nil where raw holds it
 	raw     []int      // an fd handed as is (an /etc file: no *os.File to make), else -1
@@ -194,6 +195,11 @@ func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
 	if err != nil {
 		return err
 	}
+	// Everything before "--" (the environment, with the proxy's secret,
+	// and the folders) reaches bubblewrap in an fd (--args), never on its
+	// command line, which every local user can read; lnk-init's own
+	// arguments after it are fd numbers alone.
+	s.cmdAt = len(s.args)
 	s.args = append(s.args, "--", initInside, "--plan-fd")
 	s.rawFdArg(pf)
 	if relay != 0 {
@@ -464,13 +470,36 @@ func (s *Sandbox) execGranted(p string) bool {
 	return false
 }
 
-// argv renders bubblewrap's command line with fd numbers from fdOf.
-func (s *Sandbox) argv(fdOf func(i int) int) []string {
-	out := append([]string{s.Bwrap}, s.args...)
+// argv renders bubblewrap's command line with fd numbers from fdOf, its
+// options first: run.go hands those in an fd (bwrapArgs), never on argv.
+func (s *Sandbox) argv(fdOf func(i int) int) (opts, cmd []string) {
+	out := append([]string(nil), s.args...)
 	for at, i := range s.fdArgs {
-		out[at+1] = strconv.Itoa(fdOf(i))
+		out[at] = strconv.Itoa(fdOf(i))
 	}
-	return out
+	return out[:s.cmdAt:s.cmdAt], out[s.cmdAt:] // opts never grows into cmd
+}
+
+// bwrapArgs is a sealed memfd of opts, each ended by a NUL, for
+// bubblewrap's --args, read from its start. An option holding a NUL
+// would become two, so it is refused.
+func bwrapArgs(opts []string) (int, error) {
+	var b []byte
+	for _, o := range opts {
+		if strings.IndexByte(o, 0) >= 0 {
+			return -1, fmt.Errorf("sandbox: a bubblewrap argument holds a NUL byte: %q", o)
+		}
+		b = append(append(b, o...), 0)
+	}
+	fd, err := memfd("lnk-bwrap-args", b)
+	if err != nil {
+		return -1, err
+	}
+	if _, err := unix.Seek(fd, 0, 0); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("memfd: %w", err)
+	}
+	return fd, nil
 }
 
 // Close releases the fds (after a failed Exec or a finished Start).

@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -42,6 +43,10 @@ func TestKilledLnkLeavesNothing(t *testing.T) {
 // seen (polled, never timed), then polls until nothing of the run is left.
 func killDuringStart(t *testing.T, lnk string, w world, at, secs string) {
 	cmd := exec.Command(lnk, "sandbox", "run", "--read", w.data, "--command", "sleep", "--internet-host", "example.com", "--", "sleep", secs)
+	// bubblewrap's command line names no folder (its options come in an
+	// fd): the run's processes are told by this variable, which lnk and
+	// bubblewrap inherit.
+	cmd.Env = append(os.Environ(), "LNK_TEST_RUN="+w.home)
 	errf, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +106,7 @@ func startReached(lnkPid int, marker, at, secs string) bool {
 		argv := cmdline(p)
 		switch at {
 		case "bubblewrap started":
-			if ppid(p) == fmt.Sprint(lnkPid) && strings.Contains(argv, marker) {
+			if ppid(p) == fmt.Sprint(lnkPid) && marked(p, argv, marker) {
 				return true
 			}
 		case "lnk-init started":
@@ -127,7 +132,7 @@ func runProcesses(marker string, ns map[string]bool) []string {
 	own, _ := os.Readlink("/proc/self/ns/pid")
 	all := procs()
 	for _, p := range all {
-		if strings.Contains(cmdline(p), marker) {
+		if marked(p, cmdline(p), marker) {
 			if n, err := os.Readlink(filepath.Join("/proc", p, "ns", "pid")); err == nil && n != own {
 				ns[n] = true
 			}
@@ -140,7 +145,7 @@ func runProcesses(marker string, ns map[string]bool) []string {
 		if strings.Contains(argv, "lnk-netbroker") {
 			continue // the proxy: lnk's child, not the sandbox's (it ends on its own SIGTERM)
 		}
-		if (strings.Contains(argv, marker) || ns[n]) && !ended(p, argv) {
+		if (marked(p, argv, marker) || ns[n]) && !ended(p, argv) {
 			left = append(left, p)
 		}
 	}
@@ -157,6 +162,16 @@ func procs() []string {
 		}
 	}
 	return ps
+}
+
+// marked reports whether process p (command line argv) names marker on
+// its command line or in the environment it started with.
+func marked(p, argv, marker string) bool {
+	if strings.Contains(argv, marker) {
+		return true
+	}
+	env, _ := os.ReadFile(filepath.Join("/proc", p, "environ"))
+	return bytes.Contains(env, []byte(marker))
 }
 
 func cmdline(p string) string {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -24,8 +25,19 @@ func (s *Sandbox) Exec() error {
 			return fmt.Errorf("sandbox: hand fd to bubblewrap: %w", err)
 		}
 	}
-	argv := s.argv(s.fd)
-	err := unix.Exec(s.Bwrap, argv, os.Environ())
+	opts, tail := s.argv(s.fd)
+	args, err := bwrapArgs(opts)
+	if err != nil {
+		s.Close()
+		return err
+	}
+	s.files, s.raw = append(s.files, nil), append(s.raw, args) // closed by Close should exec fail
+	if _, err := unix.FcntlInt(uintptr(args), unix.F_SETFD, 0); err != nil {
+		s.Close()
+		return fmt.Errorf("sandbox: hand fd to bubblewrap: %w", err)
+	}
+	argv := append([]string{s.Bwrap, "--args", strconv.Itoa(args)}, tail...)
+	err = unix.Exec(s.Bwrap, argv, os.Environ())
 	s.Close()
 	return fmt.Errorf("sandbox: exec bubblewrap: %w", err)
 }
@@ -65,12 +77,19 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 	defer lw.Close() // held until the sandbox has ended
 	s.files, s.raw = append(s.files, lr), append(s.raw, -1)
 	lifeFD := 3 + len(s.files) - 1
-	argv := s.argv(func(i int) int { return 3 + i })
-	argv = append(argv, "--lifeline-fd", fmt.Sprint(lifeFD))
+	opts, tail := s.argv(func(i int) int { return 3 + i })
 	if status != nil {
-		argv = append([]string{argv[0], "--json-status-fd", fmt.Sprint(statusFD)}, argv[1:]...)
+		opts = append(opts, "--json-status-fd", fmt.Sprint(statusFD))
 	}
-	cmd := exec.Command(s.Bwrap, argv[1:]...)
+	tail = append(tail, "--lifeline-fd", fmt.Sprint(lifeFD))
+	// bubblewrap's options in an fd (--args): none on its command line.
+	argsFD, err := bwrapArgs(opts)
+	if err != nil {
+		return 0, err
+	}
+	af := os.NewFile(uintptr(argsFD), "lnk-bwrap-args")
+	s.files, s.raw = append(s.files, af), append(s.raw, -1)
+	cmd := exec.Command(s.Bwrap, append([]string{"--args", fmt.Sprint(3 + len(s.files) - 1)}, tail...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.ExtraFiles = s.files
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -1,0 +1,118 @@
+package kernel
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// confinedPeer says why the peer pid (pinned by pidfd where the OS has
+// SO_PEERPIDFD) is no client of the owner's own, or "" if it is one. The
+// socket serves the owner's own clients (lnk, its services); a process
+// with the owner's uid that Link confined is none of them, however it
+// reached the socket:
+//
+//   - a process this kernel started (a broker) or any process below it;
+//   - a process under a seccomp filter with no_new_privs, as every broker,
+//     proxy and sandboxed command Link starts is.
+//
+// What cannot be learned (the peer's /proc entry unreadable, or the peer
+// gone and its pid perhaps another's) refuses.
+func confinedPeer(pid int, pidfd *os.File) string {
+	if pid <= 0 {
+		return "the peer's pid is unknown"
+	}
+	self := os.Getpid()
+	if pid != self { // an in-process client of the kernel's own is the kernel
+		nnp, filtered, err := confinement(pid)
+		switch {
+		case err != nil:
+			return "the peer's confinement cannot be learned: " + err.Error()
+		case nnp && filtered:
+			return "a process Link confined (seccomp filter, no_new_privs)"
+		}
+		for p, seen := pid, 0; p > 1 && seen < 4096; seen++ {
+			pp, err := parentOf(p)
+			if err != nil {
+				return "the peer's ancestry cannot be learned: " + err.Error()
+			}
+			if pp == self {
+				return "a process the kernel started, or one below it"
+			}
+			p = pp
+		}
+	}
+	// What was read is the peer's own only if the pid still names it.
+	if pidfd != nil {
+		if err := unix.PidfdSendSignal(int(pidfd.Fd()), 0, nil, 0); err != nil {
+			return "the peer is gone"
+		}
+	}
+	return ""
+}
+
+// confinement reads pid's NoNewPrivs and Seccomp lines in its status.
+func confinement(pid int) (nnp, filtered bool, err error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false, false, err
+	}
+	return parseConfinement(b)
+}
+
+// parseConfinement reads a /proc/PID/status: whether no_new_privs is set
+// and whether a seccomp mode is. A status without a NoNewPrivs line
+// cannot say, and is an error; one without a Seccomp line is a kernel
+// without seccomp, where nothing is filtered.
+func parseConfinement(status []byte) (nnp, filtered bool, err error) {
+	var sawNNP bool
+	for _, line := range bytes.Split(status, []byte("\n")) {
+		k, v, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		v = bytes.TrimSpace(v)
+		switch string(k) {
+		case "NoNewPrivs":
+			sawNNP, nnp = true, string(v) != "0"
+		case "Seccomp":
+			filtered = string(v) != "0"
+		}
+	}
+	if !sawNNP {
+		return false, false, errors.New("its status says nothing of no_new_privs")
+	}
+	return nnp, filtered, nil
+}
+
+// parentOf is pid's parent, from its stat.
+func parentOf(pid int) (int, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	return parseParent(b)
+}
+
+// parseParent reads the parent's pid in a /proc/PID/stat: the fields
+// after the command, which may hold any byte (a process names itself),
+// come after its last ')'.
+func parseParent(stat []byte) (int, error) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, errors.New("no command in the stat")
+	}
+	f := bytes.Fields(stat[i+1:])
+	if len(f) < 2 {
+		return 0, errors.New("a short stat")
+	}
+	ppid, err := strconv.Atoi(string(f[1]))
+	if err != nil || ppid < 0 {
+		return 0, fmt.Errorf("the stat's parent %q is no pid", f[1])
+	}
+	return ppid, nil
+}

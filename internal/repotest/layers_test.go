@@ -21,7 +21,7 @@ var layers = []struct {
 }{
 	{"internal", 0},      // small shared routines
 	{"caps", 1},          // the spec, grants and their checks
-	{"helpers", 2},       // the brokers (and, sideways, never one another: brokerOf)
+	{"helpers", 2},       // the brokers; no broker (nor its cmd/) imports another's: brokerOf
 	{"kernel/proto", 3},  // the kernel's requests and answers
 	{"kernel/client", 4}, // what talks to the kernel: links kernel/proto, not the server
 	{"kernel", 5},        // the kernel and the sandbox builder it drives
@@ -64,6 +64,10 @@ var knownUpward = map[edge]string{
 	// #23 item 5: the netbroker takes the sealed-grant types it needs
 	// from a package of neither broker's (or the kernel hands them).
 	{"helpers/netbroker", "helpers/keybroker/secrets"}: "the netbroker links no keybroker package",
+	// #23 item 5: the client of the sealed-secret channel
+	// (keybroker.NewNetClient) moves out of the keybroker's own package,
+	// which is its server, so lnk-netbroker stops linking the server.
+	{"cmd/lnk-netbroker", "helpers/keybroker"}: "the netbroker links no keybroker package",
 }
 
 // layerOf returns the rank of a package of Link's (its path without the
@@ -81,14 +85,17 @@ func layerOf(p string) (rank int, prefix string, ok bool) {
 	return layers[best].rank, layers[best].prefix, true
 }
 
-// brokerOf returns the broker a helpers/ package belongs to ("" outside
-// helpers/).
+// brokerOf returns the broker a package belongs to: helpers/<broker>/…
+// and its binary's main, cmd/lnk-<broker>; "" for any other package.
 func brokerOf(p string) string {
 	f := strings.Split(p, "/")
-	if len(f) < 2 || f[0] != "helpers" {
-		return ""
+	switch {
+	case len(f) >= 2 && f[0] == "helpers":
+		return f[1]
+	case len(f) == 2 && f[0] == "cmd" && strings.HasPrefix(f[1], "lnk-") && strings.HasSuffix(f[1], "broker"):
+		return strings.TrimPrefix(f[1], "lnk-")
 	}
-	return f[1]
+	return ""
 }
 
 // layerViolations returns one message per import of Link's that runs
@@ -180,6 +187,10 @@ func TestLayerCheckCatchesAPlantedImport(t *testing.T) {
 	v = layerViolations(g.plant(module+"/helpers/fsbroker", module+"/helpers/askbroker"), knownUpward)
 	if len(v) != 1 || !strings.HasPrefix(v[0], "helpers/fsbroker imports helpers/askbroker: one broker links another's code") {
 		t.Errorf("a planted helpers/fsbroker → helpers/askbroker: %q", v)
+	}
+	v = layerViolations(g.plant(module+"/cmd/lnk-fsbroker", module+"/helpers/netbroker"), knownUpward)
+	if len(v) != 1 || !strings.HasPrefix(v[0], "cmd/lnk-fsbroker imports helpers/netbroker: one broker links another's code") {
+		t.Errorf("a planted cmd/lnk-fsbroker → helpers/netbroker: %q", v)
 	}
 	v = layerViolations(g.plant(module+"/cmd/lnk", module+"/cli/orchestrate"), knownUpward)
 	if len(v) != 1 || !strings.HasPrefix(v[0], "package cli/orchestrate has no layer") {

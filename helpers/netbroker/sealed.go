@@ -140,6 +140,10 @@ func (s *Sealed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out.URL.RawQuery = r.URL.RawQuery
+	// The one copy of the value outside value's locked memory: net/http
+	// takes a header as a string, which can't be wiped. Nothing holds
+	// it once the request is written; the process is undumpable, so no
+	// other process of the owner reads it meanwhile (SECURITY.md).
 	sealedHeaders(out.Header, r.Header, seal.Headers, placeholder, string(val))
 	out.Host = h.String()
 	client := &http.Client{
@@ -171,7 +175,10 @@ func (s *Sealed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		for _, v := range vs {
-			w.Header().Add(k, strings.ReplaceAll(v, string(val), placeholder))
+			if bytes.Contains([]byte(v), val) { // no string copy of the value
+				v = string(bytes.ReplaceAll([]byte(v), val, ph))
+			}
+			w.Header().Add(k, v)
 		}
 	}
 	w.Header().Del("Content-Length") // the scrubbed body may differ in length

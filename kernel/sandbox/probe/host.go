@@ -24,6 +24,7 @@ type Host struct {
 	RelayPort int               // the relay's port, 0 without one
 	NS        map[string]uint64 // the host's namespaces' inodes (/proc/self/ns/<name>), those the kernel has
 	Sid       int               // the checking lnk's session
+	MaxProcs  int               // the sandbox's bound on its processes, 0 where it has none
 }
 
 // Namespaces are those the sandbox must have of its own (bubblewrap's

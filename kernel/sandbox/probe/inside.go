@@ -52,6 +52,18 @@ func attempt(p Probe) (string, string) {
 		return execVerdict(startAndKill(p.Arg))
 	case "dropped":
 		return dropAndRun(p.Arg)
+	case "ldso":
+		return ldsoVerdict(p.Arg) // loader.go
+	case "memfd":
+		return memfdVerdict(p.Arg)
+	case "memfd-sealed":
+		return memfdSealed()
+	case "fork":
+		return procsVerdict(p.Arg) // procs.go
+	case "tasks":
+		return tasksVerdict(p.Arg)
+	case "threads":
+		return threadsVerdict(p.Arg)
 	case "ns":
 		return nsVerdict(p.Arg)
 	case "session":

@@ -88,6 +88,26 @@ func List(c *caps.Compiled, h Host) Spec {
 			add("run a program dropped in "+f.Path, "dropped", f.Path, exp)
 		}
 	}
+	other := notListed(c)
+	loader := loaderOf(listed(c))
+	add("run a program not in [commands] through ld.so, copied into /tmp", "ldso", ldsoArg(loader, other, "/tmp"), Closed)
+	for _, f := range c.Folders {
+		if f.Access.Write {
+			exp := Closed
+			if f.Access.Exec {
+				exp = Open
+			}
+			add("run a program not in [commands] through ld.so, copied into "+f.Path, "ldso", ldsoArg(loader, other, f.Path), exp)
+		}
+	}
+	add("run an installed program not in [commands] through ld.so", "ldso", ldsoArg(loader, other, ""), Gap)
+	add("run a program not in [commands] from a memfd", "memfd", other, Closed)
+	add("make a memfd sealed noexec (control)", "memfd-sealed", "", Open)
+	if h.MaxProcs > 0 {
+		add("start processes past the sandbox's bound ("+strconv.Itoa(h.MaxProcs)+")", "tasks", strconv.Itoa(h.MaxProcs), Closed)
+	} else {
+		add("start processes past a bound (none on this machine)", "tasks", strconv.Itoa(defaultProcsTried), Gap)
+	}
 	tcpExpect, inet, inetExpect := Closed, "internet", Closed
 	if h.HostNet {
 		tcpExpect, inet, inetExpect = Gap, "none", Gap // never send traffic off the machine
@@ -127,6 +147,10 @@ func List(c *caps.Compiled, h Host) Spec {
 	add("environment outside the fixed list", "env", strings.Join(allowedEnv(h), ","), Closed)
 	return Spec{Probes: p}
 }
+
+// defaultProcsTried is how many processes the process probe forks where
+// the sandbox has no bound: as many as a bound would allow.
+const defaultProcsTried = 4096
 
 // otherAgent is another agent's folder than c's own, or "".
 func otherAgent(c *caps.Compiled) string {

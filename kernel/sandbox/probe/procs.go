@@ -2,17 +2,17 @@ package probe
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -86,22 +86,34 @@ func tasksVerdict(arg string) (string, string) {
 	if err != nil {
 		return Broken, err.Error()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "/proc/self/exe", "sandbox", "probe")
+	// The child's output goes to a file, read once it has ended: while it
+	// holds every task the bound allows, this process must start no
+	// thread of its own (a goroutine copying a pipe would want one, and
+	// the Go runtime dies when it cannot have it).
+	f, err := os.CreateTemp("", ".lnk-probe-tasks-")
+	if err != nil {
+		return Broken, err.Error()
+	}
+	defer f.Close()
+	os.Remove(f.Name())
+	cmd := exec.Command("/proc/self/exe", "sandbox", "probe")
 	cmd.Stdin = bytes.NewReader(spec)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Env = append(os.Environ(), "GOTRACEBACK=none") // refused, it says why in a line, not 4,096 goroutines' stacks
 	err = cmd.Run()
+	out, rerr := io.ReadAll(io.NewSectionReader(f, 0, 1<<20))
+	if rerr != nil {
+		return Broken, rerr.Error()
+	}
 	var rs []Result
 	switch {
-	case err == nil && json.Unmarshal(out.Bytes(), &rs) == nil && len(rs) == 1:
+	case err == nil && json.Unmarshal(out, &rs) == nil && len(rs) == 1:
 		return rs[0].Got, rs[0].Detail
-	case strings.Contains(errb.String(), "failed to create new OS thread") && strings.Contains(errb.String(), "errno=11"):
-		line, _, _ := strings.Cut(errb.String(), "\n")
+	case bytes.Contains(out, []byte("failed to create new OS thread")) && bytes.Contains(out, []byte("errno=11")):
+		line, _, _ := strings.Cut(string(out), "\n")
 		return Closed, strings.TrimPrefix(line, "runtime: ")
 	}
-	return Broken, fmt.Sprintf("the child neither started them nor was refused: %v: %.300s", err, errb.String())
+	return Broken, fmt.Sprintf("the child neither started them nor was refused: %v: %.300s", err, out)
 }
 
 // threadsVerdict starts arg threads, each blocked reading a pipe until

@@ -141,7 +141,7 @@ func List(c *caps.Compiled, h Host) Spec {
 	for _, k := range []string{"io_uring_setup", "TIOCSTI", "keyctl", "mount", "unshare(CLONE_NEWUSER)", "bpf"} {
 		add(k, k, "", Closed)
 	}
-	add("a setuid binary gains nothing (CapEff 0, NoNewPrivs 1)", "caps", "", Closed)
+	add("a setuid binary gains nothing (every capability set empty, NoNewPrivs 1)", "caps", "", Closed)
 	add("/proc shows only the sandbox", "procs", strconv.Itoa(h.LnkPid), Closed)
 	add("no leaked fds", "fds", "", Closed)
 	add("environment outside the fixed list", "env", strings.Join(allowedEnv(h), ","), Closed)

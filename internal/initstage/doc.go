@@ -45,7 +45,10 @@
 // relay's listener until handed, the lifeline's read end until handed
 // (never the command). May: arm the lifeline to SIGKILL its own process
 // group inside the sandbox, create a TCP listener on loopback and hand
-// it to the proxy, restrict itself, load a filter, exec the command. Trusts: the plan (written by lnk, the
+// it to the proxy, with CAP_SYS_ADMIN and CAP_SETPCAP in the sandbox's own
+// user namespace remount the plan's mounts noexec and set its pid
+// namespace's pid_max (or its RLIMIT_NPROC), then drop every capability,
+// restrict itself, load a filter, exec the command. Trusts: the plan (written by lnk, the
 // owner's own program, into an fd no one else has). Refuses: to exec the
 // command when landlock or seccomp cannot be enforced, unless the plan
 // says degraded (the owner's --degraded); a plan that does not parse, or

@@ -52,6 +52,15 @@ func (s *Sandbox) harden(c *caps.Compiled, opt Options) {
 			s.args = append(s.args, "--ro-bind", r.Path, r.Path)
 		}
 	}
+	if os.Getuid() != 0 {
+		// bubblewrap (not setuid) nests a user namespace of its own for
+		// an owner other than root, which would leave lnk-init its two
+		// capabilities only there, none where the mounts are: the
+		// sandbox's user is root of the sandbox's one user namespace
+		// instead (the owner outside), as it is for root, with no
+		// capability once lnk-init is done.
+		s.args = append(s.args, "--uid", "0", "--gid", "0")
+	}
 	s.Plan.MaxProcs = DefaultMaxProcs
 	s.Enforced.Processes, s.Plan.ProcsBy = procsBound(DefaultMaxProcs)
 	s.Enforced.Memory = Bound{By: "none", Why: "no cgroup is delegated to lnk"}

@@ -39,7 +39,7 @@ func (s *Sandbox) harden(c *caps.Compiled, opt Options) {
 	s.Plan.NoExec = append(s.Plan.NoExec, "/tmp", "/dev")
 	var noexec []string
 	for _, f := range c.Folders {
-		if !s.execGranted(f.Path) && !slices.Contains(s.Plan.NoExec, f.Path) {
+		if !s.execGranted(f.Path) && !slices.Contains(s.Plan.NoExec, f.Path) && !system(f.Path) {
 			s.Plan.NoExec = append(s.Plan.NoExec, f.Path)
 			noexec = append(noexec, f.Path)
 		}
@@ -67,6 +67,18 @@ func (s *Sandbox) harden(c *caps.Compiled, opt Options) {
 	if s.Enforced.noexec { // else degraded, said: lnk-init goes on without
 		s.Enforced.NoExec = append([]string(nil), s.Plan.NoExec...)
 	}
+}
+
+// system reports whether folder p is a system folder, inside one or
+// holds one (/usr, or /): where the libraries are, which every program
+// maps executable, so never noexec.
+func system(p string) bool {
+	for _, d := range systemDirs {
+		if p == d || under(p, []string{d}) || under(d, []string{p}) || p == "/" {
+			return true
+		}
+	}
+	return false
 }
 
 // under reports whether p is strictly inside one of dirs.

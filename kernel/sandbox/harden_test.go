@@ -221,3 +221,18 @@ func TestRelativePathFromRootRefused(t *testing.T) {
 		t.Fatalf("from HOME: exit %d, %q", code, out)
 	}
 }
+
+// TestSystemFolderGrantStaysExecutable: a granted folder inside the
+// system's (/usr/share) is never made noexec, where the libraries every
+// program maps live; the command still runs, and the status says only
+// /tmp and /dev.
+func TestSystemFolderGrantStaysExecutable(t *testing.T) {
+	newWorld(t)
+	code, out, errs := lnk(t, "sandbox", "run", "--json-status", "--internet=false", "--read", "/usr/share", "--", "sh", "-c", "echo RAN")
+	if code != 0 || !strings.Contains(out, "RAN") {
+		t.Fatalf("exit %d, %q %q", code, out, errs)
+	}
+	if strings.Contains(errs, `"/usr/share"`) || !strings.Contains(errs, `"noexec":["/tmp","/dev"]`) {
+		t.Fatalf("--json-status: %s", errs)
+	}
+}

@@ -45,12 +45,24 @@ func (s *Sandbox) harden(c *caps.Compiled, opt Options) {
 		}
 	}
 	for _, r := range s.Plan.Paths {
-		if !r.Exec || slices.Contains(opt.ExtraExec, r.Path) || !under(r.Path, noexec) {
+		if !r.Exec || slices.Contains(opt.ExtraExec, r.Path) || !under(r.Path, noexec) || under(r.Path, c.Hidden) {
 			continue
 		}
-		if fi, err := os.Stat(r.Path); err == nil && fi.Mode().IsRegular() {
-			s.args = append(s.args, "--ro-bind", r.Path, r.Path)
+		// From an fd opened without following a link, as the folders
+		// are: the sandbox may write where the program is, and a link it
+		// left there must never bind what it names. One that cannot be
+		// opened so is not bound, and stays refused (noexec).
+		file, err := openNoLinks(r.Path)
+		if err != nil {
+			continue
 		}
+		if fi, err := file.Stat(); err != nil || !fi.Mode().IsRegular() {
+			file.Close()
+			continue
+		}
+		s.args = append(s.args, "--ro-bind-fd")
+		s.fdArg(file)
+		s.args = append(s.args, r.Path)
 	}
 	if os.Getuid() != 0 {
 		// bubblewrap (not setuid) nests a user namespace of its own for

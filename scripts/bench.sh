@@ -27,7 +27,33 @@ fi
 echo "machine: $(nproc) cores, $(uname -r), bwrap $(bwrap --version 2>/dev/null | awk '{print $2}'), guest_halt_poll_ns=$(cat /sys/module/haltpoll/parameters/guest_halt_poll_ns 2>/dev/null || echo none)"
 # figures keeps the lines a reader needs from go test's output.
 figures() { grep -E '^(Benchmark|ok|FAIL|---|pkg:)|x-baseline|not measured|panic' || true; }
-go test -p 1 -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-1s}" -count 1 -timeout 30m ./... 2>&1 | figures
+machine="$(nproc) cores, $(uname -r), bwrap $(bwrap --version 2>/dev/null | awk '{print $2}')"
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+go test -p 1 -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-1s}" -count 1 -timeout 30m ./... 2>&1 | figures | tee "$results"
+# The sandbox's start (issue #21: at most 2.3x bare bwrap with the same
+# namespaces, measured in the same run), said on its own line and written
+# to docs/PERFORMANCE.md.
+start=$(awk '$1 ~ /^BenchmarkSandboxRunTrue-/ {
+  for (i = 3; i < NF; i++) { if ($(i+1) == "link-ns/op") l = $i; if ($(i+1) == "base-ns/op") b = $i; if ($(i+1) == "x-baseline") r = $i }
+  if (l != "") printf "lnk sandbox run -- true (no network): %.1f ms; bare bwrap, same namespaces: %.1f ms; ratio %.2fx (target: at most 2.3x, %s)\n", l/1e6, b/1e6, r, (r <= 2.3 ? "met" : "NOT MET")
+}' "$results")
+if [ -n "$start" ]; then
+  echo "sandbox start: $start"
+  cat > docs/PERFORMANCE.md <<DOC
+# Performance
+
+Written by \`make bench\` (scripts/bench.sh) on its last run; medians of
+interleaved runs, each figure beside its baseline measured in the same
+run (kernel/sandbox/bench_test.go).
+
+## Sandbox start
+
+$start
+
+Machine: $machine, $(date -u +%Y-%m-%d).
+DOC
+fi
 # The per-call latencies (#9's route, #11's read) again with every
 # process on one core: a diagnostic beside the figures above, never what
 # a target is judged on. On a VM whose idle cores halt (haltpoll with no

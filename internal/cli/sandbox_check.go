@@ -86,6 +86,7 @@ func runProbes(c *cobra.Command, spec *sandboxSpec, comp any) ([]probe.Result, e
 	if s.Plan.Relay != nil {
 		h.RelayPort = int(s.Plan.Relay.Port)
 	}
+	h.MaxProcs = s.Enforced.Processes.Max
 	in, err := json.Marshal(probe.List(cc, h))
 	if err != nil {
 		return nil, err

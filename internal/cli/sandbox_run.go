@@ -53,6 +53,23 @@ func (s *sandboxSpec) compile(c *cobra.Command) (*caps.Compiled, error) {
 	}
 	home := os.Getenv("HOME")
 	cwd, _ := os.Getwd()
+	if cwd == "/" {
+		// A relative path from / names a folder of the system's (tmp:
+		// /tmp, the host's): refused, as a grant written without a base.
+		cwd = ""
+		comp, err := s.compileFrom(c, home, cwd)
+		if errors.Is(err, caps.ErrBadPath) {
+			return nil, Refused(fmt.Errorf("%w: a relative path from / is refused", err),
+				"name the folder absolute (lnk sandbox run --read /path/to/folder …), or run lnk from the folder it is in")
+		}
+		return comp, err
+	}
+	return s.compileFrom(c, home, cwd)
+}
+
+// compileFrom compiles with relative paths taken against cwd ("":
+// refused).
+func (s *sandboxSpec) compileFrom(c *cobra.Command, home, cwd string) (*caps.Compiled, error) {
 	switch {
 	case s.agent != "" && (s.file != "" || !s.g.Empty()):
 		return nil, Usage("--agent takes no other grants", "change the agent's grants with lnk agent allow "+s.agent+" …")

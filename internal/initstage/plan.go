@@ -30,9 +30,26 @@ type Plan struct {
 	// Relay, when set, is the proxy's listener on 127.0.0.1:Port, handed
 	// to the proxy on the channel lnk-init is given (--relay-fd).
 	Relay *Relay
+	// NoExec are mount points remounted noexec before the command runs:
+	// what the sandbox may write, and the granted folders without the
+	// execute right, so no file there is mapped executable (ld.so FILE)
+	// any more than exec'd. Each must be a mount's root.
+	NoExec []string
+	// MaxProcs bounds the sandbox's processes (threads count): 0, none.
+	// ProcsBy says how: ProcsPidMax (the pid namespace's own pid_max)
+	// or ProcsRlimit (RLIMIT_NPROC, counted in the sandbox's own user
+	// namespace).
+	MaxProcs int
+	ProcsBy  string
 	// Degraded lets the command run where landlock or seccomp is missing.
 	Degraded bool
 }
+
+// How Plan.MaxProcs is held.
+const (
+	ProcsPidMax = "pidmax"
+	ProcsRlimit = "rlimit"
+)
 
 // PathRule grants rights beneath one path inside the sandbox.
 type PathRule struct {
@@ -47,6 +64,10 @@ type PathRule struct {
 type Relay struct {
 	Port uint16
 }
+
+// maxProcs is the largest process bound a plan may ask: a pid
+// namespace's pid_max can be no larger (PID_MAX_LIMIT).
+const maxProcs = 1 << 22
 
 // ErrBadPlan is a plan that does not parse or breaks a plan rule.
 var ErrBadPlan = errors.New("bad sandbox plan")
@@ -67,6 +88,8 @@ var ErrBadPlan = errors.New("bad sandbox plan")
 //	bind <port>          each of BindTCP
 //	anytcp               AnyTCP
 //	relay <port>         Relay
+//	noexec <path>        each of NoExec
+//	procs <how> <n>      ProcsBy and MaxProcs
 //	degraded             Degraded
 const planHeader = "lnk-plan 1"
 
@@ -93,6 +116,11 @@ func ParsePlan(b []byte) (*Plan, error) {
 			return nil, fmt.Errorf("%w: path %q grants nothing", ErrBadPlan, r.Path)
 		}
 	}
+	for _, m := range p.NoExec {
+		if !filepath.IsAbs(m) || filepath.Clean(m) != m {
+			return nil, fmt.Errorf("%w: noexec path %q is not absolute and clean", ErrBadPlan, m)
+		}
+	}
 	if p.Relay != nil && p.Relay.Port == 0 {
 		return nil, fmt.Errorf("%w: the relay needs a port", ErrBadPlan)
 	}
@@ -108,6 +136,9 @@ func (p *Plan) Encode() ([]byte, error) {
 	}
 	for _, r := range p.Paths {
 		n += len(r.Path) + 11
+	}
+	for _, m := range p.NoExec {
+		n += len(m) + 8
 	}
 	b := make([]byte, 0, n)
 	field := func(vs ...string) {
@@ -144,6 +175,12 @@ func (p *Plan) Encode() ([]byte, error) {
 	if p.Relay != nil {
 		field("relay", strconv.Itoa(int(p.Relay.Port)))
 	}
+	for _, m := range p.NoExec {
+		field("noexec", m)
+	}
+	if p.MaxProcs > 0 {
+		field("procs", p.ProcsBy, strconv.Itoa(p.MaxProcs))
+	}
 	if p.Degraded {
 		field("degraded")
 	}
@@ -155,7 +192,10 @@ func (p *Plan) Encode() ([]byte, error) {
 
 // planFields is how many NULs p's encoding holds.
 func planFields(p *Plan) int {
-	n := 1 + 2*len(p.Argv) + 3*len(p.Paths) + 2*len(p.ConnectTCP) + 2*len(p.BindTCP)
+	n := 1 + 2*len(p.Argv) + 3*len(p.Paths) + 2*len(p.ConnectTCP) + 2*len(p.BindTCP) + 2*len(p.NoExec)
+	if p.MaxProcs > 0 {
+		n += 3
+	}
 	if p.Path != "" {
 		n += 2
 	}
@@ -193,7 +233,7 @@ func decodePlan(b []byte) (*Plan, error) {
 			return nil, errors.New("a field without its end")
 		}
 		switch name {
-		case "path", "anytcp", "relay", "degraded":
+		case "path", "anytcp", "relay", "degraded", "procs":
 			if seen[name] {
 				return nil, fmt.Errorf("%s twice", name)
 			}
@@ -235,6 +275,22 @@ func decodePlan(b []byte) (*Plan, error) {
 				return nil, fmt.Errorf("relay: %v", err)
 			}
 			p.Relay = r
+		case "noexec":
+			m, ok := next()
+			if !ok || m == "" {
+				return nil, errors.New("noexec without a path")
+			}
+			p.NoExec = append(p.NoExec, m)
+		case "procs":
+			if p.ProcsBy, ok = next(); !ok || (p.ProcsBy != ProcsPidMax && p.ProcsBy != ProcsRlimit) {
+				return nil, fmt.Errorf("procs: no way %q", p.ProcsBy)
+			}
+			v, ok := next()
+			n, err := strconv.Atoi(v)
+			if !ok || err != nil || n < 1 || n > maxProcs || strconv.Itoa(n) != v {
+				return nil, fmt.Errorf("procs: no count in %q", v)
+			}
+			p.MaxProcs = n
 		case "degraded":
 			p.Degraded = true
 		default:

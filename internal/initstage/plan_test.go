@@ -33,6 +33,15 @@ func TestParsePlanRefuses(t *testing.T) {
 		`lnk-plan 1|arg|/bin/sh|connect|+8|`,
 		`lnk-plan 1|arg|/bin/sh|path|/bin/sh|path|/bin/sh|`,
 		`lnk-plan 1|arg|/bin/sh|exec|`,
+		`lnk-plan 1|arg|/bin/sh|noexec|`,
+		`lnk-plan 1|arg|/bin/sh|noexec|tmp|`,
+		`lnk-plan 1|arg|/bin/sh|noexec|/tmp/../etc|`,
+		`lnk-plan 1|arg|/bin/sh|procs|pidmax|`,
+		`lnk-plan 1|arg|/bin/sh|procs|cgroup|4096|`,
+		`lnk-plan 1|arg|/bin/sh|procs|pidmax|0|`,
+		`lnk-plan 1|arg|/bin/sh|procs|pidmax|04096|`,
+		`lnk-plan 1|arg|/bin/sh|procs|rlimit|4194305|`,
+		`lnk-plan 1|arg|/bin/sh|procs|pidmax|4096|procs|rlimit|4096|`,
 		`lnk-plan 1|arg|/bin/sh|` + strings.Repeat("arg|x|", initstage.MaxPlan/6),
 	} {
 		if _, err := initstage.ParsePlan(plan(bad)); !errors.Is(err, initstage.ErrBadPlan) {
@@ -53,6 +62,7 @@ func TestPlanRoundTrip(t *testing.T) {
 		},
 		ConnectTCP: []uint16{3128, 1}, BindTCP: []uint16{65535}, AnyTCP: true,
 		Relay: &initstage.Relay{Port: 3128}, Degraded: true,
+		NoExec: []string{"/tmp", "/dev", "/home/o/data"}, MaxProcs: 4096, ProcsBy: initstage.ProcsPidMax,
 	}
 	b, err := want.Encode()
 	if err != nil {

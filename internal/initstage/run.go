@@ -42,6 +42,9 @@ func Run(planFD, lifeline, relayCh int) error {
 	} else if lifeline >= 0 && lnkGone(lifeline) {
 		return errLnkGone
 	}
+	if err := harden(p); err != nil { // harden.go
+		return err
+	}
 	if err := confine(p); err != nil {
 		return err
 	}

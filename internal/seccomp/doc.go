@@ -26,5 +26,6 @@
 // test in internal/initstage and the sandbox probes check the result).
 // Refuses (in the filtered process): the deny list in policy.go; ioctl
 // TIOCSTI and TIOCLINUX compared under a 32-bit mask; namespace flags on
-// clone and unshare; socket families outside the policy.
+// clone and unshare; socket families outside the policy; for a policy
+// that may exec, memfd_create without MFD_NOEXEC_SEAL (ENOSYS).
 package seccomp

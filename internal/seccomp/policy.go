@@ -89,6 +89,16 @@ func Denials(p Policy) []Denial {
 	d = append(d, Denial{Syscall: "personality", Errno: unix.EPERM, Conds: []Cond{{Arg: 0, Value: 1, GE: true}}})
 	if !p.Exec {
 		d = append(d, Denial{Syscall: "execve", Errno: unix.EPERM}, Denial{Syscall: "execveat", Errno: unix.EPERM})
+	} else {
+		// A memfd is on no mount the sandbox can make noexec, and landlock
+		// never checks it: made executable (MFD_EXEC, or no flag where
+		// vm.memfd_noexec is 0, the kernel's default, which only the real
+		// root may raise) it runs a program [commands] does not list,
+		// through /proc/self/fd/N, a path seccomp cannot read. So a memfd
+		// is made only sealed noexec (MFD_NOEXEC_SEAL, Linux 6.3); ENOSYS
+		// otherwise, so a program falls back as on a kernel without
+		// memfd_create (to a file in /tmp or /dev/shm, both noexec).
+		d = append(d, Denial{Syscall: "memfd_create", Errno: unix.ENOSYS, Conds: []Cond{{Arg: 1, Mask: unix.MFD_NOEXEC_SEAL, Value: 0}}})
 	}
 	for _, s := range []string{"socket", "socketpair"} {
 		if p.Sockets == SocketsNone {

@@ -77,6 +77,16 @@ func child(which string) {
 	_, _, e = unix.Syscall(unix.SYS_PERSONALITY, 0x0040000, 0, 0) // ADDR_NO_RANDOMIZE
 	report("personality", errnoErr(e))
 	report("exec", exec.Command("/bin/true").Run())
+	memfd := func(flags int) error {
+		fd, err := unix.MemfdCreate("lnk-test", flags)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}
+	report("memfd-plain", memfd(unix.MFD_CLOEXEC))
+	report("memfd-exec", memfd(unix.MFD_CLOEXEC|unix.MFD_EXEC))
+	report("memfd-noexec-seal", memfd(unix.MFD_CLOEXEC|unix.MFD_NOEXEC_SEAL))
 	tryRefusedCalls()
 	socketpair := func(fam, typ int) error {
 		fds, err := unix.Socketpair(fam, typ, 0)
@@ -251,7 +261,8 @@ func TestBrokerPolicyUnixOnly(t *testing.T) {
 		"tiocsti EPERM", "tiocsti-high-bits EPERM", "tiocgwinsz EBADF",
 		"unix ok", "inet EAFNOSUPPORT", "inet6 EAFNOSUPPORT", "netlink EAFNOSUPPORT",
 		"family-high-bits EAFNOSUPPORT", "io_uring EPERM", "personality EPERM", "exec EPERM",
-		"socketpair-unix ok", "socketpair-netlink EAFNOSUPPORT")
+		"socketpair-unix ok", "socketpair-netlink EAFNOSUPPORT",
+		"memfd-plain ok", "memfd-exec ok", "memfd-noexec-seal ok") // a broker execs nothing: its memfds are never run
 	want(t, out, refusedLines()...)
 }
 
@@ -264,6 +275,13 @@ func TestBrokerPolicyInetOnly(t *testing.T) {
 		"inet ok", "inet6 ok", "netlink EAFNOSUPPORT", "packet EAFNOSUPPORT", "vsock EAFNOSUPPORT",
 		"raw-inet EPERM", "family-high-bits EAFNOSUPPORT", "exec EPERM", "ptrace EPERM")
 	want(t, out, refusedLines()...)
+}
+
+// TestSandboxMemfdOnlyNoexecSealed: in the sandbox's filter a memfd is
+// made only sealed noexec (the control); one that could be made
+// executable, with MFD_EXEC or no flag, is ENOSYS.
+func TestSandboxMemfdOnlyNoexecSealed(t *testing.T) {
+	want(t, runChild(t, "sandbox"), "memfd-plain ENOSYS", "memfd-exec ENOSYS", "memfd-noexec-seal ok")
 }
 
 func TestSandboxPolicy(t *testing.T) {

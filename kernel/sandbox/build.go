@@ -69,6 +69,10 @@ type Enforced struct {
 	Seccomp     bool     `json:"seccomp"`
 	Network     string   `json:"network"` // "none", "proxy" or "host"
 	Degraded    bool     `json:"degraded"`
+	NoExec      []string `json:"noexec"`    // mounts remounted noexec (harden.go)
+	Processes   Bound    `json:"processes"` // the bound on the sandbox's processes
+	Memory      Bound    `json:"memory"`    // the bound on its memory
+	noexec      bool     // the kernel can remount noexec (missing.go)
 }
 
 // ErrFolderChanged refuses a granted folder that is no longer what caps
@@ -150,7 +154,8 @@ func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
 	if opt.AsPid1 {
 		s.args = append(s.args, "--as-pid-1")
 	}
-	s.args = append(s.args, "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
+	s.args = append(s.args, capsForInit...) // harden.go
+	s.args = append(s.args, "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
 	for _, p := range s.system() {
 		s.rule(initstage.PathRule{Path: p, Read: true})
 	}
@@ -170,6 +175,7 @@ func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
 	if err := s.commands(c, opt); err != nil {
 		return err
 	}
+	s.harden(c, opt) // harden.go
 	// Last of the mounts: the sandbox's root (bubblewrap's tmpfs, with
 	// /etc's copies and the folders and mount points made on it) becomes
 	// read-only; the mounts on it keep their own flags.

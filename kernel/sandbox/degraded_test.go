@@ -23,7 +23,11 @@ import (
 // inherits the filter: for that process tree the kernel lacks the
 // feature. Nothing in lnk is told it is a test.
 
-const withoutEnv = "LNK_TEST_EXEC_WITHOUT" // "landlock <argv as JSON>" or "seccomp <argv as JSON>"
+const withoutEnv = "LNK_TEST_EXEC_WITHOUT" // "landlock|seccomp|noexec <argv as JSON>"
+
+// withoutCall is the one call made ENOSYS to take each feature away but
+// seccomp: landlock's, and mount_setattr (noexec: a kernel before 5.12).
+var withoutCall = map[string]uint32{"landlock": unix.SYS_LANDLOCK_CREATE_RULESET, "noexec": unix.SYS_MOUNT_SETATTR}
 
 func init() {
 	v := os.Getenv(withoutEnv)
@@ -32,7 +36,7 @@ func init() {
 	}
 	what, js, _ := strings.Cut(v, " ")
 	var argv []string
-	if err := json.Unmarshal([]byte(js), &argv); err != nil || len(argv) == 0 || (what != "landlock" && what != "seccomp") {
+	if err := json.Unmarshal([]byte(js), &argv); err != nil || len(argv) == 0 || (withoutCall[what] == 0 && what != "seccomp") {
 		os.Stderr.WriteString("bad " + withoutEnv + "\n")
 		os.Exit(99)
 	}
@@ -63,10 +67,10 @@ func deny(what string) error {
 	}
 	ret := func(k uint32) unix.SockFilter { return unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: k} }
 	var prog []unix.SockFilter
-	if what == "landlock" {
+	if nr := withoutCall[what]; nr != 0 {
 		prog = []unix.SockFilter{
 			ld(4), jeq(archX8664, 0, 3), // another arch: allow
-			ld(0), jeq(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 1),
+			ld(0), jeq(nr, 0, 1),
 			ret(retErrno | uint32(unix.ENOSYS)),
 			ret(retAllow),
 		}

@@ -33,6 +33,13 @@
 //     and the folders holding them (Compiled.Pinned) over themselves, so
 //     none can be moved aside, each only if still the device and inode
 //     caps recorded (nested.go);
+//   - /tmp, /dev and every granted folder without the execute right
+//     mounted noexec (a program [commands] names inside one bound again
+//     at its own path), so ld.so maps nothing there any more than exec
+//     runs it; at most DefaultMaxProcs tasks (harden.go: bubblewrap
+//     leaves lnk-init CAP_SYS_ADMIN and CAP_SETPCAP in the sandbox's own
+//     user namespace, where the command's user is root, for that, and it
+//     drops them all before the command runs);
 //   - the environment cleared to Env's fixed list;
 //   - no fd beyond 0–2 (lnk-init closes the rest);
 //   - landlock: read on the system folders, the grants' rights on theirs,
@@ -56,6 +63,6 @@
 // it is given. Refuses: a granted folder that became a link, vanished,
 // or is another folder moved into its place (ErrFolderChanged); a link at the top of a written folder in a
 // read-only name's place (ErrReadOnlyLink); a command not in [commands]
-// (ErrNotACommand); a kernel without landlock or seccomp (ErrMissing)
-// unless Options.Degraded.
+// (ErrNotACommand); a kernel without landlock, seccomp or mount_setattr
+// (ErrMissing) unless Options.Degraded.
 package sandbox

@@ -37,12 +37,20 @@ func seccompAvailable() bool {
 	return err == nil
 }
 
+// noexecAvailable reports whether the kernel has mount_setattr (Linux
+// 5.12), with which lnk-init remounts what the sandbox writes noexec: an
+// empty change on no fd answers EBADF, or ENOSYS where it is missing.
+func noexecAvailable() bool {
+	err := unix.MountSetattr(-1, "", unix.AT_EMPTY_PATH, &unix.MountAttr{})
+	return !errors.Is(err, unix.ENOSYS)
+}
+
 // enforceable says what this kernel can enforce, and refuses unless
-// degraded where landlock or seccomp is missing.
+// degraded where landlock, seccomp or mount_setattr is missing.
 func enforceable(degraded bool) (Enforced, error) {
-	en := Enforced{LandlockABI: landlock.ABI(), Seccomp: seccompAvailable()}
+	en := Enforced{LandlockABI: landlock.ABI(), Seccomp: seccompAvailable(), noexec: noexecAvailable()}
 	en.Landlock = en.LandlockABI > 0
-	en.Degraded = degraded && (!en.Landlock || !en.Seccomp)
+	en.Degraded = degraded && (!en.Landlock || !en.Seccomp || !en.noexec)
 	if m := missingNames(en); len(m) > 0 && !degraded {
 		return en, &MissingError{What: m}
 	}
@@ -56,6 +64,9 @@ func missingNames(en Enforced) []string {
 	}
 	if !en.Seccomp {
 		m = append(m, "seccomp")
+	}
+	if !en.noexec {
+		m = append(m, "mount_setattr (noexec mounts)")
 	}
 	return m
 }

@@ -29,6 +29,7 @@ type Host struct {
 	OwnAddr   string            // a listener on one of this machine's own addresses other than loopback (addr:port), "" if it has none
 	NS        map[string]uint64 // the host's namespaces' inodes (/proc/self/ns/<name>), those the kernel has
 	Sid       int               // the checking lnk's session
+	MaxProcs  int               // the sandbox's bound on its processes, 0 where it has none
 }
 
 // Namespaces are those the sandbox must have of its own (bubblewrap's

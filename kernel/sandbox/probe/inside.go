@@ -53,6 +53,18 @@ func attempt(p Probe) (string, string) {
 		return execVerdict(startAndKill(p.Arg))
 	case "dropped":
 		return dropAndRun(p.Arg)
+	case "ldso":
+		return ldsoVerdict(p.Arg) // loader.go
+	case "memfd":
+		return memfdVerdict(p.Arg)
+	case "memfd-sealed":
+		return memfdSealed()
+	case "fork":
+		return procsVerdict(p.Arg) // procs.go
+	case "tasks":
+		return tasksVerdict(p.Arg)
+	case "threads":
+		return threadsVerdict(p.Arg)
 	case "ns":
 		return nsVerdict(p.Arg)
 	case "session":
@@ -315,27 +327,37 @@ func linkProcsVerdict() (string, string) {
 	return Closed, ""
 }
 
+// capsVerdict: Closed if every capability set is empty (lnk-init held
+// two in the sandbox's user namespace, and dropped them, bounding and
+// ambient sets too) and NO_NEW_PRIVS is set.
 func capsVerdict() (string, string) {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return "skipped", err.Error()
 	}
 	defer f.Close()
-	capEff, nnp := "", ""
+	sets := map[string]string{}
+	nnp := ""
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		k, v, _ := strings.Cut(sc.Text(), ":")
 		switch k {
-		case "CapEff":
-			capEff = strings.TrimSpace(v)
+		case "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb":
+			sets[k] = strings.TrimSpace(v)
 		case "NoNewPrivs":
 			nnp = strings.TrimSpace(v)
 		}
 	}
-	if strings.Trim(capEff, "0") == "" && nnp == "1" {
+	var held []string
+	for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+		if v, ok := sets[k]; !ok || strings.Trim(v, "0") != "" {
+			held = append(held, k+" "+v)
+		}
+	}
+	if len(held) == 0 && nnp == "1" {
 		return Closed, ""
 	}
-	return Open, "CapEff " + capEff + ", NoNewPrivs " + nnp
+	return Open, strings.Join(held, ", ") + "; NoNewPrivs " + nnp
 }
 
 func fdsVerdict() (string, string) {

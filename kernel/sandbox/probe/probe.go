@@ -95,6 +95,26 @@ func List(c *caps.Compiled, h Host) Spec {
 			add("run a program dropped in "+f.Path, "dropped", f.Path, exp)
 		}
 	}
+	other := notListed(c)
+	loader := loaderOf(listed(c))
+	add("run a program not in [commands] through ld.so, copied into /tmp", "ldso", ldsoArg(loader, other, "/tmp"), Closed)
+	for _, f := range c.Folders {
+		if f.Access.Write {
+			exp := Closed
+			if f.Access.Exec {
+				exp = Open
+			}
+			add("run a program not in [commands] through ld.so, copied into "+f.Path, "ldso", ldsoArg(loader, other, f.Path), exp)
+		}
+	}
+	add("run an installed program not in [commands] through ld.so", "ldso", ldsoArg(loader, other, ""), Gap)
+	add("run a program not in [commands] from a memfd", "memfd", other, Closed)
+	add("make a memfd sealed noexec (control)", "memfd-sealed", "", Open)
+	if h.MaxProcs > 0 {
+		add("start processes past the sandbox's bound ("+strconv.Itoa(h.MaxProcs)+")", "tasks", strconv.Itoa(h.MaxProcs), Closed)
+	} else {
+		add("start processes past a bound (none on this machine)", "tasks", strconv.Itoa(defaultProcsTried), Gap)
+	}
 	tcpExpect := Closed
 	if h.HostNet {
 		tcpExpect = Gap
@@ -148,12 +168,16 @@ func List(c *caps.Compiled, h Host) Spec {
 	for _, k := range []string{"io_uring_setup", "TIOCSTI", "keyctl", "mount", "unshare(CLONE_NEWUSER)", "bpf"} {
 		add(k, k, "", Closed)
 	}
-	add("a setuid binary gains nothing (CapEff 0, NoNewPrivs 1)", "caps", "", Closed)
+	add("a setuid binary gains nothing (every capability set empty, NoNewPrivs 1)", "caps", "", Closed)
 	add("/proc shows only the sandbox", "procs", strconv.Itoa(h.LnkPid), Closed)
 	add("no leaked fds", "fds", "", Closed)
 	add("environment outside the fixed list", "env", strings.Join(allowedEnv(h), ","), Closed)
 	return Spec{Probes: p}
 }
+
+// defaultProcsTried is how many processes the process probe forks where
+// the sandbox has no bound: as many as a bound would allow.
+const defaultProcsTried = 4096
 
 // otherAgent is another agent's folder than c's own, or "".
 func otherAgent(c *caps.Compiled) string {

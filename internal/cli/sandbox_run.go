@@ -60,7 +60,7 @@ func (s *sandboxSpec) compile(c *cobra.Command) (*caps.Compiled, error) {
 		comp, err := s.compileFrom(c, home, cwd)
 		if errors.Is(err, caps.ErrBadPath) {
 			return nil, Refused(fmt.Errorf("%w: a relative path from / is refused", err),
-				"name the folder absolute (lnk sandbox run --read /path/to/folder …), or run lnk from the folder it is in")
+				"name the folder absolute (lnk sandbox run --read /path/to/folder …), or cd to the folder that holds it first")
 		}
 		return comp, err
 	}

@@ -126,7 +126,9 @@ func probeIn(t *testing.T, via []string, p probe.Probe) probe.Result {
 	testenv.Bin(t, "lnk-init")
 	spec, _ := json.Marshal(probe.Spec{Probes: []probe.Probe{p}})
 	argv := []string{"bwrap", "--unshare-user", "--unshare-pid", "--die-with-parent", "--ro-bind", "/", "/",
-		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", lnkBin, "sandbox", "probe"}
+		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+		// lnk again where it is, should /tmp hold it (the user suite's copy)
+		"--ro-bind", filepath.Dir(lnkBin), filepath.Dir(lnkBin), lnkBin, "sandbox", "probe"}
 	if via != nil {
 		argv = append(append([]string{lnkBin}, via...), lnkBin, "sandbox", "probe")
 	}

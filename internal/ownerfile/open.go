@@ -38,7 +38,11 @@ func OpenDir(root int, rel string, flags int) (int, error) {
 	if strings.HasPrefix(rel, "/") {
 		return -1, fmt.Errorf("%s: not a path relative to its folder", rel)
 	}
-	return resolve(root, rel, flags|unix.O_DIRECTORY, unix.RESOLVE_BENEATH)
+	fd, err := resolve(root, rel, flags|unix.O_DIRECTORY, unix.RESOLVE_BENEATH)
+	if errors.Is(err, unix.ENOTDIR) {
+		return -1, fmt.Errorf("%s: %w (%w)", rel, ErrLink, err)
+	}
+	return fd, err
 }
 
 // OpenPath opens the absolute path with flags (O_NOFOLLOW|O_CLOEXEC|
@@ -64,7 +68,7 @@ func resolve(dirfd int, path string, flags int, extra uint64) (int, error) {
 	if errors.Is(err, unix.ENOSYS) {
 		fd, err = walk(dirfd, path, flags)
 	}
-	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EXDEV) {
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV) {
 		return -1, fmt.Errorf("%s: %w (%w)", path, ErrLink, err)
 	}
 	return fd, err

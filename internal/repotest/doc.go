@@ -1,4 +1,6 @@
 // Package repotest holds tests of the repository itself: every package
 // has exactly one package doc comment, and each binary under cmd/ stays
-// within its dependency budget (the packages it must never link).
+// within its dependency budget (the packages it must never link), and
+// no file outside internal/ownerfile (and a listed few, each with its
+// reason) opens or renames a file by name beneath a folder itself.
 package repotest

@@ -46,7 +46,7 @@ func check(st *unix.Stat_t, r Rule) error {
 	case r.OneLink && st.Nlink != 1:
 		return fmt.Errorf("%w: %d hard links to it", ErrNotOwners, st.Nlink)
 	case st.Mode&r.Forbid != 0:
-		return fmt.Errorf("%w: mode %o lets others in (chmod %o fixes it)", ErrNotOwners, st.Mode&0o777, st.Mode&0o777&^r.Forbid)
+		return fmt.Errorf("%w: mode %o is looser than Link allows (chmod %o fixes it)", ErrNotOwners, st.Mode&0o777, st.Mode&0o777&^r.Forbid)
 	}
 	return nil
 }

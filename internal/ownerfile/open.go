@@ -57,9 +57,12 @@ func OpenPath(path string, flags int) (int, error) {
 }
 
 func resolve(dirfd int, path string, flags int, extra uint64) (int, error) {
-	add := always
+	// RESOLVE_NO_SYMLINKS refuses a link in the last component too, with
+	// ELOOP; O_NOFOLLOW is left out, since with O_PATH it would open the
+	// link itself and O_DIRECTORY then call it ENOTDIR.
+	add := unix.O_CLOEXEC | unix.O_NOCTTY
 	if flags&unix.O_PATH != 0 {
-		add &^= unix.O_NOCTTY // openat2 takes no other flag with O_PATH
+		add = unix.O_CLOEXEC // openat2 takes no other flag with O_PATH
 	}
 	fd, err := unix.Openat2(dirfd, path, &unix.OpenHow{
 		Flags:   uint64(flags | add),
@@ -102,11 +105,25 @@ func walk(dirfd int, path string, flags int) (int, error) {
 			fl = flags
 		}
 		next, err := unix.Openat(fd, p, fl|always, 0)
-		unix.Close(fd)
 		if err != nil {
+			var st unix.Stat_t
+			if errors.Is(err, unix.ENOTDIR) && unix.Fstatat(fd, p, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+				err = unix.ELOOP
+			}
+			unix.Close(fd)
 			return -1, err
 		}
+		unix.Close(fd)
 		fd = next
+	}
+	// O_PATH|O_NOFOLLOW opens a link as itself: refused, as openat2 does.
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		unix.Close(fd)
+		if err == nil {
+			err = unix.ELOOP
+		}
+		return -1, err
 	}
 	return fd, nil
 }

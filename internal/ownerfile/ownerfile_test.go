@@ -317,3 +317,31 @@ func crashWriter(dir string) {
 		WriteAtomic(fd, "f", bytes.Repeat([]byte{byte('a' + i%26)}, 1<<18), Write{})
 	}
 }
+
+// TestALinkAsTheLastComponentIsELOOP: with O_PATH (which would open a
+// link as itself) and with O_DIRECTORY, a link at the end is refused as a
+// link, by openat2 and by the walk alike; the real folder opens.
+func TestALinkAsTheLastComponentIsELOOP(t *testing.T) {
+	dir, _ := root(t)
+	os.Mkdir(filepath.Join(dir, "real"), 0o700)
+	os.Symlink("real", filepath.Join(dir, "ln"))
+	for how, open := range map[string]func(string, int) (int, error){
+		"openat2": OpenPath,
+		"walk":    func(p string, fl int) (int, error) { return walk(unix.AT_FDCWD, p, fl) },
+	} {
+		for _, fl := range []int{unix.O_PATH, unix.O_PATH | unix.O_DIRECTORY, unix.O_RDONLY | unix.O_DIRECTORY} {
+			fd, err := open(filepath.Join(dir, "real"), fl)
+			if err != nil {
+				t.Errorf("%s %#x: the real folder: %v", how, fl, err)
+			} else {
+				unix.Close(fd)
+			}
+			if fd, err := open(filepath.Join(dir, "ln"), fl); err == nil {
+				unix.Close(fd)
+				t.Errorf("%s %#x: the link was opened", how, fl)
+			} else if !errors.Is(err, unix.ELOOP) {
+				t.Errorf("%s %#x: %v, not ELOOP", how, fl, err)
+			}
+		}
+	}
+}

@@ -54,3 +54,29 @@ func TestOpenLogRefusesAFifoOrLinkAndKeepsAFullLog(t *testing.T) {
 		t.Errorf("no new log: %v", err)
 	}
 }
+
+// TestTakeLockRefusesAFifoOrALooseFile: the hub's lock is a 0600 regular
+// file of the owner's; it is made and taken (the positive control), and a
+// second taker is told another hub runs.
+func TestTakeLockRefusesAFifoOrALooseFile(t *testing.T) {
+	dir := t.TempDir()
+	fd, err := takeLock(filepath.Join(dir, "ok.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if _, err := takeLock(filepath.Join(dir, "ok.lock")); err != ErrRunning {
+		t.Errorf("a second taker: %v", err)
+	}
+	unix.Mkfifo(filepath.Join(dir, "fifo.lock"), 0o600)
+	if fd, err := takeLock(filepath.Join(dir, "fifo.lock")); err == nil {
+		unix.Close(fd)
+		t.Error("a fifo was taken as the lock")
+	}
+	os.WriteFile(filepath.Join(dir, "loose.lock"), nil, 0o600)
+	os.Chmod(filepath.Join(dir, "loose.lock"), 0o666)
+	if fd, err := takeLock(filepath.Join(dir, "loose.lock")); err == nil {
+		unix.Close(fd)
+		t.Error("a lock anyone may write was taken")
+	}
+}

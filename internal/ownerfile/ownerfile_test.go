@@ -345,3 +345,34 @@ func TestALinkAsTheLastComponentIsELOOP(t *testing.T) {
 		}
 	}
 }
+
+// TestRenameTakesOneNameEachAndSyncDirAnOPathHandle: a name with a '/'
+// or ".." is refused before any rename; RENAME_NOREPLACE keeps what is
+// there; SyncDir works from an O_PATH handle, which fsync itself refuses.
+func TestRenameTakesOneNameEachAndSyncDirAnOPathHandle(t *testing.T) {
+	dir, rfd := root(t)
+	os.WriteFile(filepath.Join(dir, "a"), []byte("a"), 0o600)
+	os.WriteFile(filepath.Join(dir, "b"), []byte("b"), 0o600)
+	for _, bad := range [][2]string{{"a", "sub/c"}, {"../a", "c"}, {"a", ".."}, {"", "c"}} {
+		if err := Rename(rfd, bad[0], rfd, bad[1], 0); err == nil {
+			t.Errorf("%q -> %q was renamed", bad[0], bad[1])
+		}
+	}
+	if err := Rename(rfd, "a", rfd, "b", unix.RENAME_NOREPLACE); !errors.Is(err, unix.EEXIST) {
+		t.Errorf("no-replace over b: %v", err)
+	}
+	if err := Rename(rfd, "a", rfd, "c", 0); err != nil {
+		t.Errorf("the positive control: %v", err)
+	}
+	pfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(pfd)
+	if unix.Fsync(pfd) == nil {
+		t.Log("fsync took an O_PATH handle here")
+	}
+	if err := SyncDir(pfd); err != nil {
+		t.Errorf("SyncDir of an O_PATH handle: %v", err)
+	}
+}

@@ -197,7 +197,7 @@ func DeleteAgent(home, name string) (string, error) {
 		}
 	}
 	dest := filepath.Join(l.HistoryAgents(), fmt.Sprintf("%s-%s-%s", name, a.ID[:8], time.Now().UTC().Format("20060102T150405.000000000")))
-	if err := unix.Renameat2(unix.AT_FDCWD, l.AgentDir(name), unix.AT_FDCWD, dest, unix.RENAME_NOREPLACE); err != nil {
+	if err := moveNoLinks(l.AgentDir(name), dest); err != nil {
 		return "", &os.PathError{Op: "move", Path: l.AgentDir(name), Err: err}
 	}
 	return dest, nil

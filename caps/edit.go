@@ -7,6 +7,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
 // Allow adds g to agent name's own layer (Config/sandbox.toml), after
@@ -279,10 +281,7 @@ func lockConfig(home, name string) (func(), error) {
 	if _, err := loadAgent(l, name); err != nil {
 		return nil, err
 	}
-	fd, err := unix.Openat2(unix.AT_FDCWD, l.ConfigDir(name), &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
+	fd, err := ownerfile.OpenPath(l.ConfigDir(name), unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", l.ConfigDir(name), err)
 	}

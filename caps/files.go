@@ -1,8 +1,6 @@
 package caps
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -10,31 +8,23 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
-// openNoLinks opens path for reading through no symbolic link at all
-// (openat2 RESOLVE_NO_SYMLINKS), refusing a file that isn't regular.
+// openNoLinks opens path for reading through no symbolic link at all,
+// refusing a file that isn't regular (the routine is internal/ownerfile).
 func openNoLinks(path string) (*os.File, error) {
-	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY,
-		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
+	f, err := ownerfile.OpenFilePath(path, ownerfile.Rule{})
 	switch {
-	case errors.Is(err, unix.ELOOP):
+	case errors.Is(err, ownerfile.ErrLink):
 		return nil, at(ErrSpecLink, quote(path))
+	case errors.Is(err, ownerfile.ErrNotOwners):
+		return nil, at(ErrSpecNotRegular, quote(path))
 	case err != nil:
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
-		return nil, at(ErrSpecNotRegular, quote(path))
-	}
-	return os.NewFile(uintptr(fd), path), nil
+	return f, nil
 }
 
 // ReadSpecFile reads and parses a spec file, refusing one that is a link,
@@ -75,63 +65,41 @@ func writeFileNew(path string, data []byte) error {
 	return writeFile(path, data, true)
 }
 
-func writeFile(path string, data []byte, noReplace bool) (err error) {
+func writeFile(path string, data []byte, noReplace bool) error {
 	dir, name := filepath.Split(path)
-	dfd, err := unix.Openat2(unix.AT_FDCWD, filepath.Clean(dir), &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
-	if errors.Is(err, unix.ELOOP) {
+	dfd, err := ownerfile.OpenPath(filepath.Clean(dir), unix.O_RDONLY|unix.O_DIRECTORY)
+	if errors.Is(err, ownerfile.ErrLink) {
 		return at(ErrSymlink, quote(dir))
 	}
 	if err != nil {
 		return &os.PathError{Op: "open", Path: dir, Err: err}
 	}
 	defer unix.Close(dfd)
-	var st unix.Stat_t
-	switch err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
-	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK:
+	switch err := ownerfile.WriteAtomic(dfd, name, data, ownerfile.Write{Mode: 0o600, NoReplace: noReplace}); {
+	case errors.Is(err, ownerfile.ErrLink):
 		return at(ErrSpecLink, quote(path))
-	case err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG:
+	case errors.Is(err, ownerfile.ErrNotOwners):
 		return at(ErrSpecNotRegular, quote(path))
-	case err != nil && !errors.Is(err, unix.ENOENT):
-		return &os.PathError{Op: "stat", Path: path, Err: err}
-	}
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	tmp := "." + name + ".tmp-" + hex.EncodeToString(rnd[:])
-	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return &os.PathError{Op: "create", Path: filepath.Join(dir, tmp), Err: err}
-	}
-	f := os.NewFile(uintptr(fd), tmp)
-	defer func() {
-		if err != nil {
-			unix.Unlinkat(dfd, tmp, 0)
-		}
-	}()
-	if _, err = f.Write(data); err == nil {
-		if err = f.Chmod(0o600); err == nil {
-			err = f.Sync()
-		}
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if noReplace {
-		if err = unix.Renameat2(dfd, tmp, dfd, name, unix.RENAME_NOREPLACE); err != nil {
-			return &os.PathError{Op: "rename", Path: path, Err: err}
-		}
-	} else if err = unix.Renameat(dfd, tmp, dfd, name); err != nil {
-		return &os.PathError{Op: "rename", Path: path, Err: err}
-	}
-	if err = unix.Fsync(dfd); err != nil {
-		return &os.PathError{Op: "fsync", Path: dir, Err: err}
+	case err != nil:
+		return &os.PathError{Op: "write", Path: path, Err: err}
 	}
 	return nil
+}
+
+// moveNoLinks renames from to to (never replacing), each reached through
+// no link: the folders holding them are opened by ownerfile.OpenPath.
+func moveNoLinks(from, to string) error {
+	fdir, err := ownerfile.OpenPath(filepath.Dir(from), unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fdir)
+	tdir, err := ownerfile.OpenPath(filepath.Dir(to), unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tdir)
+	return ownerfile.Rename(fdir, filepath.Base(from), tdir, filepath.Base(to), unix.RENAME_NOREPLACE)
 }
 
 // mkdirPrivate makes path (0700) if missing and checks it is a folder

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
 // GrantPath turns a path as the owner wrote it into the absolute, cleaned
@@ -89,7 +91,7 @@ func ResolveID(abs string) (Kind, FileID, error) {
 			return KindOther, FileID{}, at(ErrMissing, quote(abs), quote(sofar)+" is not a folder")
 		}
 		sofar += "/" + part
-		next, err := unix.Openat(fd, part, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		next, err := ownerfile.Open(fd, part, unix.O_PATH, 0) // a link is opened as itself, then named below
 		if err != nil {
 			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 				return KindOther, FileID{}, at(ErrMissing, quote(abs), "make it first: mkdir -p "+quote(abs))

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
 // What runs outside the sandbox below the top of a written folder: a
@@ -56,10 +58,7 @@ const (
 // refused (bound, a link would be followed). It does not look inside
 // what it found. A folder it cannot read, or a bound passed, refuses.
 func ScanNested(root string) ([]string, error) {
-	fd, err := unix.Openat2(unix.AT_FDCWD, root, &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
+	fd, err := ownerfile.OpenPath(root, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, &os.PathError{Op: "scan", Path: root, Err: err}
 	}
@@ -133,7 +132,7 @@ func (sc *scan) entries(fd int, p string, depth int, ents []os.DirEntry) error {
 		if !e.IsDir() || depth+1 > NestedDepth {
 			continue // a link reports as one, never a folder: not followed
 		}
-		cfd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		cfd, err := ownerfile.OpenDir(fd, name, unix.O_RDONLY)
 		switch {
 		case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ENOENT):
 			continue // swapped for a link or a file, or gone, since it was listed

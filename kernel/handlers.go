@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"lnk.dev/lnk/internal/ownerfile"
+
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/audit"
 	"lnk.dev/lnk/internal/wire"
@@ -119,10 +121,7 @@ func (k *Kernel) grantFolder(agent string, start uint64, f proto.Folder) (proto.
 	if rights == 0 {
 		return proto.CapInfo{}, fmt.Errorf("folder %s is granted no right", f.Path)
 	}
-	fd, err := unix.Openat2(unix.AT_FDCWD, f.Path, &unix.OpenHow{
-		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
+	fd, err := ownerfile.OpenPath(f.Path, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
 			return proto.CapInfo{}, fmt.Errorf("folder %s is reached through a link: %w", f.Path, ErrBadRoot)

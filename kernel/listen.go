@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
 // Names inside ~/.lnk/run.
@@ -41,7 +43,7 @@ func procPath(dir *os.File, name string) string {
 // listen takes the lock, replaces a stale socket, and binds a new one.
 func listen(run *os.File) (*listener, error) {
 	rfd := int(run.Fd())
-	lfd, err := unix.Openat(rfd, LockName, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o600)
+	lfd, err := ownerfile.Open(rfd, LockName, unix.O_RDWR|unix.O_CREAT|unix.O_NONBLOCK, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", LockName, err)
 	}

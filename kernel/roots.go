@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
 // ErrBadRoot is wrapped by every refusal of a root folder.
@@ -70,9 +72,9 @@ func OpenRoot(parent *os.File, name string, create, strictMode bool) (*os.File, 
 			return nil, fmt.Errorf("make %s: %w", name, err)
 		}
 	}
-	fd, err := unix.Openat(pfd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := ownerfile.OpenDir(pfd, name, unix.O_PATH)
 	if err != nil {
-		if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+		if errors.Is(err, ownerfile.ErrLink) {
 			return nil, fmt.Errorf("%s is a link or not a folder: %w", name, ErrBadRoot)
 		}
 		return nil, fmt.Errorf("open %s: %w", name, err)
@@ -85,19 +87,12 @@ func OpenRoot(parent *os.File, name string, create, strictMode bool) (*os.File, 
 }
 
 func checkRoot(fd int, name string, strictMode bool) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return err
-	}
-	if int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("%s belongs to uid %d, not %d: %w", name, st.Uid, os.Geteuid(), ErrBadRoot)
-	}
-	bad := uint32(0o022)
+	r := ownerfile.Rule{Type: unix.S_IFDIR, Forbid: 0o022}
 	if strictMode {
-		bad = 0o077
+		r.Forbid = 0o077
 	}
-	if st.Mode&bad != 0 {
-		return fmt.Errorf("%s has mode %o, looser than Link allows: %w", name, st.Mode&0o777, ErrBadRoot)
+	if err := ownerfile.Check(fd, r); err != nil {
+		return fmt.Errorf("%s: %w: %w", name, err, ErrBadRoot)
 	}
 	return nil
 }

@@ -1,13 +1,14 @@
 package kernel
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
 // UnitName is the systemd user unit `lnk kernel install` writes.
@@ -53,41 +54,29 @@ func InstallUnit(home, configHome, lnkPath string) (string, error) {
 		configHome = filepath.Join(home, ".config")
 	}
 	dir := filepath.Join(configHome, "systemd", "user")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	// configHome is the owner's setting, trusted as HOME is; below it
+	// nothing is followed, and a folder others may write is refused.
+	if err := os.MkdirAll(configHome, 0o700); err != nil {
 		return "", err
 	}
-	d, err := os.OpenFile(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	cfd, err := unix.Open(configHome, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return "", fmt.Errorf("open %s: %w", dir, err)
+		return "", fmt.Errorf("open %s: %w", configHome, err)
 	}
-	defer d.Close()
-	dfd := int(d.Fd())
-	var st unix.Stat_t
-	if err := unix.Fstatat(dfd, UnitName, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return "", fmt.Errorf("%s is not a regular file: Link will not replace it", filepath.Join(dir, UnitName))
-	} else if err != nil && !errors.Is(err, unix.ENOENT) {
-		return "", err
-	}
-	tmp := fmt.Sprintf(".%s.%d.tmp", UnitName, os.Getpid())
-	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	defer unix.Close(cfd)
+	noOthersWrite := ownerfile.Rule{Forbid: 0o022}
+	sfd, err := ownerfile.MakeDir(cfd, "systemd", unix.O_PATH, noOthersWrite)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%s: %w", filepath.Join(configHome, "systemd"), err)
 	}
-	f := os.NewFile(uintptr(fd), tmp)
-	_, werr := f.WriteString(Unit(lnkPath))
-	if werr == nil {
-		werr = f.Sync()
+	defer unix.Close(sfd)
+	dfd, err := ownerfile.MakeDir(sfd, "user", unix.O_PATH, noOthersWrite)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", dir, err)
 	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
+	defer unix.Close(dfd)
+	if err := ownerfile.WriteAtomic(dfd, UnitName, []byte(Unit(lnkPath)), ownerfile.Write{Mode: 0o600}); err != nil {
+		return "", fmt.Errorf("%s: %w", filepath.Join(dir, UnitName), err)
 	}
-	if werr == nil {
-		werr = unix.Renameat(dfd, tmp, dfd, UnitName)
-	}
-	if werr != nil {
-		unix.Unlinkat(dfd, tmp, 0)
-		return "", werr
-	}
-	unix.Fsync(dfd)
 	return filepath.Join(dir, UnitName), nil
 }

@@ -1,10 +1,13 @@
 package askbroker
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
 const lockName = ".answering"
@@ -12,8 +15,8 @@ const lockName = ".answering"
 var probeMu sync.Mutex
 
 func (s *Store) openLock() (int, error) {
-	fd, err := unix.Openat(s.fd, lockName, unix.O_CREAT|unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err == unix.ELOOP {
+	fd, err := ownerfile.Open(s.fd, lockName, unix.O_CREAT|unix.O_RDWR, 0o600)
+	if errors.Is(err, ownerfile.ErrLink) {
 		return -1, fmt.Errorf("%s %w", lockName, ErrLink)
 	}
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
 // The store's refusals, each a typed error a caller can tell apart.
@@ -51,6 +53,10 @@ type Answer struct {
 }
 
 const maxRecord = MaxQuestionBytes * 2
+
+// tempName is the stem of the store's temporary files: each is
+// ".record.tmp-<random>" (ownerfile.CreateTemp), and sweep removes old ones.
+const tempName = "record"
 
 // OpenStore opens home/.lnk/questions, making .lnk and questions (0700)
 // where missing. Neither may be a link or anyone's but the owner's.
@@ -95,33 +101,23 @@ func (s *Store) Close() error {
 }
 
 func privateDir(parent int, name string) (int, error) {
-	if err := unix.Mkdirat(parent, name, 0o700); err != nil && err != unix.EEXIST {
-		return -1, fmt.Errorf("making %s: %w", name, err)
-	}
-	fd, err := unix.Openat(parent, name, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err == unix.ELOOP || err == unix.ENOTDIR {
+	fd, err := ownerfile.MakeDir(parent, name, unix.O_RDONLY, ownerfile.PrivateDir)
+	switch {
+	case errors.Is(err, ownerfile.ErrLink):
 		return -1, fmt.Errorf("%s %w", name, ErrLink)
-	}
-	if err != nil {
+	case errors.Is(err, ownerfile.ErrNotOwners):
+		return -1, fmt.Errorf("%s (%v) %w", name, err, ErrNotPrivate)
+	case err != nil:
 		return -1, fmt.Errorf("opening %s: %w", name, err)
-	}
-	if err := checkPrivate(fd, name, unix.S_IFDIR); err != nil {
-		unix.Close(fd)
-		return -1, err
 	}
 	return fd, nil
 }
 
+// checkPrivate refuses fd unless it is of kind, the owner's, and closed
+// to group and others (the check is internal/ownerfile's).
 func checkPrivate(fd int, what string, kind uint32) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return err
-	}
-	if st.Mode&unix.S_IFMT != kind {
-		return fmt.Errorf("%s is not a %s", what, map[uint32]string{unix.S_IFDIR: "folder", unix.S_IFREG: "file"}[kind])
-	}
-	if int(st.Uid) != os.Geteuid() || st.Mode&0o077 != 0 {
-		return fmt.Errorf("%s (mode %o) %w", what, st.Mode&0o777, ErrNotPrivate)
+	if err := ownerfile.Check(fd, ownerfile.Rule{Type: kind, Forbid: 0o077}); err != nil {
+		return fmt.Errorf("%s (%v) %w", what, err, ErrNotPrivate)
 	}
 	return nil
 }
@@ -161,7 +157,7 @@ func (s *Store) Put(q *Question, deadline time.Time) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := unix.Renameat(s.fd, tmp, s.fd, w.ID+".q"); err != nil {
+	if err := ownerfile.Rename(s.fd, tmp, s.fd, w.ID+".q", unix.RENAME_NOREPLACE); err != nil {
 		unix.Unlinkat(s.fd, tmp, 0)
 		return "", fmt.Errorf("storing question: %w", err)
 	}
@@ -175,19 +171,9 @@ func (s *Store) Put(q *Question, deadline time.Time) (string, error) {
 // link), and a file left damaged by a crash reads as damaged, never as
 // an answer.
 func (s *Store) writeTemp(b []byte) (string, error) {
-	name := ".tmp-" + newID()
-	fd, err := unix.Openat(s.fd, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	name, err := ownerfile.CreateTemp(s.fd, tempName, b, ownerfile.Write{Mode: 0o600, NoSync: true})
 	if err != nil {
 		return "", fmt.Errorf("writing to the store: %w", err)
-	}
-	defer unix.Close(fd)
-	for len(b) > 0 {
-		n, err := unix.Write(fd, b)
-		if err != nil {
-			unix.Unlinkat(s.fd, name, 0)
-			return "", fmt.Errorf("writing to the store: %w", err)
-		}
-		b = b[n:]
 	}
 	return name, nil
 }

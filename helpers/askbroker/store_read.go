@@ -10,37 +10,20 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
 // readFile reads a regular 0600 file of the store, never through a link.
 func (s *Store) readFile(name string) ([]byte, error) {
-	fd, err := unix.Openat(s.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err == unix.ELOOP {
+	b, err := ownerfile.ReadFile(s.fd, name, ownerfile.Private, maxRecord)
+	switch {
+	case errors.Is(err, ownerfile.ErrLink):
 		return nil, fmt.Errorf("%s %w", name, ErrLink)
+	case errors.Is(err, ownerfile.ErrNotOwners):
+		return nil, fmt.Errorf("%s (%v) %w", name, err, ErrNotPrivate)
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	if err := checkPrivate(fd, name, unix.S_IFREG); err != nil {
-		return nil, err
-	}
-	buf := make([]byte, maxRecord+1)
-	n := 0
-	for n < len(buf) {
-		m, err := unix.Read(fd, buf[n:])
-		if err != nil {
-			return nil, err
-		}
-		if m == 0 {
-			break
-		}
-		n += m
-	}
-	if n > maxRecord {
-		return nil, fmt.Errorf("%s is larger than %d bytes", name, maxRecord)
-	}
-	return buf[:n], nil
+	return b, err
 }
 
 // Read returns the waiting question id.
@@ -109,7 +92,7 @@ func (s *Store) List() ([]Waiting, error) {
 }
 
 func (s *Store) names() ([]string, error) {
-	fd, err := unix.Openat(s.fd, ".", unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := ownerfile.OpenDir(s.fd, ".", unix.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +134,9 @@ func (s *Store) sweep(now time.Time) {
 	}
 	for _, n := range names {
 		id, isAnswer := strings.CutSuffix(n, ".a")
-		if !(isAnswer && !have[id+".q"]) && !strings.HasPrefix(n, ".tmp-") {
+		// ".tmp-" is a temp file's name from before ownerfile.CreateTemp.
+		temp := strings.HasPrefix(n, "."+tempName+".tmp-") || strings.HasPrefix(n, ".tmp-")
+		if !(isAnswer && !have[id+".q"]) && !temp {
 			continue
 		}
 		var st unix.Stat_t

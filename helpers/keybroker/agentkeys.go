@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"lnk.dev/lnk/internal/ownerfile"
+
 	"lnk.dev/lnk/helpers/keybroker/secrets"
 	"lnk.dev/lnk/internal/secret"
 )
@@ -35,24 +37,17 @@ func OpenKeysDir(home string) (*os.File, error) {
 		return nil, err
 	}
 	defer lnk.Close()
-	fd := int(lnk.Fd())
-	for _, name := range []string{"agents", ".keys"} {
-		if err := unix.Mkdirat(fd, name, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
-			return nil, fmt.Errorf("making %s: %w", name, err)
-		}
-		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, fmt.Errorf("opening %s (a link is refused): %w", name, err)
-		}
-		if fd != int(lnk.Fd()) {
-			unix.Close(fd)
-		}
-		fd = next
+	agents, err := ownerfile.MakeDir(int(lnk.Fd()), "agents", unix.O_PATH, ownerfile.Rule{})
+	if err != nil {
+		return nil, fmt.Errorf("opening ~/.lnk/agents: %w", err)
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Uid != uint32(os.Geteuid()) || st.Mode&0o077 != 0 {
-		unix.Close(fd)
+	defer unix.Close(agents)
+	fd, err := ownerfile.MakeDir(agents, ".keys", unix.O_RDONLY, ownerfile.PrivateDir)
+	if errors.Is(err, ownerfile.ErrNotOwners) {
 		return nil, fmt.Errorf("%w: ~/.lnk/agents/.keys is not yours alone (chmod 700)", secrets.ErrUnsafe)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening ~/.lnk/agents/.keys: %w", err)
 	}
 	return os.NewFile(uintptr(fd), filepath.Join(home, ".lnk", "agents", ".keys")), nil
 }
@@ -69,47 +64,24 @@ func writeKey(dir *os.File, id string, now time.Time) (*secret.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	tmp := fmt.Sprintf(".%s.%x", id, rnd)
-	fd, err := unix.Openat(int(dir.Fd()), tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err != nil {
+	if err := ownerfile.WriteAtomic(int(dir.Fd()), id+".json", data, ownerfile.Write{Mode: 0o600}); err != nil {
 		key.Destroy()
 		return nil, fmt.Errorf("writing the key of %s: %w", id, err)
 	}
-	f := os.NewFile(uintptr(fd), tmp)
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = unix.Renameat(int(dir.Fd()), tmp, int(dir.Fd()), id+".json")
-	}
-	if werr != nil {
-		unix.Unlinkat(int(dir.Fd()), tmp, 0)
-		key.Destroy()
-		return nil, fmt.Errorf("writing the key of %s: %w", id, werr)
-	}
-	dir.Sync()
 	return key, nil
 }
 
 // readKey reads agent id's key back from dir (after a broker restart),
 // never through a link, refusing a file others may read.
 func readKey(dir *os.File, id string) (*secret.Value, error) {
-	fd, err := unix.Openat(int(dir.Fd()), id+".json", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	f, err := ownerfile.OpenFile(int(dir.Fd()), id+".json", ownerfile.Private)
+	if errors.Is(err, ownerfile.ErrNotOwners) {
+		return nil, fmt.Errorf("%w: the key file of agent %s is not a 0600 file of the owner's", errRefused, id)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: no key for agent %s this start", errNoKey, id)
 	}
-	f := os.NewFile(uintptr(fd), id+".json")
 	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Uid != uint32(os.Geteuid()) || st.Mode&0o077 != 0 {
-		return nil, fmt.Errorf("%w: the key file of agent %s is not a 0600 file of the owner's", errRefused, id)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, 4096))
 	defer clear(data)
 	if err != nil {

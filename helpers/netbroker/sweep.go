@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
 // A proxy's socket and a run's one-run folder are removed when the run
@@ -37,7 +39,7 @@ func sweepStale(netFD int, bound func() map[string]bool, minAge time.Duration) {
 		if !agent && !isRunName(name) {
 			continue
 		}
-		fd, err := unix.Openat(netFD, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := ownerfile.OpenDir(netFD, name, unix.O_RDONLY)
 		if err != nil {
 			continue
 		}
@@ -69,7 +71,7 @@ func sweepStale(netFD int, bound func() map[string]bool, minAge time.Duration) {
 // readNames lists the folder fd (a duplicate is read, so fd's offset is
 // untouched).
 func readNames(fd int) []string {
-	d, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	d, err := ownerfile.OpenDir(fd, ".", unix.O_RDONLY)
 	if err != nil {
 		return nil
 	}

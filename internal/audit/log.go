@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
 // Options cap the log. The zero value means 16 MiB per file, 3 old files.
@@ -88,26 +90,22 @@ func (l *Log) rotate() error {
 		return err
 	}
 	for k := l.opts.Keep - 1; k >= 1; k-- {
-		if err := unix.Renameat(dfd, old(k), dfd, old(k+1)); err != nil && !errors.Is(err, unix.ENOENT) {
+		if err := ownerfile.Rename(dfd, old(k), dfd, old(k+1), 0); err != nil && !errors.Is(err, unix.ENOENT) {
 			return err
 		}
 	}
 	l.f.Sync()
 	l.f.Close()
 	l.f = nil
-	if err := unix.Renameat(dfd, FileName, dfd, old(1)); err != nil {
+	if err := ownerfile.Rename(dfd, FileName, dfd, old(1), 0); err != nil {
 		return err
 	}
 	if err := l.open(); err != nil {
 		return err
 	}
-	// The held handle is O_PATH, which fsync refuses: sync the folder
-	// through a read-only handle opened from it.
-	if d, err := unix.Openat(dfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
-		unix.Fsync(d)
-		unix.Close(d)
-	}
-	return nil
+	// The renames are durable only once the folder is synced; a failure
+	// is the caller's to see, as every other step's is.
+	return ownerfile.SyncDir(dfd)
 }
 
 // Close syncs and closes the log.

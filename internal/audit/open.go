@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
 // ErrNotOurs is the refusal of a log file or folder that is a link, not
@@ -42,26 +44,22 @@ func OpenDirFromHome(home string) (*os.File, error) {
 }
 
 func openDirAt(dirfd int, name string, create bool) (*os.File, error) {
+	var fd int
+	var err error
 	if create {
-		if err := unix.Mkdirat(dirfd, name, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
-			return nil, fmt.Errorf("make folder %s: %w", name, err)
+		fd, err = ownerfile.MakeDir(dirfd, name, unix.O_PATH, ownerfile.PrivateDir)
+	} else if fd, err = ownerfile.OpenDir(dirfd, name, unix.O_PATH); err == nil {
+		if err = ownerfile.Check(fd, ownerfile.PrivateDir); err != nil {
+			unix.Close(fd)
 		}
 	}
-	fd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
-			return nil, fmt.Errorf("folder %s: %w (a link or not a folder)", name, ErrNotOurs)
-		}
+	switch {
+	case errors.Is(err, ownerfile.ErrLink):
+		return nil, fmt.Errorf("folder %s: %w (a link or not a folder)", name, ErrNotOurs)
+	case errors.Is(err, ownerfile.ErrNotOwners):
+		return nil, fmt.Errorf("folder %s: %w (%w)", name, ErrNotOurs, err)
+	case err != nil:
 		return nil, fmt.Errorf("open folder %s: %w", name, err)
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
-	if int(st.Uid) != os.Geteuid() || st.Mode&0o077 != 0 {
-		unix.Close(fd)
-		return nil, fmt.Errorf("folder %s (uid %d, mode %o): %w", name, st.Uid, st.Mode&0o777, ErrNotOurs)
 	}
 	return os.NewFile(uintptr(fd), name), nil
 }
@@ -70,9 +68,9 @@ func openDirAt(dirfd int, name string, create bool) (*os.File, error) {
 // O_NONBLOCK and refuses anything but a regular file of this uid with one
 // link and no group or other bits.
 func openFileAt(dir *os.File, name string, flags int) (*os.File, error) {
-	fd, err := unix.Openat(int(dir.Fd()), name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o600)
+	fd, err := ownerfile.Open(int(dir.Fd()), name, flags|unix.O_NONBLOCK, 0o600)
 	if err != nil {
-		if errors.Is(err, unix.ELOOP) {
+		if errors.Is(err, ownerfile.ErrLink) {
 			return nil, fmt.Errorf("log %s is a link: %w", name, ErrNotOurs)
 		}
 		if errors.Is(err, unix.ENXIO) {
@@ -80,15 +78,9 @@ func openFileAt(dir *os.File, name string, flags int) (*os.File, error) {
 		}
 		return nil, err
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if err := ownerfile.Check(fd, ownerfile.Rule{Type: unix.S_IFREG, Forbid: 0o077, OneLink: true}); err != nil {
 		unix.Close(fd)
-		return nil, err
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() || st.Nlink != 1 || st.Mode&0o077 != 0 {
-		unix.Close(fd)
-		return nil, fmt.Errorf("log %s (type %o, uid %d, links %d, mode %o): %w",
-			name, st.Mode&unix.S_IFMT, st.Uid, st.Nlink, st.Mode&0o777, ErrNotOurs)
+		return nil, fmt.Errorf("log %s: %w (%w)", name, ErrNotOurs, err)
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)

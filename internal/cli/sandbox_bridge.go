@@ -8,6 +8,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"lnk.dev/lnk/internal/ownerfile"
+
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/askbroker/askproc"
 	"lnk.dev/lnk/internal/audit"
@@ -113,9 +115,13 @@ func openAuditLog(home string) (*audit.Log, error) {
 		return nil, err
 	}
 	defer unix.Close(h)
-	fd, err := unix.Openat(h, ".lnk", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := ownerfile.OpenDir(h, ".lnk", unix.O_PATH)
 	if err != nil {
 		return nil, err
+	}
+	if err := ownerfile.Check(fd, ownerfile.PrivateDir); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("~/.lnk: %w", err)
 	}
 	lnk := os.NewFile(uintptr(fd), filepath.Join(home, ".lnk"))
 	defer lnk.Close()

@@ -2,6 +2,7 @@
 // each from the one before: made 0700 where missing, never through a
 // link, and refused when another user owns one or others can reach it.
 // The proxy's sockets folder and the tool bridge's both come from here.
+// Each step is internal/ownerfile's MakeDir and Check.
 //
 // # Security
 //
@@ -16,6 +17,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
 // Open opens home/parts[0]/parts[1]/… as Below does, from a handle on
@@ -47,24 +50,15 @@ func Below(fd int, parts []string) (int, error) {
 	}
 	for i, part := range parts {
 		what := filepath.Join(parts[:i+1]...)
-		if err := unix.Mkdirat(fd, part, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
-			unix.Close(fd)
-			return -1, fmt.Errorf("making %s: %w", what, err)
-		}
-		next, err := unix.Openat(fd, part, unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		next, err := ownerfile.MakeDir(fd, part, unix.O_RDONLY, ownerfile.Rule{})
 		unix.Close(fd)
 		if err != nil {
 			return -1, fmt.Errorf("opening %s (a link is never followed): %w", what, err)
 		}
 		fd = next
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
+		if err := ownerfile.Check(fd, ownerfile.PrivateDir); err != nil {
 			unix.Close(fd)
-			return -1, err
-		}
-		if int(st.Uid) != os.Geteuid() || st.Mode&0o077 != 0 {
-			unix.Close(fd)
-			return -1, fmt.Errorf("%s must be the owner's and mode 0700 (it is %o)", what, st.Mode&0o777)
+			return -1, fmt.Errorf("%s must be the owner's and mode 0700: %w", what, err)
 		}
 	}
 	return fd, nil

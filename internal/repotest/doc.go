@@ -2,5 +2,7 @@
 // has exactly one package doc comment; each binary under cmd/ stays
 // within its dependency budget (the packages it must never link) and
 // links nothing its allow-list, cmd/<binary>/deps.txt, does not name;
-// and no import runs from a lower layer to a higher one.
+// no import runs from a lower layer to a higher one; and no file outside
+// internal/ownerfile (and a listed few, each with its reason) opens or
+// renames a file by name beneath a folder itself.
 package repotest

@@ -11,8 +11,10 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/initstage"
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
 // DefaultRelayPort is where the relay listens inside the sandbox.
@@ -349,10 +351,7 @@ func (s *Sandbox) granted(p string) bool {
 
 // openNoLinks opens path O_PATH without following any link on the way.
 func openNoLinks(path string) (*os.File, error) {
-	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
-		Flags:   unix.O_PATH | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
+	fd, err := ownerfile.OpenPath(path, unix.O_PATH)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrFolderChanged, path, err)
 	}

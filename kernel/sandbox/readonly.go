@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
 // What runs outside the sandbox when it sits at the top of a written
@@ -56,10 +58,7 @@ func readOnlyTop(r string) (*os.File, error) {
 	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
 		return nil, &ReadOnlyLinkError{Path: r}
 	}
-	fd, err := unix.Openat2(pfd, name, &unix.OpenHow{
-		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
+	fd, err := ownerfile.Open(pfd, name, unix.O_PATH, 0) // a link opens as itself: refused below
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: open %s: %w", r, err)
 	}
@@ -74,7 +73,7 @@ func readOnlyTop(r string) (*os.File, error) {
 // .envrc, a 0700 folder for the others.
 func placeholder(pfd int, name string) error {
 	if name == ".envrc" {
-		fd, err := unix.Openat(pfd, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		fd, err := ownerfile.Open(pfd, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY, 0o600)
 		if err == nil {
 			unix.Close(fd)
 		}

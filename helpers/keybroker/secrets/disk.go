@@ -1,8 +1,6 @@
 package secrets
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +8,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
 // Names in ~/.lnk.
@@ -30,43 +30,35 @@ func OpenDir(home string, create bool) (*os.File, error) {
 		return nil, fmt.Errorf("opening HOME: %w", err)
 	}
 	defer unix.Close(hfd)
+	var fd int
 	if create {
-		if err := unix.Mkdirat(hfd, ".lnk", 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
-			return nil, fmt.Errorf("making ~/.lnk: %w", err)
+		fd, err = ownerfile.MakeDir(hfd, ".lnk", unix.O_RDONLY, ownerfile.PrivateDir)
+	} else if fd, err = ownerfile.OpenDir(hfd, ".lnk", unix.O_RDONLY); err == nil {
+		if err = checkOwned(fd, true); err != nil {
+			unix.Close(fd)
 		}
 	}
-	fd, err := unix.Openat(hfd, ".lnk", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-			return nil, fmt.Errorf("%w: ~/.lnk is a link or not a folder", ErrUnsafe)
-		}
+	switch {
+	case errors.Is(err, ownerfile.ErrLink):
+		return nil, fmt.Errorf("%w: ~/.lnk is a link or not a folder", ErrUnsafe)
+	case errors.Is(err, ErrUnsafe):
+		return nil, fmt.Errorf("~/.lnk: %w", err)
+	case errors.Is(err, ownerfile.ErrNotOwners):
+		return nil, fmt.Errorf("%w: ~/%w", ErrUnsafe, err)
+	case err != nil:
 		return nil, fmt.Errorf("opening ~/.lnk: %w", err)
 	}
-	d := os.NewFile(uintptr(fd), filepath.Join(home, ".lnk"))
-	if err := checkOwned(fd, true); err != nil {
-		d.Close()
-		return nil, fmt.Errorf("~/.lnk: %w", err)
-	}
-	return d, nil
+	return os.NewFile(uintptr(fd), filepath.Join(home, ".lnk")), nil
 }
 
 // checkOwned refuses what isn't the owner's, or is open to others.
 func checkOwned(fd int, dir bool) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return err
-	}
-	want := uint32(unix.S_IFREG)
+	r := ownerfile.Private
 	if dir {
-		want = unix.S_IFDIR
+		r = ownerfile.PrivateDir
 	}
-	switch {
-	case st.Mode&unix.S_IFMT != want:
-		return fmt.Errorf("%w: not a regular file", ErrUnsafe)
-	case st.Uid != uint32(os.Geteuid()):
-		return fmt.Errorf("%w: owned by uid %d, not you", ErrUnsafe, st.Uid)
-	case st.Mode&0o077 != 0:
-		return fmt.Errorf("%w: mode %o lets others in (chmod %o fixes it)", ErrUnsafe, st.Mode&0o777, map[bool]int{true: 0o700, false: 0o600}[dir])
+	if err := ownerfile.Check(fd, r); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnsafe, err)
 	}
 	return nil
 }
@@ -74,21 +66,18 @@ func checkOwned(fd int, dir bool) error {
 // OpenFile opens secrets.toml in dir for reading, never through a link,
 // without blocking on a fifo. A missing file is (nil, nil).
 func OpenFile(dir *os.File) (*os.File, error) {
-	fd, err := unix.Openat(int(dir.Fd()), FileName, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
-	if errors.Is(err, unix.ENOENT) {
+	f, err := ownerfile.OpenFile(int(dir.Fd()), FileName, ownerfile.Private)
+	switch {
+	case errors.Is(err, unix.ENOENT):
 		return nil, nil
-	}
-	if errors.Is(err, unix.ELOOP) {
+	case errors.Is(err, ownerfile.ErrLink):
 		return nil, fmt.Errorf("%w: ~/.lnk/%s is a link", ErrUnsafe, FileName)
-	}
-	if err != nil {
+	case errors.Is(err, ownerfile.ErrNotOwners):
+		return nil, fmt.Errorf("%w: ~/.lnk/%w", ErrUnsafe, err)
+	case err != nil:
 		return nil, fmt.Errorf("opening ~/.lnk/%s: %w", FileName, err)
 	}
-	if err := checkOwned(fd, false); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("~/.lnk/%s: %w", FileName, err)
-	}
-	return os.NewFile(uintptr(fd), FileName), nil
+	return f, nil
 }
 
 // Read parses an open secrets file from its start.
@@ -156,7 +145,7 @@ func Update(home string, change func(*File) error) error {
 		return err
 	}
 	defer dir.Close()
-	lfd, err := unix.Openat(int(dir.Fd()), lockName, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	lfd, err := ownerfile.Open(int(dir.Fd()), lockName, unix.O_RDWR|unix.O_CREAT, 0o600)
 	if err != nil {
 		return fmt.Errorf("opening ~/.lnk/%s: %w", lockName, err)
 	}
@@ -184,39 +173,11 @@ func Update(home string, change func(*File) error) error {
 	return writeAtomic(dir, data)
 }
 
-// writeAtomic writes data as secrets.toml in dir: a 0600 temporary file
-// beside it, fsync, rename over, fsync the folder.
+// writeAtomic writes data as secrets.toml in dir, 0600, atomically (the
+// routine is internal/ownerfile: temp file, fsync, rename, folder fsync).
 func writeAtomic(dir *os.File, data []byte) error {
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	tmp := ".secrets.toml." + hex.EncodeToString(rnd[:])
-	fd, err := unix.Openat(int(dir.Fd()), tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err != nil {
+	if err := ownerfile.WriteAtomic(int(dir.Fd()), FileName, data, ownerfile.Write{Mode: 0o600}); err != nil {
 		return fmt.Errorf("writing ~/.lnk/%s: %w", FileName, err)
 	}
-	f := os.NewFile(uintptr(fd), tmp)
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			unix.Unlinkat(int(dir.Fd()), tmp, 0)
-		}
-	}()
-	if err := f.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("writing ~/.lnk/%s: %w", FileName, err)
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := unix.Renameat(int(dir.Fd()), tmp, int(dir.Fd()), FileName); err != nil {
-		return fmt.Errorf("replacing ~/.lnk/%s: %w", FileName, err)
-	}
-	ok = true
-	return dir.Sync()
+	return nil
 }

@@ -7,6 +7,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"lnk.dev/lnk/internal/ownerfile"
+
 	"lnk.dev/lnk/helpers/fsbroker/resolve"
 )
 
@@ -47,16 +49,10 @@ var errMoved = errors.New("its folder was moved or replaced since the session be
 // either), nothing (resolve.ErrNotFound), or another folder (errMoved).
 // The sandbox binds each at its own path, where it stays.
 func (m mount) stillThere() error {
-	fd, err := unix.Openat2(unix.AT_FDCWD, m.path, &unix.OpenHow{
-		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
-	if errors.Is(err, unix.ENOSYS) {
-		// No openat2 (a kernel before 5.6): the last component never
-		// followed, the identity below telling a folder reached
-		// through a link above it from the one held.
-		fd, err = unix.Open(m.path, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	}
+	// No link on the way (ownerfile walks each component where the
+	// kernel has no openat2); the identity below tells another folder
+	// put in its place from the one held.
+	fd, err := ownerfile.OpenPath(m.path, unix.O_PATH|unix.O_DIRECTORY)
 	switch {
 	case errors.Is(err, unix.ENOENT):
 		return &resolve.Error{Op: "open", Path: m.name, Kind: resolve.ErrNotFound, Err: err}

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"lnk.dev/lnk/internal/ownerfile"
 	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
 
@@ -139,9 +140,21 @@ func (h *Hub) current() (*tooldef.Definition, error) {
 	return def, nil
 }
 
+// takeLock opens (0600) and locks the hub's lock file through
+// internal/ownerfile: no link, and only a regular file of the owner's.
 func takeLock(path string) (int, error) {
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	dir, name := filepath.Split(path)
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(dfd)
+	fd, err := ownerfile.Open(dfd, name, unix.O_RDWR|unix.O_CREAT|unix.O_NONBLOCK, 0o600)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	if err := ownerfile.Check(fd, ownerfile.Private); err != nil {
+		unix.Close(fd)
 		return -1, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"lnk.dev/lnk/internal/ownerfile"
 	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
 
@@ -45,78 +46,66 @@ func CheckDir(dir string) error {
 func toolsDir(dir string) string { return filepath.Join(dir, "sandbox", "tools") }
 
 // machineKey reads the hub key, making it once (0600) if it is missing.
-// It is never read through a link.
+// Its folders are made and opened by internal/ownerfile (no link on the
+// way, tools/ the owner's alone), and the key is read only as a 0600
+// regular file of the owner's.
 func machineKey(dir string) ([]byte, error) {
-	tools := toolsDir(dir)
-	if err := os.MkdirAll(tools, 0o700); err != nil {
-		return nil, err
+	if !filepath.IsAbs(dir) {
+		return nil, fmt.Errorf("%w: %s is not an absolute path", ErrDir, dir)
 	}
-	if err := CheckDir(tools); err != nil {
-		return nil, err
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrDir, err)
 	}
-	p := filepath.Join(tools, ".key")
+	defer unix.Close(dfd)
+	sfd, err := ownerfile.MakeDir(dfd, "sandbox", unix.O_PATH, ownerfile.Rule{})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrDir, err)
+	}
+	defer unix.Close(sfd)
+	tfd, err := ownerfile.MakeDir(sfd, "tools", unix.O_RDONLY, ownerfile.PrivateDir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrDir, err)
+	}
+	defer unix.Close(tfd)
+	p := filepath.Join(toolsDir(dir), keyName)
 	for range 2 {
-		if k, err := readKey(p); err == nil {
+		if k, err := readKey(tfd); err == nil {
 			return k, nil
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("reading %s: %w", p, err)
 		}
 		var k [32]byte
 		rand.Read(k[:])
-		var r [8]byte
-		rand.Read(r[:])
-		tmp := p + "." + hex.EncodeToString(r[:]) + ".tmp"
-		if err := writeFileSync(tmp, []byte(hex.EncodeToString(k[:])), 0o600); err != nil {
+		tmp, err := ownerfile.CreateTemp(tfd, keyName, []byte(hex.EncodeToString(k[:])), ownerfile.Write{Mode: 0o600})
+		if err != nil {
 			return nil, err
 		}
 		// Link, not rename: of two makers at once the first keeps its key.
-		err := os.Link(tmp, p)
-		os.Remove(tmp)
-		if err != nil && !errors.Is(err, os.ErrExist) {
+		err = unix.Linkat(tfd, tmp, tfd, keyName, 0)
+		unix.Unlinkat(tfd, tmp, 0)
+		if err != nil && !errors.Is(err, unix.EEXIST) {
+			return nil, &os.PathError{Op: "link", Path: p, Err: err}
+		}
+		if err := ownerfile.SyncDir(tfd); err != nil {
 			return nil, err
 		}
-		syncDir(tools)
 	}
-	return readKey(p)
+	return readKey(tfd)
 }
 
-func readKey(p string) ([]byte, error) {
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+const keyName = ".key"
+
+func readKey(tfd int) ([]byte, error) {
+	b, err := ownerfile.ReadFile(tfd, keyName, ownerfile.Private, 64)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: p, Err: err}
+		return nil, err
 	}
-	f := os.NewFile(uintptr(fd), p)
-	defer f.Close()
-	b := make([]byte, 65)
-	n, _ := f.Read(b)
-	k, err := hex.DecodeString(string(b[:n]))
+	k, err := hex.DecodeString(string(b))
 	if err != nil || len(k) != 32 {
-		return nil, fmt.Errorf("%s is not a hub key", p)
+		return nil, fmt.Errorf("%s is not a hub key", keyName)
 	}
 	return k, nil
-}
-
-func writeFileSync(p string, b []byte, mode os.FileMode) error {
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func syncDir(dir string) {
-	if f, err := os.Open(dir); err == nil {
-		f.Sync()
-		f.Close()
-	}
 }
 
 // Key names what def runs as — its digest, tokens among it — keyed with

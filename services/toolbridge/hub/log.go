@@ -2,9 +2,12 @@ package hub
 
 import (
 	"os"
+	"path/filepath"
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
 // MaxLog caps what a running hub keeps of its server's output.
@@ -22,21 +25,36 @@ type capLog struct {
 // openLog keeps a log past MaxLog once as path.1, then starts path anew
 // (0600, never through a link).
 func openLog(path string) (*capLog, error) {
+	dir, name := filepath.Split(path)
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(dfd)
 	var st unix.Stat_t
-	if err := unix.Lstat(path, &st); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size >= MaxLog {
-		if err := os.Rename(path, path+".1"); err != nil {
-			return nil, err
+	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size >= MaxLog {
+		if err := ownerfile.Rename(dfd, name, dfd, name+".1", 0); err != nil {
+			return nil, &os.PathError{Op: "rename", Path: path, Err: err}
 		}
 	}
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	// O_NONBLOCK: a fifo put at the log's name must not hang the hub.
+	fd, err := ownerfile.Open(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_APPEND|unix.O_NONBLOCK, 0o600)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
+	if err := ownerfile.Check(fd, ownerfile.Private); err != nil {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
 	f := os.NewFile(uintptr(fd), path)
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
+	if err != nil {
 		f.Close()
-		return nil, &os.PathError{Op: "open", Path: path, Err: unix.EINVAL}
+		return nil, err
 	}
 	return &capLog{f: f, n: fi.Size()}, nil
 }

@@ -2,6 +2,7 @@ package toolbridge
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -166,8 +167,9 @@ func rowOf(rows []mapRow, p, pp *liveProc) *mapRow {
 	return best
 }
 
-// checkProcessMap is every way procs (root first) differ from rows.
-func checkProcessMap(rows []mapRow, procs []*liveProc) []string {
+// checkProcessMap is every way procs (root first) differ from rows; on
+// a desktop the rows "with a display" must run too.
+func checkProcessMap(rows []mapRow, procs []*liveProc, desktop bool) []string {
 	var bad []string
 	byPid := map[int]*liveProc{}
 	for _, p := range procs {
@@ -211,7 +213,7 @@ func checkProcessMap(rows []mapRow, procs []*liveProc) []string {
 		}
 	}
 	for i := range rows {
-		if r := &rows[i]; !seen[r] && !r.optional {
+		if r := &rows[i]; !seen[r] && (!r.optional || desktop) {
 			bad = append(bad, fmt.Sprintf("%s under %s (SECURITY.md:%d) is not running", r.proc, r.parent, r.line))
 		}
 	}
@@ -354,6 +356,51 @@ func readProc(pid int, owner uint32, home, bin, agentID string) (*liveProc, bool
 // every fd; as an unprivileged owner (scripts/test-as-user.sh) it checks
 // that an undumpable process's fds are refused to it.
 func TestProcessMapMatchesSecurityMd(t *testing.T) {
+	rows, procs := runForMap(t, nil, nil)
+	if bad := checkProcessMap(rows, procs, false); len(bad) > 0 {
+		t.Errorf("the running processes differ from SECURITY.md's process map:\n  %s", strings.Join(bad, "\n  "))
+	}
+	wrongMaps(t, rows, procs)
+}
+
+// TestProcessMapWithADisplay is the same run on a desktop (a real Xvfb)
+// with a question showing on a real zenity: the rows "with a display"
+// (the ask broker's dialog launcher and its dialog) must then run, as
+// the map says, and a map without the dialog's row fails.
+func TestProcessMapWithADisplay(t *testing.T) {
+	requireSandbox(t)
+	display := testenv.StartX(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	shown := func() {
+		if win, err := testenv.Xdotool(ctx, display)("search", "--sync", "--onlyvisible", "--name", "^Link asks$"); err != nil || win == "" {
+			t.Fatalf("the dialog never showed: %v", err)
+		}
+	}
+	rows, procs := runForMap(t, []string{display}, shown, "delete")
+	if bad := checkProcessMap(rows, procs, true); len(bad) > 0 {
+		t.Errorf("the running processes differ from SECURITY.md's process map:\n  %s", strings.Join(bad, "\n  "))
+	}
+	var kept []mapRow
+	for _, r := range rows {
+		if r.proc != "zenity" {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) == len(rows) {
+		t.Fatal("the map has no row zenity")
+	}
+	if bad := checkProcessMap(kept, procs, true); len(bad) == 0 {
+		t.Error("a map with no row for the dialog passed")
+	}
+}
+
+// runForMap starts the run (env added to lnk's, the client calling
+// echo and then each of calls without waiting), calls ready (if any)
+// once the client holds its session, and returns SECURITY.md's rows and
+// the processes under lnk.
+func runForMap(t *testing.T, env []string, ready func(), calls ...string) ([]mapRow, []*liveProc) {
+	t.Helper()
 	requireSandbox(t)
 	text, err := os.ReadFile(filepath.Join("..", "..", "SECURITY.md"))
 	if err != nil {
@@ -398,7 +445,7 @@ func TestProcessMapMatchesSecurityMd(t *testing.T) {
 	copyExec(t, self, filepath.Join(bin, "mcp-server"))
 	copyExec(t, self, filepath.Join(bin, "client"))
 	as := func(cmd *exec.Cmd) *exec.Cmd {
-		cmd.Env = []string{"HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin"}
+		cmd.Env = append([]string{"HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin"}, env...)
 		cmd.Dir = home
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setsid: true}
 		return cmd
@@ -424,7 +471,21 @@ func TestProcessMapMatchesSecurityMd(t *testing.T) {
 	lnk("", "agent", "allow", "demo", "--read", bin, "--command", filepath.Join(bin, "client"))
 	lnk("", "agent", "allow", "demo", "--tool", "test", "--allow", "echo")
 
-	run := as(exec.Command(filepath.Join(bin, "lnk"), "sandbox", "run", "--agent", "demo", "--", filepath.Join(bin, "client"), "mcp-hold"))
+	if ready != nil {
+		// A question unanswered ends sooner than the default two minutes:
+		// the walk is done while it shows.
+		set := filepath.Join(home, ".lnk", "settings.toml")
+		if err := os.WriteFile(set, []byte("ask_wait = \"15s\"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if cred != nil {
+			if err := os.Chown(set, int(cred.Uid), int(cred.Gid)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	args := append([]string{"sandbox", "run", "--agent", "demo", "--", filepath.Join(bin, "client"), "mcp-hold"}, calls...)
+	run := as(exec.Command(filepath.Join(bin, "lnk"), args...))
 	stdin, err := run.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -445,6 +506,9 @@ func TestProcessMapMatchesSecurityMd(t *testing.T) {
 		run.Wait()
 		t.Fatalf("the sandbox's client did not hold a session: %q\n%s", sc.Text(), errb.String())
 	}
+	if ready != nil {
+		ready()
+	}
 
 	procs := walkProcs(t, run.Process.Pid, owner, home, bin, agentID)
 	var seen strings.Builder
@@ -457,11 +521,13 @@ func TestProcessMapMatchesSecurityMd(t *testing.T) {
 		fmt.Fprintf(&seen, "  %d ppid %d (%s) %s seccomp=%v nnp=%v dumpable=%v fds=%v %v\n", p.pid, p.ppid, p.comm, strings.Join(p.argv, " "), p.seccomp, p.noNewPrivs, p.dumpable, kinds, p.fdsErr)
 	}
 	t.Logf("the processes under lnk:\n%s", seen.String())
-	if bad := checkProcessMap(rows, procs); len(bad) > 0 {
-		t.Errorf("the running processes differ from SECURITY.md's process map:\n  %s", strings.Join(bad, "\n  "))
-	}
+	return rows, procs
+}
 
-	// The negative controls: a wrong map fails against the same processes.
+// wrongMaps: wrong copies of the map each fail against the same
+// processes (the negative controls).
+func wrongMaps(t *testing.T, rows []mapRow, procs []*liveProc) {
+	t.Helper()
 	wrong := func(what string, change func([]mapRow) []mapRow) {
 		t.Helper()
 		cp := make([]mapRow, len(rows))
@@ -472,7 +538,7 @@ func TestProcessMapMatchesSecurityMd(t *testing.T) {
 				cp[i].fds[k] = true
 			}
 		}
-		if bad := checkProcessMap(change(cp), procs); len(bad) == 0 {
+		if bad := checkProcessMap(change(cp), procs, false); len(bad) == 0 {
 			t.Errorf("a map with %s passed", what)
 		}
 	}
@@ -525,7 +591,7 @@ func TestProcessMapMatchesSecurityMd(t *testing.T) {
 		}
 		withPlant := append([]*liveProc{}, procs...)
 		withPlant[i] = &cp
-		if bad := checkProcessMap(rows, withPlant); len(bad) == 0 {
+		if bad := checkProcessMap(rows, withPlant, false); len(bad) == 0 {
 			t.Error("a netbroker holding a folder of ~/.lnk passed")
 		}
 		planted = true

@@ -121,9 +121,10 @@ func runSandboxedCalls(names []string) int {
 }
 
 // runSandboxedHold is the tests' client that calls echo once, says
-// READY, and holds its session (so the tool server runs) until its
-// stdin ends.
-func runSandboxedHold() int {
+// READY, starts a call of each tool named (not waiting for it: a call
+// that asks the owner waits for the answer), and holds its session (so
+// the tool server runs) until its stdin ends.
+func runSandboxedHold(calls []string) int {
 	url := os.Getenv("LNK_TOOL_TEST")
 	if url == "" {
 		fmt.Println("no LNK_TOOL_TEST")
@@ -144,6 +145,9 @@ func runSandboxedHold() int {
 		return 1
 	}
 	fmt.Println("READY")
+	for _, name := range calls {
+		go cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "held-" + name}})
+	}
 	io.Copy(io.Discard, os.Stdin)
 	return 0
 }

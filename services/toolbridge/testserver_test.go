@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runSandboxedCalls(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "mcp-hold" {
-		os.Exit(runSandboxedHold())
+		os.Exit(runSandboxedHold(os.Args[2:]))
 	}
 	os.Exit(m.Run())
 }

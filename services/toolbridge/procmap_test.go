@@ -264,18 +264,29 @@ func walkProcs(t *testing.T, root int, owner uint32, home, bin, agentID string) 
 			children[ppid] = append(children[ppid], pid)
 		}
 	}
-	var procs []*liveProc
+	var pids []int
 	queue := []int{root}
 	for len(queue) > 0 {
 		pid := queue[0]
 		queue = queue[1:]
-		p, ok := readProc(pid, owner, home, bin, agentID)
-		if !ok {
-			continue // ended since: nothing to check
-		}
-		procs = append(procs, p)
+		pids = append(pids, pid)
 		sort.Ints(children[pid])
 		queue = append(queue, children[pid]...)
+	}
+	// A socket may live in another process's network namespace (the
+	// sandbox's listener the netbroker holds, a tool call's connection
+	// passed to lnk): the families of every namespace in the tree.
+	families := map[string]string{}
+	for _, pid := range pids {
+		for ino, f := range socketFamilies(pid) {
+			families[ino] = f
+		}
+	}
+	var procs []*liveProc
+	for _, pid := range pids {
+		if p, ok := readProc(pid, owner, home, bin, agentID, families); ok {
+			procs = append(procs, p) // one ended since has nothing to check
+		}
 	}
 	return procs
 }
@@ -295,7 +306,7 @@ func statOf(pid int) (string, int, bool) {
 	return f[0], ppid, err == nil
 }
 
-func readProc(pid int, owner uint32, home, bin, agentID string) (*liveProc, bool) {
+func readProc(pid int, owner uint32, home, bin, agentID string, families map[string]string) (*liveProc, bool) {
 	dir := fmt.Sprintf("/proc/%d", pid)
 	_, ppid, ok := statOf(pid)
 	comm, err1 := os.ReadFile(dir + "/comm")
@@ -336,9 +347,42 @@ func readProc(pid int, owner uint32, home, bin, agentID string) (*liveProc, bool
 		if err != nil {
 			continue // closed since
 		}
-		p.fds[fdKind(target, home, bin, agentID)] = true
+		kind := fdKind(target, home, bin, agentID)
+		if kind == "socket" {
+			// socket:[INODE]: its family, from the tables of the
+			// network namespaces in the tree; one in none of them
+			// (raw, packet, …) stays plain "socket", which no row names.
+			ino := strings.TrimSuffix(strings.TrimPrefix(target, "socket:["), "]")
+			if f, ok := families[ino]; ok {
+				kind = "socket:" + f
+			}
+		}
+		p.fds[kind] = true
 	}
 	return p, true
+}
+
+// socketFamilies maps each socket inode in pid's network namespace to
+// its family: unix, tcp, udp or netlink (/proc/PID/net/*).
+func socketFamilies(pid int) map[string]string {
+	m := map[string]string{}
+	for _, tab := range []struct {
+		file, family string
+		col          int // the inode's column
+	}{{"unix", "unix", 6}, {"tcp", "tcp", 9}, {"tcp6", "tcp", 9}, {"udp", "udp", 9}, {"udp6", "udp", 9}, {"netlink", "netlink", 9}} {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, tab.file))
+		if err != nil {
+			continue
+		}
+		for i, l := range strings.Split(string(b), "\n") {
+			f := strings.Fields(l)
+			if i == 0 || len(f) <= tab.col {
+				continue
+			}
+			m[f[tab.col]] = tab.family
+		}
+	}
+	return m
 }
 
 // TestProcessMapMatchesSecurityMd starts `lnk sandbox run --agent demo`
@@ -577,27 +621,29 @@ func wrongMaps(t *testing.T, rows []mapRow, procs []*liveProc) {
 		return rs
 	})
 	// An fd the map does not allow, planted in what was read: a folder of
-	// ~/.lnk in the netbroker (whose fds, unreadable to its owner, are
-	// then only the planted one).
-	planted := false
-	for i, p := range procs {
-		if p.name != "lnk-netbroker" {
-			continue
+	// ~/.lnk in the netbroker, a TCP socket in the keybroker (whose fds,
+	// unreadable to their owner, are then only the planted one).
+	for _, plant := range []struct{ name, kind string }{{"lnk-netbroker", "~/.lnk/agents"}, {"lnk-keybroker", "socket:tcp"}} {
+		planted := false
+		for i, p := range procs {
+			if p.name != plant.name {
+				continue
+			}
+			cp := *p
+			cp.fds = map[string]bool{plant.kind: true}
+			for k := range p.fds {
+				cp.fds[k] = true
+			}
+			withPlant := append([]*liveProc{}, procs...)
+			withPlant[i] = &cp
+			if bad := checkProcessMap(rows, withPlant, false); len(bad) == 0 {
+				t.Errorf("%s holding an fd of kind %s passed", plant.name, plant.kind)
+			}
+			planted = true
 		}
-		cp := *p
-		cp.fds = map[string]bool{"~/.lnk/agents": true}
-		for k := range p.fds {
-			cp.fds[k] = true
+		if !planted {
+			t.Errorf("no %s to plant an fd in", plant.name)
 		}
-		withPlant := append([]*liveProc{}, procs...)
-		withPlant[i] = &cp
-		if bad := checkProcessMap(rows, withPlant, false); len(bad) == 0 {
-			t.Error("a netbroker holding a folder of ~/.lnk passed")
-		}
-		planted = true
-	}
-	if !planted {
-		t.Error("no lnk-netbroker to plant an fd in")
 	}
 }
 

@@ -273,6 +273,21 @@ func walkProcs(t *testing.T, root int, owner uint32, home, bin, agentID string) 
 		sort.Ints(children[pid])
 		queue = append(queue, children[pid]...)
 	}
+	// lnk leads a session of its own: a process of that session outside
+	// the tree (one that left it, reparented) is named too.
+	in := map[int]bool{}
+	for _, pid := range pids {
+		in[pid] = true
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || in[pid] {
+			continue
+		}
+		if sid, ok := sessionOf(pid); ok && sid == root {
+			t.Errorf("process %d is in lnk's session but not under lnk", pid)
+		}
+	}
 	// A socket may live in another process's network namespace (the
 	// sandbox's listener the netbroker holds, a tool call's connection
 	// passed to lnk): the families of every namespace in the tree.
@@ -289,6 +304,21 @@ func walkProcs(t *testing.T, root int, owner uint32, home, bin, agentID string) 
 		}
 	}
 	return procs
+}
+
+// sessionOf is /proc/pid/stat's session.
+func sessionOf(pid int) (int, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 4 {
+		return 0, false
+	}
+	sid, err := strconv.Atoi(f[3])
+	return sid, err == nil
 }
 
 // statOf is /proc/pid/stat's state and ppid.
@@ -390,9 +420,10 @@ func socketFamilies(pid int) map[string]string {
 // go-sdk MCP server) whose sandboxed client holds a session open, walks
 // every process under lnk, and checks each against SECURITY.md's table:
 // none unlisted, each listed one running (a row "with a display" may be
-// absent), each one's parent, its seccomp and no_new_privs
-// (/proc/PID/status), whether it is dumpable (who owns /proc/PID), and
-// that it holds no fd of a kind its row does not allow. Then the same
+// absent), none of lnk's session outside the tree, each one's parent,
+// its seccomp and no_new_privs (/proc/PID/status), whether it is
+// dumpable (who owns /proc/PID/environ), and that it holds no fd of a
+// kind its row does not allow (a socket by its family). Then the same
 // processes are checked against wrong copies of the table (a row's
 // seccomp flipped, a row dropped, an fd kind taken from a row), each of
 // which must fail. The run is never root's (root's /proc/PID is root's
@@ -552,6 +583,9 @@ func runForMap(t *testing.T, env []string, ready func(), calls ...string) ([]map
 	}
 	if ready != nil {
 		ready()
+	}
+	if sid, ok := sessionOf(run.Process.Pid); !ok || sid != run.Process.Pid {
+		t.Fatalf("lnk (pid %d) leads no session of its own (%d): the check of its session would see nothing", run.Process.Pid, sid)
 	}
 
 	procs := walkProcs(t, run.Process.Pid, owner, home, bin, agentID)

@@ -245,12 +245,9 @@ func confinedBrokerRuns(t *testing.T, r *askRig) {
 				ppid = strings.TrimSpace(v)
 			}
 		}
-		// lnk is undumpable for the run (it holds the proxy's secret): its
-		// exe and environ are root's, its cmdline is not. This rig's lnk
-		// is argv[0] r.lnk and names the client's folder under r.home.
-		parent, _ := os.ReadFile("/proc/" + ppid + "/cmdline")
-		argv := strings.Split(string(parent), "\x00")
-		if argv[0] != r.lnk || !strings.Contains(string(parent), "\x00"+filepath.Dir(r.client)+"\x00") {
+		parent, _ := os.Readlink("/proc/" + ppid + "/exe")
+		environ, _ := os.ReadFile("/proc/" + ppid + "/environ")
+		if parent != r.lnk || !strings.Contains(string(environ), "HOME="+r.home+"\x00") {
 			continue
 		}
 		if !strings.Contains(string(status), "Seccomp:\t2") || !strings.Contains(string(status), "NoNewPrivs:\t1") {

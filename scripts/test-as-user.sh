@@ -22,6 +22,10 @@ go build -o "$work/bin/everything-server" github.com/modelcontextprotocol/go-sdk
 # The attacker's lnk-netbroker (-tags lnkattack), which
 # cmd/lnk-netbroker's attack test runs confined; never in bin/ itself.
 CGO_ENABLED=0 go build -trimpath -tags lnkattack -o "$work/bin/lnk-netbroker-attack" ./cmd/lnk-netbroker
+# SECURITY.md where a package two folders down finds it (../../), for
+# services/toolbridge's process-map test, which reads its table.
+mkdir -p "$work/pkg"
+cp SECURITY.md "$work/pkg/"
 chown "$user" "$work/home"
 chmod 700 "$work/home"
 status=0

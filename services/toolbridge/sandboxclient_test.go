@@ -3,6 +3,7 @@ package toolbridge
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -116,5 +117,37 @@ func runSandboxedCalls(names []string) int {
 			fmt.Printf("%s=%s\n", name, oneLine(res.Content[0].(*mcp.TextContent).Text))
 		}
 	}
+	return 0
+}
+
+// runSandboxedHold is the tests' client that calls echo once, says
+// READY, starts a call of each tool named (not waiting for it: a call
+// that asks the owner waits for the answer), and holds its session (so
+// the tool server runs) until its stdin ends.
+func runSandboxedHold(calls []string) int {
+	url := os.Getenv("LNK_TOOL_TEST")
+	if url == "" {
+		fmt.Println("no LNK_TOOL_TEST")
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "sandboxed", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		fmt.Println("connect-error=" + err.Error())
+		return 1
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "held"}})
+	if err != nil || res.IsError || len(res.Content) == 0 {
+		fmt.Printf("echo-error=%v %v\n", err, res)
+		return 1
+	}
+	fmt.Println("READY")
+	for _, name := range calls {
+		go cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "held-" + name}})
+	}
+	io.Copy(io.Discard, os.Stdin)
 	return 0
 }

@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "mcp-calls" {
 		os.Exit(runSandboxedCalls(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "mcp-hold" {
+		os.Exit(runSandboxedHold(os.Args[2:]))
+	}
 	os.Exit(m.Run())
 }
 

@@ -1,0 +1,305 @@
+package toolbridge
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"lnk.dev/lnk/internal/testenv"
+)
+
+// The process map in SECURITY.md ("Process and trust map") is a table
+// this test reads: one row per process of `lnk sandbox run --agent A`
+// for an agent holding a sealed secret and a tool, with its parent, its
+// seccomp, no_new_privs and dumpable state and the kinds of fd it may
+// hold. The test starts that run for real and checks every process under
+// lnk against it.
+
+// TestProcessMapMatchesSecurityMd starts `lnk sandbox run --agent demo`
+// for an agent holding a sealed secret and a tool (this binary as a real
+// go-sdk MCP server) whose sandboxed client holds a session open, walks
+// every process under lnk, and checks each against SECURITY.md's table:
+// none unlisted, each listed one running (a row "with a display" may be
+// absent), none of lnk's session outside the tree, each one's parent,
+// its seccomp and no_new_privs (/proc/PID/status), whether it is
+// dumpable (who owns /proc/PID/environ), and that it holds no fd of a
+// kind its row does not allow (a socket by its family). Then the same
+// processes are checked against wrong copies of the table (a row's
+// seccomp flipped, a row dropped, an fd kind taken from a row), each of
+// which must fail. The run is never root's (root's /proc/PID is root's
+// either way): as root the test runs lnk as the user lnktest and reads
+// every fd; as an unprivileged owner (scripts/test-as-user.sh) it checks
+// that an undumpable process's fds are refused to it.
+func TestProcessMapMatchesSecurityMd(t *testing.T) {
+	rows, procs := runForMap(t, nil, nil)
+	if bad := checkProcessMap(rows, procs, false); len(bad) > 0 {
+		t.Errorf("the running processes differ from SECURITY.md's process map:\n  %s", strings.Join(bad, "\n  "))
+	}
+	wrongMaps(t, rows, procs)
+}
+
+// TestProcessMapWithADisplay is the same run on a desktop (a real Xvfb)
+// with a question showing on a real zenity: the rows "with a display"
+// (the ask broker's dialog launcher and its dialog) must then run, as
+// the map says, and a map without the dialog's row fails.
+func TestProcessMapWithADisplay(t *testing.T) {
+	requireSandbox(t)
+	display := testenv.StartX(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	shown := func() {
+		if win, err := testenv.Xdotool(ctx, display)("search", "--sync", "--onlyvisible", "--name", "^Link asks$"); err != nil || win == "" {
+			t.Fatalf("the dialog never showed: %v", err)
+		}
+	}
+	rows, procs := runForMap(t, []string{display}, shown, "delete")
+	if bad := checkProcessMap(rows, procs, true); len(bad) > 0 {
+		t.Errorf("the running processes differ from SECURITY.md's process map:\n  %s", strings.Join(bad, "\n  "))
+	}
+	var kept []mapRow
+	for _, r := range rows {
+		if r.proc != "zenity" {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) == len(rows) {
+		t.Fatal("the map has no row zenity")
+	}
+	if bad := checkProcessMap(kept, procs, true); len(bad) == 0 {
+		t.Error("a map with no row for the dialog passed")
+	}
+}
+
+// runForMap starts the run (env added to lnk's, the client calling
+// echo and then each of calls without waiting), calls ready (if any)
+// once the client holds its session, and returns SECURITY.md's rows and
+// the processes under lnk.
+func runForMap(t *testing.T, env []string, ready func(), calls ...string) ([]mapRow, []*liveProc) {
+	t.Helper()
+	requireSandbox(t)
+	text, err := os.ReadFile(filepath.Join("..", "..", "SECURITY.md"))
+	if err != nil {
+		t.Fatalf("SECURITY.md (scripts/test-as-user.sh copies it beside the packages): %v", err)
+	}
+	rows, err := readProcessMap(string(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := testenv.Home(t)
+	var cred *syscall.Credential
+	owner := uint32(os.Geteuid())
+	if owner == 0 {
+		u, err := user.Lookup("lnktest")
+		testenv.Require(t, err == nil, "the unprivileged user lnktest (useradd -m lnktest)")
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		owner = uint32(uid)
+		if err := os.Chown(home, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin, err := os.MkdirTemp("", "lnk-procmap-") // t.TempDir's parent is 0700
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(bin) })
+	if bin, err = filepath.EvalSymlinks(bin); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(bin, 0o755)
+	for _, name := range []string{"lnk", "lnk-init", "lnk-keybroker", "lnk-netbroker", "lnk-askbroker"} {
+		copyExec(t, testenv.Bin(t, name), filepath.Join(bin, name))
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same test binary twice, so the map tells them apart by name:
+	// the tool's server and the sandboxed client.
+	copyExec(t, self, filepath.Join(bin, "mcp-server"))
+	copyExec(t, self, filepath.Join(bin, "client"))
+	as := func(cmd *exec.Cmd) *exec.Cmd {
+		cmd.Env = append([]string{"HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin"}, env...)
+		cmd.Dir = home
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setsid: true}
+		return cmd
+	}
+	lnk := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := as(exec.Command(filepath.Join(bin, "lnk"), args...))
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("lnk %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	made := regexp.MustCompile(`\(id ([^)]+)\)`).FindStringSubmatch(lnk("", "agent", "create", "demo"))
+	if made == nil {
+		t.Fatal("lnk agent create names no id")
+	}
+	agentID := made[1]
+	lnk("sealed-value-5e1b\n", "secret", "create", "API_KEY", "--internet-host", "api.localhost")
+	lnk("", "secret", "add", "API_KEY", "--agent", "demo")
+	lnk("", "sandbox", "tool", "add", "test", "--env", "LNK_TEST_MCP_SERVER=1", "--env", "PATH=/usr/bin:/bin", "--", filepath.Join(bin, "mcp-server"))
+	lnk("", "agent", "allow", "demo", "--read", bin, "--command", filepath.Join(bin, "client"))
+	lnk("", "agent", "allow", "demo", "--tool", "test", "--allow", "echo")
+
+	if ready != nil {
+		// A question unanswered ends sooner than the default two minutes:
+		// the walk is done while it shows.
+		set := filepath.Join(home, ".lnk", "settings.toml")
+		if err := os.WriteFile(set, []byte("ask_wait = \"15s\"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if cred != nil {
+			if err := os.Chown(set, int(cred.Uid), int(cred.Gid)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	args := append([]string{"sandbox", "run", "--agent", "demo", "--", filepath.Join(bin, "client"), "mcp-hold"}, calls...)
+	run := as(exec.Command(filepath.Join(bin, "lnk"), args...))
+	stdin, err := run.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := run.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb strings.Builder
+	run.Stderr = &errb // a pipe, as a terminal's would be a tty
+	run.WaitDelay = 30 * time.Second
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); run.Wait() })
+	if sc := bufio.NewScanner(stdout); !sc.Scan() || sc.Text() != "READY" {
+		stdin.Close()
+		run.Wait()
+		t.Fatalf("the sandbox's client did not hold a session: %q\n%s", sc.Text(), errb.String())
+	}
+	if ready != nil {
+		ready()
+	}
+	if sid, ok := sessionOf(run.Process.Pid); !ok || sid != run.Process.Pid {
+		t.Fatalf("lnk (pid %d) leads no session of its own (%d): the check of its session would see nothing", run.Process.Pid, sid)
+	}
+
+	procs := walkProcs(t, run.Process.Pid, owner, home, bin, agentID)
+	var seen strings.Builder
+	for _, p := range procs {
+		var kinds []string
+		for k := range p.fds {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		fmt.Fprintf(&seen, "  %d ppid %d (%s) %s seccomp=%v nnp=%v dumpable=%v fds=%v %v\n", p.pid, p.ppid, p.comm, strings.Join(p.argv, " "), p.seccomp, p.noNewPrivs, p.dumpable, kinds, p.fdsErr)
+	}
+	t.Logf("the processes under lnk:\n%s", seen.String())
+	return rows, procs
+}
+
+// wrongMaps: wrong copies of the map each fail against the same
+// processes (the negative controls).
+func wrongMaps(t *testing.T, rows []mapRow, procs []*liveProc) {
+	t.Helper()
+	wrong := func(what string, change func([]mapRow) []mapRow) {
+		t.Helper()
+		cp := make([]mapRow, len(rows))
+		for i, r := range rows {
+			cp[i] = r
+			cp[i].fds = map[string]bool{}
+			for k := range r.fds {
+				cp[i].fds[k] = true
+			}
+		}
+		if bad := checkProcessMap(change(cp), procs, false); len(bad) == 0 {
+			t.Errorf("a map with %s passed", what)
+		}
+	}
+	rowNamed := func(rs []mapRow, key string) *mapRow {
+		for i := range rs {
+			if rs[i].proc == key {
+				return &rs[i]
+			}
+		}
+		t.Fatalf("the map has no row %s", key)
+		return nil
+	}
+	wrong("lnk-netbroker without seccomp", func(rs []mapRow) []mapRow {
+		rowNamed(rs, "lnk-netbroker").seccomp = false
+		return rs
+	})
+	wrong("lnk-keybroker dumpable", func(rs []mapRow) []mapRow {
+		rowNamed(rs, "lnk-keybroker").dumpable = true
+		return rs
+	})
+	wrong("no row for the tool's server", func(rs []mapRow) []mapRow {
+		var kept []mapRow
+		for _, r := range rs {
+			if r.proc != "mcp-server" {
+				kept = append(kept, r)
+			}
+		}
+		return kept
+	})
+	wrong("the sandboxed command's pipes not allowed", func(rs []mapRow) []mapRow {
+		delete(rowNamed(rs, "client mcp-hold").fds, "pipe")
+		return rs
+	})
+	wrong("lnk-netbroker's parent changed", func(rs []mapRow) []mapRow {
+		rowNamed(rs, "lnk-netbroker").parent = "bwrap"
+		return rs
+	})
+	// An fd the map does not allow, planted in what was read: a folder of
+	// ~/.lnk in the netbroker, a TCP socket in the keybroker (whose fds,
+	// unreadable to their owner, are then only the planted one).
+	for _, plant := range []struct{ name, kind string }{{"lnk-netbroker", "~/.lnk/agents"}, {"lnk-keybroker", "socket:tcp"}} {
+		planted := false
+		for i, p := range procs {
+			if p.name != plant.name {
+				continue
+			}
+			cp := *p
+			cp.fds = map[string]bool{plant.kind: true}
+			for k := range p.fds {
+				cp.fds[k] = true
+			}
+			withPlant := append([]*liveProc{}, procs...)
+			withPlant[i] = &cp
+			if bad := checkProcessMap(rows, withPlant, false); len(bad) == 0 {
+				t.Errorf("%s holding an fd of kind %s passed", plant.name, plant.kind)
+			}
+			planted = true
+		}
+		if !planted {
+			t.Errorf("no %s to plant an fd in", plant.name)
+		}
+	}
+}
+
+// copyExec copies an executable, world-readable, for the run's owner.
+func copyExec(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}

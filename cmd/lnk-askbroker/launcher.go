@@ -22,6 +22,9 @@ func runLauncher(degraded bool) error {
 	if err := launcherConfinement([]string{d.Program(), n.Program()}).apply([]int{3}, degraded, logf); err != nil {
 		return err
 	}
+	if err := undumpable(); err != nil {
+		return err
+	}
 	ch := open(3, "broker")
 	if ch == nil {
 		return fmt.Errorf("needs its channel from the broker on fd 3")

@@ -127,6 +127,9 @@ func run(wait time.Duration, degraded, terminal, dialogs, notifies, probe bool) 
 	if err := brokerConfinement.apply(inherit, degraded, logf); err != nil {
 		return err
 	}
+	if err := undumpable(); err != nil {
+		return err
+	}
 	if probe {
 		dialog, _ := askbroker.FindSystemProgram("zenity")
 		return probeConfinement(dialog)

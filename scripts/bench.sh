@@ -38,21 +38,31 @@ start=$(awk '$1 ~ /^BenchmarkSandboxRunTrue-/ {
   for (i = 3; i < NF; i++) { if ($(i+1) == "link-ns/op") l = $i; if ($(i+1) == "base-ns/op") b = $i; if ($(i+1) == "x-baseline") r = $i }
   if (l != "") printf "lnk sandbox run -- true (no network): %.1f ms; bare bwrap, same namespaces: %.1f ms; ratio %.2fx (target: at most 2.3x, %s)\n", l/1e6, b/1e6, r, (r <= 2.3 ? "met" : "NOT MET")
 }' "$results")
-if [ -n "$start" ]; then
-  echo "sandbox start: $start"
-  cat > docs/PERFORMANCE.md <<DOC
-# Performance
-
-Written by \`make bench\` (scripts/bench.sh) on its last run; medians of
-interleaved runs, each figure beside its baseline measured in the same
-run (kernel/sandbox/bench_test.go).
-
-## Sandbox start
-
-$start
-
-Machine: $machine, $(date -u +%Y-%m-%d).
-DOC
+[ -n "$start" ] && echo "sandbox start: $start"
+# Every figure of the run goes to docs/PERFORMANCE.md, the one place
+# figures live (code comments say what and why, never a measurement).
+# A run of some benchmarks alone (BENCH=…) writes nothing: the file
+# always holds one whole run.
+if [ -z "${BENCH:-}" ]; then
+  {
+    echo "# Performance"
+    echo
+    echo "Written by \`make bench\` (scripts/bench.sh) on its last whole run:"
+    echo "each figure beside its baseline measured in the same run (the"
+    echo "x-baseline column). Machine: $machine, $(date -u +%Y-%m-%d)."
+    if [ -n "$start" ]; then
+      echo
+      echo "## Sandbox start"
+      echo
+      echo "$start"
+    fi
+    echo
+    echo "## Every benchmark"
+    echo
+    echo '```'
+    cat "$results"
+    echo '```'
+  } > docs/PERFORMANCE.md
 fi
 # The per-call latencies (#9's route, #11's read) again with every
 # process on one core: a diagnostic beside the figures above, never what

@@ -1,11 +1,8 @@
 package cli
 
 import (
-	"bufio"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"lnk.dev/lnk/caps"
@@ -46,31 +43,7 @@ func startAsking(comp *caps.Compiled, wait time.Duration, degraded bool) (*askpr
 // answer, a refusal with its reason; never a terminal's code) becomes a
 // question line of the audit log.
 func askLog(comp *caps.Compiled) (*os.File, chan struct{}, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, nil, err
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer r.Close()
-		logLines(r, comp)
-	}()
-	return w, done, nil
-}
-
-func logLines(r io.Reader, comp *caps.Compiled) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 4096), 64<<10)
-	var log *audit.Log
-	for sc.Scan() {
-		line := strings.TrimPrefix(sc.Text(), "lnk-askbroker: ")
-		if log == nil {
-			if log, _ = openAuditLog(comp.Home); log == nil {
-				continue
-			}
-			defer log.Close()
-		}
-		log.Write(audit.Entry{Time: time.Now(), Kind: audit.KindQuestion, Agent: comp.AgentName, Reason: line})
-	}
+	return brokerLog(comp, "lnk-askbroker: ", func(line string) audit.Entry {
+		return audit.Entry{Kind: audit.KindQuestion, Agent: comp.AgentName, Reason: line}
+	})
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -138,33 +137,13 @@ func startSealed(comp *caps.Compiled, degraded bool) (*runKeys, error) {
 // the wire's log, kind use or refuse, request "sealed secret".
 // done closes once the keybroker's last line is written.
 func keybrokerLog(comp *caps.Compiled) (*os.File, chan struct{}, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, nil, err
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer r.Close()
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 4096), 64<<10)
-		var log *audit.Log
-		for sc.Scan() {
-			line := strings.TrimPrefix(sc.Text(), "lnk-keybroker: ")
-			if log == nil {
-				if log, _ = openAuditLog(comp.Home); log == nil {
-					continue
-				}
-				defer log.Close()
-			}
-			e := audit.Entry{Time: time.Now(), Kind: audit.KindUse, Agent: comp.AgentName, Request: "sealed secret", Route: "keybroker", Reason: line}
-			if strings.HasPrefix(line, "refused") {
-				e.Kind = audit.KindRefuse
-			}
-			log.Write(e)
+	return brokerLog(comp, "lnk-keybroker: ", func(line string) audit.Entry {
+		e := audit.Entry{Kind: audit.KindUse, Agent: comp.AgentName, Request: "sealed secret", Route: "keybroker", Reason: line}
+		if strings.HasPrefix(line, "refused") {
+			e.Kind = audit.KindRefuse
 		}
-	}()
-	return w, done, nil
+		return e
+	})
 }
 
 // sealedKeys is what the proxy is handed; nil without a keybroker.

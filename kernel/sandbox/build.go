@@ -259,27 +259,37 @@ func (s *Sandbox) osFiles() []*os.File {
 	return s.files
 }
 
+// bindChecked binds f at its own path from an fd opened without
+// following a link, only if it is still the folder caps checked (its
+// device and inode): read-only unless f is written.
+func (s *Sandbox) bindChecked(f caps.Folder) error {
+	file, err := openNoLinks(f.Path)
+	if err != nil {
+		return err
+	}
+	if err := sameFolder(file, f); err != nil {
+		file.Close()
+		return err
+	}
+	if f.Access.Write {
+		s.args = append(s.args, "--bind-fd")
+	} else {
+		s.args = append(s.args, "--ro-bind-fd")
+	}
+	s.fdArg(file)
+	s.args = append(s.args, f.Path)
+	return nil
+}
+
 // folders binds the granted folders from fds opened without following a
 // link, covers the hidden paths and the read-only ones.
 func (s *Sandbox) folders(c *caps.Compiled) error {
 	fs := append([]caps.Folder(nil), c.Folders...)
 	sort.Slice(fs, func(i, j int) bool { return fs[i].Path < fs[j].Path })
 	for _, f := range fs {
-		file, err := openNoLinks(f.Path)
-		if err != nil {
+		if err := s.bindChecked(f); err != nil {
 			return err
 		}
-		if err := sameFolder(file, f); err != nil {
-			file.Close()
-			return err
-		}
-		if f.Access.Write {
-			s.args = append(s.args, "--bind-fd")
-		} else {
-			s.args = append(s.args, "--ro-bind-fd")
-		}
-		s.fdArg(file)
-		s.args = append(s.args, f.Path)
 		s.rule(initstage.PathRule{Path: f.Path, Read: f.Access.Read || f.Access.Write, Write: f.Access.Write, Exec: f.Access.Exec})
 	}
 	for _, h := range c.Hidden {

@@ -12,21 +12,9 @@ import (
 // what caps checked (its device and inode): a change since refuses.
 func (s *Sandbox) nested(c *caps.Compiled) error {
 	for _, f := range append(append([]caps.Folder(nil), c.Pinned...), c.NestedReadOnly...) {
-		file, err := openNoLinks(f.Path)
-		if err != nil {
+		if err := s.bindChecked(f); err != nil {
 			return err
 		}
-		if err := sameFolder(file, f); err != nil {
-			file.Close()
-			return err
-		}
-		if f.Access.Write {
-			s.args = append(s.args, "--bind-fd")
-		} else {
-			s.args = append(s.args, "--ro-bind-fd")
-		}
-		s.fdArg(file)
-		s.args = append(s.args, f.Path)
 	}
 	return nil
 }

@@ -40,16 +40,21 @@ start=$(awk '$1 ~ /^BenchmarkSandboxRunTrue-/ {
 }' "$results")
 [ -n "$start" ] && echo "sandbox start: $start"
 # Every figure of the run goes to docs/PERFORMANCE.md, the one place
-# figures live (code comments say what and why, never a measurement).
-# A run of some benchmarks alone (BENCH=…) writes nothing: the file
-# always holds one whole run.
+# figures live (code comments say what and why, never a measurement):
+# the part between its bench markers is written anew; the analyses below
+# them, each dated, are kept. A run of some benchmarks alone (BENCH=…)
+# writes nothing: that part always holds one whole run.
 if [ -z "${BENCH:-}" ]; then
+  doc=docs/PERFORMANCE.md
+  kept=$(mktemp)
+  [ -f "$doc" ] && sed -n '/^<!-- bench:end -->$/,$p' "$doc" | tail -n +2 > "$kept"
   {
     echo "# Performance"
     echo
-    echo "Written by \`make bench\` (scripts/bench.sh) on its last whole run:"
-    echo "each figure beside its baseline measured in the same run (the"
-    echo "x-baseline column). Machine: $machine, $(date -u +%Y-%m-%d)."
+    echo "<!-- bench:start: written by make bench (scripts/bench.sh); edits here are lost -->"
+    echo "The last whole run of \`make bench\`: each figure beside its baseline"
+    echo "measured in the same run (the x-baseline column). Machine: $machine,"
+    echo "$(date -u +%Y-%m-%d)."
     if [ -n "$start" ]; then
       echo
       echo "## Sandbox start"
@@ -62,7 +67,10 @@ if [ -z "${BENCH:-}" ]; then
     echo '```'
     cat "$results"
     echo '```'
-  } > docs/PERFORMANCE.md
+    echo "<!-- bench:end -->"
+    cat "$kept"
+  } > "$doc.tmp" && mv "$doc.tmp" "$doc"
+  rm -f "$kept"
 fi
 # The per-call latencies (#9's route, #11's read) again with every
 # process on one core: a diagnostic beside the figures above, never what

@@ -1,69 +1,23 @@
 package askbroker
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"lnk.dev/lnk/internal/testenv"
 )
 
-// startXvfb starts a real X server on a free display (Xvfb picks it and
-// writes it to -displayfd) and returns the dialog environment for it.
+// startXvfb starts a real X server on a free display (testenv.StartX)
+// and returns the dialog environment for it.
 func startXvfb(t *testing.T) []string {
 	t.Helper()
-	xvfb, ok := FindSystemProgram("Xvfb")
-	testenv.Require(t, ok, "Xvfb (apt-get install xvfb)")
-	_, ok = FindSystemProgram("zenity")
-	testenv.Require(t, ok, "zenity in /usr/bin")
-	_, ok = FindSystemProgram("xdotool")
-	testenv.Require(t, ok, "xdotool in /usr/bin")
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	cmd := exec.Command(xvfb, "-displayfd", "3", "-nolisten", "tcp", "-screen", "0", "1024x768x24")
-	cmd.ExtraFiles = []*os.File{w}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	t.Cleanup(func() {
-		// SIGTERM, so Xvfb removes its socket and lock file; SIGKILL
-		// only if it does not stop.
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(r).ReadString('\n')
-		line <- strings.TrimSpace(s)
-	}()
-	var n string
-	select {
-	case n = <-line:
-	case <-time.After(30 * time.Second):
-		t.Fatal("Xvfb did not say its display within 30s")
-	}
-	if n == "" {
-		t.Fatal("Xvfb exited without a display")
-	}
+	display := testenv.StartX(t)
 	home := t.TempDir()
-	return []string{"DISPLAY=:" + n, "HOME=" + home, "XDG_RUNTIME_DIR=" + home}
+	return []string{display, "HOME=" + home, "XDG_RUNTIME_DIR=" + home}
 }
 
 // xdotool runs xdotool on env's display, bounded by a deadline.

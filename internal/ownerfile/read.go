@@ -13,6 +13,18 @@ import (
 // Rule asks only for a regular file). The file returned blocks as usual.
 func OpenFile(dirfd int, name string, r Rule) (*os.File, error) {
 	fd, err := Open(dirfd, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	return checkedFile(fd, err, name, r)
+}
+
+// OpenFilePath is OpenFile for an absolute path resolved through no link.
+func OpenFilePath(path string, r Rule) (*os.File, error) {
+	fd, err := OpenPath(path, unix.O_RDONLY|unix.O_NONBLOCK)
+	return checkedFile(fd, err, path, r)
+}
+
+// checkedFile is fd, opened O_NONBLOCK as name (or err), once it passes
+// r (a regular file when r names no type), made blocking again.
+func checkedFile(fd int, err error, name string, r Rule) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -28,26 +40,6 @@ func OpenFile(dirfd int, name string, r Rule) (*os.File, error) {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), name), nil
-}
-
-// OpenFilePath is OpenFile for an absolute path resolved through no link.
-func OpenFilePath(path string, r Rule) (*os.File, error) {
-	fd, err := OpenPath(path, unix.O_RDONLY|unix.O_NONBLOCK)
-	if err != nil {
-		return nil, err
-	}
-	if r.Type == 0 {
-		r.Type = unix.S_IFREG
-	}
-	if err := Check(fd, r); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := unix.SetNonblock(fd, false); err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), path), nil
 }
 
 // ReadFile reads name in dirfd as OpenFile opens it, refusing one longer

@@ -4,8 +4,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Space is the size of a control buffer for at most max fds.
-func Space(max int) int { return unix.CmsgSpace(4 * max) }
+// Space is the size of a control buffer for a cap of max fds: room for
+// one more, so that a message one over the cap arrives whole and is
+// refused by its count (with the count in the reason); more than that
+// arrives cut short (MSG_CTRUNC) and is refused as such.
+func Space(max int) int { return unix.CmsgSpace(4 * (max + 1)) }
 
 // Recv reads one message from the socket fd: its data into p, its
 // control data into oob (at least [Space](max) bytes), its fds appended

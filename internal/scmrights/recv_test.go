@@ -100,9 +100,9 @@ func TestRecvRefusesOverCap(t *testing.T) {
 	s, r := pair(t)
 	before := openFDs(t)
 	sendFiles(t, s, "x", 2, nil)
-	// The buffer holds two: the kernel delivers both, and the count
-	// check refuses them.
-	refused(t, r, make([]byte, 64), make([]byte, Space(2)), 1, before)
+	// Space(1) holds two: the kernel delivers both, and the count check
+	// refuses them.
+	refused(t, r, make([]byte, 64), make([]byte, Space(1)), 1, before)
 }
 
 // TestRecvRefusesTruncatedControl: more fds than the control buffer

@@ -17,7 +17,8 @@ func Space(max int) int { return unix.CmsgSpace(4 * (max + 1)) }
 //
 // A failed recvmsg returns its errno as it is (EAGAIN, ECONNRESET, …)
 // and no fds. A message refused (see the package doc) returns a
-// *[Refusal], every fd that came with it closed, and none.
+// *[Refusal], unwrapped (a type assertion finds it without allocating),
+// every fd that came with it closed, and none.
 func Recv(fd int, p, oob []byte, fds []int, max, flags int) (int, []int, error) {
 	var n, oobn, rflags int
 	var err error

@@ -149,9 +149,11 @@ func (c *conn) recvRaw() (Record, []int, error) {
 // parse makes what recvmsg returned a record and its fds (recvRaw).
 func (c *conn) parse(n int, fds []int, err error) (Record, []int, error) {
 	c.fds = fds[:0]
-	var ref *scmrights.Refusal
+	// Recv returns its *Refusal unwrapped: a type assertion, not
+	// errors.As, whose target would be allocated on every record.
+	ref, refused := err.(*scmrights.Refusal)
 	switch {
-	case errors.As(err, &ref):
+	case refused:
 		return Record{}, nil, violation("%s", ref.Reason)
 	case errors.Is(err, unix.ECONNRESET):
 		return Record{}, nil, fmt.Errorf("%w: the peer has gone", ErrClosed)

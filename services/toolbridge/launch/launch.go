@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,11 +19,12 @@ import (
 // signal. Its stdin, stdout and stderr are the caller's to set.
 func Command(def *tooldef.Definition, env []string) (*exec.Cmd, error) {
 	if len(def.Command) == 0 {
-		return nil, fmt.Errorf("tool %s has no command\nhint: lnk sandbox tool add %s -- COMMAND ARGS...", def.Name, def.Name)
+		return nil, &ProgramError{Tool: def.Name, Err: errors.New("no command"), hint: "lnk sandbox tool add " + def.Name + " -- COMMAND ARGS..."}
 	}
 	prog, err := Resolve(def.Command[0], envValue(env, "PATH"))
 	if err != nil {
-		return nil, fmt.Errorf("tool %s: %w\nhint: lnk sandbox tool add %s -- /ABSOLUTE/PATH/TO/%s ARGS...", def.Name, err, def.Name, filepath.Base(def.Command[0]))
+		return nil, &ProgramError{Tool: def.Name, Err: err,
+			hint: "lnk sandbox tool add " + def.Name + " -- /ABSOLUTE/PATH/TO/" + filepath.Base(def.Command[0]) + " ARGS..."}
 	}
 	// Built whole, not by exec.Command, which would look a bare name up
 	// on this process's PATH.
@@ -34,6 +36,20 @@ func Command(def *tooldef.Definition, env []string) (*exec.Cmd, error) {
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	}, nil
 }
+
+// A ProgramError is a tool whose program the launcher will not start:
+// why, and the lnk command that would name it so that it can.
+type ProgramError struct {
+	Tool string
+	Err  error
+	hint string
+}
+
+func (e *ProgramError) Error() string { return "tool " + e.Tool + ": " + e.Err.Error() }
+func (e *ProgramError) Unwrap() error { return e.Err }
+
+// Hint is the lnk command that would give the tool a program it can run.
+func (e *ProgramError) Hint() string { return e.hint }
 
 // Resolve is the program name names: name itself if absolute, else the
 // first executable regular file of that name in an absolute folder of

@@ -34,8 +34,8 @@ func TestBareNameOffItsOwnPATHRefused(t *testing.T) {
 	d := def(t, own, "true")
 	if cmd, err := Command(d, d.Environ()); err == nil {
 		t.Fatalf("bare %q off its own PATH resolved to %s (the bridge's PATH holds %s)", "true", cmd.Path, onBridge)
-	} else if !strings.Contains(err.Error(), "own PATH") || !strings.Contains(err.Error(), "hint: ") {
-		t.Errorf("refusal %q: want why and a hint", err)
+	} else if pe, ok := err.(*ProgramError); !ok || !strings.Contains(err.Error(), "own PATH") || !strings.HasPrefix(pe.Hint(), "lnk sandbox tool add t -- /") {
+		t.Errorf("refusal %q: want why, and a hint naming an absolute path", err)
 	}
 
 	d = def(t, own+":"+filepath.Dir(onBridge), "true", "arg")

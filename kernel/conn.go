@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/internal/audit"
+	"lnk.dev/lnk/internal/scmrights"
 	"lnk.dev/lnk/internal/wire"
 	"lnk.dev/lnk/kernel/proto"
 )
@@ -60,7 +61,7 @@ func (c *conn) serve(ctx context.Context) {
 		}
 	}()
 	buf := make([]byte, wire.MaxRecord+1)
-	oob := make([]byte, unix.CmsgSpace(4*wire.MaxFDs))
+	oob := make([]byte, scmrights.Space(wire.MaxFDs))
 	for {
 		rec, files, err := c.recv(buf, oob)
 		if err != nil {
@@ -146,38 +147,30 @@ func nameOf(rt *route) string {
 	return rt.spec.Name
 }
 
-// recv reads one record. Any violation closes every fd that came with it.
+// recv reads one record through the one SCM_RIGHTS receiver
+// (internal/scmrights). Any violation closes every fd that came with it.
 func (c *conn) recv(buf, oob []byte) (wire.Record, []*os.File, error) {
-	var n, oobn, flags int
-	var err error
-	for {
-		n, oobn, flags, _, err = unix.Recvmsg(c.fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		return wire.Record{}, nil, fmt.Errorf("%w: %v", wire.ErrClosed, err)
-	}
-	fds, cerr := rights(oob[:oobn])
+	n, fds, err := scmrights.Recv(c.fd, buf, oob, nil, wire.MaxFDs, 0)
+	var ref *scmrights.Refusal
 	switch {
-	case cerr != nil:
-	case flags&unix.MSG_CTRUNC != 0:
-		cerr = fmt.Errorf("%w: control data truncated (MSG_CTRUNC)", wire.ErrProtocol)
-	case flags&unix.MSG_TRUNC != 0 || n > wire.MaxRecord:
-		cerr = fmt.Errorf("%w: record over the %d-byte cap", wire.ErrProtocol, wire.MaxRecord)
+	case errors.As(err, &ref):
+		return wire.Record{}, nil, fmt.Errorf("%w: %s", wire.ErrProtocol, ref.Reason)
+	case err != nil:
+		return wire.Record{}, nil, fmt.Errorf("%w: %v", wire.ErrClosed, err)
 	case n == 0 && len(fds) == 0:
 		return wire.Record{}, nil, wire.ErrClosed
 	}
 	var rec wire.Record
-	if cerr == nil {
-		rec, cerr = wire.ParseRecord(buf[:n], len(fds))
+	if n > wire.MaxRecord {
+		err = fmt.Errorf("%w: record over the %d-byte cap", wire.ErrProtocol, wire.MaxRecord)
+	} else {
+		rec, err = wire.ParseRecord(buf[:n], len(fds))
 	}
-	if cerr != nil {
+	if err != nil {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
-		return wire.Record{}, nil, cerr
+		return wire.Record{}, nil, err
 	}
 	rec.Body = append([]byte(nil), rec.Body...)
 	files := make([]*os.File, len(fds))
@@ -185,33 +178,6 @@ func (c *conn) recv(buf, oob []byte) (wire.Record, []*os.File, error) {
 		files[i] = os.NewFile(uintptr(fd), "request-fd")
 	}
 	return rec, files, nil
-}
-
-// rights returns every fd in the control data; anything but SCM_RIGHTS
-// is a violation (the fds found are still returned, to be closed).
-func rights(oob []byte) ([]int, error) {
-	if len(oob) == 0 {
-		return nil, nil
-	}
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil, fmt.Errorf("%w: control data: %v", wire.ErrProtocol, err)
-	}
-	var fds []int
-	var bad error
-	for _, m := range msgs {
-		if m.Header.Level != unix.SOL_SOCKET || m.Header.Type != unix.SCM_RIGHTS {
-			bad = fmt.Errorf("%w: control message is not SCM_RIGHTS", wire.ErrProtocol)
-			continue
-		}
-		got, err := unix.ParseUnixRights(&m)
-		if err != nil {
-			bad = fmt.Errorf("%w: SCM_RIGHTS: %v", wire.ErrProtocol, err)
-			continue
-		}
-		fds = append(fds, got...)
-	}
-	return fds, bad
 }
 
 // decodeRequest finds rec's route in routes and decodes its body

@@ -24,5 +24,7 @@
 // socket listening on a loopback address, with at most one pipe beside it
 // (the lifeline, held and never read); anything else is refused, every
 // fd closed. The fds are close-on-exec on both sides
-// (MSG_CMSG_CLOEXEC).
+// (MSG_CMSG_CLOEXEC). Messages are received through internal/scmrights,
+// Link's one SCM_RIGHTS receiver, which refuses control data cut short,
+// over the fd cap or other than SCM_RIGHTS before the checks above.
 package connpass

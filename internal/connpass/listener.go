@@ -2,7 +2,6 @@ package connpass
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"os"
 
@@ -52,19 +51,13 @@ func PassListener(ch, ln int, held ...int) error {
 // fd that is no pipe — is a *[Refusal], every fd that came closed. It
 // returns io.EOF if the sender closed its end with nothing handed.
 func (r *Receiver) ReceiveListener() (net.Listener, []*os.File, error) {
-	n, oobn, flags, _, err := r.ch.ReadMsgUnix(r.buf, r.oob)
+	n, fds, err := r.recv(1 + maxHeld)
 	if err != nil {
-		return nil, nil, fmt.Errorf("connpass: recvmsg: %w", err)
+		return nil, nil, err // io.EOF: the sender closed its end, handing nothing
 	}
-	if n == 0 && oobn == 0 {
-		return nil, nil, io.EOF // the sender closed its end, handing nothing
-	}
-	fds, rerr := rights(r.oob[:oobn])
+	var rerr error
 	switch {
-	case rerr != nil:
-	case flags&unix.MSG_CTRUNC != 0:
-		rerr = &Refusal{"control data cut short (more fds than a message may carry)"}
-	case flags&unix.MSG_TRUNC != 0 || string(r.buf[:n]) != ListenerTag:
+	case string(r.buf[:n]) != ListenerTag:
 		rerr = &Refusal{"a message that does not hand the relay's listener"}
 	case len(fds) == 0 || len(fds) > 1+maxHeld:
 		rerr = &Refusal{fmt.Sprintf("%d fds with the listener, not 1 to %d", len(fds), 1+maxHeld)}

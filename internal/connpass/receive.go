@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/scmrights"
 )
 
 // Receiver takes passed connections from one channel. Only one goroutine
@@ -20,12 +22,45 @@ type Receiver struct {
 
 // NewReceiver receives on ch.
 func NewReceiver(ch *net.UnixConn) *Receiver {
-	return &Receiver{ch: ch, buf: make([]byte, MaxHead+1), oob: make([]byte, unix.CmsgSpace(4*maxFDs))}
+	return &Receiver{ch: ch, buf: make([]byte, MaxHead+1), oob: make([]byte, scmrights.Space(maxFDs))}
 }
 
-// maxFDs is more than a message may carry, so that two or three arrive
-// (and are closed, and the message refused) rather than cut short.
-const maxFDs = 4
+// maxFDs is the most fds a message may carry: a listener and the fds
+// held with it.
+const maxFDs = 1 + maxHeld
+
+// recv reads one message through the one SCM_RIGHTS receiver
+// (internal/scmrights), waiting on the channel's poller: at most max
+// fds, close-on-exec, nothing cut short, nothing but SCM_RIGHTS. A
+// message refused there is a *[Refusal], its fds closed; io.EOF is the
+// sender's close.
+func (r *Receiver) recv(max int) (int, []int, error) {
+	rc, err := r.ch.SyscallConn()
+	if err != nil {
+		return 0, nil, fmt.Errorf("connpass: %w", err)
+	}
+	var n int
+	var fds []int
+	rerr := rc.Read(func(fd uintptr) bool {
+		n, fds, err = scmrights.Recv(int(fd), r.buf, r.oob, nil, max, 0)
+		return err != unix.EAGAIN
+	})
+	if err == nil {
+		err = rerr
+	}
+	var ref *scmrights.Refusal
+	switch {
+	case errors.As(err, &ref):
+		return 0, nil, &Refusal{ref.Reason}
+	case errors.Is(err, net.ErrClosed) || errors.Is(err, unix.ECONNRESET):
+		return 0, nil, io.EOF
+	case err != nil:
+		return 0, nil, fmt.Errorf("connpass: recvmsg: %w", err)
+	case n == 0 && len(fds) == 0:
+		return 0, nil, io.EOF // SEQPACKET: a zero-length read is the peer's close
+	}
+	return n, fds, nil
+}
 
 // A Refusal is a message that passed no connection: why, in words. The
 // channel itself is still good; Receive can be called again.
@@ -37,17 +72,11 @@ func (r *Refusal) Error() string { return "connpass: refused: " + r.Reason }
 // for a message that is not one (its fds closed), and io.EOF once the
 // sender has closed the channel.
 func (r *Receiver) Receive() (*Conn, error) {
-	n, oobn, flags, _, err := r.ch.ReadMsgUnix(r.buf, r.oob)
+	n, fds, err := r.recv(maxFDs) // oneSocket refuses all but one, with the count
 	if err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, unix.ECONNRESET) {
-			return nil, io.EOF
-		}
-		return nil, fmt.Errorf("connpass: recvmsg: %w", err)
+		return nil, err
 	}
-	if n == 0 && oobn == 0 {
-		return nil, io.EOF // SEQPACKET: a zero-length read is the peer's close
-	}
-	fd, rerr := oneSocket(r.oob[:oobn], flags)
+	fd, rerr := oneSocket(fds)
 	if rerr == nil && n > MaxHead {
 		rerr = &Refusal{fmt.Sprintf("more than %d bytes with the connection", MaxHead)}
 		unix.Close(fd)
@@ -74,19 +103,13 @@ func fileConn(fd int) (net.Conn, error) {
 	return c, nil
 }
 
-// oneSocket is the one connected stream socket the control data oob
-// carries; on a refusal every fd in it is closed.
-func oneSocket(oob []byte, flags int) (int, error) {
-	fds, err := rights(oob)
-	switch {
-	case err != nil:
-	case flags&unix.MSG_CTRUNC != 0:
-		err = &Refusal{"control data cut short (more fds than a message may carry)"}
-	case flags&unix.MSG_TRUNC != 0:
-		err = &Refusal{fmt.Sprintf("a message over %d bytes", MaxHead)}
-	case len(fds) != 1:
+// oneSocket is the one connected stream socket of fds (as received);
+// on a refusal every fd is closed.
+func oneSocket(fds []int) (int, error) {
+	var err error
+	if len(fds) != 1 {
 		err = &Refusal{fmt.Sprintf("%d fds with the message, not one", len(fds))}
-	default:
+	} else {
 		err = isConnectedStream(fds[0])
 	}
 	if err != nil {
@@ -96,34 +119,6 @@ func oneSocket(oob []byte, flags int) (int, error) {
 		return -1, err
 	}
 	return fds[0], nil
-}
-
-// rights are the fds of the SCM_RIGHTS messages in oob; any other control
-// message is a refusal (its fds are still returned, to be closed).
-func rights(oob []byte) ([]int, error) {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil, &Refusal{"control data that does not parse: " + err.Error()}
-	}
-	var fds []int
-	var bad error
-	for _, m := range msgs {
-		if m.Header.Level != unix.SOL_SOCKET || m.Header.Type != unix.SCM_RIGHTS {
-			bad = &Refusal{fmt.Sprintf("control message %d/%d is not SCM_RIGHTS", m.Header.Level, m.Header.Type)}
-			continue
-		}
-		if len(m.Data)%4 != 0 { // unix.ParseUnixRights would index past its end
-			bad = &Refusal{fmt.Sprintf("SCM_RIGHTS of %d bytes", len(m.Data))}
-			continue
-		}
-		got, err := unix.ParseUnixRights(&m)
-		if err != nil {
-			bad = &Refusal{"SCM_RIGHTS that does not parse"}
-			continue
-		}
-		fds = append(fds, got...)
-	}
-	return fds, bad
 }
 
 // isConnectedStream refuses an fd that is not a stream socket of

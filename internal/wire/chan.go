@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/scmrights"
 )
 
 // conn is the raw transport under a Client or a Server: one blocking
@@ -62,7 +64,7 @@ func newConn(f *os.File) (*conn, error) {
 }
 
 func newRawConn(f *os.File, fd int) *conn {
-	return &conn{f: f, fd: fd, oob: make([]byte, unix.CmsgSpace(4*MaxFDs)),
+	return &conn{f: f, fd: fd, oob: make([]byte, scmrights.Space(MaxFDs)),
 		buf: make([]byte, MaxRecord), fds: make([]int, 0, MaxFDs)}
 }
 
@@ -75,13 +77,11 @@ func (c *conn) sendmsg(p, oob []byte) error {
 	}
 }
 
-func (c *conn) recvmsg() (n, oobn, flags int, err error) {
-	for {
-		n, oobn, flags, err = recvmsg1(c.fd, c.buf, c.oob, unix.MSG_CMSG_CLOEXEC)
-		if err != unix.EINTR {
-			return
-		}
-	}
+// recvmsg reads one message through the one SCM_RIGHTS receiver
+// (internal/scmrights): close-on-exec, at most MaxFDs fds, nothing cut
+// short, nothing but SCM_RIGHTS. flags are added (MSG_DONTWAIT).
+func (c *conn) recvmsg(flags int) (n int, fds []int, err error) {
+	return scmrights.Recv(c.fd, c.buf, c.oob, c.fds, MaxFDs, flags)
 }
 
 // sendBuf is where a record and its control data are built; sendBufs
@@ -143,35 +143,29 @@ func (c *conn) send(r Record, files []*os.File, raw ...int) error {
 // body aliases the read buffer and the fds slice is reused. On any error
 // every fd that arrived is closed.
 func (c *conn) recvRaw() (Record, []int, error) {
-	return c.parse(c.recvmsg())
+	return c.parse(c.recvmsg(0))
 }
 
 // parse makes what recvmsg returned a record and its fds (recvRaw).
-func (c *conn) parse(n, oobn, flags int, err error) (Record, []int, error) {
-	if err != nil {
-		if errors.Is(err, unix.ECONNRESET) {
-			return Record{}, nil, fmt.Errorf("%w: the peer has gone", ErrClosed)
-		}
-		return Record{}, nil, fmt.Errorf("%w: recvmsg: %v", ErrClosed, err)
-	}
-	fds, cerr := appendRights(c.fds[:0], c.oob[:oobn])
+func (c *conn) parse(n int, fds []int, err error) (Record, []int, error) {
 	c.fds = fds[:0]
-	if cerr == nil && flags&unix.MSG_CTRUNC != 0 {
-		cerr = violation("control data truncated (MSG_CTRUNC): more fds than the cap of %d", MaxFDs)
-	}
-	if cerr == nil && flags&unix.MSG_TRUNC != 0 {
-		cerr = violation("record over the %d-byte cap (MSG_TRUNC)", MaxRecord)
-	}
-	if cerr == nil && n == 0 && len(fds) == 0 {
+	// Recv returns its *Refusal unwrapped: a type assertion, not
+	// errors.As, whose target would be allocated on every record.
+	ref, refused := err.(*scmrights.Refusal)
+	switch {
+	case refused:
+		return Record{}, nil, violation("%s", ref.Reason)
+	case errors.Is(err, unix.ECONNRESET):
+		return Record{}, nil, fmt.Errorf("%w: the peer has gone", ErrClosed)
+	case err != nil:
+		return Record{}, nil, fmt.Errorf("%w: recvmsg: %v", ErrClosed, err)
+	case n == 0 && len(fds) == 0:
 		return Record{}, nil, fmt.Errorf("%w: the peer has gone", ErrClosed)
 	}
-	var r Record
-	if cerr == nil {
-		r, cerr = ParseRecord(c.buf[:n], len(fds))
-	}
-	if cerr != nil {
+	r, err := ParseRecord(c.buf[:n], len(fds))
+	if err != nil {
 		closeFDs(fds)
-		return Record{}, nil, cerr
+		return Record{}, nil, err
 	}
 	return r, fds, nil
 }
@@ -195,45 +189,6 @@ func fdFiles(fds []int) []*os.File {
 		files[i] = os.NewFile(uintptr(fd), "wire-fd")
 	}
 	return files
-}
-
-// appendRights appends every fd in the control data oob (as the kernel
-// wrote it) to fds. Anything but SCM_RIGHTS is a violation; the fds
-// found are still returned so the caller closes them. It walks the
-// cmsghdrs itself, as unix.ParseSocketControlMessage does, without its
-// allocations.
-func appendRights(fds []int, oob []byte) ([]int, error) {
-	var bad error
-	const hdr = unix.SizeofCmsghdr
-	for len(oob) >= hdr {
-		var l int
-		if hdr == 16 {
-			l = int(binary.NativeEndian.Uint64(oob))
-		} else {
-			l = int(binary.NativeEndian.Uint32(oob))
-		}
-		level := int32(binary.NativeEndian.Uint32(oob[hdr-8:]))
-		typ := int32(binary.NativeEndian.Uint32(oob[hdr-4:]))
-		if l < hdr || l > len(oob) {
-			return fds, violation("control data: a header of %d bytes in %d", l, len(oob))
-		}
-		switch {
-		case level != unix.SOL_SOCKET || typ != unix.SCM_RIGHTS:
-			bad = violation("control message %d/%d is not SCM_RIGHTS", level, typ)
-		case (l-hdr)%4 != 0:
-			bad = violation("SCM_RIGHTS of %d bytes", l-hdr)
-		default:
-			for p := hdr; p < l; p += 4 {
-				fds = append(fds, int(int32(binary.NativeEndian.Uint32(oob[p:]))))
-			}
-		}
-		next := unix.CmsgSpace(l - hdr)
-		if next >= len(oob) {
-			break
-		}
-		oob = oob[next:]
-	}
-	return fds, bad
 }
 
 // appendUnixRights appends one SCM_RIGHTS control message carrying fds

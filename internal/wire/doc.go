@@ -57,8 +57,11 @@
 //
 // # Security
 //
-// Every fd received is made close-on-exec by the kernel
-// (MSG_CMSG_CLOEXEC) before Go sees it. Both sides trust nothing in a
+// Records are received through internal/scmrights, Link's one
+// SCM_RIGHTS receiver: every fd received is made close-on-exec by the
+// kernel (MSG_CMSG_CLOEXEC) before Go sees it, and control data that is
+// cut short, over the fd cap or anything but SCM_RIGHTS is refused with
+// every fd that came closed. Both sides trust nothing in a
 // record: sizes, fd counts and types are checked before any handler
 // runs. The package holds no authority of its own; it moves the fds its
 // callers hand it and closes every fd it refuses.

@@ -28,9 +28,9 @@ const spinFor = 50 * time.Microsecond
 func (c *conn) trySpin() (r Record, fds []int, ok bool, err error) {
 	deadline := time.Now().Add(spinFor)
 	for {
-		n, oobn, flags, err := recvmsg1(c.fd, c.buf, c.oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_DONTWAIT)
-		if err != unix.EAGAIN && err != unix.EINTR {
-			r, fds, err := c.parse(n, oobn, flags, err)
+		n, fds, err := c.recvmsg(unix.MSG_DONTWAIT)
+		if err != unix.EAGAIN {
+			r, fds, err := c.parse(n, fds, err)
 			return r, fds, true, err
 		}
 		if time.Now().After(deadline) {

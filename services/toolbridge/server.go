@@ -8,11 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -21,6 +18,7 @@ import (
 	"lnk.dev/lnk/internal/jsonscan"
 	"lnk.dev/lnk/internal/lines"
 	"lnk.dev/lnk/services/toolbridge/hub"
+	"lnk.dev/lnk/services/toolbridge/launch"
 	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
 
@@ -86,16 +84,10 @@ const remoteGrace = 6 * time.Second
 // startServer starts def's command. It returns once the process runs; the
 // MCP handshake is the client's, relayed through call.
 func startServer(def *tooldef.Definition) (*server, error) {
-	env := def.Environ()
-	prog, err := lookPath(def.Command[0], envValue(env, "PATH"))
+	cmd, err := launch.Command(def, def.Environ())
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(prog, def.Command[1:]...)
-	cmd.Args[0] = def.Command[0]
-	cmd.Dir = "/"
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	s := &server{cmd: cmd, stderr: &capBuffer{max: 16 << 10}, waiting: map[uint64]chan answer{}, done: make(chan struct{}), max: maxAnswer}
 	if def.URL != "" {
 		s.grace = remoteGrace
@@ -113,33 +105,6 @@ func startServer(def *tooldef.Definition) (*server, error) {
 	}
 	go s.read(out)
 	return s, nil
-}
-
-func envValue(env []string, k string) string {
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, k+"="); ok {
-			return v
-		}
-	}
-	return ""
-}
-
-// lookPath finds name on the tool's own PATH (its snapshot), never the
-// bridge's.
-func lookPath(name, path string) (string, error) {
-	if strings.Contains(name, "/") {
-		return name, nil
-	}
-	for _, dir := range filepath.SplitList(path) {
-		if !filepath.IsAbs(dir) {
-			continue // a relative PATH entry would be relative to /
-		}
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%s: not found on the tool's PATH", name)
 }
 
 // read dispatches what the server writes until its stdout ends, or until

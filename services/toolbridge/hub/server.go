@@ -5,11 +5,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 
+	"lnk.dev/lnk/services/toolbridge/launch"
 	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
 
@@ -34,13 +34,10 @@ type serverProc struct {
 // environment alone, its stderr to the hub's log.
 func startServer(def *tooldef.Definition, log io.Writer) (*serverProc, error) {
 	env := def.Environ()
-	prog, err := lookPath(def.Command[0], envValue(env, "PATH"))
-	if err != nil {
-		return nil, err
-	}
 	var p *serverProc
+	var err error
 	for _, ns := range []bool{true, false} {
-		p, err = tryStart(def, env, prog, log, ns)
+		p, err = tryStart(def, env, log, ns)
 		if err == nil {
 			break
 		}
@@ -49,13 +46,12 @@ func startServer(def *tooldef.Definition, log io.Writer) (*serverProc, error) {
 	return p, err
 }
 
-func tryStart(def *tooldef.Definition, env []string, prog string, log io.Writer, pidNS bool) (*serverProc, error) {
-	cmd := exec.Command(prog, def.Command[1:]...)
-	cmd.Args[0] = def.Command[0]
-	cmd.Dir = "/"
-	cmd.Env = env
+func tryStart(def *tooldef.Definition, env []string, log io.Writer, pidNS bool) (*serverProc, error) {
+	cmd, err := launch.Command(def, env)
+	if err != nil {
+		return nil, err
+	}
 	cmd.Stderr = log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	how := "in a process group of its own"
 	if pidNS {
 		how = "in a PID namespace of its own"
@@ -137,30 +133,4 @@ func (p *serverProc) stop() {
 	})
 	<-p.done
 	p.in.Close()
-}
-
-func envValue(env []string, k string) string {
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, k+"="); ok {
-			return v
-		}
-	}
-	return ""
-}
-
-// lookPath finds name on the tool's own PATH, never the hub's.
-func lookPath(name, path string) (string, error) {
-	if strings.Contains(name, "/") {
-		return name, nil
-	}
-	for _, dir := range filepath.SplitList(path) {
-		if !filepath.IsAbs(dir) {
-			continue
-		}
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%s: not found on the tool's PATH", name)
 }

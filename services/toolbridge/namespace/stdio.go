@@ -4,16 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"lnk.dev/lnk/services/toolbridge/launch"
 	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
 
@@ -50,40 +47,16 @@ type stdioSession struct{ cs *mcp.ClientSession }
 // StartStdio starts def's command in /, its own process group, with
 // FilteredEnv.
 func StartStdio(ctx context.Context, def *tooldef.Definition) (Session, error) {
-	env := FilteredEnv(def)
-	prog := def.Command[0]
-	if !filepath.IsAbs(prog) {
-		for _, kv := range env {
-			if p, ok := strings.CutPrefix(kv, "PATH="); ok {
-				if found, err := lookIn(prog, p); err == nil {
-					prog = found
-				}
-			}
-		}
+	cmd, err := launch.Command(def, FilteredEnv(def))
+	if err != nil {
+		return nil, err
 	}
-	cmd := exec.Command(prog, def.Command[1:]...)
-	cmd.Args[0] = def.Command[0]
-	cmd.Dir = "/"
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	client := mcp.NewClient(&mcp.Implementation{Name: "lnk-namespace", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, nil)
 	if err != nil {
 		return nil, err
 	}
 	return &stdioSession{cs: cs}, nil
-}
-
-func lookIn(name, path string) (string, error) {
-	for _, dir := range filepath.SplitList(path) {
-		p := filepath.Join(dir, name)
-		if filepath.IsAbs(dir) {
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-				return p, nil
-			}
-		}
-	}
-	return "", fmt.Errorf("%s: not found on the provider's PATH", name)
 }
 
 func (s *stdioSession) Schemas(ctx context.Context) (map[string]Schema, error) {

@@ -1,4 +1,4 @@
-package wire
+package scmrights
 
 import (
 	"unsafe"
@@ -6,10 +6,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// recvmsg1 is unix.Recvmsg without its allocation (a sockaddr buffer a
-// connected socket never fills): one iovec over p, control data in oob,
-// both non-empty.
-func recvmsg1(fd int, p, oob []byte, flags int) (n, oobn, recvflags int, err error) {
+// recvmsg is unix.Recvmsg without its allocation (a sockaddr buffer a
+// connected socket never fills): one iovec over p, control data in oob.
+func recvmsg(fd int, p, oob []byte, flags int) (n, oobn, recvflags int, err error) {
+	if len(p) == 0 || len(oob) == 0 {
+		return 0, 0, 0, unix.EINVAL
+	}
 	var iov unix.Iovec
 	iov.Base = &p[0]
 	iov.SetLen(len(p))

@@ -32,8 +32,9 @@
 //
 // # Starting a proxy
 //
-// The sandbox builder calls [Start] with the agent's [caps.Compiled]
-// grants and the owner's HOME. Start makes ~/.lnk/agents/.net/<agent
+// The sandbox builder calls [Start] with the agent's network [Grants]
+// (kernel/sandbox converts caps.Compiled to them: the proxy links no
+// caps) and the owner's HOME. Start makes ~/.lnk/agents/.net/<agent
 // id>/ (0700, no link followed anywhere under ~/.lnk; a one-run folder
 // for a run with no agent), binds proxy-<random>.sock (0600) there, one
 // per sandbox, and serves it until [Running.Close]. A starter that makes

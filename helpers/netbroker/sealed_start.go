@@ -72,7 +72,7 @@ func ModelKeyName(agent string) string {
 // bindSealed gives s the proxy's own checker and log, and makes the
 // agent's own model key, when it is among the sealed secrets, a model's
 // key: its route passes inference only ([FilterInference]). The agent is
-// the one the grants name (Rules.Agent, from caps.Compiled's AgentName).
+// the one the grants name (Rules.Agent, from Grants.AgentName).
 // Any other secret stays a plain sealed secret.
 func bindSealed(s *Sealed, p *Proxy) {
 	s.Checker = p.Checker()

@@ -56,8 +56,8 @@
 // [Sealed] is the route a sealed secret's $LNK_SEALED_<NAME>_URL names:
 // /_link/s/<route secret>/sealed/<NAME>/…. The sandbox holds only a
 // placeholder ([NewPlaceholder]); the route takes the value from a
-// [SealedSource] (the keybroker's NetClient, over its channel) with its
-// grant ([secrets.Seal]: the host and the headers the host
+// [SealedSource] (sealedgrant.NetClient, over its channel to the
+// keybroker) with its grant ([sealedgrant.Seal]: the host and the headers the host
 // authenticates with, Authorization by default), sends the request over
 // https to the secret's own host alone — at addresses that must all be
 // public, with the placeholder replaced in those headers alone, never in

@@ -18,6 +18,7 @@ import (
 	"lnk.dev/lnk/helpers/keybroker"
 	"lnk.dev/lnk/helpers/keybroker/secrets"
 	"lnk.dev/lnk/internal/brokerproc"
+	"lnk.dev/lnk/internal/sealedgrant"
 	"lnk.dev/lnk/internal/secret"
 	"lnk.dev/lnk/internal/testenv"
 	"lnk.dev/lnk/internal/wire"
@@ -88,7 +89,7 @@ func TestStartSealedWithKeybroker(t *testing.T) {
 
 	log := &eventLog{}
 	r, err := Start(&Grants{AgentID: id, AgentName: "main"}, Options{Home: home,
-		Sealed: &SealedOptions{Names: []string{"API_KEY"}, Source: keybroker.NewNetClient(nc), RootCAs: pool},
+		Sealed: &SealedOptions{Names: []string{"API_KEY"}, Source: sealedgrant.NewNetClient(nc), RootCAs: pool},
 		Config: Config{Resolver: mapResolver{"example.com": addrs(publicAddr)}, Own: ownList{}, Log: log.add}})
 	if err != nil {
 		t.Fatal(err)

@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"lnk.dev/lnk/helpers/keybroker"
 	"lnk.dev/lnk/helpers/keybroker/secrets"
+	"lnk.dev/lnk/internal/sealedgrant"
 	"lnk.dev/lnk/internal/secret"
 )
 
@@ -30,7 +30,7 @@ func (k keySource) SealedGrant(_ context.Context, _, name string) (*secret.Value
 }
 
 // The keybroker's client for the netbroker's channel is a SealedSource.
-var _ SealedSource = (*keybroker.NetClient)(nil)
+var _ SealedSource = (*sealedgrant.NetClient)(nil)
 
 const realKey = "sk-real-value-0123456789abcdef"
 

@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/netbroker"
 	"lnk.dev/lnk/internal/landlock"
 	"lnk.dev/lnk/internal/testenv"
@@ -23,7 +22,7 @@ import (
 func TestListenFDRefusesWhatIsNotItsSocket(t *testing.T) {
 	testenv.Require(t, landlock.ABI() >= 1, "landlock")
 	home := testenv.Home(t)
-	grants, _ := json.Marshal(caps.Compiled{Home: home, LocalhostPorts: []uint16{9}})
+	grants, _ := json.Marshal(netbroker.Grants{LocalhostPorts: []uint16{9}})
 	told, _ := json.Marshal(netbroker.Told{Secret: netbroker.NewSecret()})
 	listening := func(t *testing.T) *os.File {
 		s, err := netbroker.Listen(home, "")
@@ -80,7 +79,7 @@ func TestListenFDRefusesWhatIsNotItsSocket(t *testing.T) {
 func TestChannelFDsRefuseWhatIsNotAChannel(t *testing.T) {
 	testenv.Require(t, landlock.ABI() >= 1, "landlock")
 	home := testenv.Home(t)
-	grants, _ := json.Marshal(caps.Compiled{Home: home, Tools: map[string]caps.Tool{"notes": {}}})
+	grants, _ := json.Marshal(netbroker.Grants{})
 	for _, tc := range []struct {
 		name, fdArg, want string
 		fd                func(t *testing.T) *os.File

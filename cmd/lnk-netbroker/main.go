@@ -1,8 +1,9 @@
 // Command lnk-netbroker is one sandbox's filtering proxy (package
 // helpers/netbroker) in a process of its own.
 //
-// It reads the sandbox's compiled grants (caps.Compiled as JSON, at most
-// 1 MiB, unknown fields refused) on stdin, confines itself — landlock to
+// It reads the sandbox's network grants (netbroker.Grants as JSON, at
+// most 1 MiB, unknown fields refused: never caps.Compiled, which it does
+// not link) on stdin, confines itself — landlock to
 // the resolver's and CA files, any TCP port, and ~/.lnk/agents/.net only
 // when it makes its own socket there (no --listen-fd); undumpable;
 // seccomp with no exec and only inet sockets, no unix socket (it makes
@@ -58,7 +59,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/netbroker"
 	"lnk.dev/lnk/internal/connpass"
 	"lnk.dev/lnk/internal/landlock"
@@ -141,10 +141,9 @@ func run(home string, degraded bool, bridge, relay int) error {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err)
 	}
-	var c caps.Compiled
 	dec := json.NewDecoder(io.LimitReader(os.Stdin, 1<<20))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
+	c, err := netbroker.ReadGrants(dec)
+	if err != nil {
 		return fmt.Errorf("reading the grants on stdin: %w", err)
 	}
 	ln, told, err := starterSocket(dec)
@@ -193,7 +192,7 @@ func run(home string, degraded bool, bridge, relay int) error {
 	if err != nil {
 		return err
 	}
-	r, err = netbroker.Start(&c, netbroker.Options{Home: home, NetDir: netDir, Sealed: sealed,
+	r, err = netbroker.Start(c, netbroker.Options{Home: home, NetDir: netDir, Sealed: sealed,
 		Listener: ln, Socket: own, Placeholders: told.Placeholders, Relay: relayCh,
 		Config: netbroker.Config{Resolver: &net.Resolver{PreferGo: true}, Own: ownAddrs, ToolBridge: toolBridge, SOCKSSecret: told.Secret, AdaptProcs: true}})
 	if err != nil {

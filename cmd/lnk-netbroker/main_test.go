@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/helpers/netbroker"
 	"lnk.dev/lnk/internal/landlock"
 	"lnk.dev/lnk/internal/testenv"
 )
@@ -43,7 +43,7 @@ func TestBrokerServesConfined(t *testing.T) {
 		}
 	}()
 	port := uint16(echo.Addr().(*net.TCPAddr).Port)
-	grants, _ := json.Marshal(caps.Compiled{AgentID: strings.Repeat("ab", 16), AgentName: "main", Home: home, LocalhostPorts: []uint16{port}})
+	grants, _ := json.Marshal(netbroker.Grants{AgentID: strings.Repeat("ab", 16), AgentName: "main", LocalhostPorts: []uint16{port}})
 
 	cmd := exec.Command(testenv.Bin(t, "lnk-netbroker"), "--home", home)
 	cmd.Stdin = bytes.NewReader(grants)
@@ -142,7 +142,7 @@ func TestBrokerStopsWhenItsStarterIsGone(t *testing.T) {
 	testenv.Require(t, landlock.ABI() >= 1, "landlock")
 	home := testenv.Home(t)
 	dir := t.TempDir()
-	grants, _ := json.Marshal(caps.Compiled{Home: home, LocalhostPorts: []uint16{1}})
+	grants, _ := json.Marshal(netbroker.Grants{LocalhostPorts: []uint16{1}})
 	os.WriteFile(filepath.Join(dir, "grants"), grants, 0o600)
 	out := filepath.Join(dir, "out")
 	sh := exec.Command("/bin/sh", "-c", `"$0" --home "$1" <"$2" >"$3" 2>/dev/null & echo $!

@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/netbroker"
 	"lnk.dev/lnk/internal/landlock"
 	"lnk.dev/lnk/internal/testenv"
@@ -76,7 +75,7 @@ func TestBrokerRefusesOwnAddresses(t *testing.T) {
 	controlPort := uint16(control.Addr().(*net.TCPAddr).Port)
 
 	home := testenv.Home(t)
-	grants, _ := json.Marshal(caps.Compiled{Home: home, Internet: caps.Internet{On: true}, LocalhostPorts: []uint16{controlPort}})
+	grants, _ := json.Marshal(netbroker.Grants{Internet: netbroker.InternetGrants{On: true}, LocalhostPorts: []uint16{controlPort}})
 	cmd := exec.Command(testenv.Bin(t, "lnk-netbroker"), "--home", home)
 	cmd.Stdin = bytes.NewReader(grants)
 	stdout, err := cmd.StdoutPipe()
@@ -216,7 +215,7 @@ func TestOwnAddrsNeededBeforeTheFilter(t *testing.T) {
 		if _, err := before.AnyOwn(netip.MustParseAddr("127.0.0.1")); err != nil {
 			t.Fatalf("the socket opened before the filter, read after it: %v", err)
 		}
-		rules, err := netbroker.RulesFrom(&caps.Compiled{Internet: caps.Internet{On: true}})
+		rules, err := netbroker.RulesFrom(&netbroker.Grants{Internet: netbroker.InternetGrants{On: true}})
 		if err != nil {
 			t.Fatal(err)
 		}

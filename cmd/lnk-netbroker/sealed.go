@@ -8,8 +8,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"lnk.dev/lnk/helpers/keybroker"
 	"lnk.dev/lnk/helpers/netbroker"
+	"lnk.dev/lnk/internal/sealedgrant"
 	"lnk.dev/lnk/internal/wire"
 )
 
@@ -38,5 +38,5 @@ func sealedOptions() (*netbroker.SealedOptions, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the keybroker's channel: %w", err)
 	}
-	return &netbroker.SealedOptions{Names: strings.Split(sealedNames, ","), Source: keybroker.NewNetClient(w)}, nil
+	return &netbroker.SealedOptions{Names: strings.Split(sealedNames, ","), Source: sealedgrant.NewNetClient(w)}, nil
 }

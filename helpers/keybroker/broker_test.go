@@ -19,6 +19,7 @@ import (
 	"lnk.dev/lnk/helpers/keybroker/proof"
 	"lnk.dev/lnk/helpers/keybroker/secrets"
 	"lnk.dev/lnk/internal/brokerproc"
+	"lnk.dev/lnk/internal/sealedgrant"
 	"lnk.dev/lnk/internal/secret"
 	"lnk.dev/lnk/internal/testenv"
 	"lnk.dev/lnk/internal/wire"
@@ -216,7 +217,7 @@ func TestSealedSecretsGoToTheNetbrokerAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ncl.Close() })
-	nc := NewNetClient(ncl)
+	nc := sealedgrant.NewNetClient(ncl)
 	v, host, err := nc.SealedSecret(c, agentA, "GITHUB_TOKEN")
 	if err != nil {
 		t.Fatal(err)
@@ -352,7 +353,7 @@ func TestRunBrokerServesOneAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ncl.Close() })
-	v, _, err := NewNetClient(ncl).SealedSecret(c, agentA, "GITHUB_TOKEN")
+	v, _, err := sealedgrant.NewNetClient(ncl).SealedSecret(c, agentA, "GITHUB_TOKEN")
 	if err != nil || string(v.Bytes()) != sealedValue {
 		t.Fatalf("agent A's sealed secret: %v", err)
 	}

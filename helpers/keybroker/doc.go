@@ -24,7 +24,10 @@
 // that channel alone ([NetTable]) [SpecSealedSecret] hands a sealed
 // secret of the channel's agent, in a sealed memfd, with its grant: the
 // one host and the request headers it goes in there (Authorization
-// unless the grant names others). Started with --agent ID
+// unless the grant names others). That request, its reply and the
+// netbroker's client of it (NetClient) are package internal/sealedgrant's,
+// which this server imports: the netbroker links sealedgrant, never
+// this package. Started with --agent ID
 // ([NewForAgent]: a run's own broker), it keeps only that agent's sealed
 // secrets of the file.
 //

@@ -1,6 +1,7 @@
 package keybroker
 
 import (
+	"lnk.dev/lnk/internal/sealedgrant"
 	"lnk.dev/lnk/internal/wire"
 )
 
@@ -13,7 +14,9 @@ var (
 	SpecCheckProof    = wire.Spec{Type: 0x0604, Name: "proof.check", States: wire.AnyState}
 	SpecReloadSecrets = wire.Spec{Type: 0x0605, Name: "secrets.reload", FDs: 0, MaxFDs: 1, States: wire.AnyState}
 	SpecNetChannel    = wire.Spec{Type: 0x0606, Name: "netbroker.channel", FDs: 1, Flags: wire.Once, States: wire.AnyState}
-	SpecSealedSecret  = wire.Spec{Type: 0x0611, Name: "sealed.secret", ReplyFDs: 1, States: wire.AnyState}
+	// SpecSealedSecret is the netbroker's request, on its own channel
+	// (package sealedgrant holds it and the netbroker's client).
+	SpecSealedSecret = sealedgrant.SpecSealedSecret
 )
 
 // AgentKeyReq names an agent by ID.
@@ -69,25 +72,15 @@ type NetChannelReply struct {
 	Names []string `json:"names"`
 }
 
-// SealedReq asks for a sealed secret granted to the channel's agent.
-// AgentID must be that agent's: the channel serves no other.
-type SealedReq struct {
-	AgentID string `json:"agent_id"`
-	Name    string `json:"name"`
-}
-
-// SealedReply names the one host the value may be added for and the
-// request headers it is added to there (its grant's, Authorization by
-// default); the value itself is in the reply's fd, a sealed memfd of
-// Length bytes.
-type SealedReply struct {
-	InternetHost string   `json:"internet_host"`
-	Headers      []string `json:"headers"`
-	Length       int      `json:"length"`
-}
+// SealedReq and SealedReply are the netbroker's request and the reply
+// (package sealedgrant).
+type (
+	SealedReq   = sealedgrant.SealedReq
+	SealedReply = sealedgrant.SealedReply
+)
 
 // Error codes a Client maps back to the errors below.
 const (
-	CodeRefused = "refused"
-	CodeMissing = "missing"
+	CodeRefused = sealedgrant.CodeRefused
+	CodeMissing = sealedgrant.CodeMissing
 )

@@ -8,11 +8,12 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/helpers/keybroker/secrets"
+	"lnk.dev/lnk/internal/sealedgrant"
 	"lnk.dev/lnk/internal/wire"
 )
 
 // netClient hands the broker a netbroker channel and returns its client.
-func netClient(t *testing.T, s *started) *NetClient {
+func netClient(t *testing.T, s *started) *sealedgrant.NetClient {
 	t.Helper()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -28,7 +29,7 @@ func netClient(t *testing.T, s *started) *NetClient {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ncl.Close() })
-	return NewNetClient(ncl)
+	return sealedgrant.NewNetClient(ncl)
 }
 
 // TestReloadSecrets: a secret granted after the broker started is given

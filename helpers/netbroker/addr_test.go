@@ -6,8 +6,6 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
-
-	"lnk.dev/lnk/caps"
 )
 
 // Every address class, each in the spellings a client might send: the
@@ -119,7 +117,7 @@ func (brokenOwn) AnyOwn(...netip.Addr) (bool, error) {
 // refuses it, and says why; a loopback port it was granted, which no
 // own address can be, still passes (the control).
 func TestOwnUnknownRefuses(t *testing.T) {
-	rules, err := RulesFrom(&caps.Compiled{Internet: caps.Internet{On: true}, LocalhostPorts: []uint16{8080}})
+	rules, err := RulesFrom(&Grants{Internet: InternetGrants{On: true}, LocalhostPorts: []uint16{8080}})
 	if err != nil {
 		t.Fatal(err)
 	}

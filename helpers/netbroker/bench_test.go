@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/connpass"
 	"lnk.dev/lnk/internal/testenv"
 )
@@ -66,7 +65,7 @@ func serveEach(b *testing.B, handle func(net.Conn)) net.Listener {
 // connection, read from its stderr as lnk reads it.
 func benchProxy(b *testing.B, port uint16) *benchProc {
 	home := testenv.Home(b)
-	grants, err := json.Marshal(caps.Compiled{Home: home, LocalhostPorts: []uint16{port}})
+	grants, err := json.Marshal(Grants{LocalhostPorts: []uint16{port}})
 	if err != nil {
 		b.Fatal(err)
 	}

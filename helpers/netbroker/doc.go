@@ -32,8 +32,9 @@
 //
 // # Starting a proxy
 //
-// The sandbox builder calls [Start] with the agent's [caps.Compiled]
-// grants and the owner's HOME. Start makes ~/.lnk/agents/.net/<agent
+// The sandbox builder calls [Start] with the agent's network [Grants]
+// (kernel/sandbox converts caps.Compiled to them: the proxy links no
+// caps) and the owner's HOME. Start makes ~/.lnk/agents/.net/<agent
 // id>/ (0700, no link followed anywhere under ~/.lnk; a one-run folder
 // for a run with no agent), binds proxy-<random>.sock (0600) there, one
 // per sandbox, and serves it until [Running.Close]. A starter that makes
@@ -55,8 +56,8 @@
 // [Sealed] is the route a sealed secret's $LNK_SEALED_<NAME>_URL names:
 // /_link/s/<route secret>/sealed/<NAME>/…. The sandbox holds only a
 // placeholder ([NewPlaceholder]); the route takes the value from a
-// [SealedSource] (the keybroker's NetClient, over its channel) with its
-// grant ([secrets.Seal]: the host and the headers the host
+// [SealedSource] (sealedgrant.NetClient, over its channel to the
+// keybroker) with its grant ([sealedgrant.Seal]: the host and the headers the host
 // authenticates with, Authorization by default), sends the request over
 // https to the secret's own host alone — at addresses that must all be
 // public, with the placeholder replaced in those headers alone, never in

@@ -15,8 +15,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"lnk.dev/lnk/caps"
 )
 
 // mapResolver plays DNS for tests: names map to loopback or namespace
@@ -97,7 +95,7 @@ type testProxy struct {
 
 // startProxy serves a proxy for grants c on a unix socket in a temporary
 // folder; edit adjusts its Config. The proxy is closed in Cleanup.
-func startProxy(t *testing.T, c caps.Compiled, edit func(*Config)) *testProxy {
+func startProxy(t *testing.T, c Grants, edit func(*Config)) *testProxy {
 	t.Helper()
 	if c.AgentName == "" {
 		c.AgentName = "agent"

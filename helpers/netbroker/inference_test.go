@@ -8,8 +8,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"lnk.dev/lnk/caps"
 )
 
 func TestFilterInference(t *testing.T) {
@@ -77,7 +75,7 @@ func TestLocalModelInferenceOnly(t *testing.T) {
 	}))
 	t.Cleanup(model.Close)
 	port := portOf(t, model.Listener)
-	tp := startProxy(t, caps.Compiled{LocalhostPorts: []uint16{port}}, func(c *Config) { c.LocalModelPorts = []uint16{port} })
+	tp := startProxy(t, Grants{LocalhostPorts: []uint16{port}}, func(c *Config) { c.LocalModelPorts = []uint16{port} })
 	chat := `{"model":"m","messages":[]}`
 	resp, body, _, _ := tp.ask(t, fmt.Sprintf("POST http://localhost:%d/api/chat HTTP/1.1\r\nHost: localhost:%d\r\nContent-Length: %d\r\n\r\n%s", port, port, len(chat), chat))
 	if resp.StatusCode != 200 || !strings.HasPrefix(body, "/api/chat {") {

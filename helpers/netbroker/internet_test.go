@@ -11,8 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-
-	"lnk.dev/lnk/caps"
 )
 
 // httpServer serves h on addr; closed in Cleanup.
@@ -28,7 +26,7 @@ func httpServer(t *testing.T, addr string, h http.HandlerFunc) {
 	t.Cleanup(func() { srv.Close(); <-done })
 }
 
-var internetGrants = caps.Compiled{Internet: caps.Internet{On: true, Hosts: []string{"*.example.test"}}}
+var internetGrants = Grants{Internet: InternetGrants{On: true, Hosts: []string{"*.example.test"}}}
 
 // In a network namespace of its own: a granted name on a public address
 // is reached by CONNECT and by absolute-form GET; the bare domain is not.
@@ -93,7 +91,7 @@ func TestRedirectTowardMetadata(t *testing.T) {
 	httpServer(t, publicAddr+":80", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/", http.StatusFound)
 	})
-	grants := caps.Compiled{Internet: caps.Internet{On: true}}
+	grants := Grants{Internet: InternetGrants{On: true}}
 	tp := startProxy(t, grants, func(c *Config) {
 		c.Resolver = mapResolver{"api.example.test": addrs(publicAddr), "rebind.example.test": addrs(metadataAddr)}
 	})

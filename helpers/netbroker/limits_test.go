@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/connpass"
 	"lnk.dev/lnk/internal/testenv"
 )
@@ -34,7 +33,7 @@ func TestPerMinute(t *testing.T) {
 	echo := echoServer(t, "127.0.0.1:0")
 	port := portOf(t, echo)
 	clock := &fakeClock{t: time.Unix(1e9, 0)}
-	tp := startProxy(t, caps.Compiled{LocalhostPorts: []uint16{port}, Internet: caps.Internet{PerMinute: 2}},
+	tp := startProxy(t, Grants{LocalhostPorts: []uint16{port}, Internet: InternetGrants{PerMinute: 2}},
 		func(c *Config) { c.Now = clock.now })
 	req := fmt.Sprintf("CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n", port)
 	for i := 0; i < 2; i++ {
@@ -57,7 +56,7 @@ func TestPerMinute(t *testing.T) {
 func TestSlowClientDoesNotHoldOthers(t *testing.T) {
 	echo := echoServer(t, "127.0.0.1:0")
 	port := portOf(t, echo)
-	tp := startProxy(t, caps.Compiled{LocalhostPorts: []uint16{port}}, func(c *Config) { c.HeaderTimeout = 3 * time.Second })
+	tp := startProxy(t, Grants{LocalhostPorts: []uint16{port}}, func(c *Config) { c.HeaderTimeout = 3 * time.Second })
 	slow := tp.dial(t)
 	io.WriteString(slow, "CONNECT 127.0.0.1:") // and nothing more
 	if resp, _, _, _ := tp.ask(t, fmt.Sprintf("CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n", port)); resp.StatusCode != 200 {
@@ -73,7 +72,7 @@ func TestSlowClientDoesNotHoldOthers(t *testing.T) {
 func TestBoundedConnections(t *testing.T) {
 	echo := echoServer(t, "127.0.0.1:0")
 	port := portOf(t, echo)
-	tp := startProxy(t, caps.Compiled{LocalhostPorts: []uint16{port}}, func(c *Config) { c.MaxConns = 1 })
+	tp := startProxy(t, Grants{LocalhostPorts: []uint16{port}}, func(c *Config) { c.MaxConns = 1 })
 	// The first holds its slot: its tunnel answered, so it was taken.
 	if resp, _, _, _ := tp.ask(t, fmt.Sprintf("CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n", port)); resp.StatusCode != 200 {
 		t.Fatalf("first: %s", resp.Status)
@@ -87,7 +86,7 @@ func TestBoundedConnections(t *testing.T) {
 // A connection that has sent nothing yet holds its slot as any does: a
 // sandbox can't open more than MaxConns by never sending a request.
 func TestIdleConnectionsAreBounded(t *testing.T) {
-	tp := startProxy(t, caps.Compiled{}, func(c *Config) { c.MaxConns = 2 })
+	tp := startProxy(t, Grants{}, func(c *Config) { c.MaxConns = 2 })
 	tp.dial(t)
 	tp.dial(t)                        // two that send nothing
 	time.Sleep(50 * time.Millisecond) // both accepted
@@ -100,7 +99,7 @@ func TestIdleConnectionsAreBounded(t *testing.T) {
 // A request under /_link/ goes to the routes' handler with its body, and
 // is never forwarded.
 func TestRoutes(t *testing.T) {
-	tp := startProxy(t, caps.Compiled{}, func(c *Config) {
+	tp := startProxy(t, Grants{}, func(c *Config) {
 		c.Routes = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			b, _ := io.ReadAll(r.Body)
 			fmt.Fprintf(w, "%s %s %s", r.Method, r.URL.Path, b)
@@ -119,7 +118,7 @@ func TestRoutes(t *testing.T) {
 func TestStartMakesItsFolder(t *testing.T) {
 	home := testenv.Home(t)
 	id := strings.Repeat("0f", 16)
-	r, err := Start(&caps.Compiled{AgentID: id}, Options{Home: home, Config: Config{Log: func(Event) {}}})
+	r, err := Start(&Grants{AgentID: id}, Options{Home: home, Config: Config{Log: func(Event) {}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +136,7 @@ func TestStartMakesItsFolder(t *testing.T) {
 	}
 	// A second sandbox of the same agent has a socket of its own, which
 	// outlives the first's Close.
-	r2, err := Start(&caps.Compiled{AgentID: id}, Options{Home: home, Config: Config{Log: func(Event) {}}})
+	r2, err := Start(&Grants{AgentID: id}, Options{Home: home, Config: Config{Log: func(Event) {}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +150,7 @@ func TestStartMakesItsFolder(t *testing.T) {
 	r2.Close()
 
 	// A run with no agent gets a one-run folder, removed by Close.
-	r, err = Start(&caps.Compiled{}, Options{Home: home, Config: Config{Log: func(Event) {}}})
+	r, err = Start(&Grants{}, Options{Home: home, Config: Config{Log: func(Event) {}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,14 +171,14 @@ func TestStartRefusesALinkedFolder(t *testing.T) {
 	if err := os.Symlink(elsewhere, filepath.Join(home, ".lnk", "agents", ".net")); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := Start(&caps.Compiled{AgentID: strings.Repeat("0f", 16)}, Options{Home: home}); err == nil {
+	if r, err := Start(&Grants{AgentID: strings.Repeat("0f", 16)}, Options{Home: home}); err == nil {
 		r.Close()
 		t.Fatal("Start followed a link to its folder")
 	}
-	if _, err := Start(&caps.Compiled{AgentID: "../../x"}, Options{Home: home}); err == nil {
+	if _, err := Start(&Grants{AgentID: "../../x"}, Options{Home: home}); err == nil {
 		t.Fatal("Start took an agent id that is a path")
 	}
-	if _, err := Start(&caps.Compiled{NetworkMode: "host"}, Options{Home: home}); err == nil {
+	if _, err := Start(&Grants{NetworkMode: "host"}, Options{Home: home}); err == nil {
 		t.Fatal("Start made a proxy for [network] mode = host")
 	}
 }
@@ -215,7 +214,7 @@ func TestToolRoute(t *testing.T) {
 			}()
 		}
 	}()
-	tp := startProxy(t, caps.Compiled{}, func(c *Config) {
+	tp := startProxy(t, Grants{}, func(c *Config) {
 		c.ToolBridge = sc
 	})
 	resp, body, c, _ := tp.ask(t, "POST /_link/s/sek/mcp/notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 7\r\n\r\n{\"a\":1}")

@@ -13,7 +13,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/testenv"
 )
 
@@ -149,7 +148,7 @@ func TestProxyRefusesOwnAddresses(t *testing.T) {
 	}()
 	t.Cleanup(func() { hostLn.Close() })
 
-	tp := startProxy(t, caps.Compiled{Internet: caps.Internet{On: true}}, func(c *Config) {
+	tp := startProxy(t, Grants{Internet: InternetGrants{On: true}}, func(c *Config) {
 		c.Own = nil // the real watch, opened by New
 		c.Resolver = mapResolver{"own.example.test": addrs(ownAddr4), "host.example.test": addrs("192.0.2.2")}
 		c.SOCKSSecret = socksSecret
@@ -197,7 +196,7 @@ func TestProxyRefusesOwnAddresses(t *testing.T) {
 	}
 	// With no grant at all, an own address is refused as such (no hint:
 	// no grant would allow it), not as a host the grants lack.
-	bare := startProxy(t, caps.Compiled{}, func(c *Config) { c.Own = nil })
+	bare := startProxy(t, Grants{}, func(c *Config) { c.Own = nil })
 	resp, body, _, _ := bare.ask(t, "CONNECT "+ownAddr4+":443 HTTP/1.1\r\n\r\n")
 	if resp.StatusCode != 403 || resp.Header.Get("X-Lnk-Refused") != KindAddress || !strings.Contains(body, "never reachable") || strings.Contains(body, "hint:") {
 		t.Errorf("no grants: %s %q", resp.Status, body)

@@ -7,14 +7,12 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"lnk.dev/lnk/caps"
 )
 
 func TestConnectToLoopbackRefusedWithoutGrant(t *testing.T) {
 	echo := echoServer(t, "127.0.0.1:0")
 	port := portOf(t, echo)
-	tp := startProxy(t, caps.Compiled{Internet: caps.Internet{On: true}}, nil)
+	tp := startProxy(t, Grants{Internet: InternetGrants{On: true}}, nil)
 	resp, body, _, _ := tp.ask(t, fmt.Sprintf("CONNECT 127.0.0.1:%d HTTP/1.1\r\nHost: x\r\n\r\n", port))
 	if resp.StatusCode != 403 || resp.Header.Get("X-Lnk-Refused") != KindAddress {
 		t.Fatalf("got %s %q", resp.Status, body)
@@ -34,7 +32,7 @@ func TestConnectToLoopbackRefusedWithoutGrant(t *testing.T) {
 func TestConnectToGrantedLocalhostPort(t *testing.T) {
 	echo := echoServer(t, "127.0.0.1:0")
 	port := portOf(t, echo)
-	tp := startProxy(t, caps.Compiled{LocalhostPorts: []uint16{port}}, nil)
+	tp := startProxy(t, Grants{LocalhostPorts: []uint16{port}}, nil)
 	for _, host := range []string{"127.0.0.1", "localhost", "[::ffff:127.0.0.1]"} {
 		resp, _, c, br := tp.ask(t, fmt.Sprintf("CONNECT %s:%d HTTP/1.1\r\n\r\nearly ", host, port))
 		if resp.StatusCode != 200 {
@@ -59,7 +57,7 @@ func TestForwardToGrantedLocalhostPort(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	port := portOf(t, srv.Listener)
-	tp := startProxy(t, caps.Compiled{LocalhostPorts: []uint16{port}}, nil)
+	tp := startProxy(t, Grants{LocalhostPorts: []uint16{port}}, nil)
 	resp, body, _, _ := tp.ask(t, fmt.Sprintf("GET http://127.0.0.1:%d/a/b?c=d HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nProxy-Authorization: x\r\n\r\n", port, port))
 	want := fmt.Sprintf("GET /a/b?c=d host=127.0.0.1:%d auth=\"\"", port)
 	if resp.StatusCode != 200 || body != want {
@@ -71,8 +69,8 @@ func TestForwardToGrantedLocalhostPort(t *testing.T) {
 // Each refusal: the status, the kind a caller tells it by, and words the
 // client is told.
 func TestRefusals(t *testing.T) {
-	c := caps.Compiled{
-		Internet: caps.Internet{On: true, Hosts: []string{"api.example.test", "*.mixed.test", "meta.test"}},
+	c := Grants{
+		Internet: InternetGrants{On: true, Hosts: []string{"api.example.test", "*.mixed.test", "meta.test"}},
 	}
 	tp := startProxy(t, c, func(cfg *Config) {
 		cfg.Resolver = mapResolver{

@@ -8,8 +8,6 @@ import (
 	"io"
 	"testing"
 	"testing/iotest"
-
-	"lnk.dev/lnk/caps"
 )
 
 // A transfer larger than both pump buffers crosses the tunnel intact
@@ -17,7 +15,7 @@ import (
 func TestTunnelCarriesLargeTransferIntact(t *testing.T) {
 	echo := echoServer(t, "127.0.0.1:0")
 	port := portOf(t, echo)
-	tp := startProxy(t, caps.Compiled{LocalhostPorts: []uint16{port}}, nil)
+	tp := startProxy(t, Grants{LocalhostPorts: []uint16{port}}, nil)
 	resp, _, c, br := tp.ask(t, fmt.Sprintf("CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n", port))
 	if resp.StatusCode != 200 {
 		t.Fatalf("CONNECT: %s", resp.Status)

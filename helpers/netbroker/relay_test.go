@@ -13,7 +13,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/connpass"
 	"lnk.dev/lnk/internal/testenv"
 )
@@ -21,7 +20,7 @@ import (
 // relayProxy starts a proxy with grants c and a relay channel, and
 // returns its log and the channel's sending end (the sandbox's
 // first stage's), as raw fd.
-func relayProxy(t *testing.T, c caps.Compiled) (*eventLog, int) {
+func relayProxy(t *testing.T, c Grants) (*eventLog, int) {
 	t.Helper()
 	ch, send, err := connpass.ReceivingPair()
 	if err != nil {
@@ -44,7 +43,7 @@ func relayProxy(t *testing.T, c caps.Compiled) (*eventLog, int) {
 func TestRelayListenerIsServed(t *testing.T) {
 	echo := echoServer(t, "")
 	port := uint16(echo.Addr().(*net.TCPAddr).Port)
-	_, ch := relayProxy(t, caps.Compiled{LocalhostPorts: []uint16{port}})
+	_, ch := relayProxy(t, Grants{LocalhostPorts: []uint16{port}})
 	ln, addr := testenv.LoopbackListener(t)
 	var life [2]int
 	if err := unix.Pipe2(life[:], unix.O_CLOEXEC); err != nil {
@@ -80,7 +79,7 @@ func TestRelayListenerIsServed(t *testing.T) {
 // What comes on the relay channel must be a TCP listener on loopback:
 // anything else is refused and logged, and never served.
 func TestRelayChannelRefusesWhatIsNotTheSandboxListener(t *testing.T) {
-	log, ch := relayProxy(t, caps.Compiled{})
+	log, ch := relayProxy(t, Grants{})
 	f, err := os.Open(os.DevNull)
 	if err != nil {
 		t.Fatal(err)

@@ -3,8 +3,6 @@ package netbroker
 import (
 	"fmt"
 	"strings"
-
-	"lnk.dev/lnk/caps"
 )
 
 // Pattern is a host rule: an exact host, or "*." and a domain of at least
@@ -90,7 +88,7 @@ const noAgent = "<agent>"
 
 // RulesFrom compiles c's network grants. [network] mode "host" has no
 // proxy at all, so it is refused here: the caller must not start one.
-func RulesFrom(c *caps.Compiled) (*Rules, error) {
+func RulesFrom(c *Grants) (*Rules, error) {
 	if c.NetworkMode == "host" {
 		return nil, fmt.Errorf("[network] mode = \"host\" runs without Link's proxy")
 	}

@@ -16,15 +16,15 @@ import (
 	"strings"
 	"time"
 
-	"lnk.dev/lnk/helpers/keybroker/secrets"
+	"lnk.dev/lnk/internal/sealedgrant"
 	"lnk.dev/lnk/internal/secret"
 )
 
 // SealedSource hands a sealed secret's value, the one host it may be
-// added for and the request headers it goes in there ([secrets.Seal]).
-// The keybroker's NetClient (helpers/keybroker) is one.
+// added for and the request headers it goes in there ([sealedgrant.Seal]).
+// sealedgrant.NetClient, the keybroker's channel, is one.
 type SealedSource interface {
-	SealedGrant(ctx context.Context, agentID, name string) (*secret.Value, secrets.Seal, error)
+	SealedGrant(ctx context.Context, agentID, name string) (*secret.Value, sealedgrant.Seal, error)
 }
 
 // MaxRouteBody is the largest request body a route takes (8 MB).

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"lnk.dev/lnk/helpers/keybroker/secrets"
+	"lnk.dev/lnk/internal/sealedgrant"
 )
 
 // wholeHeaders are what a sealed route never passes on from the
@@ -44,7 +44,7 @@ func checkSealHeaders(grant []string) error {
 		return errors.New("an empty list")
 	}
 	for _, g := range grant {
-		if err := secrets.CheckHeader(g); err != nil {
+		if err := sealedgrant.CheckHeader(g); err != nil {
 			return err
 		}
 	}

@@ -15,10 +15,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/keybroker"
 	"lnk.dev/lnk/helpers/keybroker/secrets"
 	"lnk.dev/lnk/internal/brokerproc"
+	"lnk.dev/lnk/internal/sealedgrant"
 	"lnk.dev/lnk/internal/secret"
 	"lnk.dev/lnk/internal/testenv"
 	"lnk.dev/lnk/internal/wire"
@@ -98,8 +98,8 @@ func startSealedProxy(t *testing.T, pool *x509.CertPool, grants ...sealedGrant) 
 	}
 	t.Cleanup(func() { nc.Close() })
 	sp := &sealedProxy{log: &eventLog{}}
-	opts := &SealedOptions{Names: names, Source: keybroker.NewNetClient(nc), RootCAs: pool}
-	sp.running, err = Start(&caps.Compiled{AgentID: id, AgentName: "main", Home: home}, Options{Home: home, Sealed: opts,
+	opts := &SealedOptions{Names: names, Source: sealedgrant.NewNetClient(nc), RootCAs: pool}
+	sp.running, err = Start(&Grants{AgentID: id, AgentName: "main"}, Options{Home: home, Sealed: opts,
 		Config: Config{Resolver: mapResolver{"example.com": addrs(publicAddr)}, Own: ownList{}, Log: sp.log.add}})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/keybroker/secrets"
 	"lnk.dev/lnk/internal/secret"
 )
@@ -31,7 +30,7 @@ func TestModelKeyIsInferenceOnly(t *testing.T) {
 		{"third", nil},
 		{"", nil},
 	} {
-		c := &caps.Compiled{AgentID: strings.Repeat("ab", 16), AgentName: tc.agent}
+		c := &Grants{AgentID: strings.Repeat("ab", 16), AgentName: tc.agent}
 		rules, err := RulesFrom(c)
 		if err != nil {
 			t.Fatal(err)
@@ -77,7 +76,7 @@ func TestModelKeyRouteLog(t *testing.T) {
 	}))
 	placeholder := NewPlaceholder("API_KEY")
 	src := &countingSource{keySource: keySource{realKey, "example.com"}}
-	tp := startProxy(t, caps.Compiled{}, func(c *Config) {
+	tp := startProxy(t, Grants{}, func(c *Config) {
 		c.Resolver = mapResolver{"example.com": addrs(publicAddr)}
 		c.Routes = &Sealed{AgentID: "a", RouteSecret: "route-secret", Placeholders: map[string]string{"API_KEY": placeholder},
 			Source: src, RootCAs: pool, Log: c.Log, Inference: map[string]bool{"API_KEY": true},

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"lnk.dev/lnk/caps"
 )
 
 // A sealed secret's host that answers plain http on 443 never gets the
@@ -46,7 +44,7 @@ func TestSealedRouteNeverPlainHTTP(t *testing.T) {
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 	}()
 	placeholder := NewPlaceholder("API_KEY")
-	tp := startProxy(t, caps.Compiled{}, func(c *Config) {
+	tp := startProxy(t, Grants{}, func(c *Config) {
 		c.Resolver = mapResolver{"example.com": addrs(publicAddr)}
 		c.Routes = &Sealed{AgentID: "a", RouteSecret: "route-secret", Placeholders: map[string]string{"API_KEY": placeholder},
 			Source: keySource{realKey, "example.com"}, Log: c.Log,
@@ -91,7 +89,7 @@ func TestSealedRouteRedirectNotFollowed(t *testing.T) {
 	t.Cleanup(srv.Close)
 	pool := srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
 	placeholder := NewPlaceholder("API_KEY")
-	tp := startProxy(t, caps.Compiled{LocalhostPorts: []uint16{portOf(t, other.Listener)}}, func(c *Config) {
+	tp := startProxy(t, Grants{LocalhostPorts: []uint16{portOf(t, other.Listener)}}, func(c *Config) {
 		c.Resolver = mapResolver{"example.com": addrs(publicAddr)}
 		c.Routes = &Sealed{AgentID: "a", RouteSecret: "route-secret", Placeholders: map[string]string{"API_KEY": placeholder},
 			Source: keySource{realKey, "example.com"}, Log: c.Log, RootCAs: pool,

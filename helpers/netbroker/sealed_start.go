@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sort"
 
-	"lnk.dev/lnk/helpers/keybroker/secrets"
+	"lnk.dev/lnk/internal/sealedgrant"
 )
 
 // SealedOptions wire a started proxy's sealed secrets: the names granted
@@ -14,7 +14,7 @@ import (
 type SealedOptions struct {
 	// Names are the sealed secrets granted to the sandbox's agent.
 	Names []string
-	// Source hands each value and its host: the keybroker's NetClient,
+	// Source hands each value and its host: sealedgrant.NetClient,
 	// on the channel the starter handed this process.
 	Source SealedSource
 	// RootCAs are the CAs trusted upstream; the system's if nil.
@@ -60,19 +60,19 @@ func sealedRoutes(agentID, secret string, o *SealedOptions) (*Sealed, error) {
 }
 
 // ModelKeyName is the name of the model key of the agent named agent,
-// AGENT_<AGENT>_MODEL_KEY ([secrets.AgentSecretName]); "" for a run
+// AGENT_<AGENT>_MODEL_KEY ([sealedgrant.AgentSecretName]); "" for a run
 // with no agent's name.
 func ModelKeyName(agent string) string {
 	if agent == "" || agent == noAgent {
 		return ""
 	}
-	return secrets.AgentSecretName(agent, secrets.ModelKey)
+	return sealedgrant.AgentSecretName(agent, sealedgrant.ModelKey)
 }
 
 // bindSealed gives s the proxy's own checker and log, and makes the
 // agent's own model key, when it is among the sealed secrets, a model's
 // key: its route passes inference only ([FilterInference]). The agent is
-// the one the grants name (Rules.Agent, from caps.Compiled's AgentName).
+// the one the grants name (Rules.Agent, from Grants.AgentName).
 // Any other secret stays a plain sealed secret.
 func bindSealed(s *Sealed, p *Proxy) {
 	s.Checker = p.Checker()

@@ -15,10 +15,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/keybroker"
 	"lnk.dev/lnk/helpers/keybroker/secrets"
 	"lnk.dev/lnk/internal/brokerproc"
+	"lnk.dev/lnk/internal/sealedgrant"
 	"lnk.dev/lnk/internal/secret"
 	"lnk.dev/lnk/internal/testenv"
 	"lnk.dev/lnk/internal/wire"
@@ -88,8 +88,8 @@ func TestStartSealedWithKeybroker(t *testing.T) {
 	t.Cleanup(func() { nc.Close() })
 
 	log := &eventLog{}
-	r, err := Start(&caps.Compiled{AgentID: id, AgentName: "main", Home: home}, Options{Home: home,
-		Sealed: &SealedOptions{Names: []string{"API_KEY"}, Source: keybroker.NewNetClient(nc), RootCAs: pool},
+	r, err := Start(&Grants{AgentID: id, AgentName: "main"}, Options{Home: home,
+		Sealed: &SealedOptions{Names: []string{"API_KEY"}, Source: sealedgrant.NewNetClient(nc), RootCAs: pool},
 		Config: Config{Resolver: mapResolver{"example.com": addrs(publicAddr)}, Own: ownList{}, Log: log.add}})
 	if err != nil {
 		t.Fatal(err)

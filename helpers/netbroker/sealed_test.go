@@ -11,9 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"lnk.dev/lnk/caps"
-	"lnk.dev/lnk/helpers/keybroker"
 	"lnk.dev/lnk/helpers/keybroker/secrets"
+	"lnk.dev/lnk/internal/sealedgrant"
 	"lnk.dev/lnk/internal/secret"
 )
 
@@ -31,7 +30,7 @@ func (k keySource) SealedGrant(_ context.Context, _, name string) (*secret.Value
 }
 
 // The keybroker's client for the netbroker's channel is a SealedSource.
-var _ SealedSource = (*keybroker.NetClient)(nil)
+var _ SealedSource = (*sealedgrant.NetClient)(nil)
 
 const realKey = "sk-real-value-0123456789abcdef"
 
@@ -65,7 +64,7 @@ func TestSealedSecretRoute(t *testing.T) {
 
 	placeholder := NewPlaceholder("API_KEY")
 	var sealed *Sealed
-	tp := startProxy(t, caps.Compiled{LocalhostPorts: []uint16{otherPort}}, func(c *Config) {
+	tp := startProxy(t, Grants{LocalhostPorts: []uint16{otherPort}}, func(c *Config) {
 		c.Resolver = mapResolver{"example.com": addrs(publicAddr)}
 		sealed = &Sealed{AgentID: "a", RouteSecret: "route-secret", Placeholders: map[string]string{"API_KEY": placeholder},
 			Source: keySource{realKey, "example.com"}, RootCAs: pool, Log: c.Log,
@@ -139,7 +138,7 @@ func (g grantSource) SealedGrant(_ context.Context, _, _ string) (*secret.Value,
 func TestSealedGrantWithoutHeadersRefused(t *testing.T) {
 	for _, headers := range [][]string{nil, {}, {"Host"}, {"X-K\r\nY"}} {
 		placeholder := NewPlaceholder("API_KEY")
-		tp := startProxy(t, caps.Compiled{}, func(c *Config) {
+		tp := startProxy(t, Grants{}, func(c *Config) {
 			c.Routes = &Sealed{AgentID: "a", RouteSecret: "route-secret", Placeholders: map[string]string{"API_KEY": placeholder},
 				Source: grantSource{headers}, Log: c.Log, Checker: &Checker{Rules: c.Rules, Resolver: c.Resolver, Own: c.Own}}
 		})

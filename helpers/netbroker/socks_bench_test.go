@@ -10,8 +10,6 @@ import (
 	"sort"
 	"testing"
 	"time"
-
-	"lnk.dev/lnk/caps"
 )
 
 // BenchmarkSOCKSSetup: connection setup (dial the proxy, open a tunnel
@@ -21,7 +19,7 @@ import (
 func BenchmarkSOCKSSetup(b *testing.B) {
 	echo := echoBench(b)
 	port := uint16(echo.Addr().(*net.TCPAddr).Port)
-	rules, err := RulesFrom(&caps.Compiled{LocalhostPorts: []uint16{port}})
+	rules, err := RulesFrom(&Grants{LocalhostPorts: []uint16{port}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"lnk.dev/lnk/caps"
 )
 
 const socksSecret = "s0cks-secret-0123456789abcdef"
@@ -156,7 +154,7 @@ func socksAsk(t *testing.T, c net.Conn, req []byte) byte {
 func TestSOCKSConnect(t *testing.T) {
 	echo := echoServer(t, "127.0.0.1:0")
 	port := portOf(t, echo)
-	tp := startProxy(t, caps.Compiled{LocalhostPorts: []uint16{port}}, func(c *Config) { c.SOCKSSecret = socksSecret })
+	tp := startProxy(t, Grants{LocalhostPorts: []uint16{port}}, func(c *Config) { c.SOCKSSecret = socksSecret })
 
 	c, _ := socksHandshake(t, tp, []byte{0, 2}, "lnk", socksSecret)
 	if c == nil {
@@ -197,7 +195,7 @@ func TestSOCKSConnect(t *testing.T) {
 
 // A proxy with no secret takes no SOCKS5 client at all.
 func TestSOCKSWithoutSecretRefused(t *testing.T) {
-	tp := startProxy(t, caps.Compiled{LocalhostPorts: []uint16{1}}, nil)
+	tp := startProxy(t, Grants{LocalhostPorts: []uint16{1}}, nil)
 	if _, sel := socksHandshake(t, tp, []byte{2}, "lnk", ""); !bytes.Equal(sel, []byte{5, 0xff}) {
 		t.Fatalf("got %v", sel)
 	}
@@ -209,7 +207,7 @@ func TestSOCKSWithoutSecretRefused(t *testing.T) {
 func TestSOCKSSameRulesAsConnect(t *testing.T) {
 	echo := echoServer(t, "127.0.0.1:0")
 	port := portOf(t, echo)
-	grants := caps.Compiled{LocalhostPorts: []uint16{port}, Internet: caps.Internet{On: true, Hosts: []string{"example.com"}}}
+	grants := Grants{LocalhostPorts: []uint16{port}, Internet: InternetGrants{On: true, Hosts: []string{"example.com"}}}
 	resolver := mapResolver{"example.com": addrs("93.184.216.34", "10.0.0.1"), "meta.test": addrs("169.254.169.254")}
 	for _, tc := range []struct {
 		host string
@@ -259,7 +257,7 @@ func TestSOCKSLocalModelAndRate(t *testing.T) {
 	port := portOf(t, echo)
 	model := echoServer(t, "127.0.0.1:0")
 	modelPort := portOf(t, model)
-	tp := startProxy(t, caps.Compiled{LocalhostPorts: []uint16{port, modelPort}, Internet: caps.Internet{PerMinute: 1}}, func(c *Config) {
+	tp := startProxy(t, Grants{LocalhostPorts: []uint16{port, modelPort}, Internet: InternetGrants{PerMinute: 1}}, func(c *Config) {
 		c.SOCKSSecret = socksSecret
 		c.LocalModelPorts = []uint16{modelPort}
 		frozen := time.Now()

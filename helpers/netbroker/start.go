@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/landlock"
 	"lnk.dev/lnk/internal/ownerdir"
 )
@@ -81,7 +80,7 @@ type Running struct {
 // binds the socket (0600) and serves it until Close ([Listen] says
 // where). A run with no agent (c.AgentID empty) gets a one-run folder
 // that Close removes. With Options.Listener it serves that instead.
-func Start(c *caps.Compiled, o Options) (*Running, error) {
+func Start(c *Grants, o Options) (*Running, error) {
 	rules, err := RulesFrom(c)
 	if err != nil {
 		return nil, err

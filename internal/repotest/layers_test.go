@@ -61,13 +61,6 @@ var knownUpward = map[edge]string{
 	// through the one resolver of owner paths (rule 7), which lives with
 	// the fsbroker; moving resolve below helpers/ removes it.
 	{"internal/settings", "helpers/fsbroker/resolve"}: "resolve moves below helpers/ (no step named yet)",
-	// #23 item 5: the netbroker takes the sealed-grant types it needs
-	// from a package of neither broker's (or the kernel hands them).
-	{"helpers/netbroker", "helpers/keybroker/secrets"}: "the netbroker links no keybroker package",
-	// #23 item 5: the client of the sealed-secret channel
-	// (keybroker.NewNetClient) moves out of the keybroker's own package,
-	// which is its server, so lnk-netbroker stops linking the server.
-	{"cmd/lnk-netbroker", "helpers/keybroker"}: "the netbroker links no keybroker package",
 }
 
 // layerOf returns the rank of a package of Link's (its path without the

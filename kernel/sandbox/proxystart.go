@@ -58,7 +58,7 @@ func NewProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *os.
 			p.closeHanded()
 		}
 	}()
-	grants, err := json.Marshal(c)
+	grants, err := json.Marshal(NetGrants(c))
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"lnk.dev/lnk/internal/sealedgrant"
 	"lnk.dev/lnk/internal/secret"
 )
 
@@ -253,14 +254,4 @@ func syntaxLine(err error) string {
 	return "a key has a value of the wrong type"
 }
 
-func printable(s string) string {
-	if len(s) > 80 {
-		s = s[:80] + "…"
-	}
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return '?'
-		}
-		return r
-	}, s)
-}
+func printable(s string) string { return sealedgrant.Printable(s) }

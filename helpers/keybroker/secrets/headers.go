@@ -2,31 +2,22 @@ package secrets
 
 import (
 	"fmt"
-	"strings"
+
+	"lnk.dev/lnk/internal/sealedgrant"
 )
 
 // DefaultHeader is the one request header a sealed secret is added to
-// when its grant names none: the closed default.
-const DefaultHeader = "Authorization"
+// when its grant names none: the closed default (package sealedgrant,
+// which the netbroker shares).
+const DefaultHeader = sealedgrant.DefaultHeader
 
 // MaxHeaders is how many headers one sealed secret may name.
-const MaxHeaders = 8
-
-// reservedHeaders describe a request's framing, its body or its
-// connection, or are set by the proxy itself (it asks every sealed host
-// for an uncompressed, whole answer): never where a host authenticates.
-var reservedHeaders = []string{"Host", "Content-Length", "Content-Type", "Content-Encoding",
-	"Transfer-Encoding", "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authorization",
-	"Proxy-Authenticate", "Te", "Trailer", "Upgrade", "Expect", "Accept-Encoding", "Range", "If-Range"}
+const MaxHeaders = sealedgrant.MaxHeaders
 
 // Seal is where a sealed secret may be added: the one host its proxy
-// sends it to, and the request headers that host authenticates with.
-// The value goes into those headers alone, never a body, a query or a
-// path.
-type Seal struct {
-	Host    string
-	Headers []string
-}
+// sends it to, and the request headers that host authenticates with
+// (package sealedgrant).
+type Seal = sealedgrant.Seal
 
 // Seal is e's host and the headers its value is added to (Authorization
 // when the grant names none).
@@ -39,21 +30,11 @@ func (e *Entry) Seal() Seal {
 }
 
 // CheckHeader refuses a name that is not an HTTP header's (letters,
-// digits and -, at most 64) or that is one no host authenticates with.
+// digits and -, at most 64) or that is one no host authenticates with
+// (sealedgrant.CheckHeader, as a refusal of the file: ErrSyntax).
 func CheckHeader(name string) error {
-	if name == "" || len(name) > 64 {
-		return fmt.Errorf("%w: %q is not a header's name (letters, digits and -, at most 64)", ErrSyntax, printable(name))
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return fmt.Errorf("%w: %q is not a header's name (letters, digits and -, at most 64)", ErrSyntax, printable(name))
-		}
-	}
-	for _, r := range reservedHeaders {
-		if strings.EqualFold(name, r) {
-			return fmt.Errorf("%w: %s describes the request or its connection, never where a host authenticates", ErrSyntax, canonicalHeader(name))
-		}
+	if err := sealedgrant.CheckHeader(name); err != nil {
+		return fmt.Errorf("%w: %v", ErrSyntax, err)
 	}
 	return nil
 }
@@ -86,21 +67,6 @@ func checkHeaders(host string, headers []string) ([]string, error) {
 	return out, nil
 }
 
-// canonicalHeader is a checked header name (letters, digits and -) in
-// HTTP's canonical form, as net/textproto writes it: a capital at the
-// start and after each -, the rest small. Written here so the keybroker,
-// whose budget links no net, need not link textproto (which links net).
-func canonicalHeader(name string) string {
-	b := []byte(name)
-	up := true
-	for i, c := range b {
-		switch {
-		case up && c >= 'a' && c <= 'z':
-			b[i] = c - 'a' + 'A'
-		case !up && c >= 'A' && c <= 'Z':
-			b[i] = c - 'A' + 'a'
-		}
-		up = c == '-'
-	}
-	return string(b)
-}
+// canonicalHeader is a checked header name in HTTP's canonical form
+// (sealedgrant.CanonicalHeader).
+func canonicalHeader(name string) string { return sealedgrant.CanonicalHeader(name) }

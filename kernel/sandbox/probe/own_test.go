@@ -9,6 +9,7 @@ import (
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/netbroker"
 	"lnk.dev/lnk/internal/testenv"
+	"lnk.dev/lnk/kernel/sandbox"
 	"lnk.dev/lnk/kernel/sandbox/probe"
 )
 
@@ -43,7 +44,7 @@ func TestOwnAddressProbes(t *testing.T) {
 	}
 	probesWith := func(own netbroker.OwnSet, grants caps.Compiled) []probe.Result {
 		t.Helper()
-		rules, err := netbroker.RulesFrom(&grants)
+		rules, err := netbroker.RulesFrom(sandbox.NetGrants(&grants))
 		if err != nil {
 			t.Fatal(err)
 		}

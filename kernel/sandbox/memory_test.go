@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"lnk.dev/lnk/internal/testenv"
 	"lnk.dev/lnk/kernel/sandbox"
+	"lnk.dev/lnk/kernel/sandbox/probe"
 )
 
 // memoryHierarchy is the v1 memory hierarchy's mount, or "" (the test
@@ -30,7 +32,7 @@ func memoryHierarchy() string {
 // makeCgroup makes a v1 memory cgroup limited to limit bytes, owned by
 // uid, removed (with whatever lnk left in it) when the test ends.
 func makeCgroup(t *testing.T, root string, limit int64, uid int) string {
-	dir := filepath.Join(root, fmt.Sprintf("lnk-test-%d-%d", os.Getpid(), uid))
+	dir := filepath.Join(root, fmt.Sprintf("lnk-test-%d-%s-%d", os.Getpid(), t.Name(), uid))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -39,9 +41,15 @@ func makeCgroup(t *testing.T, root string, limit int64, uid int) string {
 		for _, k := range kids {
 			os.Remove(k)
 		}
-		if err := os.Remove(dir); err != nil {
-			t.Errorf("cgroup left: %v", err)
+		// The sandbox's last processes may still be leaving it.
+		var err error
+		for range 500 {
+			if err = os.Remove(dir); err == nil {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
+		t.Errorf("cgroup left: %v", err)
 	})
 	if err := os.WriteFile(filepath.Join(dir, "memory.limit_in_bytes"), []byte(fmt.Sprint(limit)), 0); err != nil {
 		t.Fatal(err)
@@ -54,12 +62,12 @@ func makeCgroup(t *testing.T, root string, limit int64, uid int) string {
 	return dir
 }
 
-// lnkIn runs lnk sandbox run from cgroup dir: a shell moves itself
-// there, then becomes lnk.
+// lnkIn runs lnk from cgroup dir: a shell moves itself there, then
+// becomes lnk.
 func lnkIn(t *testing.T, dir string, args ...string) (int, string, string) {
 	t.Helper()
 	testenv.Bin(t, "lnk-init")
-	cmd := exec.Command("/bin/sh", append([]string{"-c", `echo $$ > "$0"/cgroup.procs && exec "$@"`, dir, testenv.Bin(t, "lnk"), "sandbox", "run"}, args...)...)
+	cmd := exec.Command("/bin/sh", append([]string{"-c", `echo $$ > "$0"/cgroup.procs && exec "$@"`, dir, testenv.Bin(t, "lnk")}, args...)...)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.Dir = t.TempDir()
@@ -107,7 +115,7 @@ func TestMemoryBoundInDelegatedCgroup(t *testing.T) {
 	const limit = 512 << 20
 	dir := makeCgroup(t, root, limit, 0)
 	perl := func(dir string, n int, status bool) (int, string, string) {
-		args := []string{"--internet=false", "--command", "/usr/bin/perl"}
+		args := []string{"sandbox", "run", "--internet=false", "--command", "/usr/bin/perl"}
 		if status {
 			args = append(args, "--json-status")
 		}
@@ -152,5 +160,51 @@ func TestMemoryBoundInDelegatedCgroup(t *testing.T) {
 	}
 	if k := sandboxKids(t, other); len(k) != 0 {
 		t.Errorf("a cgroup made where none is delegated: %v", k)
+	}
+}
+
+// TestCheckProbesTheMemoryBound: lnk sandbox check, from a memory cgroup
+// this user owns, touches 64 MiB past its sandbox's bound (its own, 512
+// MiB at most) and finds it closed (the probe killed); from another
+// user's, the probe is the known gap, named, and the check passes.
+func TestCheckProbesTheMemoryBound(t *testing.T) {
+	requireSandbox(t)
+	root := memoryHierarchy()
+	testenv.Require(t, root != "", "the cgroup v1 memory controller")
+	if os.Getuid() != 0 {
+		t.Log("only root makes the test's cgroups: run as root")
+		return
+	}
+	w := newWorld(t)
+	inCgroup := func(uid int) func(*testing.T, ...string) (int, string, string) {
+		dir := makeCgroup(t, root, 2<<30, uid)
+		return func(t *testing.T, args ...string) (int, string, string) { return lnkIn(t, dir, args...) }
+	}
+	code, rs, errs := check(t, inCgroup(0), "--read", w.data)
+	mem := resultsOf(rs, "memory")
+	if code != 0 || len(mem) != 1 || mem[0].Got != probe.Closed || mem[0].Arg != fmt.Sprint(512<<20+64<<20) {
+		t.Errorf("delegated: exit %d, memory probe %+v: %s", code, mem, errs)
+	}
+	code, rs, errs = check(t, inCgroup(65534), "--read", w.data)
+	var gap []probe.Result
+	for _, r := range resultsOf(rs, "skip") {
+		if strings.HasPrefix(r.Name, "use memory past a bound") {
+			gap = append(gap, r)
+		}
+	}
+	if code != 0 || len(gap) != 1 || gap[0].Expect != probe.Gap || !strings.Contains(gap[0].Name, "no memory bound on this machine") || len(resultsOf(rs, "memory")) != 0 {
+		t.Errorf("undelegated: exit %d, memory probe %+v: %s", code, gap, errs)
+	}
+}
+
+// TestMemoryProbeFindsNoBoundOpen: the check's memory probe, in
+// bubblewrap alone (no cgroup of its own: no bound), touches all it is
+// told and says open; the check above finds it closed only because the
+// bound holds.
+func TestMemoryProbeFindsNoBoundOpen(t *testing.T) {
+	requireSandbox(t)
+	rs := probeIn(t, nil, probe.Probe{Name: "memory", Kind: "memory", Arg: fmt.Sprint(320 << 20), Expect: probe.Closed})
+	if rs.Got != probe.Open {
+		t.Fatalf("with no bound the memory probe said %s (%s), want open", rs.Got, rs.Detail)
 	}
 }

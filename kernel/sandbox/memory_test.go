@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -66,10 +67,17 @@ func makeCgroup(t *testing.T, root string, limit int64, uid int) string {
 // becomes lnk.
 func lnkIn(t *testing.T, dir string, args ...string) (int, string, string) {
 	t.Helper()
+	return lnkInWith(t, dir, nil, args...)
+}
+
+// lnkInWith is lnkIn with stdin.
+func lnkInWith(t *testing.T, dir string, stdin []byte, args ...string) (int, string, string) {
+	t.Helper()
 	testenv.Bin(t, "lnk-init")
 	cmd := exec.Command("/bin/sh", append([]string{"-c", `echo $$ > "$0"/cgroup.procs && exec "$@"`, dir, testenv.Bin(t, "lnk")}, args...)...)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Dir = t.TempDir()
 	cmd.Run()
 	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
@@ -99,8 +107,9 @@ func sandboxKids(t *testing.T, dir string) []string {
 }
 
 // TestMemoryBoundInDelegatedCgroup: run from a memory cgroup this user
-// owns (limited to 512 MiB), lnk says a bound of half that ("cgroup
-// v1"), a command touching more than the bound is killed, one staying
+// owns (limited to 1 GiB), lnk says a bound of half that ("cgroup v1"), a
+// command touching more than the bound (but less than the cgroup's own
+// limit, so only the sandbox's bound can stop it) is killed, one staying
 // under it completes, and the sandbox's cgroup is gone after each run
 // (after an exec'd run, at the next run's sweep). From one another user
 // owns, it says none.
@@ -109,41 +118,46 @@ func TestMemoryBoundInDelegatedCgroup(t *testing.T) {
 	root := memoryHierarchy()
 	testenv.Require(t, root != "", "the cgroup v1 memory controller")
 	if os.Getuid() != 0 {
-		t.Log("only root makes the test's cgroups: run as root (scripts/test-as-user.sh runs the rest)")
+		t.Log("only root makes the test's cgroups: run as root")
 		return
 	}
-	const limit = 512 << 20
+	const limit = 1 << 30
 	dir := makeCgroup(t, root, limit, 0)
-	perl := func(dir string, n int, status bool) (int, string, string) {
-		args := []string{"sandbox", "run", "--internet=false", "--command", "/usr/bin/perl"}
+	lnkBin := testenv.Bin(t, "lnk")
+	// touch runs the check's own probe: it maps n bytes and writes each
+	// page, and says "open" once all are written.
+	touch := func(dir string, n int, status bool) (int, string, string) {
+		spec, _ := json.Marshal(probe.Spec{Probes: []probe.Probe{{Name: "touch", Kind: "touch", Arg: fmt.Sprint(n), Expect: probe.Closed}}})
+		args := []string{"sandbox", "run", "--internet=false", "--command", lnkBin}
 		if status {
 			args = append(args, "--json-status")
 		}
-		return lnkIn(t, dir, append(args, "--", "perl", "-e", fmt.Sprintf(`$x = "a" x %d; print "DONE\n"`, n))...)
+		return lnkInWith(t, dir, spec, append(args, "--", lnkBin, "sandbox", "probe")...)
 	}
-	code, out, errs := perl(dir, 32<<20, true)
+	const done = `"result":"open"`
+	code, out, errs := touch(dir, 32<<20, true)
 	st := statusOf(t, errs)
 	if st.Memory.By != "cgroup v1" || st.Memory.Max != limit/2 {
 		t.Errorf("--json-status said memory %+v, want half of %d by cgroup v1", st.Memory, limit)
 	}
-	if code != 0 || !strings.Contains(out, "DONE") {
+	if code != 0 || !strings.Contains(out, done) {
 		t.Errorf("32 MiB, under the bound: exit %d %q %q", code, out, errs)
 	}
 	if k := sandboxKids(t, dir); len(k) != 0 {
 		t.Errorf("the sandbox's cgroup is left: %v", k)
 	}
-	code, out, errs = perl(dir, 384<<20, true)
-	if code != 137 || strings.Contains(out, "DONE") {
-		t.Errorf("384 MiB, past the bound: exit %d %q %q, want killed (137)", code, out, errs)
+	code, out, errs = touch(dir, 768<<20, true)
+	if code != 137 || strings.Contains(out, done) {
+		t.Errorf("768 MiB, past the bound: exit %d %q %q, want killed (137)", code, out, errs)
 	}
 	if k := sandboxKids(t, dir); len(k) != 0 {
 		t.Errorf("the sandbox's cgroup is left: %v", k)
 	}
-	code, out, _ = perl(dir, 384<<20, false) // lnk execs bubblewrap
-	if code != 137 || strings.Contains(out, "DONE") {
-		t.Errorf("exec'd, 384 MiB, past the bound: exit %d %q, want killed (137)", code, out)
+	code, out, _ = touch(dir, 768<<20, false) // lnk execs bubblewrap
+	if code != 137 || strings.Contains(out, done) {
+		t.Errorf("exec'd, 768 MiB, past the bound: exit %d %q, want killed (137)", code, out)
 	}
-	perl(dir, 1, true)
+	touch(dir, 1, true)
 	if k := sandboxKids(t, dir); len(k) != 0 {
 		t.Errorf("the exec'd sandbox's cgroup is not swept: %v", k)
 	}
@@ -151,11 +165,11 @@ func TestMemoryBoundInDelegatedCgroup(t *testing.T) {
 	// Another user's cgroup (nobody's) is not delegated to this one:
 	// no bound, said, and the command still runs.
 	other := makeCgroup(t, root, limit, 65534)
-	code, out, errs = perl(other, 1, true)
+	code, out, errs = touch(other, 1, true)
 	if st := statusOf(t, errs); st.Memory.By != "none" || st.Memory.Max != 0 || st.Memory.Why == "" {
 		t.Errorf("from an undelegated cgroup, --json-status said memory %+v", st.Memory)
 	}
-	if code != 0 || !strings.Contains(out, "DONE") {
+	if code != 0 || !strings.Contains(out, done) {
 		t.Errorf("undelegated: exit %d %q %q", code, out, errs)
 	}
 	if k := sandboxKids(t, other); len(k) != 0 {

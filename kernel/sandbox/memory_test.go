@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -73,13 +76,39 @@ func lnkIn(t *testing.T, dir string, args ...string) (int, string, string) {
 // lnkInWith is lnkIn with stdin.
 func lnkInWith(t *testing.T, dir string, stdin []byte, args ...string) (int, string, string) {
 	t.Helper()
+	return lnkInAs(t, dir, nil, stdin, args...)
+}
+
+// lnkInAs is lnkInWith as user u (nil: this process's), its HOME a
+// folder of its own.
+func lnkInAs(t *testing.T, dir string, u *user.User, stdin []byte, args ...string) (int, string, string) {
+	t.Helper()
 	testenv.Bin(t, "lnk-init")
 	cmd := exec.Command("/bin/sh", append([]string{"-c", `echo $$ > "$0"/cgroup.procs && exec "$@"`, dir, testenv.Bin(t, "lnk")}, args...)...)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Dir = t.TempDir()
-	cmd.Run()
+	if u != nil {
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		// t.TempDir's parent is root's alone: the user's folders are
+		// made in the system's temporary folder.
+		home, err := os.MkdirTemp("", "lnk-memtest-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(home) })
+		if err := os.Chown(home, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Dir = home
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+		cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin", "USER=" + u.Username}
+	}
+	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
+		t.Fatal(err)
+	}
 	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
 }
 
@@ -160,6 +189,27 @@ func TestMemoryBoundInDelegatedCgroup(t *testing.T) {
 	touch(dir, 1, true)
 	if k := sandboxKids(t, dir); len(k) != 0 {
 		t.Errorf("the exec'd sandbox's cgroup is not swept: %v", k)
+	}
+
+	// The unprivileged owner (lnktest), its cgroup delegated to it by
+	// root as systemd would: the same bound, and the command past it
+	// killed.
+	if u, err := user.Lookup("lnktest"); err != nil {
+		t.Log("no user lnktest: the unprivileged case not run (scripts/test-as-user.sh needs it too)")
+	} else {
+		uid, _ := strconv.Atoi(u.Uid)
+		theirs := makeCgroup(t, root, limit, uid)
+		spec, _ := json.Marshal(probe.Spec{Probes: []probe.Probe{{Name: "touch", Kind: "touch", Arg: fmt.Sprint(768 << 20), Expect: probe.Closed}}})
+		code, out, errs := lnkInAs(t, theirs, u, spec, "sandbox", "run", "--internet=false", "--json-status", "--command", lnkBin, "--", lnkBin, "sandbox", "probe")
+		if st := statusOf(t, errs); st.Memory.By != "cgroup v1" || st.Memory.Max != limit/2 {
+			t.Errorf("as lnktest, --json-status said memory %+v", st.Memory)
+		}
+		if code != 137 || strings.Contains(out, done) {
+			t.Errorf("as lnktest, 768 MiB, past the bound: exit %d %q %q, want killed (137)", code, out, errs)
+		}
+		if k := sandboxKids(t, theirs); len(k) != 0 {
+			t.Errorf("as lnktest, the sandbox's cgroup is left: %v", k)
+		}
 	}
 
 	// Another user's cgroup (nobody's) is not delegated to this one:

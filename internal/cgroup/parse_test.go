@@ -77,3 +77,12 @@ func FuzzCgroupFiles(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDelegated is the detection every sandbox start pays, in
+// whatever cgroup the benchmark runs.
+func BenchmarkDelegated(b *testing.B) {
+	for b.Loop() {
+		g, _ := Delegated()
+		g.Close()
+	}
+}

@@ -45,7 +45,9 @@ func (s *Sandbox) Exec() error {
 		if err = enterMemory(mem); err == nil {
 			err = unix.Exec(s.Bwrap, argv, os.Environ())
 			err = fmt.Errorf("sandbox: exec bubblewrap: %w", err)
-			mem.Leave(os.Getpid())
+			if mem != nil {
+				mem.Leave(os.Getpid())
+			}
 		}
 	}
 	s.Close()

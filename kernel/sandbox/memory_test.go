@@ -147,7 +147,7 @@ func TestMemoryBoundInDelegatedCgroup(t *testing.T) {
 	root := memoryHierarchy()
 	testenv.Require(t, root != "", "the cgroup v1 memory controller")
 	if os.Getuid() != 0 {
-		t.Log("only root makes the test's cgroups: run as root")
+		ownCgroupSaysItsBound(t, root)
 		return
 	}
 	const limit = 1 << 30
@@ -270,5 +270,36 @@ func TestMemoryProbeFindsNoBoundOpen(t *testing.T) {
 	rs := probeIn(t, nil, probe.Probe{Name: "memory", Kind: "memory", Arg: fmt.Sprint(320 << 20), Expect: probe.Closed})
 	if rs.Got != probe.Open {
 		t.Fatalf("with no bound the memory probe said %s (%s), want open", rs.Got, rs.Detail)
+	}
+}
+
+// ownCgroupSaysItsBound: a user who cannot make the test's cgroups runs
+// lnk where it is: if its own memory cgroup is this user's, lnk says a
+// bound by cgroup v1, else none, with why.
+func ownCgroupSaysItsBound(t *testing.T, root string) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := ""
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.SplitN(l, ":", 3); len(f) == 3 && strings.Contains(","+f[1]+",", ",memory,") {
+			own = filepath.Join(root, f[2])
+		}
+	}
+	fi, err := os.Stat(own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := fi.Sys().(*syscall.Stat_t).Uid == uint32(os.Getuid())
+	code, _, errs := lnk(t, "sandbox", "run", "--internet=false", "--json-status", "--", "sh", "-c", ":")
+	st := statusOf(t, errs)
+	switch {
+	case code != 0:
+		t.Errorf("exit %d: %s", code, errs)
+	case mine && (st.Memory.By != "cgroup v1" || st.Memory.Max <= 0):
+		t.Errorf("its own cgroup %s is this user's, but --json-status said memory %+v", own, st.Memory)
+	case !mine && (st.Memory.By != "none" || st.Memory.Why == ""):
+		t.Errorf("its own cgroup %s is not this user's, but --json-status said memory %+v", own, st.Memory)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"lnk.dev/lnk/kernel/sandbox"
 	"lnk.dev/lnk/kernel/sandbox/probe"
 )
 
@@ -73,7 +74,11 @@ func runProbes(c *cobra.Command, spec *sandboxSpec, comp any) ([]probe.Result, e
 	if proxy != nil {
 		defer stopProxy(proxy)
 	}
-	s, err := buildSandbox(cc, []string{exe, "sandbox", "probe"}, spec.degraded, proxy, exe)
+	// The check's own sandbox has a memory bound of checkMemory at
+	// most, which its probe fills: the run's (half the machine's) would
+	// take that much of the owner's memory first.
+	s, err := buildSandboxWith(cc, []string{exe, "sandbox", "probe"}, spec.degraded, proxy,
+		func(o *sandbox.Options) { o.MemoryMax = checkMemory }, exe)
 	if err != nil {
 		return nil, err
 	}
@@ -87,6 +92,7 @@ func runProbes(c *cobra.Command, spec *sandboxSpec, comp any) ([]probe.Result, e
 		h.RelayPort = int(s.Plan.Relay.Port)
 	}
 	h.MaxProcs = s.Enforced.Processes.Max
+	h.MaxMemory, h.NoMemory = int64(s.Enforced.Memory.Max), s.Enforced.Memory.Why
 	in, err := json.Marshal(probe.List(cc, h))
 	if err != nil {
 		return nil, err
@@ -103,3 +109,7 @@ func runProbes(c *cobra.Command, spec *sandboxSpec, comp any) ([]probe.Result, e
 	outside.Settle(results)
 	return results, nil
 }
+
+// checkMemory bounds the memory of lnk sandbox check's sandbox, enough for
+// its thread probe's 4,096 threads.
+const checkMemory = 512 << 20

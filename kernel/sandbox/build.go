@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/cgroup"
 	"lnk.dev/lnk/internal/initstage"
 	"lnk.dev/lnk/internal/ownerfile"
 )
@@ -43,6 +44,10 @@ type Options struct {
 	// process fewer: only for a command that starts no child of its own
 	// (nothing would reap it).
 	AsPid1 bool
+
+	// MemoryMax, if not 0, lowers the sandbox's memory bound to it where
+	// a cgroup bounds it (lnk sandbox check's, whose probe fills it).
+	MemoryMax int64
 }
 
 // Sandbox is a built sandbox, ready to Exec or Start once.
@@ -59,8 +64,9 @@ type Sandbox struct {
 	args    []string // bubblewrap's arguments, fd numbers as placeholders
 	cmdAt   int      // where in args lnk-init's command line begins ("--")
 	fdArgs  map[int]int
-	files   []*os.File // handed to bubblewrap, by index; nil where raw holds it
-	raw     []int      // an fd handed as is (an /etc file: no *os.File to make), else -1
+	files   []*os.File    // handed to bubblewrap, by index; nil where raw holds it
+	raw     []int         // an fd handed as is (an /etc file: no *os.File to make), else -1
+	memory  *cgroup.Group // where the sandbox's memory cgroup is made (memory.go), nil where none
 }
 
 // Enforced is what the sandbox enforces, for --json-status and check.

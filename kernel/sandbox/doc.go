@@ -40,6 +40,9 @@
 //     leaves lnk-init CAP_SYS_ADMIN and CAP_SETPCAP in the sandbox's own
 //     user namespace, where the command's user is root, for that, and it
 //     drops them all before the command runs);
+//   - where a cgroup is delegated to the user, its memory bounded by a
+//     cgroup of its own, entered before bubblewrap runs (memory.go,
+//     internal/cgroup);
 //   - the environment cleared to Env's fixed list;
 //   - no fd beyond 0–2 (lnk-init closes the rest);
 //   - landlock: read on the system folders, the grants' rights on theirs,

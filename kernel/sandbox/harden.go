@@ -19,7 +19,7 @@ const DefaultMaxProcs = 4096
 // Bound is one resource bound, as --json-status says it.
 type Bound struct {
 	Max int    `json:"max,omitempty"` // 0: none
-	By  string `json:"by"`            // "pid_max", "rlimit" or "none"
+	By  string `json:"by"`            // "pid_max", "rlimit", "cgroup v1", "cgroup v2" or "none"
 	Why string `json:"why,omitempty"` // with "none": why not
 }
 
@@ -75,7 +75,7 @@ func (s *Sandbox) harden(c *caps.Compiled, opt Options) {
 	}
 	s.Plan.MaxProcs = DefaultMaxProcs
 	s.Enforced.Processes, s.Plan.ProcsBy = procsBound(DefaultMaxProcs)
-	s.Enforced.Memory = Bound{By: "none", Why: "no cgroup is delegated to lnk"}
+	s.boundMemory(opt)     // memory.go
 	if s.Enforced.noexec { // else degraded, said: lnk-init goes on without
 		s.Enforced.NoExec = append([]string(nil), s.Plan.NoExec...)
 	}

@@ -37,9 +37,22 @@ func (s *Sandbox) Exec() error {
 		return fmt.Errorf("sandbox: hand fd to bubblewrap: %w", err)
 	}
 	argv := append([]string{s.Bwrap, "--args", strconv.Itoa(args)}, tail...)
-	err = unix.Exec(s.Bwrap, argv, os.Environ())
+	// The memory cgroup is entered last: lnk, become bubblewrap, is in it
+	// from the exec on. No Link process is left to remove it once the
+	// sandbox ends: the next run sweeps it (cgroup.Group.Sweep).
+	mem, err := s.memoryCgroup()
+	if err == nil {
+		if err = enterMemory(mem); err == nil {
+			err = unix.Exec(s.Bwrap, argv, os.Environ())
+			err = fmt.Errorf("sandbox: exec bubblewrap: %w", err)
+			if mem != nil {
+				mem.Leave(os.Getpid())
+			}
+		}
+	}
 	s.Close()
-	return fmt.Errorf("sandbox: exec bubblewrap: %w", err)
+	s.endMemory(mem)
+	return err
 }
 
 // Status is what Start reports once the sandbox runs.
@@ -52,7 +65,7 @@ type Status struct {
 // set) once bubblewrap runs, reports its pid to status (if not nil),
 // forwards SIGINT, SIGTERM and SIGHUP to it, waits, and returns the
 // command's exit code (128+N for signal N).
-func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(Status)) (int, error) {
+func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(Status)) (code int, err error) {
 	defer s.Close()
 	s.osFiles() // exec.Cmd hands *os.Files
 	var pr, pw *os.File
@@ -93,6 +106,21 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.ExtraFiles = s.files
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	mem, err := s.memoryCgroup()
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if rerr := s.endMemory(mem); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
+	if mem != nil && s.memory.Version == 2 {
+		// clone3 starts bubblewrap in the cgroup (CLONE_INTO_CGROUP).
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, mem.FD()
+	} else if err := enterMemory(mem); err != nil {
+		return 0, err
+	}
 	// Once bubblewrap has ended, its stdio copies (for a stdout or stderr
 	// that is no file) end within this, even if something still held the
 	// pipes.
@@ -100,7 +128,17 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	if mem != nil && s.memory.Version == 1 {
+		// v1 cannot start a child in a cgroup: lnk was in it for the
+		// fork alone, and leaves it now for its own.
+		if lerr := mem.Leave(os.Getpid()); lerr != nil && err == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			return 0, fmt.Errorf("sandbox: memory bound: %w", lerr)
+		}
+	}
+	if err != nil {
 		return 0, fmt.Errorf("sandbox: start bubblewrap: %w", err)
 	}
 	s.Close() // the child holds them now

@@ -30,6 +30,8 @@ type Host struct {
 	NS        map[string]uint64 // the host's namespaces' inodes (/proc/self/ns/<name>), those the kernel has
 	Sid       int               // the checking lnk's session
 	MaxProcs  int               // the sandbox's bound on its processes, 0 where it has none
+	MaxMemory int64             // the sandbox's bound on its memory, 0 where it has none
+	NoMemory  string            // why it has none
 }
 
 // Namespaces are those the sandbox must have of its own (bubblewrap's

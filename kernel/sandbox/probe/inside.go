@@ -65,6 +65,10 @@ func attempt(p Probe) (string, string) {
 		return tasksVerdict(p.Arg)
 	case "threads":
 		return threadsVerdict(p.Arg)
+	case "memory":
+		return memoryVerdict(p.Arg) // memory.go
+	case "touch":
+		return touchVerdict(p.Arg)
 	case "ns":
 		return nsVerdict(p.Arg)
 	case "session":

@@ -115,6 +115,11 @@ func List(c *caps.Compiled, h Host) Spec {
 	} else {
 		add("start processes past a bound (none on this machine)", "tasks", strconv.Itoa(defaultProcsTried), Gap)
 	}
+	if h.MaxMemory > 0 {
+		add("use memory past the sandbox's bound ("+strconv.FormatInt(h.MaxMemory>>20, 10)+" MiB)", "memory", strconv.FormatInt(h.MaxMemory+memoryPast, 10), Closed)
+	} else {
+		add("use memory past a bound (no memory bound on this machine)", "skip", h.NoMemory, Gap)
+	}
 	tcpExpect := Closed
 	if h.HostNet {
 		tcpExpect = Gap
@@ -174,6 +179,9 @@ func List(c *caps.Compiled, h Host) Spec {
 	add("environment outside the fixed list", "env", strings.Join(allowedEnv(h), ","), Closed)
 	return Spec{Probes: p}
 }
+
+// memoryPast is how far past the bound the memory probe touches.
+const memoryPast = 64 << 20
 
 // defaultProcsTried is how many processes the process probe forks where
 // the sandbox has no bound: as many as a bound would allow.

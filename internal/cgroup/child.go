@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
 // prefix begins the name of every cgroup lnk makes: then lnk's pid and a
@@ -34,7 +36,7 @@ func (g *Group) Make(max int64) (*Child, error) {
 	if err := unix.Mkdirat(g.dir, name, 0o755); err != nil {
 		return nil, fmt.Errorf("cgroup: make %s/%s: %w", g.Path, name, err)
 	}
-	fd, err := unix.Openat(g.dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := ownerfile.Open(g.dir, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		unix.Unlinkat(g.dir, name, unix.AT_REMOVEDIR)
 		return nil, fmt.Errorf("cgroup: open %s/%s: %w", g.Path, name, err)
@@ -125,7 +127,7 @@ func (g *Group) Sweep() {
 
 // openDir opens a second fd of folder dir to list it.
 func openDir(dir int) (*os.File, error) {
-	fd, err := unix.Openat(dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := ownerfile.OpenDir(dir, ".", unix.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
 // Group is a delegated cgroup folder, held open, that sandboxes' cgroups
@@ -77,10 +79,7 @@ func open(v int, dir string) (*Group, string) {
 	if dir == "" {
 		return nil, "this process's cgroup is outside the cgroup mount"
 	}
-	fd, err := unix.Openat2(unix.AT_FDCWD, dir, &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_NO_SYMLINKS,
-	})
+	fd, err := ownerfile.OpenPath(dir, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, dir + ": " + err.Error()
 	}
@@ -151,7 +150,7 @@ func (g *Group) read(name string) (string, error) { return readAt(g.dir, name) }
 // readAt reads the cgroup file name in folder dir, without following a
 // link.
 func readAt(dir int, name string) (string, error) {
-	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := ownerfile.Open(dir, name, unix.O_RDONLY, 0)
 	if err != nil {
 		return "", fmt.Errorf("cgroup %s: %w", name, err)
 	}
@@ -167,7 +166,7 @@ func readAt(dir int, name string) (string, error) {
 // writeAt writes v to the cgroup file name in folder dir, in one write,
 // without following a link.
 func writeAt(dir int, name, v string) error {
-	fd, err := unix.Openat(dir, name, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := ownerfile.Open(dir, name, unix.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("cgroup %s: %w", name, err)
 	}

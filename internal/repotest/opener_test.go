@@ -2,9 +2,7 @@ package repotest
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -86,38 +84,8 @@ func f() {
 func forbiddenCalls(t *testing.T, root string, allowed map[string]string) []string {
 	t.Helper()
 	var out []string
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if name := d.Name(); rel != "." && (strings.HasPrefix(name, ".") || name == "vendor") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") || isAllowed(rel, allowed) {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		names := map[string]string{} // local name -> import path
-		for _, im := range f.Imports {
-			path, _ := strconv.Unquote(im.Path.Value)
-			if _, ok := forbidden[path]; !ok {
-				continue
-			}
-			local := filepath.Base(path)
-			if im.Name != nil {
-				local = im.Name.Name
-			}
-			names[local] = path
-		}
+	watch := func(path string) bool { _, ok := forbidden[path]; return ok }
+	eachSource(t, root, allowed, watch, func(rel string, fset *token.FileSet, f *ast.File, names map[string]string) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			sel, ok := n.(*ast.SelectorExpr)
 			if !ok {
@@ -138,21 +106,8 @@ func forbiddenCalls(t *testing.T, root string, allowed map[string]string) []stri
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
-}
-
-func isAllowed(rel string, allowed map[string]string) bool {
-	for place := range allowed {
-		if rel == place || strings.HasSuffix(place, "/") && strings.HasPrefix(rel, place) {
-			return true
-		}
-	}
-	return false
 }
 
 // TestOpenerAllowedPlacesExist keeps the list honest: a place moved or

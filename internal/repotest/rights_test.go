@@ -2,9 +2,7 @@ package repotest
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -105,38 +103,8 @@ func TestRightsAllowedPlacesExist(t *testing.T) {
 func rightsCalls(t *testing.T, root string, allowed map[string]string) []string {
 	t.Helper()
 	var out []string
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if name := d.Name(); rel != "." && (strings.HasPrefix(name, ".") || name == "vendor") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") || isAllowed(rel, allowed) {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		names := map[string]string{} // local name -> import path
-		for _, im := range f.Imports {
-			path, _ := strconv.Unquote(im.Path.Value)
-			if _, ok := rightsFuncs[path]; !ok {
-				continue
-			}
-			local := filepath.Base(path)
-			if im.Name != nil {
-				local = im.Name.Name
-			}
-			names[local] = path
-		}
+	watch := func(path string) bool { _, ok := rightsFuncs[path]; return ok }
+	eachSource(t, root, allowed, watch, func(rel string, fset *token.FileSet, f *ast.File, names map[string]string) {
 		// oobArg is the control-buffer argument of sel's call (-1: any
 		// use counts), and whether sel is one of the calls at all.
 		oobArg := func(sel *ast.SelectorExpr) (string, int, bool) {
@@ -169,10 +137,6 @@ func rightsCalls(t *testing.T, root string, allowed map[string]string) []string 
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }

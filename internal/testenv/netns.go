@@ -19,6 +19,10 @@ import (
 // its own (InNetns).
 const netnsEnv = "LNK_TESTENV_NETNS"
 
+// NetnsChild reports whether this process is InNetns's namespace child,
+// for a TestMain that readies the namespace before any test runs.
+func NetnsChild() bool { return os.Getenv(netnsEnv) == "1" }
+
 // InNetns reports whether this is the namespace child of t. In the
 // parent it runs t again in a child inside new user and network
 // namespaces (whatever it dials stays on this machine: the namespace has
@@ -27,7 +31,7 @@ const netnsEnv = "LNK_TESTENV_NETNS"
 // namespaces it is Require's skip. In the child, loopback is up.
 func InNetns(t *testing.T) bool {
 	t.Helper()
-	if os.Getenv(netnsEnv) == "1" {
+	if NetnsChild() {
 		if err := LinkUp("lo"); err != nil {
 			t.Fatalf("loopback up: %v", err)
 		}

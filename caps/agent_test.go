@@ -224,7 +224,7 @@ func TestDenyHeldByHarness(t *testing.T) {
 		t.Fatalf("refusal does not name the grant and its file: %s", msg)
 	}
 	// Its hint names the file to change, not a command that does not exist
-	// (internal/cli's TestEveryCommandNamedExists walks every lnk … named).
+	// (cli's TestEveryCommandNamedExists walks every lnk … named).
 	var r *Refusal
 	if !errors.As(err, &r) || !strings.Contains(r.Hint(), l.HarnessFile("hx")) || strings.Contains(r.Hint(), "lnk ") {
 		t.Fatalf("hint: %q", r.Hint())

@@ -10,7 +10,7 @@ import (
 	"strconv"
 
 	"lnk.dev/lnk/helpers/fsbroker/fs"
-	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/internal/resolve"
 	"lnk.dev/lnk/internal/wire"
 	"lnk.dev/lnk/kernel/proto"
 )

@@ -13,10 +13,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"lnk.dev/lnk/internal/ownerfile"
-
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/audit"
+	"lnk.dev/lnk/internal/ownerdir"
+	"lnk.dev/lnk/internal/ownerfile"
 	"lnk.dev/lnk/internal/wire"
 	"lnk.dev/lnk/kernel/proto"
 )
@@ -51,7 +51,7 @@ func (k *Kernel) handleStart(ctx context.Context, c *call, req *proto.StartReque
 		k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Reason: "agent name is not letters, digits, '-', '_' and '.'"})
 		return nil, nil, wire.Errorf(proto.CodeRefused, "agent name %q is not letters, digits, '-', '_' and '.'", req.Agent)
 	}
-	adir, err := OpenRoot(k.roots.Agents, req.Agent, false, loose)
+	adir, err := ownerdir.OpenRoot(k.roots.Agents, req.Agent, false, loose)
 	if errors.Is(err, unix.ENOENT) {
 		k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Reason: "no such agent"})
 		return nil, nil, wire.Errorf(proto.CodeMissing, "no agent %s", req.Agent)

@@ -10,16 +10,17 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/internal/ownerfile"
+	"lnk.dev/lnk/kernel/proto"
 )
 
 // Names inside ~/.lnk/run.
 const (
-	SocketName = "kernel.sock"
+	SocketName = proto.SocketName
 	LockName   = "kernel.lock"
 )
 
 // ErrRunning is returned when another kernel of this uid holds the lock.
-var ErrRunning = errors.New("a kernel is already running for this user")
+var ErrRunning = proto.ErrRunning
 
 // ErrNotASocket refuses a file in the socket's place that is not a
 // socket of this uid: Link never deletes it.

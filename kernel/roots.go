@@ -1,17 +1,16 @@
 package kernel
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
 
-	"lnk.dev/lnk/internal/ownerfile"
+	"lnk.dev/lnk/internal/ownerdir"
 )
 
 // ErrBadRoot is wrapped by every refusal of a root folder.
-var ErrBadRoot = errors.New("refused as a root")
+var ErrBadRoot = ownerdir.ErrBadRoot
 
 // mode rules for a root: strict folders admit no group or other bit at
 // all; the others no group or other write.
@@ -51,7 +50,7 @@ func OpenRoots(home string) (*Roots, error) {
 		{&r.Agents, &r.Link, "Agents", loose},
 	}
 	for _, s := range steps {
-		f, err := OpenRoot(*s.parent, s.name, true, s.strict)
+		f, err := ownerdir.OpenRoot(*s.parent, s.name, true, s.strict)
 		if err != nil {
 			r.Close()
 			return nil, err
@@ -59,42 +58,6 @@ func OpenRoots(home string) (*Roots, error) {
 		*s.dst = f
 	}
 	return r, nil
-}
-
-// OpenRoot opens name beneath parent as O_PATH|O_DIRECTORY|O_NOFOLLOW,
-// creating it 0700 first when create is set, and refuses a link, another
-// uid's folder, or one looser than its rule (strict: no group or other
-// bit; otherwise no group or other write).
-func OpenRoot(parent *os.File, name string, create, strictMode bool) (*os.File, error) {
-	pfd := int(parent.Fd())
-	if create {
-		if err := unix.Mkdirat(pfd, name, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
-			return nil, fmt.Errorf("make %s: %w", name, err)
-		}
-	}
-	fd, err := ownerfile.OpenDir(pfd, name, unix.O_PATH)
-	if err != nil {
-		if errors.Is(err, ownerfile.ErrLink) {
-			return nil, fmt.Errorf("%s is a link or not a folder: %w", name, ErrBadRoot)
-		}
-		return nil, fmt.Errorf("open %s: %w", name, err)
-	}
-	if err := checkRoot(fd, name, strictMode); err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), name), nil
-}
-
-func checkRoot(fd int, name string, strictMode bool) error {
-	r := ownerfile.Rule{Type: unix.S_IFDIR, Forbid: 0o022}
-	if strictMode {
-		r.Forbid = 0o077
-	}
-	if err := ownerfile.Check(fd, r); err != nil {
-		return fmt.Errorf("%s: %w: %w", name, err, ErrBadRoot)
-	}
-	return nil
 }
 
 // Close releases every root held.

@@ -1,11 +1,11 @@
 // Command lnk is Link's command line. Everything it does is in
-// lnk.dev/lnk/internal/cli.
+// lnk.dev/lnk/cli.
 package main
 
 import (
 	"os"
 
-	"lnk.dev/lnk/internal/cli"
+	"lnk.dev/lnk/cli"
 )
 
 func main() {

@@ -3,7 +3,7 @@ package fsbroker
 import (
 	"errors"
 
-	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/internal/resolve"
 	"lnk.dev/lnk/internal/wire"
 )
 

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/internal/resolve"
 )
 
 // The open request and its reply are the broker's hot path: they encode

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/internal/resolve"
 	"lnk.dev/lnk/internal/wire"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/internal/resolve"
 	"lnk.dev/lnk/internal/wire"
 )
 

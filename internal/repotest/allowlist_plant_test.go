@@ -60,8 +60,8 @@ func TestBanListCatchesAPlantedImport(t *testing.T) {
 	if v := banViolations(g, "lnk-fsbroker", budget["lnk-fsbroker"]); len(v) != 0 {
 		t.Fatalf("lnk-fsbroker as it is: %q", v)
 	}
-	v := banViolations(g.plant(module+"/helpers/fsbroker/resolve", "os/exec"), "lnk-fsbroker", budget["lnk-fsbroker"])
-	if len(v) != 1 || !strings.Contains(v[0], "lnk-fsbroker links os/exec, which its budget forbids: cmd/lnk-fsbroker → helpers/fsbroker → helpers/fsbroker/resolve → os/exec") {
+	v := banViolations(g.plant(module+"/internal/resolve", "os/exec"), "lnk-fsbroker", budget["lnk-fsbroker"])
+	if len(v) != 1 || !strings.Contains(v[0], "lnk-fsbroker links os/exec, which its budget forbids: cmd/lnk-fsbroker → helpers/fsbroker → internal/resolve → os/exec") {
 		t.Errorf("a planted os/exec import: %q", v)
 	}
 }

@@ -26,42 +26,19 @@ var layers = []struct {
 	{"kernel/client", 4}, // what talks to the kernel: links kernel/proto, not the server
 	{"kernel", 5},        // the kernel and the sandbox builder it drives
 	{"services", 6},      // tool bridge, file tool, …
-	// 7: the CLI and orchestrator, once it leaves internal/cli (see knownUpward).
-	{"cmd", 8},  // each binary's main
-	{"fuzz", 8}, // the check that every fuzz target has seeds
+	{"cli", 7},           // the command line and orchestrator
+	{"cmd", 8},           // each binary's main
+	{"fuzz", 8},          // the check that every fuzz target has seeds
 }
 
 // edge is one import, both ends without the module's prefix.
 type edge struct{ from, to string }
 
-// knownUpward lists today's imports that run upward (or across brokers),
-// each with the step of issue #23 that removes it. The list can only
-// shrink: an upward import not on it fails, and so does a line whose
+// knownUpward lists imports allowed to run upward (or across brokers),
+// each with the reason and the step that removes it. It is empty and can
+// only shrink: an upward import not on it fails, and so does a line whose
 // import no longer exists. Add to it only with a reviewer's agreement.
-var knownUpward = map[edge]string{
-	// #23 item 4: the orchestrator moves out of internal/ to its own
-	// layer above services/, so none of these runs upward any more.
-	{"internal/cli", "caps"}:                        "the orchestrator moves out of internal/",
-	{"internal/cli", "helpers/askbroker"}:           "the orchestrator moves out of internal/",
-	{"internal/cli", "helpers/askbroker/askproc"}:   "the orchestrator moves out of internal/",
-	{"internal/cli", "helpers/keybroker"}:           "the orchestrator moves out of internal/",
-	{"internal/cli", "helpers/keybroker/secrets"}:   "the orchestrator moves out of internal/",
-	{"internal/cli", "helpers/keybroker/stream"}:    "the orchestrator moves out of internal/",
-	{"internal/cli", "kernel"}:                      "the orchestrator moves out of internal/",
-	{"internal/cli", "kernel/client"}:               "the orchestrator moves out of internal/",
-	{"internal/cli", "kernel/proto"}:                "the orchestrator moves out of internal/",
-	{"internal/cli", "kernel/sandbox"}:              "the orchestrator moves out of internal/",
-	{"internal/cli", "kernel/sandbox/probe"}:        "the orchestrator moves out of internal/",
-	{"internal/cli", "services/filetool/grants"}:    "the orchestrator moves out of internal/",
-	{"internal/cli", "services/toolbridge"}:         "the orchestrator moves out of internal/",
-	{"internal/cli", "services/toolbridge/tooldef"}: "the orchestrator moves out of internal/",
-	// #23 item 4: the client links only kernel/proto, never the server.
-	{"kernel/client", "kernel"}: "the client links only kernel/proto",
-	// No step named yet: the settings reader opens ~/.lnk/settings.toml
-	// through the one resolver of owner paths (rule 7), which lives with
-	// the fsbroker; moving resolve below helpers/ removes it.
-	{"internal/settings", "helpers/fsbroker/resolve"}: "resolve moves below helpers/ (no step named yet)",
-}
+var knownUpward = map[edge]string{}
 
 // layerOf returns the rank of a package of Link's (its path without the
 // module's prefix), or false when no layer names it.
@@ -185,8 +162,8 @@ func TestLayerCheckCatchesAPlantedImport(t *testing.T) {
 	if len(v) != 1 || !strings.HasPrefix(v[0], "cmd/lnk-fsbroker imports helpers/netbroker: one broker links another's code") {
 		t.Errorf("a planted cmd/lnk-fsbroker → helpers/netbroker: %q", v)
 	}
-	v = layerViolations(g.plant(module+"/cmd/lnk", module+"/cli/orchestrate"), knownUpward)
-	if len(v) != 1 || !strings.HasPrefix(v[0], "package cli/orchestrate has no layer") {
+	v = layerViolations(g.plant(module+"/cmd/lnk", module+"/orchestrate"), knownUpward)
+	if len(v) != 1 || !strings.HasPrefix(v[0], "package orchestrate has no layer") {
 		t.Errorf("a package in no layer: %q", v)
 	}
 

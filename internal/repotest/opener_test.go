@@ -26,7 +26,7 @@ var forbidden = map[string][]string{
 // each with its reason: none of them opens one of Link's own files.
 var openerAllowed = map[string]string{
 	"internal/ownerfile/":        "the one routine itself",
-	"helpers/fsbroker/resolve/":  "the resolver of the agent's files, sandbox side, with its own tests and fuzzing",
+	"internal/resolve/":          "the resolver of the agent's files, sandbox side, with its own tests and fuzzing",
 	"kernel/sandbox/system.go":   "copies /etc (system files, each checked regular and bounded) into the sandbox",
 	"kernel/sandbox/probe/":      "the sandbox's own probe: tries, from inside, what the sandbox must refuse",
 	"cmd/lnk-askbroker/probe.go": "the ask broker's probe: tries, from inside its sandbox, a write it must or must not be allowed",

@@ -23,7 +23,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/internal/resolve"
 )
 
 // File is where the settings live, relative to HOME.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/internal/resolve"
 	"lnk.dev/lnk/internal/testenv"
 )
 

@@ -25,8 +25,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"lnk.dev/lnk/internal/ownerdir"
 	"lnk.dev/lnk/internal/wire"
-	"lnk.dev/lnk/kernel"
 	"lnk.dev/lnk/kernel/proto"
 )
 
@@ -45,7 +45,7 @@ func Connect(home string) (*Client, error) {
 		return nil, fmt.Errorf("open HOME: %w", err)
 	}
 	defer h.Close()
-	lnk, err := kernel.OpenRoot(h, ".lnk", false, true)
+	lnk, err := ownerdir.OpenRoot(h, ".lnk", false, true)
 	if errors.Is(err, unix.ENOENT) {
 		return nil, ErrNotRunning
 	}
@@ -53,7 +53,7 @@ func Connect(home string) (*Client, error) {
 		return nil, err
 	}
 	defer lnk.Close()
-	run, err := kernel.OpenRoot(lnk, "run", false, true)
+	run, err := ownerdir.OpenRoot(lnk, "run", false, true)
 	if errors.Is(err, unix.ENOENT) {
 		return nil, ErrNotRunning
 	}
@@ -65,7 +65,7 @@ func Connect(home string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	path := "/proc/self/fd/" + strconv.Itoa(int(run.Fd())) + "/" + kernel.SocketName
+	path := "/proc/self/fd/" + strconv.Itoa(int(run.Fd())) + "/" + proto.SocketName
 	for {
 		err = unix.Connect(fd, &unix.SockaddrUnix{Name: path})
 		if err != unix.EINTR {
@@ -84,7 +84,7 @@ func Connect(home string) (*Client, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("the kernel's socket is not this user's")
 	}
-	wc, err := wire.NewClient(os.NewFile(uintptr(fd), kernel.SocketName))
+	wc, err := wire.NewClient(os.NewFile(uintptr(fd), proto.SocketName))
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func Dial(ctx context.Context, home, lnkPath string) (*Client, error) {
 				return c, nil
 			}
 			why := firstLine(stderr)
-			if !strings.Contains(why, kernel.ErrRunning.Error()) {
+			if !strings.Contains(why, proto.ErrRunning.Error()) {
 				return nil, fmt.Errorf("the kernel did not start: %s", why)
 			}
 			exited = nil

@@ -13,7 +13,18 @@
 // hex digits (128 random bits) and proves nothing by its form alone.
 package proto
 
-import "lnk.dev/lnk/internal/wire"
+import (
+	"errors"
+
+	"lnk.dev/lnk/internal/wire"
+)
+
+// SocketName is the kernel's socket in ~/.lnk/run.
+const SocketName = "kernel.sock"
+
+// ErrRunning says a kernel already serves this owner; the kernel's
+// refusal of a second one carries its text, which the client matches.
+var ErrRunning = errors.New("a kernel is already running for this user")
 
 // States of a kernel connection.
 const (

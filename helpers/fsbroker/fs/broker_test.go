@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"lnk.dev/lnk/helpers/fsbroker"
-	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/internal/resolve"
 )
 
 func TestOperationsThroughTheBroker(t *testing.T) {

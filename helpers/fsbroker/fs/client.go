@@ -24,8 +24,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/helpers/fsbroker"
-	"lnk.dev/lnk/helpers/fsbroker/resolve"
 	"lnk.dev/lnk/internal/brokerproc"
+	"lnk.dev/lnk/internal/resolve"
 	"lnk.dev/lnk/internal/wire"
 )
 

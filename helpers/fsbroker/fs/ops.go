@@ -6,7 +6,7 @@ import (
 	"io/fs"
 
 	"lnk.dev/lnk/helpers/fsbroker"
-	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/internal/resolve"
 	"lnk.dev/lnk/internal/wire"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"lnk.dev/lnk/internal/ownerfile"
 
-	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/internal/resolve"
 )
 
 // collections are the agent folder's own folders, reached by name from

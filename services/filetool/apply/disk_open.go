@@ -7,7 +7,7 @@ import (
 	"sort"
 	"syscall"
 
-	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/internal/resolve"
 )
 
 // OpenDisk holds the files folder, the agent folder (if agent is not

@@ -8,7 +8,7 @@ import (
 	"io/fs"
 	"strings"
 
-	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/internal/resolve"
 	"lnk.dev/lnk/services/filetool/query"
 )
 

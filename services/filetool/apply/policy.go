@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/internal/resolve"
 )
 
 // The limits file-tool.txt sets.

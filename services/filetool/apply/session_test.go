@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/internal/resolve"
 	"lnk.dev/lnk/services/filetool/query"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/internal/resolve"
 )
 
 // TestVersionConflicts: a write names the version the session last read

@@ -11,7 +11,7 @@ import (
 
 	"github.com/aymanbagabas/go-udiff"
 
-	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/internal/resolve"
 )
 
 type writeArgs struct {

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"lnk.dev/lnk/helpers/fsbroker/resolve"
+	"lnk.dev/lnk/internal/resolve"
 	"lnk.dev/lnk/internal/secret"
 )
 

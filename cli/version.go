@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Version is set at build time with -ldflags "-X lnk.dev/lnk/internal/cli.Version=…".
+// Version is set at build time with -ldflags "-X lnk.dev/lnk/cli.Version=…".
 var Version = "dev"
 
 func init() {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -19,19 +18,6 @@ import (
 // goes to lnk's stderr.
 
 var proxyLogs sync.WaitGroup
-
-// proxyEvent is the part of lnk-netbroker's event the audit log keeps.
-type proxyEvent struct {
-	Kind     string `json:"kind"`
-	Host     string `json:"host"`
-	Port     uint16 `json:"port"`
-	Decision string `json:"decision"`
-	Rule     string `json:"rule"`
-	Reason   string `json:"reason"`
-	Status   int    `json:"status"`
-	Up       int64  `json:"bytes_up"`
-	Down     int64  `json:"bytes_down"`
-}
 
 // proxyStderr is the stderr to start the proxy with: a pipe whose lines
 // are carried as above until the proxy closes it.
@@ -59,36 +45,17 @@ func copyProxyLog(r io.Reader, home, agent string, errw io.Writer) {
 		}
 	}()
 	for sc.Scan() {
-		var ev proxyEvent
-		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Decision != "" {
+		if e, ok := sandbox.ProxyLogEntry(sc.Bytes(), agent); ok {
 			if log == nil {
 				log, _ = openAuditLog(home) // the proxy made ~/.lnk before its first line
 			}
 			if log != nil {
-				log.Write(proxyEntry(ev, agent))
+				log.Write(e)
 				continue
 			}
 		}
 		fmt.Fprintf(errw, "%s\n", sc.Bytes())
 	}
-}
-
-func proxyEntry(ev proxyEvent, agent string) audit.Entry {
-	e := audit.Entry{Time: time.Now(), Kind: audit.KindUse, Agent: agent, Request: "net " + ev.Kind, Reason: ev.Reason,
-		Status: ev.Status, BytesUp: ev.Up, BytesDown: ev.Down}
-	if ev.Host != "" {
-		e.Route = ev.Host
-		if ev.Port != 0 {
-			e.Route = fmt.Sprintf("%s:%d", ev.Host, ev.Port)
-		}
-	}
-	if ev.Decision == "refuse" {
-		e.Kind = audit.KindRefuse
-		if ev.Rule != "" {
-			e.Reason = ev.Rule + ": " + ev.Reason
-		}
-	}
-	return e
 }
 
 // stopProxy stops the proxy and lets its last lines reach the log (and

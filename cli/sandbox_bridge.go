@@ -11,6 +11,7 @@ import (
 	"lnk.dev/lnk/internal/ownerfile"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/helpers/askbroker"
 	"lnk.dev/lnk/helpers/askbroker/askproc"
 	"lnk.dev/lnk/internal/audit"
 	"lnk.dev/lnk/internal/settings"
@@ -20,18 +21,21 @@ import (
 )
 
 // sandboxBridge is one sandbox's tool bridge, run in lnk for the
-// sandbox's life: its calls asked through the confined lnk-askbroker
-// this run starts (askproc), each call a line of the audit log.
+// sandbox's life: its calls asked through a confined lnk-askbroker (the
+// kernel's child for an agent's run, kernel/start_ask.go; else one this
+// run starts, askproc), each call a line of the audit log.
 type sandboxBridge struct {
-	run   *toolbridge.Running
-	ask   *askproc.Procs
-	log   *audit.Log
-	asked chan struct{} // closed once the ask broker's log is all written
+	run    *toolbridge.Running
+	asker  *askbroker.Remote
+	endAsk func()
+	log    *audit.Log
+	asked  chan struct{} // closed once the ask broker's log is all written (lnk's own)
 }
 
 // startBridge starts the bridge when grants comp name tools and reach
-// them through a proxy; nil when not.
-func startBridge(comp *caps.Compiled, degraded bool) (*sandboxBridge, error) {
+// them through a proxy; nil when not. kr (nil: none) is the agent's
+// start in the kernel, which starts its ask broker.
+func startBridge(comp *caps.Compiled, degraded bool, kr *kernelRun) (*sandboxBridge, error) {
 	if len(comp.Tools) == 0 {
 		return nil, nil
 	}
@@ -56,14 +60,22 @@ func startBridge(comp *caps.Compiled, degraded bool) (*sandboxBridge, error) {
 	if sb.log, err = openAuditLog(comp.Home); err != nil {
 		return nil, fmt.Errorf("tool bridge: the audit log: %w", err)
 	}
-	if sb.ask, sb.asked, err = startAsking(comp, set.AskWait, degraded); err != nil {
-		return nil, err
+	if kr != nil {
+		if sb.asker, sb.endAsk, err = kr.ask(set.AskWait, degraded); err != nil {
+			return nil, err
+		}
+	} else {
+		var p *askproc.Procs
+		if p, sb.asked, err = startAsking(comp, set.AskWait, degraded); err != nil {
+			return nil, err
+		}
+		sb.asker, sb.endAsk = p.Asker, p.Close
 	}
 	name := toolbridge.SandboxName(comp.AgentName)
 	b := &toolbridge.Bridge{Agent: comp.AgentName, Grants: comp.Tools, Defs: tooldef.Store{Home: comp.Home},
-		Asker:      &toolbridge.OwnerAsker{Broker: sb.ask.Asker, Sandbox: name},
+		Asker:      &toolbridge.OwnerAsker{Broker: sb.asker, Sandbox: name},
 		Log:        toolbridge.AuditLog(sb.log, name),
-		OnRefusal:  func() { sb.ask.Asker.CountRefusal(name) },
+		OnRefusal:  func() { sb.asker.CountRefusal(name) },
 		Settings:   toolbridge.Settings{Sessions: set.ToolSessions, Idle: set.ToolIdle, Starts: set.ToolStarts},
 		AdaptProcs: true}
 	if sb.run, err = toolbridge.Start(comp.Home, name, b); err != nil {
@@ -95,7 +107,9 @@ func (sb *sandboxBridge) Close() {
 	if sb.run != nil {
 		sb.run.Close()
 	}
-	sb.ask.Close()
+	if sb.endAsk != nil {
+		sb.endAsk()
+	}
 	if sb.asked != nil {
 		select { // its last lines reach the audit log
 		case <-sb.asked:

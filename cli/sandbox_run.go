@@ -131,7 +131,7 @@ func buildSandboxWith(comp *caps.Compiled, argv []string, degraded bool, proxy *
 // It never waits for the proxy to serve: lnk made its socket, and a
 // connection made before the proxy serves waits in its backlog.
 func startProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, sealed ...*sandbox.SealedKeys) (*sandbox.Proxy, error) {
-	p, launch, err := newProxy(comp, degraded, bridge, sealed...)
+	p, launch, err := newProxy(nil, comp, degraded, bridge, sealed...)
 	if p == nil || err != nil {
 		return nil, err
 	}
@@ -144,8 +144,14 @@ func startProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, 
 // newProxy readies the grants' proxy when they need one (nil when not),
 // and returns the function that starts it: lnk sandbox run builds and
 // starts the sandbox first, and starts the proxy beside bubblewrap's own
-// setup (Sandbox.Started), from the thread lockForChildren locked.
-func newProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, sealed ...*sandbox.SealedKeys) (*sandbox.Proxy, func() error, error) {
+// setup (Sandbox.Started), from the thread lockForChildren locked. For
+// an agent's start in the kernel (kr) the kernel starts it, at once, as
+// its child, and there is nothing for lnk to start (launch is nil).
+func newProxy(kr *kernelRun, comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, sealed ...*sandbox.SealedKeys) (*sandbox.Proxy, func() error, error) {
+	if kr != nil {
+		p, err := kr.proxy(comp, degraded, bridge)
+		return p, nil, err
+	}
 	var sk *sandbox.SealedKeys
 	if len(sealed) > 0 {
 		sk = sealed[0]
@@ -213,12 +219,19 @@ network. Returns the command's exit status (128+N for signal N).`,
 			if err != nil {
 				return auditRefusal("sandbox run", spec.agent, err) // sandbox_audit.go
 			}
-			bridge, err := startBridge(comp, spec.degraded) // nil without [tools] (sandbox_bridge.go)
+			// An agent's brokers are the kernel's children, its start's
+			// (sandbox_kernel_run.go); nil for flag grants.
+			kr, err := beginKernelRun(spec.agent, comp)
+			if err != nil {
+				return err // the kernel logged its refusal
+			}
+			defer kr.Close()
+			bridge, err := startBridge(comp, spec.degraded, kr) // nil without [tools] (sandbox_bridge.go)
 			if err != nil {
 				return err
 			}
 			defer bridge.Close()
-			keys, err := startSealed(comp, spec.degraded) // nil without sealed secrets
+			keys, err := startSealed(comp, spec.degraded, kr) // nil without sealed secrets
 			if err != nil {
 				return auditRefusal("sandbox run", spec.agent, err)
 			}
@@ -231,9 +244,9 @@ network. Returns the command's exit status (128+N for signal N).`,
 			if err != nil {
 				return err
 			}
-			proxy, launch, err := newProxy(comp, spec.degraded, hook, keys.sealedKeys())
+			proxy, launch, err := newProxy(kr, comp, spec.degraded, hook, keys.sealedKeys())
 			if err != nil {
-				return err
+				return err // a refusal is logged once, by whoever made it
 			}
 			if proxy != nil {
 				defer stopProxy(proxy)
@@ -245,6 +258,7 @@ network. Returns the command's exit status (128+N for signal N).`,
 			if launch != nil {
 				s.Started = launch // the proxy starts beside bubblewrap's setup
 			}
+			s.Ended = kr.Ended() // the kernel ended the run's brokers: the sandbox ends
 			for _, n := range s.Notices {
 				fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
 			}
@@ -268,6 +282,9 @@ network. Returns the command's exit status (128+N for signal N).`,
 			}
 			if err != nil {
 				return err
+			}
+			if kerr := kr.endedErr(); kerr != nil {
+				perr = kerr
 			}
 			if perr != nil {
 				// The command ran, its connections through the proxy

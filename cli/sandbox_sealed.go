@@ -58,9 +58,11 @@ func (k *runKeys) Close() error {
 // when the agent holds none. A sandbox with no proxy of its own to hold
 // them ([network] mode = "host") is refused: security.txt says an agent
 // whose harness runs without a proxy of its own doesn't start with a
-// secret, rather than start without it.
-func startSealed(comp *caps.Compiled, degraded bool) (*runKeys, error) {
-	if comp.AgentID == "" {
+// secret, rather than start without it. With kr (an agent's start in
+// the kernel) lnk starts nothing: the kernel starts the key broker
+// beside the proxy (kernel/start_proxy.go), and this returns nil.
+func startSealed(comp *caps.Compiled, degraded bool, kr *kernelRun) (*runKeys, error) {
+	if comp.AgentID == "" || kr != nil {
 		return nil, nil
 	}
 	files, err := keybroker.StartFiles(comp.Home)

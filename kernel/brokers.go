@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -27,6 +28,16 @@ type BrokerSpec struct {
 	// Connect wraps the broker's channel (it becomes the client's) and
 	// runs the broker's start handshake. Default: a bare [wire.Client].
 	Connect func(ctx context.Context, ch *os.File) (io.Closer, error)
+	// Stdin, if set, is written to the broker's stdin (the proxy's grants).
+	Stdin []byte
+	// Log, if set, returns the broker's stderr for this start (the write
+	// end of a pipe whose lines the kernel logs); closed once handed.
+	Log func() (*os.File, error)
+	// OnExit, if set, makes the broker one of a start's: it is never
+	// started again (what it was handed, a sandbox's listener, cannot be
+	// handed twice), and OnExit runs (in a goroutine of its own) when it
+	// dies or fails to start, unless the kernel was stopping it.
+	OnExit func(err error)
 }
 
 // The restart backoff: the first restart is at once; a broker that dies
@@ -163,6 +174,8 @@ func (b *brokers) client(ctx context.Context, name string) (io.Closer, error) {
 		}
 		select {
 		case <-up:
+		case <-br.done: // a start's broker that ended is not started again
+			return nil, wire.Errorf(proto.CodeBroker, "the %s broker has ended", name)
 		case <-ctx.Done():
 			return nil, wire.Errorf(proto.CodeBroker, "the %s broker is not up", name)
 		}
@@ -188,6 +201,10 @@ func (br *broker) supervise(stop <-chan struct{}) {
 	for {
 		started := time.Now()
 		proc, cl, err := br.start()
+		if err != nil && br.spec.OnExit != nil {
+			br.exited(fmt.Errorf("did not start: %w", err))
+			return
+		}
 		if err == nil {
 			br.mu.Lock()
 			br.proc, br.cl = proc, cl
@@ -206,6 +223,10 @@ func (br *broker) supervise(stop <-chan struct{}) {
 			br.restarts++
 			br.mu.Unlock()
 			cl.Close() // every call waiting on it gets ErrClosed
+			if br.spec.OnExit != nil {
+				br.exited(err)
+				return
+			}
 		}
 		if time.Since(started) > backoffReset {
 			delay = backoffFirst
@@ -221,6 +242,14 @@ func (br *broker) supervise(stop <-chan struct{}) {
 	}
 }
 
+// exited logs a start's broker's end, which is never restarted, and
+// runs its OnExit.
+func (br *broker) exited(err error) {
+	br.k.record(audit.Entry{Kind: audit.KindKernel, Route: br.spec.Name,
+		Reason: fmt.Sprintf("broker %s %v; a start's broker is not started again: its start ends", br.spec.Name, err)})
+	go br.spec.OnExit(err)
+}
+
 // start starts one instance and runs its handshake.
 func (br *broker) start() (*brokerproc.Proc, io.Closer, error) {
 	var files []*os.File
@@ -231,7 +260,20 @@ func (br *broker) start() (*brokerproc.Proc, io.Closer, error) {
 		}
 		files = fs
 	}
-	proc, err := brokerproc.Start(brokerproc.Options{Path: br.spec.Path, Args: br.spec.Args, Env: br.spec.Env, Files: files})
+	o := brokerproc.Options{Path: br.spec.Path, Args: br.spec.Args, Env: br.spec.Env, Files: files}
+	if br.spec.Stdin != nil {
+		o.Stdin = bytes.NewReader(br.spec.Stdin)
+	}
+	if br.spec.Log != nil {
+		logw, err := br.spec.Log()
+		if err != nil {
+			wire.CloseFiles(files)
+			return nil, nil, fmt.Errorf("its log: %w", err)
+		}
+		defer logw.Close() // the broker holds its own copy
+		o.Log = logw
+	}
+	proc, err := brokerproc.Start(o)
 	wire.CloseFiles(files)
 	if err != nil {
 		return nil, nil, err

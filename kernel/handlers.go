@@ -60,12 +60,13 @@ func (k *Kernel) handleStart(ctx context.Context, c *call, req *proto.StartReque
 		k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Reason: "agent folder: " + err.Error()})
 		return nil, nil, wire.Errorf(proto.CodeRefused, "agent %s's folder: %v", req.Agent, err)
 	}
+	var comp *caps.Compiled
 	if req.Compile {
 		if len(req.Folders) > 0 || req.AgentID != "" {
 			adir.Close()
 			return nil, nil, wire.Errorf(proto.CodeRefused, "a start the kernel compiles names no folders and no agent ID")
 		}
-		comp, err := caps.CompileAgent(k.opts.Home, req.Agent)
+		comp, err = caps.CompileAgent(k.opts.Home, req.Agent)
 		if err != nil {
 			adir.Close()
 			k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Reason: "grants: " + err.Error()})
@@ -97,6 +98,9 @@ func (k *Kernel) handleStart(ctx context.Context, c *call, req *proto.StartReque
 	}
 	if len(req.Folders) > 0 {
 		k.startFSBroker(start)
+	}
+	if comp != nil {
+		k.beginRun(start, comp) // its proxy and ask broker (start_brokers.go)
 	}
 	c.conn.addStart(start) // revoked when this connection closes
 	return reply, nil, nil
@@ -147,6 +151,7 @@ func (k *Kernel) grantFolder(agent string, start uint64, f proto.Folder) (proto.
 
 // endStart revokes a start's capabilities and lets go of its agent folder.
 func (k *Kernel) endStart(start uint64) int {
+	k.endRun(start, "the start ended")
 	k.bro.remove(fsBrokerName(start))
 	k.dropAgentKey(start)
 	n := k.caps.Revoke(start)

@@ -59,6 +59,8 @@ type Kernel struct {
 	agentDirs map[uint64]*os.File
 	// agentIDs are the agent IDs whose key the key broker made, by start.
 	agentIDs map[uint64]string
+	// runs are the compiled starts' brokers, by start (start_brokers.go).
+	runs map[uint64]*startRun
 }
 
 // Run runs a kernel until ctx ends, SIGTERM or SIGINT arrives, or a stop
@@ -99,7 +101,8 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	k := &Kernel{opts: opts, roots: roots, log: log, caps: NewCapTable(), ln: ln,
 		started: time.Now(), drainExpired: make(chan struct{}), stopCh: make(chan struct{}),
-		conns: map[*conn]struct{}{}, agentDirs: map[uint64]*os.File{}, agentIDs: map[uint64]string{}}
+		conns: map[*conn]struct{}{}, agentDirs: map[uint64]*os.File{}, agentIDs: map[uint64]string{},
+		runs: map[uint64]*startRun{}}
 	k.routes = k.table()
 	k.bro = newBrokers(k)
 	k.record(audit.Entry{Kind: audit.KindKernel, Reason: fmt.Sprintf("kernel started, pid %d", os.Getpid())})

@@ -87,6 +87,8 @@ func (k *Kernel) table() map[wire.Type]*route {
 		handle(proto.Check, needCap, k.handleCheck),
 		handle(proto.Read, needRead, k.handleRead),
 		handle(proto.Write, needWrite, k.handleWrite),
+		handle(proto.RunProxy, needNothing, k.handleRunProxy), // start_proxy.go
+		handle(proto.RunAsk, needNothing, k.handleRunAsk),     // start_ask.go
 	}
 	for _, r := range []route{
 		handle(proto.Hold, needNothing, k.handleHold),

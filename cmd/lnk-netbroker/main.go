@@ -40,6 +40,10 @@
 // SOCK_SEQPACKET socket only the two hold), and accepts the sandbox's
 // connections on it as on its socket, holding the lifeline that came
 // with it until it stops.
+//
+// Started by Link's kernel (internal/brokerproc: LNK_BROKER_FDS is set),
+// fd 3 is the kernel's channel to it: it says nothing on it, and stops
+// once the kernel closes it (the agent's start ended), as on SIGTERM.
 package main
 
 import (
@@ -60,6 +64,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/helpers/netbroker"
+	"lnk.dev/lnk/internal/brokerproc/child"
 	"lnk.dev/lnk/internal/connpass"
 	"lnk.dev/lnk/internal/landlock"
 )
@@ -87,6 +92,10 @@ const netDirEnv = netbroker.NetDirEnv
 
 func run(home string, degraded bool, bridge, relay int) error {
 	parent := os.Getppid() // before anything: see the end
+	kernelCh, err := kernelChannel()
+	if err != nil {
+		return err
+	}
 	if err := checkChannelFD("--tool-bridge-fd", bridge); err != nil {
 		return err
 	}
@@ -114,7 +123,7 @@ func run(home string, degraded bool, bridge, relay int) error {
 		unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0)
 		os.Setenv(netDirEnv, strconv.Itoa(fd))
 	}
-	err := confineFiles(fd, degraded)
+	err = confineFiles(fd, degraded)
 	if fd >= 0 {
 		unix.CloseOnExec(fd)
 	}
@@ -130,7 +139,11 @@ func run(home string, degraded bool, bridge, relay int) error {
 	if listenFD > 0 {
 		unix.CloseOnExec(listenFD) // likewise
 	}
+	if kernelCh != nil {
+		unix.CloseOnExec(child.ChannelFD) // likewise
+	}
 	os.Unsetenv(netDirEnv)
+	os.Unsetenv(envChannelTaken)
 	if err != nil {
 		return err
 	}
@@ -206,6 +219,19 @@ func run(home string, degraded bool, bridge, relay int) error {
 		b, _ := json.Marshal(r.Told())
 		fmt.Printf("%s\n%s\n", r.Socket, b)
 	}
+	if kernelCh != nil {
+		go func() {
+			// The kernel ends the proxy by closing its channel: EOF, or
+			// an error, is the end (nothing is ever sent on it).
+			b := make([]byte, 1)
+			for {
+				if n, err := kernelCh.Read(b); n == 0 || err != nil {
+					break
+				}
+			}
+			stop()
+		}()
+	}
 	go func() {
 		// A proxy outlives no sandbox: once the process that started it
 		// is gone (it was reparented), it stops, SIGTERM or not.
@@ -216,6 +242,34 @@ func run(home string, degraded bool, bridge, relay int) error {
 	}()
 	<-ctx.Done()
 	return r.Close()
+}
+
+// envChannelTaken marks a run after landlock's re-exec (a kernel
+// without TSYNC): the first run took the kernel's channel and closed
+// every stray fd, and /proc/self/fd, which that listed, is outside the
+// domain now.
+const envChannelTaken = "LNK_NETBROKER_CHANNEL_TAKEN"
+
+// kernelChannel is the kernel's channel (fd 3) when the kernel started
+// this proxy (internal/brokerproc: LNK_BROKER_FDS is set), every stray
+// inherited fd closed; nil when lnk started it. Kept inheritable across
+// landlock's re-exec, as the other handed fds.
+func kernelChannel() (*os.File, error) {
+	if _, ok := os.LookupEnv(child.EnvFDs); !ok {
+		return nil, nil
+	}
+	if os.Getenv(envChannelTaken) == "1" {
+		if err := connpass.IsChannel(child.ChannelFD); err != nil {
+			return nil, fmt.Errorf("the kernel's channel: %w", err)
+		}
+		return os.NewFile(child.ChannelFD, "kernel-channel"), nil
+	}
+	ch, _, err := child.Channel(false)
+	if err != nil {
+		return nil, err
+	}
+	os.Setenv(envChannelTaken, "1")
+	return ch, nil
 }
 
 // dropNetDir closes the sockets' folder lnk handed (netDirEnv) to a

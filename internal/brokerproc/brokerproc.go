@@ -1,6 +1,7 @@
 // Package brokerproc starts a broker binary as a child of the kernel:
 // one end of a SOCK_SEQPACKET socketpair as its fd 3, the extra files the
-// caller hands after it (fd 4, 5, …), stdin and stdout on /dev/null, and
+// caller hands after it (fd 4, 5, …), stdin and stdout on /dev/null (or,
+// with Options.Stdin, stdin a pipe the caller's data is written to), and
 // a fixed environment. It returns the channel's other end and the
 // process; the kernel wraps the channel in a [wire.Client], and starts
 // the broker again when [Proc.Done] fires.
@@ -42,6 +43,10 @@ type Options struct {
 	Files []*os.File // handed as fd 4, 5, …; they stay the caller's
 	Env   []string   // KEY=value added to the fixed environment
 	Log   io.Writer  // the child's stderr; nil discards it
+	// Stdin, if set, is what the child reads on fd 0 (the proxy's grants
+	// and what its sandbox is told): data, never a secret's value of the
+	// owner's. Nil: /dev/null.
+	Stdin io.Reader
 	// TerminalGroup keeps the broker in the caller's process group, the
 	// terminal's foreground one when the caller runs in a terminal, so it
 	// may read that terminal (a process of a background group is stopped
@@ -77,6 +82,7 @@ func Start(o Options) (*Proc, error) {
 		Env:        append([]string{fmt.Sprintf("%s=%d", child.EnvFDs, len(o.Files))}, o.Env...),
 		Dir:        "/",
 		ExtraFiles: append([]*os.File{theirs}, o.Files...),
+		Stdin:      o.Stdin,
 		Stderr:     o.Log,
 		SysProcAttr: &syscall.SysProcAttr{
 			Pdeathsig: syscall.SIGKILL,

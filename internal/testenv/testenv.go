@@ -25,6 +25,7 @@ func Home(t testing.TB) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { stopKernel(t, dir) }) // before the folder goes (kernel.go)
 	if err := os.Chmod(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}

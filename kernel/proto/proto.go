@@ -169,3 +169,56 @@ func (r *CapRequest) CapRef() (agent, handle string) { return r.Agent, r.Handle 
 
 // CapRef names the capability a request uses: its agent and handle.
 func (r *FileRequest) CapRef() (agent, handle string) { return r.Agent, r.Handle }
+
+// A start's brokers (kernel/start_brokers.go): for a start the kernel
+// compiled (StartRequest.Compile), on the connection that made it, the
+// kernel starts the agent's proxy (lnk-netbroker, with the key broker of
+// its sealed secrets) and its ask broker (lnk-askbroker, with its dialog
+// launcher) as its own children, and hands the caller only the channels
+// its sandbox and tool bridge use. They end with the start; one that
+// dies ends the start (it is never started again: what it was handed
+// cannot be handed twice).
+var (
+	// RunProxy carries the write end of the run's lifeline (a pipe: the
+	// kernel writes why and closes it when the start's brokers end), the
+	// receiving end of the proxy's relay channel (the sandbox's first
+	// stage hands its listener on it), and, with a tool bridge, the
+	// proxy's end of the bridge's channel.
+	RunProxy = wire.Spec{Type: 40, Name: "run-proxy", FDs: 2, MaxFDs: 3, States: wire.In(StateServing)}
+	// RunAsk carries the owner's terminal when there is one; its reply,
+	// the channel to the ask broker.
+	RunAsk = wire.Spec{Type: 41, Name: "run-ask", MaxFDs: 1, ReplyFDs: 1, States: wire.In(StateServing)}
+)
+
+// RunProxyRequest asks for the proxy of an agent's start.
+type RunProxyRequest struct {
+	Agent    string `json:"agent"`
+	Start    uint64 `json:"start"`
+	Degraded bool   `json:"degraded,omitempty"`
+	// ToolBridge says the request carries the bridge's channel (fd 3).
+	ToolBridge bool `json:"tool_bridge,omitempty"`
+}
+
+// RunProxyReply is what the sandbox is told of its proxy. Without Proxy
+// none was started: the grants reach nothing through one, or ([network]
+// mode = "host") there is none to add Sealed, and the caller refuses.
+type RunProxyReply struct {
+	Proxy        bool              `json:"proxy"`
+	Socket       string            `json:"socket"`
+	Secret       string            `json:"secret"`
+	Placeholders map[string]string `json:"placeholders"`
+	Sealed       []string          `json:"sealed"`
+}
+
+// RunAskRequest asks for the ask broker of an agent's start.
+type RunAskRequest struct {
+	Agent    string `json:"agent"`
+	Start    uint64 `json:"start"`
+	Degraded bool   `json:"degraded,omitempty"`
+	Wait     string `json:"wait"`     // ask_wait, as Go writes a duration
+	Terminal bool   `json:"terminal"` // the request carries the owner's terminal
+	// Desktop is the caller's desktop session variables
+	// (askbroker.DesktopVars; any other is refused): the dialog
+	// launcher's whole environment.
+	Desktop []string `json:"desktop"`
+}

@@ -112,3 +112,11 @@ func (p *Proxy) Stop() error {
 	<-p.ended
 	return p.failed
 }
+
+// KernelProxy is the proxy the kernel runs for an agent's start, as lnk
+// holds it: only what its sandbox is told and the relay channel's
+// sending end (for Build). Stop closes that end if no sandbox took it,
+// and nothing else: the kernel stops the proxy when the start ends.
+func KernelProxy(socket, secret string, placeholders map[string]string, relay *os.File) *Proxy {
+	return &Proxy{Socket: socket, Secret: secret, Placeholders: placeholders, Relay: relay, ended: make(chan struct{})}
+}

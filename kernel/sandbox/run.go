@@ -160,6 +160,11 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 			select {
 			case sig := <-sigs:
 				cmd.Process.Signal(sig)
+			case <-s.Ended:
+				// Hung up, the lifeline ends the sandbox: lnk-init
+				// starts nothing, or the kernel kills what it started.
+				lw.Close()
+				return
 			case <-done:
 				return
 			}

@@ -84,7 +84,7 @@ func Start(o Options) (*Procs, error) {
 		if o.Degraded {
 			largs = append(largs, "--degraded")
 		}
-		if p.launcher, err = brokerproc.Start(brokerproc.Options{Path: o.Bin, Args: largs, Env: desktopEnv(o.Desktop), Log: o.Log}); err != nil {
+		if p.launcher, err = brokerproc.Start(brokerproc.Options{Path: o.Bin, Args: largs, Env: DesktopEnv(o.Desktop), Log: o.Log}); err != nil {
 			return nil, err
 		}
 		files = append(files, p.launcher.Chan)
@@ -113,8 +113,8 @@ func Start(o Options) (*Procs, error) {
 	return p, nil
 }
 
-// desktopEnv is env's desktop session variables, and no other.
-func desktopEnv(env []string) []string {
+// DesktopEnv is env's desktop session variables, and no other.
+func DesktopEnv(env []string) []string {
 	var out []string
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")

@@ -1,0 +1,204 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/helpers/askbroker"
+	"lnk.dev/lnk/helpers/askbroker/askproc"
+	"lnk.dev/lnk/helpers/keybroker"
+	"lnk.dev/lnk/internal/connpass"
+	"lnk.dev/lnk/internal/wire"
+	"lnk.dev/lnk/kernel/client"
+	"lnk.dev/lnk/kernel/proto"
+	"lnk.dev/lnk/kernel/sandbox"
+)
+
+// A run for an agent (lnk sandbox run --agent) starts none of Link's
+// brokers itself: the kernel (started on demand) makes the agent's start
+// from the agent's own grants, and starts, as its children, the run's
+// proxy with the key broker of its sealed secrets, and its ask broker
+// with the dialog launcher (kernel/start_brokers.go). lnk is handed only
+// what the sandbox and the tool bridge use: the proxy's relay channel
+// (lnk made it and keeps the sending end), what the sandbox is told of
+// the proxy, and the ask broker's channel. The start is this
+// connection's: it ends, and the brokers with it, when lnk ends it or
+// is gone. A run of flag grants (no --agent) still starts its proxy and
+// ask broker in lnk (SECURITY.md, known gaps).
+
+// kernelRun is an agent's start the kernel holds for this run.
+type kernelRun struct {
+	c     *client.Client
+	agent string
+	start uint64
+	// ended is closed once the kernel has closed the run's lifeline:
+	// the start's brokers ended (one died: the run ends closed), or the
+	// kernel is gone. why is what it said.
+	ended chan struct{}
+	why   string
+}
+
+// beginKernelRun makes the agent's start in the kernel when its run
+// needs a broker: a proxy, a sealed secret or a tool. Nil when it needs
+// none, or for a run of flag grants.
+func beginKernelRun(agent string, comp *caps.Compiled) (*kernelRun, error) {
+	if agent == "" || !(sandbox.NeedsProxy(comp) || len(comp.Tools) > 0 || holdsSecretsFile(comp.Home)) {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := kernelClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rep proto.StartReply
+	if _, err := c.Call(ctx, proto.Start, &proto.StartRequest{Agent: agent, Compile: true}, &rep); err != nil {
+		c.Close()
+		return nil, kernelErr(err)
+	}
+	return &kernelRun{c: c, agent: agent, start: rep.Start, ended: make(chan struct{})}, nil
+}
+
+// holdsSecretsFile reports whether secrets.toml is there (a sealed
+// secret may be granted); what cannot be learned says yes: the kernel
+// then looks.
+func holdsSecretsFile(home string) bool {
+	files, err := keybroker.StartFiles(home)
+	if err != nil {
+		return true
+	}
+	wire.CloseFiles(files)
+	return len(files) >= 2
+}
+
+// Close ends the start (its brokers stop) and the connection.
+func (r *kernelRun) Close() {
+	if r == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	r.c.Call(ctx, proto.End, &proto.EndRequest{Agent: r.agent, Start: r.start}, &proto.EndReply{})
+	r.c.Close() // the kernel ends the start anyway once this closes
+}
+
+// Ended is closed when the kernel has ended the run's brokers (nil for
+// no run: never).
+func (r *kernelRun) Ended() <-chan struct{} {
+	if r == nil {
+		return nil
+	}
+	return r.ended
+}
+
+// endedErr says why the run was ended under its command, or nil.
+func (r *kernelRun) endedErr() error {
+	if r == nil {
+		return nil
+	}
+	select {
+	case <-r.ended:
+		return fmt.Errorf("the kernel ended the run (%s); the sandbox was stopped and its connections refused", r.why)
+	default:
+		return nil
+	}
+}
+
+// proxy has the kernel start the run's proxy; nil when it needs none.
+// sk is never set: the kernel holds the sealed secrets' key broker.
+func (r *kernelRun) proxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge) (*sandbox.Proxy, error) {
+	lr, lw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer lw.Close() // the kernel holds its own copy
+	relayRecv, relaySend, err := connpass.Pair()
+	if err != nil {
+		lr.Close()
+		return nil, err
+	}
+	defer relayRecv.Close() // likewise
+	files := []*os.File{lw, relayRecv}
+	req := &proto.RunProxyRequest{Agent: r.agent, Start: r.start, Degraded: degraded}
+	if bridge != nil {
+		files = append(files, bridge.Channel)
+		req.ToolBridge = true
+		defer bridge.Channel.Close() // the kernel hands it to the proxy
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var rep proto.RunProxyReply
+	if _, err := r.c.Call(ctx, proto.RunProxy, req, &rep, files...); err != nil {
+		lr.Close()
+		relaySend.Close()
+		return nil, kernelErr(err)
+	}
+	go r.watch(lr)
+	if !rep.Proxy {
+		relaySend.Close()
+		if len(rep.Sealed) > 0 {
+			return nil, auditRefusal("sandbox run", r.agent, noProxyForSealed(comp, rep.Sealed))
+		}
+		return nil, nil
+	}
+	if len(rep.Placeholders) == 0 {
+		rep.Placeholders = nil
+	}
+	p := sandbox.KernelProxy(rep.Socket, rep.Secret, rep.Placeholders, relaySend)
+	if bridge != nil {
+		p.ToolRoute = bridge.Route
+	}
+	return p, nil
+}
+
+// watch reads the lifeline until the kernel closes it.
+func (r *kernelRun) watch(lr *os.File) {
+	defer lr.Close()
+	var said []string
+	sc := bufio.NewScanner(lr)
+	for sc.Scan() {
+		said = append(said, sc.Text())
+	}
+	r.why = strings.Join(said, "; ")
+	if r.why == "" {
+		r.why = "the kernel is gone"
+	}
+	close(r.ended)
+}
+
+// ask has the kernel start the run's ask broker (with its dialog
+// launcher where the desktop shows one), asking on the owner's terminal
+// when lnk has one; it returns the asker and what ends it.
+func (r *kernelRun) ask(wait time.Duration, degraded bool) (*askbroker.Remote, func(), error) {
+	if wait == 0 {
+		wait = askbroker.DefaultWait
+	}
+	req := &proto.RunAskRequest{Agent: r.agent, Start: r.start, Degraded: degraded, Wait: wait.String(),
+		Desktop: askproc.DesktopEnv(os.Environ())}
+	if req.Desktop == nil {
+		req.Desktop = []string{}
+	}
+	var files []*os.File
+	if tty := askproc.OpenTerminal(); tty != nil {
+		defer tty.Close() // the broker holds its own copy
+		files = append(files, tty)
+		req.Terminal = true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got, err := r.c.Call(ctx, proto.RunAsk, req, &proto.Empty{}, files...)
+	if err != nil {
+		return nil, nil, kernelErr(err)
+	}
+	wc, err := wire.NewClient(got[0])
+	if err != nil {
+		got[0].Close()
+		return nil, nil, err
+	}
+	return &askbroker.Remote{C: wc}, func() { wc.Close() }, nil
+}

@@ -151,7 +151,6 @@ func (k *Kernel) grantFolder(agent string, start uint64, f proto.Folder) (proto.
 
 // endStart revokes a start's capabilities and lets go of its agent folder.
 func (k *Kernel) endStart(start uint64) int {
-	k.endRun(start, "the start ended")
 	k.bro.remove(fsBrokerName(start))
 	k.dropAgentKey(start)
 	n := k.caps.Revoke(start)
@@ -161,6 +160,7 @@ func (k *Kernel) endStart(start uint64) int {
 		delete(k.agentDirs, start)
 	}
 	k.mu.Unlock()
+	k.endRun(start, "the start ended") // its lifeline closes last (start_brokers.go)
 	return n
 }
 

@@ -47,6 +47,7 @@ type startRun struct {
 	proxied bool              // RunProxy was answered
 	asked   bool              // RunAsk was answered
 	ended   bool
+	why     string // why it ends, when not the start's own end
 	// launcher is the dialog launcher's channel until the ask broker
 	// takes it (start_ask.go).
 	launcher *os.File
@@ -121,15 +122,18 @@ func (k *Kernel) runBrokerDied(start uint64, name string, err error) {
 	if ended {
 		return // its start is ending: the kernel stopped it
 	}
-	why := fmt.Sprintf("its broker %s ended (%v)", name, err)
+	r.mu.Lock()
+	r.why = fmt.Sprintf("its broker %s ended (%v)", name, err)
+	why := r.why
+	r.mu.Unlock()
 	agent, _ := k.caps.Agent(start)
-	k.endRun(start, why)
 	n := k.endStart(start)
 	k.record(audit.Entry{Kind: audit.KindRevoke, Agent: agent, Start: start, Count: n, Reason: "the start ended closed: " + why})
 }
 
-// endRun stops a start's brokers, newest first, after telling its
-// lifeline why; its proxy's socket is removed.
+// endRun stops a start's brokers, newest first, and removes its proxy's
+// socket; then it tells the lifeline why (r.why when set) and closes it:
+// once the caller sees it close, nothing of the start runs.
 func (k *Kernel) endRun(start uint64, why string) {
 	k.mu.Lock()
 	r := k.runs[start]
@@ -142,13 +146,10 @@ func (k *Kernel) endRun(start uint64, why string) {
 	r.ended = true
 	names, life, sock, launcher := r.brokers, r.life, r.sock, r.launcher
 	r.brokers, r.life, r.sock, r.launcher = nil, nil, nil, nil
-	r.mu.Unlock()
-	if life != nil {
-		// A short line on a pipe: never blocks. A caller gone makes
-		// it fail (EPIPE), which changes nothing.
-		fmt.Fprintf(life, "%s\n", strings.ReplaceAll(why, "\n", " "))
-		life.Close()
+	if r.why != "" {
+		why = r.why
 	}
+	r.mu.Unlock()
 	for i := len(names) - 1; i >= 0; i-- {
 		k.bro.remove(names[i])
 	}
@@ -157,6 +158,12 @@ func (k *Kernel) endRun(start uint64, why string) {
 	}
 	if sock != nil {
 		sock.Remove()
+	}
+	if life != nil {
+		// A short line on a pipe: never blocks. A caller gone makes
+		// it fail (EPIPE), which changes nothing.
+		fmt.Fprintf(life, "%s\n", strings.ReplaceAll(why, "\n", " "))
+		life.Close()
 	}
 }
 

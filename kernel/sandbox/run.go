@@ -161,9 +161,15 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 			case sig := <-sigs:
 				cmd.Process.Signal(sig)
 			case <-s.Ended:
-				// Hung up, the lifeline ends the sandbox: lnk-init
-				// starts nothing, or the kernel kills what it started.
+				// Hung up, the lifeline ends a sandbox still starting
+				// (lnk-init starts nothing). One running is ended by
+				// bubblewrap's end: its pid 1 dies with it
+				// (--die-with-parent), and the pid namespace with that.
+				// Not by the lifeline alone: its hang-up kills the
+				// command only while the proxy holds its copy, and the
+				// proxy may be what ended.
 				lw.Close()
+				cmd.Process.Kill()
 				return
 			case <-done:
 				return

@@ -78,6 +78,13 @@ func Run(ctx context.Context, opts Options) error {
 		opts.Logf = func(f string, a ...any) { fmt.Fprintf(os.Stderr, "lnk kernel: "+f+"\n", a...) }
 	}
 	syscall.Umask(0o077)
+	// It holds every capability, and what each start's proxy is told (its
+	// secret): out of core dumps and out of reach of the owner's other
+	// processes (/proc/PID/mem, ptrace), as lnk is. Its brokers are
+	// dumpable again once they exec, and each says for itself.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err)
+	}
 	if err := markInheritedCloexec(); err != nil {
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // The processes under lnk as /proc shows them, for the process map's
@@ -44,20 +46,25 @@ func fdKind(target, home, bin, agentID string) string {
 		return "tty"
 	case strings.HasPrefix(target, "/sys/fs/cgroup/"):
 		return "cgroup" // the Go runtime's CPU limit files
+	case target == home:
+		return "~"
 	case strings.HasPrefix(target, home+"/"):
 		rel := strings.TrimPrefix(target, home+"/")
 		if agentID != "" {
 			rel = strings.ReplaceAll(rel, agentID, "<agent id>")
 		}
 		return "~/" + rel
+	case target == bin:
+		return "<bin>"
 	case strings.HasPrefix(target, bin+"/"):
 		return "<bin>/" + strings.TrimPrefix(target, bin+"/")
 	}
 	return target
 }
 
-// walkProcs is root and every process under it, parents first.
-func walkProcs(t *testing.T, root int, owner uint32, home, bin, agentID string) []*liveProc {
+// walkProcs is each root (lnk, the kernel) and every process under it,
+// parents first.
+func walkProcs(t *testing.T, roots []int, owner uint32, home, bin, agentID string) []*liveProc {
 	t.Helper()
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -74,7 +81,7 @@ func walkProcs(t *testing.T, root int, owner uint32, home, bin, agentID string) 
 		}
 	}
 	var pids []int
-	queue := []int{root}
+	queue := append([]int{}, roots...)
 	for len(queue) > 0 {
 		pid := queue[0]
 		queue = queue[1:]
@@ -82,8 +89,9 @@ func walkProcs(t *testing.T, root int, owner uint32, home, bin, agentID string) 
 		sort.Ints(children[pid])
 		queue = append(queue, children[pid]...)
 	}
-	// lnk leads a session of its own: a process of that session outside
-	// the tree (one that left it, reparented) is named too.
+	// lnk and the kernel each lead a session of their own: a process of
+	// either session outside the trees (one that left, reparented) is
+	// named too.
 	in := map[int]bool{}
 	for _, pid := range pids {
 		in[pid] = true
@@ -93,8 +101,10 @@ func walkProcs(t *testing.T, root int, owner uint32, home, bin, agentID string) 
 		if err != nil || in[pid] {
 			continue
 		}
-		if sid, ok := sessionOf(pid); ok && sid == root {
-			t.Errorf("process %d is in lnk's session but not under lnk", pid)
+		for _, root := range roots {
+			if sid, ok := sessionOf(pid); ok && sid == root {
+				t.Errorf("process %d is in the session of %d but not under it", pid, root)
+			}
 		}
 	}
 	// A socket may live in another process's network namespace (the
@@ -244,4 +254,38 @@ func socketFamilies(pid int) map[string]string {
 		}
 	}
 	return m
+}
+
+// lockHolder is the pid holding the flock on path, from /proc/locks (its
+// device and inode), or 0 for none.
+func lockHolder(t *testing.T, path string) int {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	locks, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF": pid, then
+	// major:minor:inode, the device in hex.
+	want := fmt.Sprintf(":%d", st.Ino)
+	for _, line := range strings.Split(string(locks), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || f[1] != "FLOCK" || !strings.HasSuffix(f[5], want) {
+			continue
+		}
+		dev := strings.Split(f[5], ":")
+		major, err1 := strconv.ParseUint(dev[0], 16, 32)
+		minor, err2 := strconv.ParseUint(dev[1], 16, 32)
+		if err1 != nil || err2 != nil || uint32(major) != unix.Major(uint64(st.Dev)) || uint32(minor) != unix.Minor(uint64(st.Dev)) {
+			continue
+		}
+		pid, err := strconv.Atoi(f[4])
+		if err == nil {
+			return pid
+		}
+	}
+	return 0
 }

@@ -139,7 +139,8 @@ func rowOf(rows []mapRow, p, pp *liveProc) *mapRow {
 	return best
 }
 
-// checkProcessMap is every way procs (root first) differ from rows; on
+// checkProcessMap is every way procs (each walk's root before its
+// children) differ from rows; on
 // a desktop the rows "with a display" must run too.
 func checkProcessMap(rows []mapRow, procs []*liveProc, desktop bool) []string {
 	var bad []string
@@ -148,11 +149,8 @@ func checkProcessMap(rows []mapRow, procs []*liveProc, desktop bool) []string {
 		byPid[p.pid] = p
 	}
 	seen := map[*mapRow]bool{}
-	for i, p := range procs {
-		var pp *liveProc
-		if i > 0 {
-			pp = byPid[p.ppid]
-		}
+	for _, p := range procs {
+		pp := byPid[p.ppid] // nil for a root of the walk (lnk, the kernel)
 		r := rowOf(rows, p, pp)
 		if r == nil {
 			parent := "(none)"

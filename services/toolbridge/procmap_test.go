@@ -119,7 +119,7 @@ func runForMap(t *testing.T, env []string, ready func(), calls ...string) ([]map
 		t.Fatal(err)
 	}
 	os.Chmod(bin, 0o755)
-	for _, name := range []string{"lnk", "lnk-init", "lnk-keybroker", "lnk-netbroker", "lnk-askbroker"} {
+	for _, name := range []string{"lnk", "lnk-init", "lnk-keybroker", "lnk-netbroker", "lnk-askbroker", "lnk-fsbroker"} {
 		copyExec(t, testenv.Bin(t, name), filepath.Join(bin, name))
 	}
 	self, err := os.Executable()
@@ -170,6 +170,14 @@ func runForMap(t *testing.T, env []string, ready func(), calls ...string) ([]map
 			}
 		}
 	}
+	// The kernel, as lnk starts it on demand (kernel/client.Dial): in a
+	// session of its own, and not under the lnk that started it once that
+	// has ended. Its pid is what it says.
+	started := regexp.MustCompile(`pid ([0-9]+)`).FindStringSubmatch(lnk("", "kernel", "start"))
+	if started == nil {
+		t.Fatal("lnk kernel start names no pid")
+	}
+	kernelPID, _ := strconv.Atoi(started[1])
 	args := append([]string{"sandbox", "run", "--agent", "demo", "--", filepath.Join(bin, "client"), "mcp-hold"}, calls...)
 	run := as(exec.Command(filepath.Join(bin, "lnk"), args...))
 	stdin, err := run.StdinPipe()
@@ -199,7 +207,15 @@ func runForMap(t *testing.T, env []string, ready func(), calls ...string) ([]map
 		t.Fatalf("lnk (pid %d) leads no session of its own (%d): the check of its session would see nothing", run.Process.Pid, sid)
 	}
 
-	procs := walkProcs(t, run.Process.Pid, owner, home, bin, agentID)
+	// Every process under lnk, then every process under the kernel: the
+	// brokers are the kernel's children.
+	if holder := lockHolder(t, filepath.Join(home, ".lnk", "run", "kernel.lock")); holder != kernelPID {
+		t.Fatalf("the kernel (pid %d) does not hold its lock; pid %d does", kernelPID, holder)
+	}
+	if sid, ok := sessionOf(kernelPID); !ok || sid != kernelPID {
+		t.Fatalf("the kernel (pid %d) leads no session of its own (%d)", kernelPID, sid)
+	}
+	procs := walkProcs(t, []int{run.Process.Pid, kernelPID}, owner, home, bin, agentID)
 	var seen strings.Builder
 	for _, p := range procs {
 		var kinds []string
@@ -263,6 +279,18 @@ func wrongMaps(t *testing.T, rows []mapRow, procs []*liveProc) {
 	})
 	wrong("lnk-netbroker's parent changed", func(rs []mapRow) []mapRow {
 		rowNamed(rs, "lnk-netbroker").parent = "bwrap"
+		return rs
+	})
+	wrong("lnk-netbroker under lnk, as it was before the kernel started it", func(rs []mapRow) []mapRow {
+		rowNamed(rs, "lnk-netbroker").parent = "lnk sandbox run"
+		return rs
+	})
+	wrong("lnk-askbroker under lnk", func(rs []mapRow) []mapRow {
+		rowNamed(rs, "lnk-askbroker").parent = "lnk sandbox run"
+		return rs
+	})
+	wrong("the kernel under lnk", func(rs []mapRow) []mapRow {
+		rowNamed(rs, "lnk kernel run").parent = "lnk sandbox run"
 		return rs
 	})
 	// An fd the map does not allow, planted in what was read: a folder of

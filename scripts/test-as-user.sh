@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the sandbox suite again as an unprivileged owner (LNK_TEST_USER,
-# default lnktest), since owners run lnk as themselves. Test binaries and
+# default lnktest), since owners run lnk as themselves. With arguments,
+# only those packages (and with LNK_TEST_RUN, only the tests it matches). Test binaries and
 # Link's binaries are built as the caller, copied to a world-readable
 # folder with each package's testdata, and run there as the user.
 set -euo pipefail
@@ -47,10 +48,10 @@ while read -r pkg; do
   echo "== as $user: $pkg"
   if ! (cd "$dir" && runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$work/home" \
       LNK_BIN="$work/bin" LNK_CONFORMANCE_SERVER="$work/bin/everything-server" LNK_REQUIRE_SANDBOX="${LNK_REQUIRE_SANDBOX:-}" CI="${CI:-}" \
-      ./pkg.test -test.timeout 10m -test.count 1 2>&1 | sed 's/^/    /'; exit "${PIPESTATUS[0]}"); then
+      ./pkg.test -test.timeout 10m -test.count 1 ${LNK_TEST_RUN:+-test.run "$LNK_TEST_RUN"} 2>&1 | sed 's/^/    /'; exit "${PIPESTATUS[0]}"); then
     echo "FAIL as $user: $pkg"; status=1
   else
     echo "ok   as $user: $pkg"
   fi
-done < scripts/user-suite.txt
+done < <(if [ $# -gt 0 ]; then printf '%s\n' "$@"; else cat scripts/user-suite.txt; fi)
 exit $status

@@ -24,13 +24,24 @@ var asks []string
 // instructions: the agentID/NAME pairs, one a line, of
 // ~/.lnk/agents/.net/attack. The test's harness, not the attack: what
 // the attacker learns once confined is only what it can reach then.
+// They outlast landlock's re-exec (a kernel without TSYNC, the kernel's
+// child confining itself) in the environment: the harness's, never read
+// by the attack.
 func prepareAttack(home string) {
+	if v, ok := os.LookupEnv(asksEnv); ok {
+		asks = strings.Fields(v)
+		return
+	}
 	b, err := os.ReadFile(filepath.Join(home, ".lnk", "agents", ".net", "attack"))
 	if err != nil {
 		say("read the instructions", err)
 	}
 	asks = strings.Fields(string(b))
+	os.Setenv(asksEnv, strings.Join(asks, " "))
 }
+
+// asksEnv carries the instructions across landlock's re-exec.
+const asksEnv = "LNK_ATTACK_ASKS"
 
 // attack is the attacker a test runs inside a real, confined
 // lnk-netbroker (built with -tags lnkattack only for attack_test.go):

@@ -144,7 +144,7 @@ func TestLnkAndNetbrokerMemoryUnreadable(t *testing.T) {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	netbroker := childNamed(t, run.Process.Pid, "lnk-netbroker")
+	netbroker := kernelProxy(t, home)
 	for _, p := range []struct {
 		name string
 		pid  int
@@ -160,27 +160,38 @@ func TestLnkAndNetbrokerMemoryUnreadable(t *testing.T) {
 	}
 }
 
-// childNamed is the pid of parent's child whose comm is name.
-func childNamed(t *testing.T, parent int, name string) int {
+// kernelProxy is the lnk-netbroker the kernel started for an agent's run
+// under home (its --home), failing unless its parent is the kernel: a
+// run's proxy is the kernel's child, not lnk's.
+func kernelProxy(t *testing.T, home string) int {
 	t.Helper()
+	argv := func(pid string) []string {
+		b, _ := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+		return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+	}
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
+		a := argv(e.Name())
+		if filepath.Base(a[0]) != "lnk-netbroker" || !strings.Contains(strings.Join(a, "\x00"), "--home\x00"+home+"\x00") {
+			continue
+		}
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
 		if err != nil {
 			continue
 		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		comm := s[strings.IndexByte(s, '(')+1 : i]
-		f := strings.Fields(s[i+1:])
-		if len(f) > 1 && comm == name && f[1] == strconv.Itoa(parent) {
-			return pid
+		f := strings.Fields(string(b)[strings.LastIndexByte(string(b), ')')+1:])
+		if len(f) < 2 {
+			continue
 		}
+		if pa := argv(f[1]); len(pa) < 3 || pa[1] != "kernel" || pa[2] != "run" {
+			t.Fatalf("the proxy (pid %d) is the child of %s %q, not of the kernel", pid, f[1], pa)
+		}
+		return pid
 	}
-	t.Fatalf("no %s among process %d's children", name, parent)
+	t.Fatalf("no lnk-netbroker for %s among the processes", home)
 	return 0
 }

@@ -55,7 +55,7 @@ func TestLnkHoldsNoSecretValue(t *testing.T) {
 		t.Fatalf("the sandbox did not start:\n%s", e)
 	}
 	lnk := cmd.Process.Pid
-	proxy := childNamed(t, lnk, "lnk-netbroker")
+	proxy := kernelProxy(t, home)
 	if os.Geteuid() != 0 {
 		if _, err := os.ReadFile("/proc/" + strconv.Itoa(lnk) + "/maps"); err == nil {
 			t.Fatal("an unprivileged owner reads lnk's memory map")

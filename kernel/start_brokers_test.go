@@ -243,3 +243,61 @@ func TestRunProxyKilledEndsTheStartClosed(t *testing.T) {
 		t.Errorf("the lifeline said %q", why)
 	}
 }
+
+// TestRunAskIsTheKernelsChildAndTakesOnlyDesktopVariables: the kernel
+// starts a start's ask broker as its own confined child and hands the
+// caller its channel (the positive control); a desktop variable that is
+// none of the desktop session's (a way to smuggle LD_PRELOAD into the
+// dialog launcher), an ask_wait out of range, a terminal said but not
+// carried, and a second ask broker for the start are refused, and a
+// refusal is logged.
+func TestRunAskIsTheKernelsChildAndTakesOnlyDesktopVariables(t *testing.T) {
+	testenv.Require(t, landlock.ABI() > 0, "landlock")
+	home := testenv.Home(t)
+	netAgent(t, home)
+	kp := startKernel(t, home)
+	c := connect(t, home)
+	start := compiledStart(t, c)
+	ask := func(wait string, terminal bool, desktop ...string) ([]*os.File, error) {
+		if desktop == nil {
+			desktop = []string{}
+		}
+		return c.Call(ctx(t), proto.RunAsk, &proto.RunAskRequest{Agent: "demo", Start: start, Wait: wait, Terminal: terminal, Desktop: desktop}, &proto.Empty{})
+	}
+	_, err := ask("1m", false, "HOME="+home, "LD_PRELOAD=/tmp/x.so")
+	refusedWith(t, err, "none of the desktop session's")
+	_, err = ask("0s", false)
+	refusedWith(t, err, "more than nothing")
+	_, err = ask("25h", false)
+	refusedWith(t, err, "at most")
+	_, err = ask("1m", true)
+	refusedWith(t, err, "terminal says otherwise")
+
+	got, err := ask("1m", false, "HOME="+home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got[0].Close()
+	st, err := c.Status(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := 0
+	for _, b := range st.Brokers {
+		if b.Name == fmt.Sprintf("ask/%d", start) {
+			pid = b.PID
+		}
+	}
+	if pid == 0 {
+		t.Fatalf("no ask broker of start %d among the kernel's: %+v", start, st.Brokers)
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil || !strings.Contains(string(status), fmt.Sprintf("PPid:\t%d\n", kp.cmd.Process.Pid)) {
+		t.Errorf("the ask broker (pid %d) is not the kernel's child: %v\n%s", pid, err, status)
+	}
+	_, err = ask("1m", false)
+	refusedWith(t, err, "has its ask broker already")
+	if !strings.Contains(dumpAudit(t, home), "LD_PRELOAD") && !strings.Contains(dumpAudit(t, home), "none of the desktop session's") {
+		t.Errorf("the refusal is not logged:\n%s", dumpAudit(t, home))
+	}
+}

@@ -58,7 +58,14 @@ type kernelProc struct {
 // waited for at cleanup.
 func startKernel(t *testing.T, home string) *kernelProc {
 	t.Helper()
-	cmd := exec.Command(testenv.Bin(t, "lnk"), "kernel", "run")
+	return startKernelFrom(t, home, testenv.Bin(t, "lnk"))
+}
+
+// startKernelFrom is startKernel with the lnk at lnkPath: its brokers
+// are the binaries beside it.
+func startKernelFrom(t *testing.T, home, lnkPath string) *kernelProc {
+	t.Helper()
+	cmd := exec.Command(lnkPath, "kernel", "run")
 	cmd.Env = append(os.Environ(), "HOME="+home, "LNK_KERNEL_TESTING=1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

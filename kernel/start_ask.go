@@ -92,7 +92,7 @@ func (k *Kernel) handleRunAsk(ctx context.Context, c *call, req *proto.RunAskReq
 		lname := runName("asklaunch", req.Start)
 		if _, err := k.addBroker(ctx, req.Start, r, BrokerSpec{
 			Name: lname, Path: bin, Args: largs, Env: desktop,
-			Log: k.brokerLog(lname, "lnk-askbroker: ", logEntry),
+			Log: k.brokerLog(r, lname, "lnk-askbroker: ", logEntry),
 			Connect: func(_ context.Context, ch *os.File) (io.Closer, error) {
 				r.mu.Lock()
 				r.launcher = ch // until the ask broker takes it
@@ -139,7 +139,7 @@ func (k *Kernel) handleRunAsk(ctx context.Context, c *call, req *proto.RunAskReq
 			}
 			return files, nil
 		},
-		Log:     k.brokerLog(name, "lnk-askbroker: ", logEntry),
+		Log:     k.brokerLog(r, name, "lnk-askbroker: ", logEntry),
 		Connect: func(_ context.Context, ch *os.File) (io.Closer, error) { return chanCloser{ch}, nil },
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -48,6 +49,7 @@ type startRun struct {
 	asked   bool              // RunAsk was answered
 	ended   bool
 	why     string // why it ends, when not the start's own end
+	said    map[string]*brokerSaid
 	// launcher is the dialog launcher's channel until the ask broker
 	// takes it (start_ask.go).
 	launcher *os.File
@@ -122,9 +124,12 @@ func (k *Kernel) runBrokerDied(start uint64, name string, err error) {
 	if ended {
 		return // its start is ending: the kernel stopped it
 	}
+	why := fmt.Sprintf("its broker %s ended (%v)", name, err)
+	if last := r.lastSaid(name); last != "" {
+		why += ": " + last
+	}
 	r.mu.Lock()
-	r.why = fmt.Sprintf("its broker %s ended (%v)", name, err)
-	why := r.why
+	r.why = why
 	r.mu.Unlock()
 	agent, _ := k.caps.Agent(start)
 	n := k.endStart(start)
@@ -212,14 +217,23 @@ func (c chanCloser) Close() error { return c.f.Close() }
 
 // brokerLog is a pipe for a start's broker's stderr: each line it says
 // (prefix taken off) becomes the audit-log line entry makes of it, or,
-// where entry makes none, a kernel line saying it.
-func (k *Kernel) brokerLog(name, prefix string, entry func(line []byte) (audit.Entry, bool)) func() (*os.File, error) {
+// where entry makes none, a kernel line saying it; the last such line
+// (why it did not start) is kept for the run's lifeline.
+func (k *Kernel) brokerLog(run *startRun, name, prefix string, entry func(line []byte) (audit.Entry, bool)) func() (*os.File, error) {
 	return func() (*os.File, error) {
 		r, w, err := os.Pipe()
 		if err != nil {
 			return nil, err
 		}
+		said := &brokerSaid{done: make(chan struct{})}
+		run.mu.Lock()
+		if run.said == nil {
+			run.said = map[string]*brokerSaid{}
+		}
+		run.said[name] = said
+		run.mu.Unlock()
 		go func() {
+			defer close(said.done)
 			defer r.Close()
 			sc := bufio.NewScanner(r)
 			sc.Buffer(make([]byte, 4096), 1<<20)
@@ -230,9 +244,35 @@ func (k *Kernel) brokerLog(name, prefix string, entry func(line []byte) (audit.E
 					continue
 				}
 				k.record(audit.Entry{Kind: audit.KindKernel, Route: name, Reason: prefix + string(line)})
+				said.last = string(line) // read after done closes
 			}
 		}()
 		return w, nil
+	}
+}
+
+// brokerSaid is the last line a start's broker said that was no event
+// of its log; last is read once done has closed.
+type brokerSaid struct {
+	done chan struct{}
+	last string
+}
+
+// lastSaid is what the broker name of r said last, once its stderr has
+// ended (bounded: a broker's stderr a child of its still holds is not
+// waited for).
+func (r *startRun) lastSaid(name string) string {
+	r.mu.Lock()
+	said := r.said[name]
+	r.mu.Unlock()
+	if said == nil {
+		return ""
+	}
+	select {
+	case <-said.done:
+		return said.last
+	case <-time.After(2 * time.Second):
+		return ""
 	}
 }
 

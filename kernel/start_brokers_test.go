@@ -16,6 +16,7 @@ import (
 	"lnk.dev/lnk/internal/connpass"
 	"lnk.dev/lnk/internal/landlock"
 	"lnk.dev/lnk/internal/testenv"
+	"lnk.dev/lnk/internal/wire"
 	"lnk.dev/lnk/kernel/client"
 	"lnk.dev/lnk/kernel/proto"
 )
@@ -299,5 +300,44 @@ func TestRunAskIsTheKernelsChildAndTakesOnlyDesktopVariables(t *testing.T) {
 	refusedWith(t, err, "has its ask broker already")
 	if !strings.Contains(dumpAudit(t, home), "LD_PRELOAD") && !strings.Contains(dumpAudit(t, home), "none of the desktop session's") {
 		t.Errorf("the refusal is not logged:\n%s", dumpAudit(t, home))
+	}
+}
+
+// TestRunProxyThatFailsSaysWhy: a proxy that fails at its start (here a
+// stand-in lnk-netbroker that says why and exits 1) ends its start
+// closed, and the lifeline carries what it said, so lnk can tell the
+// owner why the run ended, not only that it did.
+func TestRunProxyThatFailsSaysWhy(t *testing.T) {
+	home := testenv.Home(t)
+	netAgent(t, home)
+	bin := t.TempDir()
+	for _, name := range []string{"lnk", "lnk-keybroker", "lnk-fsbroker"} {
+		b, err := os.ReadFile(testenv.Bin(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(bin, name), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const why = "refusing to start: a stand-in of the test"
+	script := "#!/bin/sh\necho 'lnk-netbroker: " + why + "' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "lnk-netbroker"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	startKernelFrom(t, home, filepath.Join(bin, "lnk"))
+	c := connect(t, home)
+	start := compiledStart(t, c)
+	lr, files := runProxyFiles(t)
+	if _, err := c.Call(ctx(t), proto.RunProxy, &proto.RunProxyRequest{Agent: "demo", Start: start}, &proto.RunProxyReply{}, files...); err != nil {
+		var we *wire.Error
+		if !errors.As(err, &we) {
+			t.Fatal(err)
+		}
+	}
+	files[0].Close()
+	said := lifeline(t, lr)
+	if !strings.Contains(said, fmt.Sprintf("net/%d ended", start)) || !strings.Contains(said, why) {
+		t.Errorf("the lifeline said %q, want the proxy's end and why", said)
 	}
 }

@@ -139,7 +139,7 @@ func (k *Kernel) handleRunProxy(ctx context.Context, c *call, req *proto.RunProx
 			}
 			return fs, nil
 		},
-		Log: k.brokerLog(name, "lnk-netbroker: ", func(line []byte) (audit.Entry, bool) {
+		Log: k.brokerLog(r, name, "lnk-netbroker: ", func(line []byte) (audit.Entry, bool) {
 			return sandbox.ProxyLogEntry(line, comp.AgentName)
 		}),
 		Connect: func(_ context.Context, ch *os.File) (io.Closer, error) { return chanCloser{ch}, nil },
@@ -180,7 +180,7 @@ func (k *Kernel) runSealed(ctx context.Context, req *proto.RunProxyRequest, r *s
 	cl, err := k.addBroker(ctx, req.Start, r, BrokerSpec{
 		Name: name, Path: bin, Args: args,
 		Files: func(k *Kernel) ([]*os.File, error) { return keybroker.StartFiles(comp.Home) },
-		Log: k.brokerLog(name, "lnk-keybroker: ", func(line []byte) (audit.Entry, bool) {
+		Log: k.brokerLog(r, name, "lnk-keybroker: ", func(line []byte) (audit.Entry, bool) {
 			e := audit.Entry{Kind: audit.KindUse, Agent: comp.AgentName, Request: "sealed secret", Route: "keybroker", Reason: string(line)}
 			if strings.HasPrefix(string(line), "refused") {
 				e.Kind = audit.KindRefuse

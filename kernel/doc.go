@@ -20,11 +20,17 @@
 // It holds: O_PATH|O_DIRECTORY|O_NOFOLLOW handles of ~/.lnk, ~/.lnk/run,
 // ~/.lnk/log, ~/Link and ~/Link/Agents, and of each granted folder of a
 // running start; the capability table (128-bit random handle → folder
-// handle, rights, agent, start); the audit log; one channel per broker.
+// handle, rights, agent, start); the audit log; one channel per broker;
+// for each start it compiled, its proxy's socket and the run's lifeline
+// (start_brokers.go). It is undumpable.
 //
 // It may: append to the audit log; create ~/.lnk and its run and log
 // folders (0700); bind its socket (0600, in a 0700 folder); remove that
-// socket, or a stale one of this uid's; start its brokers as children.
+// socket, or a stale one of this uid's; start its brokers as children:
+// the kernel-wide key broker, and each start's file broker, proxy (with
+// the key broker of its sealed secrets) and ask broker (with its dialog
+// launcher), stopped when the start ends; a start's broker that dies
+// ends its start closed.
 //
 // It trusts: only connections whose SO_PEERCRED uid is its own, from
 // the owner's own clients. Another uid's connection is refused and logged

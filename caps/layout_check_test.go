@@ -88,10 +88,10 @@ func TestEnsureLayoutMakesWhatIsMissing(t *testing.T) {
 // through it; after the part is put right, the same check passes.
 func TestEnsureLayoutRefuses(t *testing.T) {
 	type fix struct {
-		name  string
+		name   string
 		break_ func(t *testing.T, l Layout, elsewhere string)
-		undo  func(t *testing.T, l Layout)
-		root  bool // needs root (chown to another user)
+		undo   func(t *testing.T, l Layout)
+		root   bool // needs root (chown to another user)
 	}
 	linkTo := func(path string) func(t *testing.T, l Layout, elsewhere string) {
 		return func(t *testing.T, l Layout, elsewhere string) {

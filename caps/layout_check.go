@@ -188,9 +188,9 @@ func ensureConfigFiles(l Layout, cfg int, name string) (*Agent, error) {
 func layoutHint(err error) string {
 	switch {
 	case errors.Is(err, ownerfile.ErrLink):
-		return "Link follows no link in its folders: remove the link, and lnk agent start AGENT makes the part again (empty)"
+		return "Link follows no link in its folders: remove the link, and the agent's next start makes the part again (empty); lnk agent show AGENT shows what it grants"
 	case errors.Is(err, ownerfile.ErrNotOwners):
-		return "it must be yours and no looser than its mode: chown it to you, chmod 700 (a folder) or 600 (a file), then lnk agent start AGENT"
+		return "it must be yours and no looser than its mode: chown it to you, chmod 700 (a folder) or 600 (a file), then start the agent again"
 	}
 	return "lnk agent list shows the agents; lnk agent create makes a new one"
 }

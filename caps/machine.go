@@ -48,7 +48,7 @@ type Machine struct {
 	ID   string `json:"id"`   // 32 lowercase hex digits, random
 	Name string `json:"name"` // the hostname when unsaid
 	// Unsandboxed is false where no agent may run without a sandbox;
-	// absent (nil) or true allows `lnk agent start --no-sandbox`.
+	// absent (nil) or true allows an agent to start with --no-sandbox.
 	Unsandboxed   *bool         `json:"unsandboxed,omitempty"`
 	SharedHarness bool          `json:"shared_harness"`
 	SharedBridge  bool          `json:"shared_bridge"`

@@ -169,10 +169,10 @@ func layoutDir(parent int, path, name string, forbid uint32) (int, error) {
 func ensureConfigFiles(l Layout, cfg int, name string) (*Agent, error) {
 	a, err := loadAgent(l, name)
 	if err != nil {
-		return nil, err
+		return nil, configRefusal(err, l.AgentFile(name))
 	}
 	if _, err := ownSpec(l, name); err != nil {
-		return nil, err
+		return nil, configRefusal(err, l.SandboxFile(name))
 	}
 	for _, f := range []struct{ name, path string }{{"agent.toml", l.AgentFile(name)}, {"sandbox.toml", l.SandboxFile(name)}} {
 		file, err := ownerfile.OpenFile(cfg, f.name, ownerfile.Private)
@@ -182,6 +182,18 @@ func ensureConfigFiles(l Layout, cfg int, name string) (*Agent, error) {
 		file.Close()
 	}
 	return a, nil
+}
+
+// configRefusal is a Config/ file that is a link or not a regular file
+// refused by the layout's rule, with its hint; any other error as it is.
+func configRefusal(err error, path string) error {
+	if errors.Is(err, ErrSpecLink) {
+		return at(ErrLayout, quote(path)+": a link", layoutHint(ownerfile.ErrLink))
+	}
+	if errors.Is(err, ErrSpecNotRegular) {
+		return at(ErrLayout, quote(path)+": not a regular file", layoutHint(ownerfile.ErrNotOwners))
+	}
+	return err
 }
 
 // layoutHint says what would let Link use the part again.

@@ -128,6 +128,8 @@ func TestEnsureLayoutRefuses(t *testing.T) {
 		{"Agent a link", linkTo(own), rm(own), false},
 		{"Harnesses a link", linkTo(l.AgentDir("a") + "/Harnesses"), rm(l.AgentDir("a") + "/Harnesses"), false},
 		{"logs a link", linkTo(l.LogsDir("a")), rm(l.LogsDir("a")), false},
+		{"sandbox.toml a link", linkTo(l.SandboxFile("a")), rm(l.SandboxFile("a")), false},
+		{"agent.toml a link", linkTo(l.AgentFile("a")), rm(l.AgentFile("a")), false},
 		{"memory 0755", chmod(own+"/memory", 0o755), func(t *testing.T, l Layout) { os.Chmod(own+"/memory", 0o700) }, false},
 		{"Config 0750", chmod(l.ConfigDir("a"), 0o750), func(t *testing.T, l Layout) { os.Chmod(l.ConfigDir("a"), 0o700) }, false},
 		{"sandbox.toml 0644", chmod(l.SandboxFile("a"), 0o644), func(t *testing.T, l Layout) { os.Chmod(l.SandboxFile("a"), 0o600) }, false},

@@ -64,10 +64,10 @@ func openHistory(l Layout) (int, error) {
 	return a, nil
 }
 
-// keptInHistory are the parts of an agent's folder History keeps: its
-// own folder and its Home, each where it is a folder (a link is not its
-// own and is removed as itself).
-var keptInHistory = map[string]bool{"Agent": true, "Home": true}
+// keptInHistory are the parts of an agent's folder History keeps: its own
+// folder, its Home and the logs moved in beside them, each where it is a
+// folder (a link is not its own and is removed as itself).
+var keptInHistory = map[string]bool{"Agent": true, "Home": true, "logs": true}
 
 // DeleteAgent moves agent name's folder to ~/Link/History/Agents as one
 // rename, so the agent is gone from ~/Link/Agents at once, then removes
@@ -99,16 +99,32 @@ func DeleteAgent(home, name string) (string, error) {
 	defer unix.Close(agents)
 	entry := historyName(name, a.ID, time.Now())
 	dest := l.HistoryAgents() + "/" + entry
-	if err := ownerfile.Rename(agents, name, hist, entry, unix.RENAME_NOREPLACE); err != nil {
+	// The agent leaves ~/Link/Agents in one rename, to a staging name the
+	// sweep finishes should this lnk die before the entry is whole.
+	staging := stagingPrefix + entry
+	if err := ownerfile.Rename(agents, name, hist, staging, unix.RENAME_NOREPLACE); err != nil {
 		return "", &os.PathError{Op: "move", Path: l.AgentDir(name), Err: err}
 	}
-	if err := pruneEntry(hist, entry); err != nil {
-		return dest, fmt.Errorf("agent %s moved to %s, but removing its settings and harnesses' homes there failed: %w", name, dest, err)
-	}
-	if err := moveLogs(l, name, hist, entry); err != nil {
+	if err := moveLogs(l, name, hist, staging); err != nil {
 		Notice(fmt.Sprintf("agent %s: its logs stay in %s: %v", name, l.LogsDir(name), err))
 	}
+	if err := finishEntry(hist, staging, entry); err != nil {
+		return dest, fmt.Errorf("agent %s moved to %s, but removing its settings and harnesses' homes there failed (the next lnk agent command tries again): %w", name, l.HistoryAgents()+"/"+staging, err)
+	}
 	return dest, nil
+}
+
+// stagingPrefix names an entry being made: the agent's whole folder,
+// before its Config/ and harnesses' homes are removed.
+const stagingPrefix = ".deleting-"
+
+// finishEntry removes from the staging entry what History does not keep
+// and gives it its name.
+func finishEntry(hist int, staging, entry string) error {
+	if err := pruneEntry(hist, staging); err != nil {
+		return err
+	}
+	return ownerfile.Rename(hist, staging, hist, entry, unix.RENAME_NOREPLACE)
 }
 
 // pruneEntry removes from the entry everything History does not keep.
@@ -166,7 +182,9 @@ func moveLogs(l Layout, name string, hist int, entry string) error {
 }
 
 // SweepHistory removes the entries of ~/Link/History/Agents that arrived
-// more than keep before now, and returns their names. An entry whose name
+// more than keep before now, and returns their names. An entry a delete
+// left staged (its lnk died) is finished first: its Config/ and
+// harnesses' homes removed, its name given. An entry whose name
 // Link does not make, or that is a link or not the owner's folder, is
 // left where it is; one that fails to be removed is named in the error,
 // and the others are still swept.
@@ -197,8 +215,9 @@ func SweepHistory(home string, keep time.Duration, now time.Time) ([]string, err
 	var swept []string
 	var errs []error
 	for _, n := range names {
-		t, ok := parseHistoryName(n)
-		if !ok || now.Sub(t) < keep {
+		staged, isStaging := strings.CutPrefix(n, stagingPrefix)
+		t, ok := parseHistoryName(staged)
+		if !ok || !isStaging && now.Sub(t) < keep {
 			continue
 		}
 		var st unix.Stat_t
@@ -207,6 +226,15 @@ func SweepHistory(home string, keep time.Duration, now time.Time) ([]string, err
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Uid != uint32(os.Geteuid()) {
 			continue // not a folder Link made: left alone
+		}
+		if isStaging { // a delete cut short: its keys go now, the rest is kept its time
+			if err := finishEntry(fd, n, staged); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", n, err))
+			}
+			if now.Sub(t) < keep {
+				continue
+			}
+			n = staged
 		}
 		if err := ownerfile.RemoveAll(fd, n); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", n, err))

@@ -103,6 +103,11 @@ func TestSweepHistory(t *testing.T) {
 	}
 	mustWrite(t, l.HistoryAgents()+"/"+recent+"/Home/f", "x")
 	mustWrite(t, l.HistoryAgents()+"/notes-of-mine/f", "x")
+	// A delete cut short after its rename: the sweep finishes it.
+	staged := historyName("cut", NewID(), now.Add(-time.Hour))
+	mustWrite(t, l.HistoryAgents()+"/.deleting-"+staged+"/Harnesses/h/.env", "KEY=secret")
+	mustWrite(t, l.HistoryAgents()+"/.deleting-"+staged+"/Config/agent.toml", "id")
+	mustWrite(t, l.HistoryAgents()+"/.deleting-"+staged+"/Home/f", "kept")
 	if err := os.Symlink(outside, l.HistoryAgents()+"/"+linked); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +116,7 @@ func TestSweepHistory(t *testing.T) {
 	if err != nil || len(swept) != 1 || swept[0] != old {
 		t.Fatalf("swept %v %v, want only %s", swept, err, old)
 	}
-	want := []string{linked, "notes-of-mine", recent}
+	want := []string{linked, "notes-of-mine", recent, staged}
 	sort.Strings(want)
 	if got := names(t, l.HistoryAgents()); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("left %v, want %v", got, want)
@@ -119,8 +124,11 @@ func TestSweepHistory(t *testing.T) {
 	if b, err := os.ReadFile(outside + "/precious"); err != nil || string(b) != "mine" {
 		t.Fatalf("the sweep reached through a link: %q %v", b, err)
 	}
+	if got := names(t, l.HistoryAgents()+"/"+staged); strings.Join(got, ",") != "Home" {
+		t.Fatalf("the staged entry, finished, holds %v", got)
+	}
 	// keep_moved shorter than the recent one's age: it goes too.
-	if swept, err := SweepHistory(home, 7*24*time.Hour, now); err != nil || len(swept) != 1 || swept[0] != recent {
+	if swept, err := SweepHistory(home, 7*24*time.Hour, now.Add(2*time.Hour)); err != nil || len(swept) != 1 || swept[0] != recent {
 		t.Fatalf("with keep_moved 7d: %v %v", swept, err)
 	}
 }

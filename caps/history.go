@@ -109,7 +109,7 @@ func DeleteAgent(home, name string) (string, error) {
 		Notice(fmt.Sprintf("agent %s: its logs stay in %s: %v", name, l.LogsDir(name), err))
 	}
 	if err := finishEntry(hist, staging, entry); err != nil {
-		return dest, fmt.Errorf("agent %s moved to %s, but removing its settings and harnesses' homes there failed (the next lnk agent command tries again): %w", name, l.HistoryAgents()+"/"+staging, err)
+		return dest, fmt.Errorf("agent %s moved to %s, but removing its settings and harnesses' homes there failed (History's next sweep tries again): %w", name, l.HistoryAgents()+"/"+staging, err)
 	}
 	return dest, nil
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/BurntSushi/toml"
 	"golang.org/x/sys/unix"
@@ -51,8 +50,9 @@ func NewID() string {
 }
 
 // CreateAgent makes agent name under home: ~/Link/Agents/<name>/{Home,
-// Home/work, Agent, Config} and Agent's collections (Collections) (0700),
-// Config/agent.toml and an empty Config/sandbox.toml (0600).
+// Home/work, Agent, Config, Harnesses} and Agent's collections
+// (Collections) (0700), Config/agent.toml and an empty Config/sandbox.toml
+// (0600), and ~/.lnk/agents/<name>/logs (0700).
 func CreateAgent(home, name string) (*Agent, error) {
 	if err := CheckName(name); err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func CreateAgent(home, name string) (*Agent, error) {
 		}
 		return nil, err
 	}
-	dirs := []string{l.FilesDir(name), filepath.Join(l.FilesDir(name), "work"), l.OwnDir(name), l.ConfigDir(name)}
+	dirs := []string{l.FilesDir(name), filepath.Join(l.FilesDir(name), "work"), l.OwnDir(name), l.ConfigDir(name), filepath.Join(dir, "Harnesses")}
 	for _, c := range Collections {
 		dirs = append(dirs, filepath.Join(l.OwnDir(name), c))
 	}
@@ -94,6 +94,9 @@ func CreateAgent(home, name string) (*Agent, error) {
 		return nil, err
 	}
 	if err := writeFileAtomic(l.SandboxFile(name), []byte(sandboxHeader)); err != nil {
+		return nil, err
+	}
+	if err := makeLogsDir(l, name); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -175,32 +178,6 @@ func ListAgents(home string) ([]Agent, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
-}
-
-// DeleteAgent moves agent name's folder to ~/Link/History/Agents as
-// <name>-<id>-<time>, and returns where it went.
-func DeleteAgent(home, name string) (string, error) {
-	if err := CheckName(name); err != nil {
-		return "", err
-	}
-	l, err := layoutFor(home)
-	if err != nil {
-		return "", err
-	}
-	a, err := loadAgent(l, name)
-	if err != nil {
-		return "", err
-	}
-	for _, d := range []string{l.History(), l.HistoryAgents()} {
-		if err := mkdirPrivate(d); err != nil {
-			return "", err
-		}
-	}
-	dest := filepath.Join(l.HistoryAgents(), fmt.Sprintf("%s-%s-%s", name, a.ID[:8], time.Now().UTC().Format("20060102T150405.000000000")))
-	if err := moveNoLinks(l.AgentDir(name), dest); err != nil {
-		return "", &os.PathError{Op: "move", Path: l.AgentDir(name), Err: err}
-	}
-	return dest, nil
 }
 
 // SetHarness records in agent name's Config/agent.toml the harness that

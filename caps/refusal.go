@@ -100,6 +100,8 @@ var (
 	// Agents.
 	ErrAgentExists   = rule("agent-exists", "an agent of that name already exists")
 	ErrHeldByHarness = rule("held-by-harness", "the harness's grant still holds it")
+	// ErrLayout (layout_check.go) and ErrMachineFile (machine.go) are
+	// declared beside what they check.
 )
 
 // AllRules lists every rule's sentinel, for documentation and for the
@@ -112,5 +114,5 @@ var AllRules = []*Refusal{
 	ErrStrangerTool, ErrHarnessOnly, ErrBadAsk, ErrBadCommand, ErrBadHost,
 	ErrBadPort, ErrAllPorts, ErrBadMode, ErrBadLimit, ErrNotEnforced, ErrDenyInternet, ErrSpecLink,
 	ErrSpecNotRegular, ErrSpecSyntax, ErrSpecUnknownKey, ErrSpecWrongType,
-	ErrSpecTooBig, ErrAgentExists, ErrHeldByHarness,
+	ErrSpecTooBig, ErrAgentExists, ErrHeldByHarness, ErrLayout, ErrMachineFile,
 }

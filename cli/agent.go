@@ -61,7 +61,7 @@ func init() {
 	register("agent", func() *cobra.Command {
 		return &cobra.Command{
 			Use:               "delete NAME",
-			Short:             "Delete an agent: its folders go to ~/Link/History/Agents",
+			Short:             "Delete an agent: its own folder (Agent/), Home and logs go to ~/Link/History/Agents for keep_moved (30 days); its Config/ and harnesses' homes are removed",
 			Args:              cobra.ExactArgs(1),
 			ValidArgsFunction: completeAgents,
 			RunE: func(c *cobra.Command, args []string) error {
@@ -69,7 +69,7 @@ func init() {
 				if err != nil {
 					return agentErr(err, args[0])
 				}
-				fmt.Fprintf(c.OutOrStdout(), "deleted agent %s; its folders are in %s\n", args[0], dest)
+				fmt.Fprintf(c.OutOrStdout(), "deleted agent %s; its own folder, Home and logs are in %s, kept for keep_moved (lnk machine show)\n", args[0], dest)
 				return nil
 			},
 		}

@@ -26,6 +26,10 @@ type Agent struct {
 	Owner   string `toml:"owner" json:"owner"`
 	Harness string `toml:"harness,omitempty" json:"harness,omitempty"`
 	Created string `toml:"created" json:"created"`
+	// NoSandbox is lnk agent start --no-sandbox's setting, kept until
+	// --sandbox: the harness runs unconfined, and nothing checks a
+	// sandbox it doesn't have.
+	NoSandbox bool `toml:"no_sandbox,omitempty" json:"no_sandbox,omitempty"`
 }
 
 // layoutFor is the layout under home, with home's own links resolved (the

@@ -67,7 +67,7 @@ func CompileHarness(home, name, harness, profile string) (*Compiled, error) {
 			return nil, err
 		}
 	}
-	id, err := checkHarnessHome(hh)
+	id, err := checkHarnessHome(hh, name)
 	if errors.Is(err, ErrMissing) {
 		return nil, fmt.Errorf("%w: agent %s has no harness %s (no %s)", ErrNoHarness, name, quote(harness), hh)
 	}
@@ -93,16 +93,20 @@ func CompileHarness(home, name, harness, profile string) (*Compiled, error) {
 	return c, nil
 }
 
-// checkHarnessHome checks a harness's home is a folder reached through
-// no link, the owner's own and open to no one else (0700), and returns
-// what it is.
-func checkHarnessHome(p string) (FileID, error) {
+// checkHarnessHome checks a harness's home p, of agent's, is a folder
+// reached through no link, the owner's own and open to no one else
+// (0700), and returns what it is.
+func checkHarnessHome(p, agent string) (FileID, error) {
+	list := "lnk agent harness list " + agent + " shows its harnesses"
 	kind, id, err := ResolveID(p)
+	if errors.Is(err, ErrSymlink) {
+		return FileID{}, at(ErrSymlink, quote(p), "a harness's home is a folder of the agent's own, never a link to another's: "+list)
+	}
 	if err != nil {
 		return FileID{}, err
 	}
 	if kind != KindDir {
-		return FileID{}, at(ErrSpecNotRegular, quote(p), "a harness's home is a folder")
+		return FileID{}, at(ErrSpecNotRegular, quote(p), "a harness's home is a folder: "+list)
 	}
 	st, err := os.Lstat(p)
 	if err != nil {
@@ -112,7 +116,7 @@ func checkHarnessHome(p string) (FileID, error) {
 		return FileID{}, at(ErrMissing, quote(p), "it changed while it was checked: run again")
 	}
 	if err := ownedPrivate(st); err != nil {
-		return FileID{}, at(ErrLooseHome, quote(p), "chmod 700 "+quote(p)+" (and chown it to yourself)")
+		return FileID{}, at(ErrLooseHome, quote(p), "chmod 700 "+quote(p)+" if it is yours; "+list)
 	}
 	return id, nil
 }
@@ -146,4 +150,82 @@ func ownedPrivate(st os.FileInfo) error {
 		return fmt.Errorf("mode %#o", st.Mode().Perm())
 	}
 	return nil
+}
+
+// HarnessInfo is one harness of an agent's, for lnk agent harness list.
+type HarnessInfo struct {
+	Name  string `json:"name"`
+	Own   bool   `json:"own"`   // the one agent.toml names
+	Home  string `json:"home"`  // ~/Link/Agents/<agent>/Harnesses/<name>
+	Layer string `json:"layer"` // ~/.lnk/harnesses/<name>.toml, or "" when it has none
+	// Refused says why the harness's home would be refused (a link, not
+	// a folder, open to others), or "" when it would run. Missing is
+	// only ever the agent's own, made at its first run.
+	Refused string `json:"refused,omitempty"`
+	Missing bool   `json:"missing,omitempty"`
+}
+
+// ListHarnesses lists agent name's harnesses: each entry of its
+// Harnesses folder (by name; one whose name is no harness's is left
+// out), and the harness agent.toml names, whether its home exists yet
+// or not. The Harnesses folder is reached through no link.
+func ListHarnesses(home, name string) ([]HarnessInfo, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	l, err := layoutFor(home)
+	if err != nil {
+		return nil, err
+	}
+	a, err := loadAgent(l, name)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(l.AgentDir(name), "Harnesses")
+	var names []string
+	kind, err := Resolve(dir)
+	switch {
+	case errors.Is(err, ErrMissing):
+	case err != nil:
+		return nil, err
+	case kind != KindDir:
+		return nil, at(ErrSpecNotRegular, quote(dir), "it should be a folder")
+	default:
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			if CheckName(e.Name()) == nil {
+				names = append(names, e.Name())
+			}
+		}
+	}
+	if a.Harness != "" && !contains(names, a.Harness) {
+		names = append(names, a.Harness)
+	}
+	sort.Strings(names)
+	out := []HarnessInfo{}
+	for _, h := range names {
+		hi := HarnessInfo{Name: h, Own: h == a.Harness, Home: l.HarnessHome(name, h)}
+		if kind, err := Resolve(l.HarnessFile(h)); err == nil && kind == KindFile {
+			hi.Layer = l.HarnessFile(h)
+		}
+		if _, err := checkHarnessHome(hi.Home, name); errors.Is(err, ErrMissing) {
+			hi.Missing = true
+		} else if err != nil {
+			hi.Refused = oneLine(err.Error())
+		}
+		out = append(out, hi)
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

@@ -87,8 +87,11 @@ func harnessSpec(home, agent, flagged, profile string, degraded bool) (*sandboxS
 		return nil, Refused(fmt.Errorf("--harness: %w", err), "lnk agent harness list "+agent+" lists its harnesses by name")
 	}
 	if sandboxOff(a) {
-		return nil, Refused(fmt.Errorf("agent %s runs with its sandbox off (lnk agent start --no-sandbox): lnk agent harness %s runs only in a harness's sandbox", agent, profile),
-			"lnk agent show "+agent+" shows the setting; turn the sandbox back on with lnk agent start "+agent+" --sandbox")
+		// With the sandbox off, check has nothing to check; run would
+		// run unconfined beside a proxy of its own, which this does not
+		// do yet: both refuse, never running less confined than asked.
+		return nil, Refused(fmt.Errorf("agent %s runs with its sandbox off (its no-sandbox setting): lnk agent harness %s runs only in a harness's sandbox", agent, profile),
+			"lnk agent show "+agent+" shows the setting, which agent start's --sandbox turns off")
 	}
 	return &sandboxSpec{agent: agent, degraded: degraded, harness: harnessProfile{name: h, profile: profile}}, nil
 }

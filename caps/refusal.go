@@ -100,6 +100,7 @@ var (
 
 	// Agents.
 	ErrAgentExists   = rule("agent-exists", "an agent of that name already exists")
+	ErrAgentFile     = rule("agent-file", "an agent's folder holds another agent's agent.toml, or one whose id is not 32 lowercase hex digits")
 	ErrHeldByHarness = rule("held-by-harness", "the harness's grant still holds it")
 )
 
@@ -113,5 +114,5 @@ var AllRules = []*Refusal{
 	ErrStrangerTool, ErrHarnessOnly, ErrBadAsk, ErrBadCommand, ErrBadHost,
 	ErrBadPort, ErrAllPorts, ErrBadMode, ErrBadLimit, ErrNotEnforced, ErrDenyInternet, ErrSpecLink,
 	ErrSpecNotRegular, ErrSpecSyntax, ErrSpecUnknownKey, ErrSpecWrongType,
-	ErrSpecTooBig, ErrAgentExists, ErrHeldByHarness,
+	ErrSpecTooBig, ErrAgentExists, ErrAgentFile, ErrHeldByHarness,
 }

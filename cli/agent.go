@@ -86,6 +86,9 @@ func agentErr(err error, name string) error {
 	if errors.As(err, &h) && h.Hint() != "" {
 		return Refused(err, strings.ReplaceAll(h.Hint(), "AGENT", name))
 	}
+	if errors.Is(err, caps.ErrBadName) {
+		return Refused(err, "lnk agent list shows the agents by name")
+	}
 	return err
 }
 

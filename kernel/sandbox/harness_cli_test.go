@@ -159,8 +159,8 @@ func auditAgentLines(t *testing.T, home, kind, agent, route string) int {
 
 // TestHarnessCheckPassesThenFindsAPlantedHole: lnk agent harness check
 // passes in a good sandbox, its probes writing the harness's home and
-// reading its layer's folder (controls, open), and reading a folder no
-// grant names closed; on a kernel without landlock (--degraded), it
+// reading its layer's folder (controls, open), and reading another
+// harness's home (h2's) closed; on a kernel without landlock (--degraded), it
 // finds the unlisted program it would refuse open and exits 1.
 func TestHarnessCheckPassesThenFindsAPlantedHole(t *testing.T) {
 	w := newHarnessWorld(t)
@@ -172,8 +172,11 @@ func TestHarnessCheckPassesThenFindsAPlantedHole(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%+v", code, errs, rs)
 	}
-	var wroteHome, readLayer bool
+	var wroteHome, readLayer, otherHarness bool
 	for _, r := range rs {
+		if r.Name == "read another harness's home" && r.Arg == filepath.Join(w.agentDir, "Harnesses", "h2") && r.Got == probe.Closed {
+			otherHarness = true
+		}
 		if strings.Contains(r.Name, filepath.Join(w.agentDir, "Harnesses", "h")) && strings.HasPrefix(r.Name, "write granted") && r.Got == probe.Open {
 			wroteHome = true
 		}
@@ -184,8 +187,8 @@ func TestHarnessCheckPassesThenFindsAPlantedHole(t *testing.T) {
 			t.Errorf("a probe names a folder the harness's sandbox doesn't grant: %+v", r)
 		}
 	}
-	if !wroteHome || !readLayer {
-		t.Fatalf("no open control for the harness's home (%v) or its layer's folder (%v): %+v", wroteHome, readLayer, rs)
+	if !wroteHome || !readLayer || !otherHarness {
+		t.Fatalf("no open control for the harness's home (%v) or its layer's folder (%v), or h2's home not tried closed (%v): %+v", wroteHome, readLayer, otherHarness, rs)
 	}
 	code, out, errs = lnkWithout(t, "landlock", "agent", "harness", "check", "a", "--degraded")
 	if code != 1 {

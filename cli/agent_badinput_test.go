@@ -155,3 +155,39 @@ func TestHarnessNamesRefused(t *testing.T) {
 		t.Fatalf("a command without --: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// TestAgentGrantRefusalsNameACommand: each grant allow or deny refuses
+// (a detour, a link, the home folder, a dot folder, Link's settings,
+// another agent's folder, a harness's home, a missing folder, a folder on
+// PATH, a bad host, port, command, tool name or network mode, an empty
+// path) says why in one line, with a hint naming a lnk command; a tool's
+// bad name is never taken for the agent's.
+func TestAgentGrantRefusalsNameACommand(t *testing.T) {
+	home := testenv.Home(t)
+	if _, err := caps.CreateAgent(home, "a"); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"p", ".config"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(home, "p"), filepath.Join(home, "lp")); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range [][]string{
+		{"allow", "--read", "~/p/../.lnk"}, {"allow", "--read", "~/lp"}, {"allow", "--write", "~"},
+		{"allow", "--write", "~/.config"}, {"allow", "--read", "~/.lnk"}, {"allow", "--read", "~/Link/Agents/b"},
+		{"allow", "--read", "~/Link/Agents/a/Harnesses/h"}, {"allow", "--read", "~/nope"},
+		{"allow", "--write", "/usr/local/bin"}, {"allow", "--internet-host", "bad host"}, {"allow", "--port", "0"},
+		{"allow", "--command", "../x"}, {"allow", "--tool", "a b"}, {"allow", "--network-mode", "weird"},
+		{"allow", "--read", ""}, {"deny", "--internet=false"},
+	} {
+		args := append([]string{"agent", g[0], "a"}, g[1:]...)
+		code, out, errs := runLnk(t, args...)
+		refusedWithHint(t, strings.Join(args, " "), code, out, errs)
+		if strings.Contains(errs, "shows the agents by name") {
+			t.Errorf("%v: a grant's refusal taken for the agent's name:\n%s", args, errs)
+		}
+	}
+}

@@ -132,7 +132,7 @@ head -c 12 <&3`
 		if code, out, errs := lnk(t, append(c.args, "bash", "-c", script)...); code != 0 || !strings.Contains(out, "HTTP/1.1 4") {
 			t.Fatalf("%v: exit %d, want the proxy's refusal: %q %s", c.args, code, out, errs)
 		}
-		if n := auditAgentLines(t, w.home, "refuse", c.name, "127.0.0.1:9"); n < 1 {
+		if n := auditAgentLines(t, w.home, "refuse", c.name, "127.0.0.1:9", ""); n < 1 {
 			b, _ := os.ReadFile(filepath.Join(w.home, ".lnk", "log", "audit.log"))
 			t.Fatalf("%v: no refusal of 127.0.0.1:9 logged as %q:\n%s", c.args, c.name, b)
 		}
@@ -140,8 +140,8 @@ head -c 12 <&3`
 }
 
 // auditAgentLines counts the lines of kind in home's audit log for agent
-// (exactly) whose route is route.
-func auditAgentLines(t *testing.T, home, kind, agent, route string) int {
+// (exactly) whose route is route ("": any) and whose reason holds reason.
+func auditAgentLines(t *testing.T, home, kind, agent, route, reason string) int {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(home, ".lnk", "log", "audit.log"))
 	if err != nil && !os.IsNotExist(err) {
@@ -149,8 +149,8 @@ func auditAgentLines(t *testing.T, home, kind, agent, route string) int {
 	}
 	n := 0
 	for _, l := range strings.Split(string(b), "\n") {
-		var e struct{ Kind, Agent, Route, Request string }
-		if json.Unmarshal([]byte(l), &e) == nil && e.Kind == kind && e.Agent == agent && (route == "" || e.Route == route) {
+		var e struct{ Kind, Agent, Route, Reason string }
+		if json.Unmarshal([]byte(l), &e) == nil && e.Kind == kind && e.Agent == agent && (route == "" || e.Route == route) && strings.Contains(e.Reason, reason) {
 			n++
 		}
 	}
@@ -236,5 +236,43 @@ func TestHarnessCommandsRefusedWithTheSandboxOff(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err != nil {
 		t.Fatalf("the command did not run with the sandbox on: %v", err)
+	}
+}
+
+// TestHarnessRunLogsToolCallsUnderItsOwnName: a call from a harness's
+// run to a tool its sandbox is not granted, through its tool bridge, is
+// refused and logged as a/h-run; the same call from the agent's own
+// sandbox is logged as a.
+func TestHarnessRunLogsToolCallsUnderItsOwnName(t *testing.T) {
+	w := newHarnessWorld(t)
+	if code, out, errs := lnk(t, "sandbox", "tool", "add", "notes", "--", "/bin/cat"); code != 0 {
+		t.Fatalf("tool add: %d %s %s", code, out, errs)
+	}
+	if code, out, errs := lnk(t, "agent", "allow", "a", "--tool", "notes"); code != 0 {
+		t.Fatalf("allow --tool: %d %s %s", code, out, errs)
+	}
+	// A POST, through the relay, to the bridge's route for a tool named
+	// other, which no grant names.
+	script := `[ -n "$LNK_TOOL_NOTES" ] || exit 8
+p=${HTTP_PROXY#http://}; u=${LNK_TOOL_NOTES#http://*/}; u=/${u%notes}other
+body='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}'
+exec 3<>"/dev/tcp/${p%:*}/${p##*:}" || exit 9
+printf 'POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s' "$u" "${#body}" "$body" >&3
+head -c 12 <&3`
+	for _, c := range []struct {
+		args []string
+		name string
+	}{
+		{[]string{"agent", "harness", "run", "a", "--"}, "a/h-run"},
+		{[]string{"sandbox", "run", "--agent", "a", "--"}, "a"},
+	} {
+		code, out, errs := lnk(t, append(c.args, "bash", "-c", script)...)
+		if code != 0 || !strings.Contains(out, "HTTP/1.1 403") {
+			t.Fatalf("%v: exit %d, want the bridge's refusal: %q %s", c.args, code, out, errs)
+		}
+		if n := auditAgentLines(t, w.home, "refuse", c.name, "", "not granted"); n < 1 {
+			b, _ := os.ReadFile(filepath.Join(w.home, ".lnk", "log", "audit.log"))
+			t.Fatalf("%v: no refusal logged as %q:\n%s", c.args, c.name, b)
+		}
 	}
 }

@@ -60,11 +60,12 @@ func CompileHarness(home, name, harness, profile string) (*Compiled, error) {
 	}
 	hh := l.HarnessHome(name, harness)
 	if own {
-		if err := mkdirPrivate(filepath.Dir(hh)); err != nil {
-			return nil, err
-		}
-		if err := mkdirPrivate(hh); err != nil {
-			return nil, err
+		for _, d := range []string{filepath.Dir(hh), hh} {
+			if err := mkdirPrivate(d); errors.Is(err, ErrSymlink) {
+				return nil, at(ErrSymlink, quote(d), "a harness's home is a folder of the agent's own, never a link: lnk agent harness list "+name+" shows its harnesses")
+			} else if err != nil {
+				return nil, err
+			}
 		}
 	}
 	id, err := checkHarnessHome(hh, name)

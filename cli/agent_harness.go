@@ -42,10 +42,13 @@ func (h harnessProfile) compile(home, agent string) (*caps.Compiled, error) {
 		return caps.CompileAgent(home, agent)
 	}
 	comp, err := caps.CompileHarness(home, agent, h.name, h.profile)
-	if errors.Is(err, caps.ErrNoHarness) {
+	switch {
+	case errors.Is(err, caps.ErrNoHarness):
 		return nil, Fail(ExitMissing, err, "lnk agent harness list "+agent+" lists its harnesses")
+	case err != nil:
+		return nil, agentErr(err, agent) // a refusal's hint names a lnk command
 	}
-	return comp, err
+	return comp, nil
 }
 
 // logName is the name the spec's calls and refusals are logged under:

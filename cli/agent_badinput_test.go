@@ -150,6 +150,31 @@ func TestHarnessNamesRefused(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "loose") || !strings.Contains(out, "refused") {
 		t.Fatalf("list: exit %d\n%s%s", code, out, errs)
 	}
+	// A harness's layer granting a path through a link: refused, with a
+	// hint naming a lnk command, for run and check alike.
+	if err := os.Symlink(home, filepath.Join(home, "lh")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".lnk", "harnesses"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".lnk", "harnesses", "bad.toml"), []byte("[files]\nread = [\""+filepath.Join(home, "lh")+"\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := caps.SetHarness(home, "a", "bad"); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"run", "check"} {
+		args := []string{"agent", "harness", cmd, "a"}
+		if cmd == "run" {
+			args = append(args, "--", "true")
+		}
+		code, out, errs := runLnk(t, args...)
+		refusedWithHint(t, strings.Join(args, " "), code, out, errs)
+		if !strings.Contains(errs, "rule symlink") {
+			t.Errorf("%v: not the layer's link refused:\n%s", args, errs)
+		}
+	}
 	code, out, errs = runLnk(t, "agent", "harness", "run", "a", "true")
 	if code != ExitUsage || !strings.Contains(errs, "hint: lnk agent harness run a -- COMMAND") {
 		t.Fatalf("a command without --: exit %d\n%s%s", code, out, errs)

@@ -21,6 +21,7 @@ import (
 type harnessWorld struct {
 	world
 	agentDir, onlyH, onlyH2, none string
+	team                          string // ~/Link/Teams/t, which no grant names
 }
 
 func newHarnessWorld(t *testing.T) harnessWorld {
@@ -44,6 +45,11 @@ func newHarnessWorld(t *testing.T) harnessWorld {
 		*d = dir
 		write(t, filepath.Join(dir, "f"), "content-of-"+filepath.Base(dir))
 	}
+	w.team = filepath.Join(w.home, "Link", "Teams", "t")
+	if err := os.MkdirAll(w.team, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(w.team, "f"), "team-content")
 	layers := filepath.Join(w.home, ".lnk", "harnesses")
 	if err := os.MkdirAll(layers, 0o700); err != nil {
 		t.Fatal(err)
@@ -160,7 +166,7 @@ func auditAgentLines(t *testing.T, home, kind, agent, route, reason string) int 
 // TestHarnessCheckPassesThenFindsAPlantedHole: lnk agent harness check
 // passes in a good sandbox, its probes writing the harness's home and
 // reading its layer's folder (controls, open), and reading another
-// harness's home (h2's) closed; on a kernel without landlock (--degraded), it
+// harness's home (h2's) and a team's folder it isn't granted closed; on a kernel without landlock (--degraded), it
 // finds the unlisted program it would refuse open and exits 1.
 func TestHarnessCheckPassesThenFindsAPlantedHole(t *testing.T) {
 	w := newHarnessWorld(t)
@@ -172,8 +178,11 @@ func TestHarnessCheckPassesThenFindsAPlantedHole(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%+v", code, errs, rs)
 	}
-	var wroteHome, readLayer, otherHarness bool
+	var wroteHome, readLayer, otherHarness, otherTeam bool
 	for _, r := range rs {
+		if r.Name == "read a team's folder not granted" && r.Arg == w.team && r.Got == probe.Closed {
+			otherTeam = true
+		}
 		if r.Name == "read another harness's home" && r.Arg == filepath.Join(w.agentDir, "Harnesses", "h2") && r.Got == probe.Closed {
 			otherHarness = true
 		}
@@ -187,8 +196,8 @@ func TestHarnessCheckPassesThenFindsAPlantedHole(t *testing.T) {
 			t.Errorf("a probe names a folder the harness's sandbox doesn't grant: %+v", r)
 		}
 	}
-	if !wroteHome || !readLayer || !otherHarness {
-		t.Fatalf("no open control for the harness's home (%v) or its layer's folder (%v), or h2's home not tried closed (%v): %+v", wroteHome, readLayer, otherHarness, rs)
+	if !wroteHome || !readLayer || !otherHarness || !otherTeam {
+		t.Fatalf("no open control for the harness's home (%v) or its layer's folder (%v), or h2's home (%v) or a team's folder (%v) not tried closed: %+v", wroteHome, readLayer, otherHarness, otherTeam, rs)
 	}
 	code, out, errs = lnkWithout(t, "landlock", "agent", "harness", "check", "a", "--degraded")
 	if code != 1 {

@@ -25,6 +25,10 @@ type Agent struct {
 	Owner   string `toml:"owner" json:"owner"`
 	Harness string `toml:"harness,omitempty" json:"harness,omitempty"`
 	Created string `toml:"created" json:"created"`
+	// NoSandbox is lnk agent start --no-sandbox's setting, kept until
+	// --sandbox: the harness runs unconfined, and nothing checks a
+	// sandbox it doesn't have.
+	NoSandbox bool `toml:"no_sandbox,omitempty" json:"no_sandbox,omitempty"`
 }
 
 // layoutFor is the layout under home, with home's own links resolved (the
@@ -38,6 +42,20 @@ func layoutFor(home string) (Layout, error) {
 		return Layout{}, fmt.Errorf("HOME: %w", err)
 	}
 	return Layout{Home: real}, nil
+}
+
+// isID reports whether s is an ID as NewID makes them: 32 lowercase hex
+// digits.
+func isID(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // NewID is a random 128-bit ID, 32 lowercase hex digits.
@@ -58,7 +76,7 @@ func CreateAgent(home, name string) (*Agent, error) {
 		return nil, err
 	}
 	if strings.HasPrefix(name, ".") {
-		return nil, at(ErrBadName, name, "an agent's name can't start with '.'")
+		return nil, at(ErrBadName, name, "an agent's name can't start with '.': lnk agent list shows the agents")
 	}
 	l, err := layoutFor(home)
 	if err != nil {
@@ -117,12 +135,19 @@ func LoadAgent(home, name string) (*Agent, error) {
 }
 
 func loadAgent(l Layout, name string) (*Agent, error) {
+	if strings.HasPrefix(name, ".") {
+		// ~/Link/Agents/.<name> are Link's own (an older Link's .moved):
+		// never an agent, never made into one.
+		return nil, at(ErrBadName, quote(name), "an agent's name can't start with '.': lnk agent list shows the agents")
+	}
 	if kind, err := Resolve(l.AgentDir(name)); err != nil || kind != KindDir {
-		if errors.Is(err, ErrMissing) {
+		switch {
+		case errors.Is(err, ErrMissing):
 			return nil, fmt.Errorf("%w: %s", ErrNoAgent, name)
-		}
-		if err == nil {
-			err = fmt.Errorf("%s is not a folder", l.AgentDir(name))
+		case errors.Is(err, ErrSymlink):
+			return nil, at(ErrSymlink, quote(l.AgentDir(name)), "an agent's folder is never a link to another's: lnk agent list shows the agents")
+		case err == nil:
+			return nil, at(ErrAgentFile, quote(l.AgentDir(name)), "it is not a folder: lnk agent list shows the agents")
 		}
 		return nil, err
 	}
@@ -144,8 +169,12 @@ func loadAgent(l Layout, name string) (*Agent, error) {
 		return nil, fmt.Errorf("%s: %v", l.AgentFile(name), oneLine(err.Error()))
 	}
 	_ = md
-	if a.Name != name || len(a.ID) != 32 {
-		return nil, fmt.Errorf("%s: names agent %q with id %q, not %q", l.AgentFile(name), a.Name, a.ID, name)
+	if a.Name != name || !isID(a.ID) {
+		// Another agent's agent.toml copied in would make this one
+		// that agent; an ID of any other form names paths (its sockets,
+		// its records) it could lead out of.
+		return nil, at(ErrAgentFile, fmt.Sprintf("%s (agent %q, id %q)", quote(l.AgentFile(name)), quote(a.Name), quote(a.ID)),
+			"lnk agent list shows the agents; remove this agent.toml and Link makes it again, with a new ID, at the agent's next use")
 	}
 	return &a, nil
 }

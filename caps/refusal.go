@@ -62,6 +62,7 @@ var (
 	ErrOtherAgent   = rule("other-agent", "another agent's folder is never granted")
 	ErrOwnAgentDir  = rule("own-agent-folder", "the agent's own folder outside its Home (its settings, memory and jobs) is never granted")
 	ErrHarnessHome  = rule("harness-home", "a harness's home is never granted: no harness reaches another's")
+	ErrLooseHome    = rule("loose-harness-home", "a harness's home is the owner's alone (mode 700): one another user owns or may open is never run in")
 	ErrHidden       = rule("hidden", "~/Link/History and ~/Link/Teams stay hidden; a team's folder is granted only as [teams.<team>]")
 	ErrOnPath       = rule("on-path", "a folder on the owner's PATH (or holding one) can't be written: what is put there runs outside the sandbox")
 	ErrSessionDir   = rule("session-sockets", "the session's runtime folder (/run/user/<uid>: systemd, D-Bus, the ssh agent) is never granted")
@@ -99,6 +100,7 @@ var (
 
 	// Agents.
 	ErrAgentExists   = rule("agent-exists", "an agent of that name already exists")
+	ErrAgentFile     = rule("agent-file", "an agent's folder holds another agent's agent.toml, or one whose id is not 32 lowercase hex digits")
 	ErrHeldByHarness = rule("held-by-harness", "the harness's grant still holds it")
 	// ErrLayout (layout_check.go) and ErrMachineFile (machine.go) are
 	// declared beside what they check.
@@ -109,10 +111,10 @@ var (
 var AllRules = []*Refusal{
 	ErrNUL, ErrDotDot, ErrEmptyPath, ErrSymlink, ErrMissing, ErrBadPath,
 	ErrHomeFolder, ErrHoldsHome, ErrDotFolder, ErrLaunchAgents, ErrLinkSettings,
-	ErrLinkOwn, ErrOtherAgent, ErrOwnAgentDir, ErrHarnessHome, ErrHidden,
+	ErrLinkOwn, ErrOtherAgent, ErrOwnAgentDir, ErrHarnessHome, ErrLooseHome, ErrHidden,
 	ErrHoldsHidden, ErrOnPath, ErrSessionDir, ErrReadInsideWrite, ErrNestedLink, ErrNestedOutside, ErrScanBound, ErrBadName, ErrNamespaceName, ErrOwnTool,
 	ErrStrangerTool, ErrHarnessOnly, ErrBadAsk, ErrBadCommand, ErrBadHost,
 	ErrBadPort, ErrAllPorts, ErrBadMode, ErrBadLimit, ErrNotEnforced, ErrDenyInternet, ErrSpecLink,
 	ErrSpecNotRegular, ErrSpecSyntax, ErrSpecUnknownKey, ErrSpecWrongType,
-	ErrSpecTooBig, ErrAgentExists, ErrHeldByHarness, ErrLayout, ErrMachineFile,
+	ErrSpecTooBig, ErrAgentExists, ErrAgentFile, ErrHeldByHarness, ErrLayout, ErrMachineFile,
 }

@@ -82,11 +82,38 @@ func agentErr(err error, name string) error {
 	if errors.Is(err, caps.ErrNoAgent) {
 		return Fail(ExitMissing, err, "lnk agent list shows the agents", "lnk agent create "+name+" makes it")
 	}
+	var hints []string
 	var h interface{ Hint() string }
 	if errors.As(err, &h) && h.Hint() != "" {
-		return Refused(err, strings.ReplaceAll(h.Hint(), "AGENT", name))
+		hints = append(hints, strings.ReplaceAll(h.Hint(), "AGENT", name))
 	}
-	return err
+	var r *caps.Refusal
+	if !errors.As(err, &r) {
+		if len(hints) > 0 {
+			return Refused(err, hints...)
+		}
+		return err
+	}
+	switch {
+	case namesCommand(hints):
+	case errors.Is(err, caps.ErrBadName) && caps.CheckName(name) != nil:
+		// The agent's own name, not a tool's or a team's: never
+		// repeated in a hint, which it could fill with escapes.
+		hints = append(hints, "lnk agent list shows the agents by name")
+	default:
+		hints = append(hints, "lnk agent show "+name+" --permissions shows what it may do now")
+	}
+	return Refused(err, hints...)
+}
+
+// namesCommand reports whether one of hints names a lnk command.
+func namesCommand(hints []string) bool {
+	for _, h := range hints {
+		if strings.HasPrefix(h, "lnk ") || strings.Contains(h, " lnk ") {
+			return true
+		}
+	}
+	return false
 }
 
 // completeAgents completes an agent's name for the shell.

@@ -44,6 +44,6 @@ func startAsking(comp *caps.Compiled, wait time.Duration, degraded bool) (*askpr
 // question line of the audit log.
 func askLog(comp *caps.Compiled) (*os.File, chan struct{}, error) {
 	return brokerLog(comp, "lnk-askbroker: ", func(line string) audit.Entry {
-		return audit.Entry{Kind: audit.KindQuestion, Agent: comp.AgentName, Reason: line}
+		return audit.Entry{Kind: audit.KindQuestion, Agent: comp.LogName(), Reason: line}
 	})
 }

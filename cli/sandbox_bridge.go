@@ -60,9 +60,10 @@ func startBridge(comp *caps.Compiled, degraded bool) (*sandboxBridge, error) {
 		return nil, err
 	}
 	name := toolbridge.SandboxName(comp.AgentName)
+	logged := toolbridge.AuditLog(sb.log, name)
 	b := &toolbridge.Bridge{Agent: comp.AgentName, Grants: comp.Tools, Defs: tooldef.Store{Home: comp.Home},
 		Asker:      &toolbridge.OwnerAsker{Broker: sb.ask.Asker, Sandbox: name},
-		Log:        toolbridge.AuditLog(sb.log, name),
+		Log:        func(e toolbridge.Event) { e.Agent = comp.LogName(); logged(e) }, // a harness's run is logged as its own
 		OnRefusal:  func() { sb.ask.Asker.CountRefusal(name) },
 		Settings:   toolbridge.Settings{Sessions: set.ToolSessions, Idle: set.ToolIdle, Starts: set.ToolStarts},
 		AdaptProcs: true}

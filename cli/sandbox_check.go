@@ -32,23 +32,29 @@ func init() {
 				if err != nil {
 					return auditRefusal("sandbox check", spec.agent, err)
 				}
-				if asJSON {
-					if err := writeJSON(c.OutOrStdout(), results); err != nil {
-						return err
-					}
-				} else {
-					probe.Table(c.OutOrStdout(), results)
-				}
-				if probe.Failed(results) {
-					return &ExitError{Code: ExitFailure, Silent: true, Err: fmt.Errorf("a probe found the sandbox open")}
-				}
-				return nil
+				return reportProbes(c, results, asJSON)
 			},
 		}
 		spec.bind(c)
 		c.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
 		return c
 	})
+}
+
+// reportProbes prints the probes' results, as JSON or a table, and
+// exits 1 when one found a way out that should be closed open.
+func reportProbes(c *cobra.Command, results []probe.Result, asJSON bool) error {
+	if asJSON {
+		if err := writeJSON(c.OutOrStdout(), results); err != nil {
+			return err
+		}
+	} else {
+		probe.Table(c.OutOrStdout(), results)
+	}
+	if probe.Failed(results) {
+		return &ExitError{Code: ExitFailure, Silent: true, Err: fmt.Errorf("a probe found the sandbox open")}
+	}
+	return nil
 }
 
 // runProbes sets up what the probes reach for outside (loopback TCP and
@@ -85,7 +91,7 @@ func runProbes(c *cobra.Command, spec *sandboxSpec, comp any) ([]probe.Result, e
 	for _, n := range s.Notices {
 		fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
 	}
-	auditNotices("sandbox check", spec.agent, s.Notices)
+	auditNotices(spec.request("sandbox check"), spec.logName(), s.Notices)
 	h := outside.Host
 	h.HostNet = cc.NetworkMode == "host"
 	if s.Plan.Relay != nil {

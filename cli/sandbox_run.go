@@ -27,7 +27,8 @@ type sandboxSpec struct {
 	agent    string
 	file     string
 	degraded bool
-	tools    toolNames // every --tool given (tool_flag.go)
+	tools    toolNames      // every --tool given (tool_flag.go)
+	harness  harnessProfile // lnk agent harness run|check: the harness's own sandbox (agent_harness.go)
 }
 
 func (s *sandboxSpec) bind(c *cobra.Command) {
@@ -76,7 +77,7 @@ func (s *sandboxSpec) compileFrom(c *cobra.Command, home, cwd string) (*caps.Com
 	case s.file != "" && !s.g.Empty():
 		return nil, Usage("--sandbox-file takes no other grants", "write them into the file")
 	case s.agent != "":
-		comp, err := caps.CompileAgent(home, s.agent)
+		comp, err := s.harness.compile(home, s.agent)
 		if errors.Is(err, caps.ErrNoAgent) {
 			return nil, Fail(ExitMissing, err, "lnk agent list shows the agents")
 		}
@@ -158,7 +159,7 @@ func newProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, se
 	if err != nil {
 		return nil, nil, err
 	}
-	stderr, err := proxyStderr(comp.Home, comp.AgentName)
+	stderr, err := proxyStderr(comp.Home, comp.LogName())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -188,8 +189,11 @@ func lockForChildren() { runtime.LockOSThread() }
 func init() { register("sandbox", newSandboxRun) }
 
 // newSandboxRun makes `lnk sandbox run` (RunSandboxRun builds it alone).
-func newSandboxRun() *cobra.Command {
-	var spec sandboxSpec
+func newSandboxRun() *cobra.Command { return sandboxRunCommand(new(sandboxSpec)) }
+
+// sandboxRunCommand is `lnk sandbox run` with its grants in spec; lnk
+// agent harness run runs its RunE with a harness's (agent_harness.go).
+func sandboxRunCommand(spec *sandboxSpec) *cobra.Command {
 	var jsonStatus bool
 	c := &cobra.Command{
 		Use:   "run [spec flags | --agent NAME | --sandbox-file FILE] -- COMMAND...",
@@ -211,7 +215,7 @@ network. Returns the command's exit status (128+N for signal N).`,
 			cloexec.MarkInherited()
 			comp, err := spec.compile(c)
 			if err != nil {
-				return auditRefusal("sandbox run", spec.agent, err) // sandbox_audit.go
+				return auditRefusal(spec.request("sandbox run"), spec.logName(), err) // sandbox_audit.go
 			}
 			bridge, err := startBridge(comp, spec.degraded) // nil without [tools] (sandbox_bridge.go)
 			if err != nil {
@@ -220,7 +224,7 @@ network. Returns the command's exit status (128+N for signal N).`,
 			defer bridge.Close()
 			keys, err := startSealed(comp, spec.degraded) // nil without sealed secrets
 			if err != nil {
-				return auditRefusal("sandbox run", spec.agent, err)
+				return auditRefusal(spec.request("sandbox run"), spec.logName(), err)
 			}
 			defer keys.Close()
 			// lnk readies the proxy (its socket, secret and relay
@@ -240,7 +244,7 @@ network. Returns the command's exit status (128+N for signal N).`,
 			}
 			s, err := buildSandboxWith(comp, args, spec.degraded, proxy, nil)
 			if err != nil {
-				return auditRefusal("sandbox run", spec.agent, err)
+				return auditRefusal(spec.request("sandbox run"), spec.logName(), err)
 			}
 			if launch != nil {
 				s.Started = launch // the proxy starts beside bubblewrap's setup
@@ -248,7 +252,7 @@ network. Returns the command's exit status (128+N for signal N).`,
 			for _, n := range s.Notices {
 				fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
 			}
-			auditNotices("sandbox run", spec.agent, s.Notices)
+			auditNotices(spec.request("sandbox run"), spec.logName(), s.Notices)
 			if !jsonStatus && proxy == nil {
 				return s.Exec() // nothing of Link's needs to outlive this process
 			}

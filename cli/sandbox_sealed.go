@@ -138,7 +138,7 @@ func startSealed(comp *caps.Compiled, degraded bool) (*runKeys, error) {
 // done closes once the keybroker's last line is written.
 func keybrokerLog(comp *caps.Compiled) (*os.File, chan struct{}, error) {
 	return brokerLog(comp, "lnk-keybroker: ", func(line string) audit.Entry {
-		e := audit.Entry{Kind: audit.KindUse, Agent: comp.AgentName, Request: "sealed secret", Route: "keybroker", Reason: line}
+		e := audit.Entry{Kind: audit.KindUse, Agent: comp.LogName(), Request: "sealed secret", Route: "keybroker", Reason: line}
 		if strings.HasPrefix(line, "refused") {
 			e.Kind = audit.KindRefuse
 		}

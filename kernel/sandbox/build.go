@@ -130,6 +130,9 @@ func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
 	if c.FilesDir != "" {
 		home = c.FilesDir
 	}
+	if c.HarnessHome != "" {
+		home = c.HarnessHome // a harness runs with HOME its own home (caps.CompileHarness)
+	}
 	relay := uint16(0)
 	s.args = []string{"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts"}
 	s.Enforced.Namespaces = []string{"user", "pid", "ipc", "uts"}

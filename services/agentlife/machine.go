@@ -22,10 +22,10 @@ const maxMachineFile = 64 << 10
 // machine.toml says unsandboxed = false.
 var ErrNoUnsandboxed = errors.New("this machine runs no agent without a sandbox (unsandboxed = false in ~/.lnk/machine.toml)")
 
-// unsandboxedAllowed says whether ~/.lnk/machine.toml lets an agent run
+// UnsandboxedAllowed says whether ~/.lnk/machine.toml lets an agent run
 // without its sandbox: yes when the file or the key is absent; a file
 // that can't be read or parsed refuses (fail closed).
-func unsandboxedAllowed(home string) error {
+func UnsandboxedAllowed(home string) error {
 	d, err := ownerdir.Open(home, ".lnk")
 	if err != nil {
 		return err

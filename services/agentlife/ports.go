@@ -111,9 +111,9 @@ func (e *PortTakenError) Hint() string {
 	return fmt.Sprintf("stop the program listening on port %d (ss -ltnp shows it; lnk agent status shows which agent has which ports), then lnk agent start %s", e.Port, e.Agent)
 }
 
-// checkPortsFree refuses b while anything listens on one of its ports
+// CheckPortsFree refuses b while anything listens on one of its ports
 // on loopback (or on every address) in this network namespace.
-func checkPortsFree(agent string, b *caps.PortBlock) error {
+func CheckPortsFree(agent string, b *caps.PortBlock) error {
 	if b == nil {
 		return nil
 	}

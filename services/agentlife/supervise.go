@@ -186,7 +186,7 @@ func (s *supervisor) start(first bool) (*harness, error) {
 		return nil, err
 	}
 	if a.NoSandbox {
-		if err := unsandboxedAllowed(s.cfg.Home); err != nil {
+		if err := UnsandboxedAllowed(s.cfg.Home); err != nil {
 			return nil, err
 		}
 	}
@@ -194,7 +194,7 @@ func (s *supervisor) start(first bool) (*harness, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPortsFree(a.Name, ports); err != nil {
+	if err := CheckPortsFree(a.Name, ports); err != nil {
 		return nil, err
 	}
 	log, _, err := openLog(s.cfg.Home, a.Name, LogName(a))

@@ -1,8 +1,6 @@
 package agentlife
 
 import (
-	"strings"
-
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/kernel"
 )
@@ -41,7 +39,7 @@ func InstallUnit(home, configHome, lnkPath string, a *caps.Agent) (string, error
 	if err := kernel.CheckExecPath(lnkPath); err != nil {
 		return "", err
 	}
-	if err := caps.CheckName(a.Name); err != nil || strings.ContainsAny(a.Name, "%$\\\"' ") {
+	if err := caps.CheckName(a.Name); err != nil { // letters, digits, '-', '_' and '.': nothing systemd reads specially
 		return "", err
 	}
 	return kernel.WriteUserUnit(home, configHome, UnitName(a.ID), Unit(lnkPath, a))

@@ -163,6 +163,9 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 	}
 	if a.NoSandbox {
 		auditNotices("agent start", name, []string{agentlife.NoSandboxWarning(name)})
+		if !f.foreground { // in the foreground the supervisor says it here itself
+			fmt.Fprintln(c.ErrOrStderr(), agentlife.NoSandboxWarning(name))
+		}
 	}
 	self, err := os.Executable()
 	if err != nil {

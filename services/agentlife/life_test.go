@@ -1,0 +1,253 @@
+package agentlife
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestForegroundStartStatusStop: lnk agent start --foreground runs the
+// supervisor in the terminal; the harness runs in its sandbox with its
+// LNK_PORT and listens there; status --json says so, the log holds its
+// output from the recorded offset on; stop ends the supervisor and
+// leaves no process of the harness's.
+func TestForegroundStartStatusStop(t *testing.T) {
+	w := newWorld(t, "fg", "listen")
+	os.WriteFile(w.logPath(), nil, 0o600) // absent: made by the start
+	os.MkdirAll(filepath.Dir(w.logPath()), 0o700)
+	os.WriteFile(w.logPath(), []byte("before this start\n"), 0o600)
+	var stderr strings.Builder
+	fg := exec.Command(w.lnk, "agent", "start", "--foreground", w.agent)
+	fg.Stderr = &stderr
+	if err := fg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- fg.Wait() }()
+	w.waitFor("the harness listening", func() bool { return strings.Contains(w.log(), "listening on 127.0.0.1:") })
+	s := w.status()
+	first := s.Ports.First
+	switch {
+	case !s.Running || s.Mode != ModeForeground || s.Supervisor != fg.Process.Pid || s.PID == 0 || s.Starts != 1:
+		t.Fatalf("status %+v, want running in the foreground under pid %d, start 1", s, fg.Process.Pid)
+	case !s.Sandbox || s.RunningIn == nil || !*s.RunningIn || len(s.Enforces) == 0:
+		t.Fatalf("status %+v: want its sandbox on, and what it enforces", s)
+	case s.Ports.Count != 2:
+		t.Fatalf("ports %+v, want the block of 2 agent.toml names", s.Ports)
+	}
+	if want := fmt.Sprintf("port=%d sandbox=1", first); !strings.Contains(w.log(), want) {
+		t.Fatalf("the harness did not see %q in its sandbox:\n%s", want, w.log())
+	}
+	if off := w.startOffset(); off != int64(len("before this start\n")) {
+		t.Fatalf("harness.start holds %d, want the log's size at the start, %d", off, len("before this start\n"))
+	}
+	if len(w.marked()) == 0 {
+		t.Fatal("no harness process found by its mark")
+	}
+	out := w.mustLnk("agent", "status", w.agent)
+	for _, want := range []string{"running   yes", "sandbox   on", fmt.Sprintf("ports     %d-%d", first, first+1), "enforces", "background commands: none"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	w.mustLnk("agent", "stop", w.agent)
+	if err := <-done; err != nil {
+		t.Fatalf("the foreground supervisor ended with %v after stop:\n%s", err, stderr.String())
+	}
+	if pids := w.marked(); len(pids) > 0 {
+		t.Fatalf("after stop, processes of the harness still run: %v", pids)
+	}
+	if s := w.status(); s.Running || s.PID != 0 {
+		t.Fatalf("status after stop: %+v", s)
+	}
+	if !strings.Contains(stderr.String(), "harness started") {
+		t.Errorf("the foreground start said nothing of its harness:\n%s", stderr.String())
+	}
+}
+
+// TestSupervisorKilledLeavesNothing: SIGKILL of a background supervisor,
+// sandbox on, ends the sandbox and the harness with it (PDEATHSIG), and
+// the agent starts again. With the sandbox off, the harness's own child
+// in its group outlives the supervisor's death only until the next stop
+// or start sweeps the group.
+func TestSupervisorKilledLeavesNothing(t *testing.T) {
+	for _, sandboxed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("sandbox=%v", sandboxed), func(t *testing.T) {
+			w := newWorld(t, "bg", "fork")
+			args := []string{"agent", "start", w.agent}
+			if !sandboxed {
+				args = []string{"agent", "start", "--no-sandbox", w.agent}
+			}
+			w.mustLnk(args...)
+			w.waitFor("the harness listening", func() bool { return strings.Contains(w.log(), "listening on") })
+			s := w.status()
+			if !s.Running || s.Mode != ModeBackground {
+				t.Fatalf("status %+v, want running in the background", s)
+			}
+			if err := syscall.Kill(s.Supervisor, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			if sandboxed {
+				// The sandbox's PID namespace ends with the lnk that
+				// built it: nothing of the harness's is left.
+				w.waitFor("every process of the harness gone", func() bool { return len(w.marked()) == 0 })
+			} else {
+				w.waitFor("the harness itself gone", func() bool { return !alive(s.PID, 0) && !pidRuns(s.PID) })
+			}
+			if st := w.status(); st.Running {
+				t.Fatalf("status after SIGKILL of the supervisor: %+v", st)
+			}
+			w.mustLnk("agent", "start", w.agent)
+			w.waitFor("the harness listening again", func() bool { return strings.Count(w.log(), "listening on") == 2 })
+			if st := w.status(); !st.Running || st.Starts != 1 || st.Supervisor == s.Supervisor {
+				t.Fatalf("status after a new start: %+v", st)
+			}
+			w.mustLnk("agent", "stop", w.agent)
+			if pids := w.marked(); len(pids) > 0 {
+				t.Fatalf("after stop, processes of the harness still run: %v", pids)
+			}
+		})
+	}
+}
+
+func pidRuns(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && len(b) > i+2 && b[i+2] != 'Z'
+}
+
+// TestHarnessKilledIsRestarted: SIGKILL of the harness inside its
+// sandbox: the supervisor starts it again, status counts 2 starts, and
+// harness.start moves to the log's size at the second start.
+func TestHarnessKilledIsRestarted(t *testing.T) {
+	w := newWorld(t, "again", "listen")
+	w.mustLnk("agent", "start", w.agent)
+	w.waitFor("the harness listening", func() bool { return strings.Contains(w.log(), "listening on") })
+	first := w.startOffset()
+	var inner int
+	for _, p := range w.marked() {
+		if b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline"); strings.HasPrefix(string(b), w.self+"\x00") {
+			inner = p // the harness itself, not lnk sandbox run
+		}
+	}
+	if inner == 0 {
+		t.Fatal("the harness's own process not found")
+	}
+	syscall.Kill(inner, syscall.SIGKILL)
+	w.waitFor("a second start", func() bool { return w.status().Starts == 2 })
+	w.waitFor("the harness listening again", func() bool { return strings.Count(w.log(), "listening on") == 2 })
+	s := w.status()
+	if !s.Running || !strings.Contains(s.LastExit, "137") {
+		t.Fatalf("status %+v: want running, its last end exit 137 (SIGKILL)", s)
+	}
+	if second := w.startOffset(); second <= first {
+		t.Fatalf("harness.start %d after the restart, not past the first start's %d", second, first)
+	}
+	if !strings.Contains(w.log(), "starting it again") {
+		t.Errorf("the log does not say the harness was started again:\n%s", w.log())
+	}
+}
+
+// TestNoSandboxKeptWarnedRefused: --no-sandbox is written to agent.toml,
+// kept by a plain start, warned on stderr and in the log at each start,
+// shown in status, and the harness runs unconfined; --sandbox turns it
+// back. machine.toml's unsandboxed = false refuses it (exit 3, a hint);
+// unsandboxed = true allows it.
+func TestNoSandboxKeptWarnedRefused(t *testing.T) {
+	w := newWorld(t, "bare", "listen")
+	code, _, errs := w.lnkCmd("agent", "start", "--no-sandbox", w.agent)
+	if code != 0 || !strings.Contains(errs, "WITHOUT its sandbox") {
+		t.Fatalf("start --no-sandbox: exit %d, no warning on stderr:\n%s", code, errs)
+	}
+	if !strings.Contains(w.agentTOML(), "no_sandbox = true") {
+		t.Fatalf("agent.toml after --no-sandbox:\n%s", w.agentTOML())
+	}
+	w.waitFor("the harness unconfined", func() bool { return strings.Contains(w.log(), "sandbox=\n") })
+	s := w.status()
+	if s.Sandbox || s.RunningIn == nil || *s.RunningIn || len(s.Enforces) != 0 {
+		t.Fatalf("status %+v: want the sandbox off and nothing enforced", s)
+	}
+	if out := w.mustLnk("agent", "status", w.agent); !strings.Contains(out, "sandbox   OFF") {
+		t.Fatalf("status does not show the sandbox off:\n%s", out)
+	}
+	w.mustLnk("agent", "stop", w.agent)
+	// Kept: a plain start runs it without its sandbox again, warned again.
+	code, _, errs = w.lnkCmd("agent", "start", w.agent)
+	if code != 0 || !strings.Contains(errs, "WITHOUT its sandbox") {
+		t.Fatalf("second start: exit %d, no warning:\n%s", code, errs)
+	}
+	w.waitFor("two warnings in the log", func() bool { return strings.Count(w.log(), "WITHOUT its sandbox") == 2 })
+	w.mustLnk("agent", "stop", w.agent)
+
+	// machine.toml refuses it: with the setting kept, and when asked.
+	machine := filepath.Join(w.home, ".lnk", "machine.toml")
+	if err := os.WriteFile(machine, []byte("unsandboxed = false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"agent", "start", w.agent}, {"agent", "start", "--no-sandbox", w.agent}, {"agent", "start", "--foreground", w.agent}} {
+		code, _, errs := w.lnkCmd(args...)
+		if code != 3 || !strings.Contains(errs, "unsandboxed = false") || !strings.Contains(errs, "hint: lnk agent start") {
+			t.Fatalf("lnk %s with unsandboxed = false: exit %d, want 3 and a hint:\n%s", strings.Join(args, " "), code, errs)
+		}
+	}
+	if len(w.marked()) != 0 || w.status().Running {
+		t.Fatal("a refused start left something running")
+	}
+	// Positive control: unsandboxed = true lets it run.
+	os.WriteFile(machine, []byte("unsandboxed = true\n"), 0o600)
+	w.mustLnk("agent", "start", w.agent)
+	w.mustLnk("agent", "stop", w.agent)
+
+	// --sandbox turns it back on: written, and the harness confined.
+	os.WriteFile(machine, []byte("unsandboxed = false\n"), 0o600)
+	code, _, errs = w.lnkCmd("agent", "start", "--sandbox", w.agent)
+	if code != 0 || strings.Contains(errs, "WITHOUT") {
+		t.Fatalf("start --sandbox: exit %d:\n%s", code, errs)
+	}
+	if strings.Contains(w.agentTOML(), "no_sandbox") {
+		t.Fatalf("agent.toml after --sandbox still holds no_sandbox:\n%s", w.agentTOML())
+	}
+	w.waitFor("the harness in its sandbox", func() bool { return strings.Contains(w.log(), "sandbox=1\n") })
+	if s := w.status(); !s.Sandbox || s.RunningIn == nil || !*s.RunningIn {
+		t.Fatalf("status after --sandbox: %+v", s)
+	}
+}
+
+// TestPortTakenRefusesStart: a program listening on one of the agent's
+// ports on loopback refuses the start (exit 3, the port, a hint) and
+// starts nothing; once it closes, the start goes ahead.
+func TestPortTakenRefusesStart(t *testing.T) {
+	w := newWorld(t, "ports", "listen")
+	s := w.status()
+	if s.Ports == nil || s.Ports.Count != 2 {
+		t.Fatalf("ports %+v", s.Ports)
+	}
+	for _, addr := range []string{"127.0.0.1", "0.0.0.0", "[::1]"} {
+		ln, err := net.Listen("tcp", net.JoinHostPort(strings.Trim(addr, "[]"), strconv.Itoa(s.Ports.First+1)))
+		if err != nil {
+			t.Logf("%s: %v (not checked)", addr, err)
+			continue
+		}
+		code, _, errs := w.lnkCmd("agent", "start", w.agent)
+		ln.Close()
+		if code != 3 || !strings.Contains(errs, fmt.Sprintf("port %d", s.Ports.First+1)) || !strings.Contains(errs, "hint:") {
+			t.Fatalf("with %s:%d taken: exit %d, want 3 naming the port, with a hint:\n%s", addr, s.Ports.First+1, code, errs)
+		}
+		if len(w.marked()) != 0 || w.status().Running {
+			t.Fatal("a refused start left something running")
+		}
+	}
+	w.mustLnk("agent", "start", w.agent)
+	if !w.status().Running {
+		t.Fatal("the start with its ports free did not run")
+	}
+}

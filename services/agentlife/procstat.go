@@ -13,6 +13,7 @@ import (
 // group and when it started (clock ticks after boot), which together
 // with the boot's ID tell one process from a later one given its pid.
 type procStat struct {
+	State byte // R, S, D, Z (a zombie: ended, not yet reaped), …
 	PGID  int
 	Start uint64
 }
@@ -38,7 +39,7 @@ func parseStat(b []byte) (procStat, error) {
 	if err != nil {
 		return procStat{}, fmt.Errorf("/proc stat: starttime %q", f[19])
 	}
-	return procStat{PGID: pgid, Start: start}, nil
+	return procStat{State: f[0][0], PGID: pgid, Start: start}, nil
 }
 
 // statOf reads pid's stat; os.ErrNotExist when no such process.
@@ -60,11 +61,11 @@ func bootID() (string, error) {
 }
 
 // alive says whether pid is still the process that started at start
-// (clock ticks) in this boot.
+// (clock ticks) in this boot, and has not ended (a zombie has).
 func alive(pid int, start uint64) bool {
 	if pid <= 0 {
 		return false
 	}
 	st, err := statOf(pid)
-	return err == nil && st.Start == start
+	return err == nil && st.Start == start && st.State != 'Z'
 }

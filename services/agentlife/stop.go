@@ -44,6 +44,8 @@ func Stop(home string, a *caps.Agent, wait time.Duration) (bool, error) {
 				return true, fmt.Errorf("agent %s's supervisor (pid %d) still holds its lock after SIGKILL", a.Name, rec.PID)
 			}
 		}
+		// It lets go of its lock as it returns: stop ends when it did.
+		waitEnded(rec.PID, rec.PIDStart, stopGrace)
 	}
 	if err := sweepLeft(rec); err != nil {
 		return held, err
@@ -79,6 +81,13 @@ func waitUnlocked(dirfd int, d time.Duration) bool {
 		if time.Now().After(end) {
 			return false
 		}
+		time.Sleep(stopPoll)
+	}
+}
+
+// waitEnded waits up to d for pid (started at start) to end.
+func waitEnded(pid int, start uint64, d time.Duration) {
+	for end := time.Now().Add(d); alive(pid, start) && time.Now().Before(end); {
 		time.Sleep(stopPoll)
 	}
 }

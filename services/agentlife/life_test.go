@@ -251,3 +251,35 @@ func TestPortTakenRefusesStart(t *testing.T) {
 		t.Fatal("the start with its ports free did not run")
 	}
 }
+
+// TestStartNamesItsProgram: an agent whose agent.toml names no program
+// is refused (exit 3) with the command that names one; that command
+// records it as [start] command, read back, and starts it; a start
+// while it runs is refused; delete stops it first, leaving nothing.
+func TestStartNamesItsProgram(t *testing.T) {
+	w := newWorld(t, "named", "listen")
+	w.mustLnk("agent", "create", "bare")
+	code, _, errs := w.lnkCmd("agent", "start", "bare")
+	if code != 3 || !strings.Contains(errs, "names no program") || !strings.Contains(errs, "hint: lnk agent start bare -- PROGRAM") {
+		t.Fatalf("start of an agent with no program: exit %d, want 3 and a hint:\n%s", code, errs)
+	}
+	if code, _, errs := w.lnkCmd("agent", "start", "--sandbox", "--no-sandbox", w.agent); code != 2 {
+		t.Fatalf("--sandbox with --no-sandbox: exit %d, want 2:\n%s", code, errs)
+	}
+	w.mustLnk("agent", "start", w.agent, "--", w.self, "agentlife-harness", w.mark, "listen")
+	if !strings.Contains(w.agentTOML(), fmt.Sprintf("command = [%q, \"agentlife-harness\", %q, \"listen\"]", w.self, w.mark)) {
+		t.Fatalf("agent.toml after start -- PROGRAM:\n%s", w.agentTOML())
+	}
+	w.waitFor("the harness listening", func() bool { return strings.Contains(w.log(), "listening on") })
+	if code, _, errs := w.lnkCmd("agent", "start", w.agent); code != 1 || !strings.Contains(errs, "already running") || !strings.Contains(errs, "hint: lnk agent restart") {
+		t.Fatalf("a second start: exit %d:\n%s", code, errs)
+	}
+	w.mustLnk("agent", "restart", w.agent)
+	if s := w.status(); !s.Running || s.Starts != 1 {
+		t.Fatalf("after restart: %+v", s)
+	}
+	w.mustLnk("agent", "delete", w.agent)
+	if pids := w.marked(); len(pids) > 0 {
+		t.Fatalf("after delete, processes of the harness still run: %v", pids)
+	}
+}

@@ -283,3 +283,26 @@ func TestStartNamesItsProgram(t *testing.T) {
 		t.Fatalf("after delete, processes of the harness still run: %v", pids)
 	}
 }
+
+// TestHarnessCannotTruncateItsLog: the harness writes a pipe the
+// supervisor copies to the log, never the log's own descriptor, so its
+// ftruncate of its stdout takes nothing of the log away.
+func TestHarnessCannotTruncateItsLog(t *testing.T) {
+	for _, sandboxed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("sandbox=%v", sandboxed), func(t *testing.T) {
+			w := newWorld(t, "trunc", "truncate")
+			os.MkdirAll(filepath.Dir(w.logPath()), 0o700)
+			os.WriteFile(w.logPath(), []byte("an earlier start's line\n"), 0o600)
+			args := []string{"agent", "start", w.agent}
+			if !sandboxed {
+				args = []string{"agent", "start", "--no-sandbox", w.agent}
+			}
+			w.mustLnk(args...)
+			w.waitFor("the harness listening", func() bool { return strings.Contains(w.log(), "listening on") })
+			log := w.log()
+			if !strings.HasPrefix(log, "an earlier start's line\n") || !strings.Contains(log, "truncating stdout: invalid argument") {
+				t.Fatalf("the harness reached its log's descriptor:\n%s", log)
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -32,6 +33,9 @@ func TestMain(m *testing.M) {
 func harnessMain(mark, mode string) {
 	fmt.Printf("harness %s port=%s sandbox=%s\n", mark, os.Getenv("LNK_PORT"), os.Getenv("LNK_SANDBOX"))
 	switch mode {
+	case "truncate":
+		// The log's own descriptor would let it do this.
+		fmt.Printf("truncating stdout: %v\n", syscall.Ftruncate(1, 0))
 	case "fail":
 		os.Exit(3)
 	case "fork":

@@ -167,8 +167,24 @@ func (s *supervisor) say(format string, args ...any) {
 
 // harness is one started harness.
 type harness struct {
-	cmd  *exec.Cmd
-	pgid int
+	cmd    *exec.Cmd
+	pgid   int
+	out    *os.File      // the reading end of its output's pipe
+	copied chan struct{} // closed once its output is all in the log
+}
+
+// copyGrace bounds how long, once the harness's group is killed, its
+// output is still copied: a process that left the group (sandbox off)
+// may hold the pipe open for ever.
+const copyGrace = 2 * time.Second
+
+// dupFile is a second descriptor of f (O_CLOEXEC), closed on its own.
+func dupFile(f *os.File) (*os.File, error) {
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), f.Name()), nil
 }
 
 // start readies and starts the harness once: the agent read again (its
@@ -210,15 +226,33 @@ func (s *supervisor) start(first bool) (*harness, error) {
 	if !a.NoSandbox {
 		argv = append([]string{s.cfg.Lnk, "sandbox", "run", "--agent", a.Name, "--"}, argv...)
 	}
+	// The harness writes a pipe the supervisor copies to the log: never
+	// the log's own descriptor, through which it could truncate it.
+	out, in, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = harnessEnv(os.Environ(), ports)
 	cmd.Dir = (caps.Layout{Home: s.cfg.Home}).FilesDir(a.Name)
-	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Stdout, cmd.Stderr = in, in
 	cmd.SysProcAttr = &unix.SysProcAttr{Setpgid: true, Pdeathsig: unix.SIGKILL}
 	if err := cmd.Start(); err != nil {
+		out.Close()
 		return nil, fmt.Errorf("starting the harness %s: %w", argv[0], err)
 	}
-	h := &harness{cmd: cmd, pgid: cmd.Process.Pid}
+	h := &harness{cmd: cmd, pgid: cmd.Process.Pid, out: out, copied: make(chan struct{})}
+	logCopy, err := dupFile(log)
+	if err != nil {
+		h.kill()
+		return nil, err
+	}
+	go func() {
+		defer close(h.copied)
+		defer logCopy.Close()
+		io.Copy(logCopy, out)
+	}()
 	st, err := statOf(h.pgid) // not reaped before wait: the pid is still its
 	if err != nil {
 		h.kill()
@@ -292,6 +326,7 @@ func (h *harness) wait(ctx context.Context) result {
 	unix.Kill(-h.pgid, unix.SIGKILL)
 	<-exited
 	h.cmd.Wait()
+	h.drain()
 	ps := h.cmd.ProcessState
 	if ps == nil {
 		return result{how: "ended unseen"}
@@ -306,6 +341,17 @@ func (h *harness) wait(ctx context.Context) result {
 func (h *harness) kill() {
 	unix.Kill(-h.pgid, unix.SIGKILL)
 	h.cmd.Wait()
+	h.drain()
+}
+
+// drain waits for the harness's output to reach the log, at most
+// copyGrace, then closes the pipe.
+func (h *harness) drain() {
+	select {
+	case <-h.copied:
+	case <-time.After(copyGrace):
+	}
+	h.out.Close()
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "\r", " "), "\n", " ") }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/cloexec"
 	"lnk.dev/lnk/services/agentlife"
 )
 
@@ -219,8 +220,14 @@ func startErr(name string, err error) error {
 // startBackground starts lnk agent supervise in a session of its own and
 // waits until its harness started, or it ended, saying why.
 func startBackground(c *cobra.Command, home, self string, a *caps.Agent) error {
+	// The supervisor outlives this lnk: nothing its shell left open
+	// passes to it.
+	if err := cloexec.MarkInherited(); err != nil {
+		return err
+	}
 	var why bytes.Buffer
 	cmd := exec.Command(self, "agent", "supervise", "--mode", agentlife.ModeBackground, a.Name)
+	cmd.Dir = "/" // it holds no folder of the terminal's
 	cmd.Stderr = &why
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

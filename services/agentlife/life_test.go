@@ -306,3 +306,50 @@ func TestHarnessCannotTruncateItsLog(t *testing.T) {
 		})
 	}
 }
+
+// TestHarnessInheritsNoStrayDescriptor: a descriptor the shell left open
+// (not close-on-exec) in lnk agent start reaches neither the supervisor
+// nor, with the sandbox off, the harness: it gets its output's pipe.
+func TestHarnessInheritsNoStrayDescriptor(t *testing.T) {
+	w := newWorld(t, "fds", "listen")
+	stray, err := os.Create(filepath.Join(t.TempDir(), "stray-"+w.mark))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stray.Close()
+	c := exec.Command(w.lnk, "agent", "start", "--no-sandbox", w.agent)
+	c.ExtraFiles = []*os.File{stray} // fd 3 of lnk, not close-on-exec
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("start: %v\n%s", err, out)
+	}
+	w.waitFor("the harness listening", func() bool { return strings.Contains(w.log(), "listening on") })
+	if strings.Contains(w.log(), "stray-") {
+		t.Fatalf("the harness holds the stray descriptor:\n%s", w.log())
+	}
+	if !strings.Contains(w.log(), "fd 1 pipe:") {
+		t.Fatalf("the harness's stdout is not its pipe:\n%s", w.log())
+	}
+	s := w.status()
+	defer func() {
+		// In the foreground the supervisor is that lnk itself: it marks
+		// what it inherited close-on-exec before it starts the harness.
+		w.mustLnk("agent", "stop", w.agent)
+		fg := exec.Command(w.lnk, "agent", "start", "--foreground", w.agent)
+		fg.ExtraFiles = []*os.File{stray}
+		if err := fg.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer fg.Wait()
+		defer w.lnkCmd("agent", "stop", w.agent)
+		w.waitFor("the harness listening again", func() bool { return strings.Count(w.log(), "listening on") == 2 })
+		if strings.Contains(w.log(), "stray-") {
+			t.Fatalf("the harness under a foreground supervisor holds the stray descriptor:\n%s", w.log())
+		}
+	}()
+	ents, _ := os.ReadDir("/proc/" + strconv.Itoa(s.Supervisor) + "/fd")
+	for _, e := range ents {
+		if target, _ := os.Readlink("/proc/" + strconv.Itoa(s.Supervisor) + "/fd/" + e.Name()); strings.Contains(target, "stray-") {
+			t.Fatalf("the supervisor holds the stray descriptor as fd %s", e.Name())
+		}
+	}
+}

@@ -32,6 +32,12 @@ func TestMain(m *testing.M) {
 
 func harnessMain(mark, mode string) {
 	fmt.Printf("harness %s port=%s sandbox=%s\n", mark, os.Getenv("LNK_PORT"), os.Getenv("LNK_SANDBOX"))
+	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
+		for _, fd := range fds {
+			target, _ := os.Readlink("/proc/self/fd/" + fd.Name())
+			fmt.Printf("fd %s %s\n", fd.Name(), target)
+		}
+	}
 	switch mode {
 	case "truncate":
 		// The log's own descriptor would let it do this.

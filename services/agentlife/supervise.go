@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/cloexec"
 )
 
 // Config is what Supervise runs.
@@ -52,6 +53,11 @@ func Supervise(ctx context.Context, cfg Config) error {
 	// ends: every start comes from this thread, kept as long as this call.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	// What the supervisor's own starter left open never reaches the
+	// harness, which gets exactly its output's pipe.
+	if err := cloexec.MarkInherited(); err != nil {
+		return fmt.Errorf("marking inherited descriptors close-on-exec: %w", err)
+	}
 	a, err := caps.LoadAgent(cfg.Home, cfg.Agent)
 	if err != nil {
 		return err

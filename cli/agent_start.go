@@ -111,6 +111,13 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 	if err != nil {
 		return agentErr(err, name)
 	}
+	// Running, nothing is changed: a setting written now would apply at
+	// the harness's next restart, unannounced.
+	if st, err := agentlife.ReadStatus(home, a); err != nil {
+		return err
+	} else if st.Running {
+		return Fail(ExitFailure, fmt.Errorf("agent %s is already running", name), "lnk agent stop "+name+" first to change how it starts; lnk agent restart "+name+" starts it again", "lnk agent status "+name+" shows it")
+	}
 	if f.noSandbox {
 		if err := agentlife.UnsandboxedAllowed(home); err != nil {
 			if errors.Is(err, agentlife.ErrNoUnsandboxed) {
@@ -156,11 +163,6 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 	a.Ports = ports
 	if err := agentlife.CheckPortsFree(name, ports); err != nil {
 		return auditRefusal("agent start", name, Refused(err))
-	}
-	if st, err := agentlife.ReadStatus(home, a); err != nil {
-		return err
-	} else if st.Running {
-		return Fail(ExitFailure, fmt.Errorf("agent %s is already running", name), "lnk agent restart "+name+" starts it again", "lnk agent status "+name+" shows it")
 	}
 	if a.NoSandbox {
 		auditNotices("agent start", name, []string{agentlife.NoSandboxWarning(name)})

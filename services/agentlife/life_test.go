@@ -271,8 +271,12 @@ func TestStartNamesItsProgram(t *testing.T) {
 		t.Fatalf("agent.toml after start -- PROGRAM:\n%s", w.agentTOML())
 	}
 	w.waitFor("the harness listening", func() bool { return strings.Contains(w.log(), "listening on") })
-	if code, _, errs := w.lnkCmd("agent", "start", w.agent); code != 1 || !strings.Contains(errs, "already running") || !strings.Contains(errs, "hint: lnk agent restart") {
+	if code, _, errs := w.lnkCmd("agent", "start", w.agent); code != 1 || !strings.Contains(errs, "already running") || !strings.Contains(errs, "lnk agent restart") {
 		t.Fatalf("a second start: exit %d:\n%s", code, errs)
+	}
+	// Running, a start that would change its setting changes nothing.
+	if code, _, errs := w.lnkCmd("agent", "start", "--no-sandbox", w.agent); code != 1 || strings.Contains(w.agentTOML(), "no_sandbox") {
+		t.Fatalf("start --no-sandbox while running: exit %d, agent.toml:\n%s\n%s", code, w.agentTOML(), errs)
 	}
 	w.mustLnk("agent", "restart", w.agent)
 	if s := w.status(); !s.Running || s.Starts != 1 {

@@ -357,3 +357,27 @@ func TestHarnessInheritsNoStrayDescriptor(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusShowsBackgroundCommands: the run tool's records of
+// background commands are shown by status, the agent's command on one
+// line without its escape sequences, and whole in --json.
+func TestStatusShowsBackgroundCommands(t *testing.T) {
+	w := newWorld(t, "bgcmds", "listen")
+	dir := filepath.Join(w.home, ".lnk", "agents", w.id, "background")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rec := `{"id":"c0ffee","state":"running","command":"make \u001b]0;pwned\u0007build\nnext"}`
+	if err := os.WriteFile(filepath.Join(dir, "c0ffee.json"), []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, ".c0ffee.json.tmp-1"), []byte("{"), 0o600) // a write under way: not read
+	out := w.mustLnk("agent", "status", w.agent)
+	if !strings.Contains(out, "background commands\n  c0ffee running make") || strings.ContainsAny(out, "\x1b\x07") {
+		t.Fatalf("status:\n%q", out)
+	}
+	js := w.mustLnk("agent", "status", w.agent, "--json")
+	if !strings.Contains(js, `"id": "c0ffee"`) {
+		t.Fatalf("status --json:\n%s", js)
+	}
+}

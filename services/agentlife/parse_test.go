@@ -73,7 +73,8 @@ func TestParseRecord(t *testing.T) {
 	if _, err := parseRecord([]byte(`{"id":"0123456789abcdef0123456789abcdef","pid":3,"starts":1}`)); err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []string{`{`, `{"id":"x"}`, `{"id":"0123456789abcdef0123456789abcdef","pid":-1}`, `[]`} {
+	for _, bad := range []string{`{`, `{"id":"x"}`, `{"id":"0123456789abcdef0123456789abcdef","pid":-1}`, `[]`,
+		`{"id":"0123456789abcdef0123456789abcdef","pid":3,"extra":1}`, `{"id":"0123456789abcdef0123456789abcdef"} {}`} {
 		if _, err := parseRecord([]byte(bad)); err == nil {
 			t.Errorf("%s read without an error", bad)
 		}

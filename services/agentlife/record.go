@@ -1,6 +1,7 @@
 package agentlife
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,11 +57,17 @@ type Record struct {
 	LastExit     string          `json:"last_exit,omitempty"` // how the harness last ended
 }
 
-// parseRecord reads a record, refusing one that isn't whole.
+// parseRecord reads a record, refusing one that isn't whole: a field
+// it doesn't know, or anything after it.
 func parseRecord(b []byte) (*Record, error) {
 	var r Record
-	if err := json.Unmarshal(b, &r); err != nil {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&r); err != nil {
 		return nil, fmt.Errorf("%s: %w", RecordFile, err)
+	}
+	if d.More() {
+		return nil, fmt.Errorf("%s: more than one record", RecordFile)
 	}
 	if r.PID < 0 || r.HarnessPID < 0 || r.Starts < 0 || len(r.ID) != 32 {
 		return nil, fmt.Errorf("%s: not a supervisor's record", RecordFile)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/cloexec"
@@ -191,6 +192,12 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 // superviseHere runs the supervisor in this process until SIGINT or
 // SIGTERM.
 func superviseHere(c *cobra.Command, home, name, self, mode string, stderr io.Writer) error {
+	// Out of reach of the owner's other processes (/proc/PID/mem,
+	// ptrace, environ), which include an agent's harness with its
+	// sandbox off; the harness is dumpable again once it execs.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err)
+	}
 	ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg := agentlife.Config{Home: home, Agent: name, Lnk: self, Mode: mode, Stderr: stderr}

@@ -350,6 +350,15 @@ func TestHarnessInheritsNoStrayDescriptor(t *testing.T) {
 			t.Fatalf("the harness under a foreground supervisor holds the stray descriptor:\n%s", w.log())
 		}
 	}()
+	if os.Geteuid() != 0 {
+		// Undumpable, its /proc files are root's: the owner's other
+		// processes can't read its environment or trace it. (As root
+		// the owner is root either way: checked as the unprivileged
+		// owner, scripts/test-as-user.sh.)
+		if st, err := os.Stat("/proc/" + strconv.Itoa(s.Supervisor) + "/environ"); err != nil || st.Sys().(*syscall.Stat_t).Uid != 0 {
+			t.Errorf("the supervisor is dumpable: its environ is not root's (%v)", err)
+		}
+	}
 	ents, _ := os.ReadDir("/proc/" + strconv.Itoa(s.Supervisor) + "/fd")
 	for _, e := range ents {
 		if target, _ := os.Readlink("/proc/" + strconv.Itoa(s.Supervisor) + "/fd/" + e.Name()); strings.Contains(target, "stray-") {

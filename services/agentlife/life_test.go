@@ -50,6 +50,10 @@ func TestForegroundStartStatusStop(t *testing.T) {
 	if len(w.marked()) == 0 {
 		t.Fatal("no harness process found by its mark")
 	}
+	tree := procTree(t, fg.Process.Pid)
+	if len(tree) < 4 { // lnk itself, lnk sandbox run, bwrap, bwrap (pid 1), the harness
+		t.Fatalf("the supervisor's tree holds %d processes: %v", len(tree), tree)
+	}
 	out := w.mustLnk("agent", "status", w.agent)
 	for _, want := range []string{"running   yes", "sandbox   on", fmt.Sprintf("ports     %d-%d", first, first+1), "enforces", "background commands: none"} {
 		if !strings.Contains(out, want) {
@@ -62,6 +66,9 @@ func TestForegroundStartStatusStop(t *testing.T) {
 	}
 	if pids := w.marked(); len(pids) > 0 {
 		t.Fatalf("after stop, processes of the harness still run: %v", pids)
+	}
+	if left := survivors(tree); len(left) > 0 {
+		t.Fatalf("after stop, processes of the supervisor's tree still run: %v", left)
 	}
 	if s := w.status(); s.Running || s.PID != 0 {
 		t.Fatalf("status after stop: %+v", s)
@@ -90,13 +97,16 @@ func TestSupervisorKilledLeavesNothing(t *testing.T) {
 			if !s.Running || s.Mode != ModeBackground {
 				t.Fatalf("status %+v, want running in the background", s)
 			}
+			tree := procTree(t, s.Supervisor)
 			if err := syscall.Kill(s.Supervisor, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
 			if sandboxed {
 				// The sandbox's PID namespace ends with the lnk that
-				// built it: nothing of the harness's is left.
+				// built it: nothing of the harness's is left, nor the
+				// proxy, nor bubblewrap.
 				w.waitFor("every process of the harness gone", func() bool { return len(w.marked()) == 0 })
+				w.waitFor("every process the supervisor started gone", func() bool { return len(survivors(tree)) == 0 })
 			} else {
 				w.waitFor("the harness itself gone", func() bool { return !alive(s.PID, 0) && !pidRuns(s.PID) })
 			}
@@ -107,6 +117,11 @@ func TestSupervisorKilledLeavesNothing(t *testing.T) {
 			w.waitFor("the harness listening again", func() bool { return strings.Count(w.log(), "listening on") == 2 })
 			if st := w.status(); !st.Running || st.Starts != 1 || st.Supervisor == s.Supervisor {
 				t.Fatalf("status after a new start: %+v", st)
+			}
+			// The new supervisor swept what the old one's harness left
+			// in its group (sandbox off: the harness's own child).
+			if left := survivors(tree); len(left) > 0 {
+				t.Fatalf("after a new start, processes the killed supervisor started still run: %v", left)
 			}
 			w.mustLnk("agent", "stop", w.agent)
 			if pids := w.marked(); len(pids) > 0 {

@@ -289,3 +289,62 @@ func syscallKill(pid int) {
 		p.Kill()
 	}
 }
+
+// procTree is every process under root (root too), by pid, with its
+// start time: what must be gone, whatever it is (bwrap, the proxy, the
+// harness), once the agent stops.
+func procTree(t *testing.T, root int) map[int]string {
+	t.Helper()
+	parent := map[int]int{}
+	start := map[int]string{}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		ppid, st, ok := ppidAndStart(pid)
+		if ok {
+			parent[pid], start[pid] = ppid, st
+		}
+	}
+	tree := map[int]string{}
+	for pid := range parent {
+		for p := pid; p > 1; p = parent[p] {
+			if p == root {
+				tree[pid] = start[pid]
+				break
+			}
+		}
+	}
+	return tree
+}
+
+func ppidAndStart(pid int) (int, string, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, "", false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 20 || f[0] == "Z" {
+		return 0, "", false
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid, f[19], true
+}
+
+// survivors lists the processes of tree still running (the same pid
+// and start time, not a zombie).
+func survivors(tree map[int]string) []int {
+	var left []int
+	for pid, st := range tree {
+		if _, now, ok := ppidAndStart(pid); ok && now == st {
+			left = append(left, pid)
+		}
+	}
+	return left
+}

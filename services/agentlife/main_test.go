@@ -107,6 +107,9 @@ func newWorld(t *testing.T, name, mode string) *world {
 	w.appendAgentTOML(fmt.Sprintf("\n[start]\ncommand = [%q, \"agentlife-harness\", %q, %q]\nports = 1\n\n[ports]\nfirst = %d\ncount = 2\n", self, w.mark, mode, first))
 	t.Cleanup(func() {
 		exec.Command(w.lnk, "agent", "stop", name).Run()
+		for end := time.Now().Add(10 * time.Second); len(w.marked()) > 0 && time.Now().Before(end); {
+			time.Sleep(20 * time.Millisecond)
+		}
 		if pids := w.marked(); len(pids) > 0 {
 			t.Errorf("after the test's stop, processes of its harness still run: %v", pids)
 			for _, p := range pids {

@@ -31,10 +31,15 @@ func Stop(home string, a *caps.Agent, wait time.Duration) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if held {
-		if rec == nil || !alive(rec.PID, rec.PIDStart) {
+	if held && (rec == nil || !alive(rec.PID, rec.PIDStart)) {
+		// A supervisor that is ending (killed: its threads still
+		// exiting) holds its lock a moment longer than its pid.
+		if !waitUnlocked(int(sd.Fd()), stopGrace) {
 			return true, fmt.Errorf("agent %s's lock is held, but its record names no supervisor that runs: nothing was signalled", a.Name)
 		}
+		held = false
+	}
+	if held {
 		unix.Kill(rec.PID, unix.SIGTERM)
 		if !waitUnlocked(int(sd.Fd()), wait) {
 			if alive(rec.PID, rec.PIDStart) {

@@ -25,10 +25,14 @@ type Agent struct {
 	Owner   string `toml:"owner" json:"owner"`
 	Harness string `toml:"harness,omitempty" json:"harness,omitempty"`
 	Created string `toml:"created" json:"created"`
-	// NoSandbox is lnk agent start --no-sandbox's setting, kept until
-	// --sandbox: the harness runs unconfined, and nothing checks a
-	// sandbox it doesn't have.
+
+	// NoSandbox is the agent's one setting that turns its sandbox off
+	// (lnk agent start --no-sandbox, until --sandbox): agent_start.go.
 	NoSandbox bool `toml:"no_sandbox,omitempty" json:"no_sandbox,omitempty"`
+	// Start is [start]: the program lnk agent start runs (agent_start.go).
+	Start *AgentStart `toml:"start,omitempty" json:"start,omitempty"`
+	// Ports is [ports]: the agent's block of localhost ports.
+	Ports *PortBlock `toml:"ports,omitempty" json:"ports,omitempty"`
 }
 
 // layoutFor is the layout under home, with home's own links resolved (the

@@ -61,10 +61,17 @@ func init() {
 	register("agent", func() *cobra.Command {
 		return &cobra.Command{
 			Use:               "delete NAME",
-			Short:             "Delete an agent: its own folder (Agent/), Home and logs go to ~/Link/History/Agents for keep_moved (30 days); its Config/ and harnesses' homes are removed",
+			Short:             "Delete an agent: stopped first; its own folder (Agent/), Home and logs go to ~/Link/History/Agents for keep_moved (30 days); its Config/ and harnesses' homes are removed",
 			Args:              cobra.ExactArgs(1),
 			ValidArgsFunction: completeAgents,
 			RunE: func(c *cobra.Command, args []string) error {
+				// A running agent is stopped first, with everything its
+				// harness started (agent_status.go).
+				if a, err := caps.LoadAgent(os.Getenv("HOME"), args[0]); err == nil {
+					if _, err := stopAgent(os.Getenv("HOME"), a); err != nil {
+						return err
+					}
+				}
 				dest, err := caps.DeleteAgent(os.Getenv("HOME"), args[0])
 				if err != nil {
 					return agentErr(err, args[0])

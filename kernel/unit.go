@@ -44,12 +44,30 @@ func systemdQuote(p string) string {
 }
 
 // InstallUnit writes the unit to $XDG_CONFIG_HOME/systemd/user (or
-// ~/.config/systemd/user) atomically, 0600, never through a link in its
-// place, and returns its path.
+// ~/.config/systemd/user) as WriteUserUnit does, and returns its path.
 func InstallUnit(home, configHome, lnkPath string) (string, error) {
-	if strings.ContainsAny(lnkPath, "\n\r") || !filepath.IsAbs(lnkPath) {
-		return "", fmt.Errorf("lnk's path %q is not an absolute path on one line", lnkPath)
+	if err := CheckExecPath(lnkPath); err != nil {
+		return "", err
 	}
+	return WriteUserUnit(home, configHome, UnitName, Unit(lnkPath))
+}
+
+// CheckExecPath refuses a program's path a unit's ExecStart can't name:
+// not absolute, or not on one line.
+func CheckExecPath(p string) error {
+	if strings.ContainsAny(p, "\n\r") || !filepath.IsAbs(p) {
+		return fmt.Errorf("lnk's path %q is not an absolute path on one line", p)
+	}
+	return nil
+}
+
+// SystemdQuote quotes a path for a unit's ExecStart.
+func SystemdQuote(p string) string { return systemdQuote(p) }
+
+// WriteUserUnit writes the systemd user unit name with text to
+// $XDG_CONFIG_HOME/systemd/user (or ~/.config/systemd/user) atomically,
+// 0600, never through a link in its place, and returns its path.
+func WriteUserUnit(home, configHome, name, text string) (string, error) {
 	if configHome == "" {
 		configHome = filepath.Join(home, ".config")
 	}
@@ -75,8 +93,8 @@ func InstallUnit(home, configHome, lnkPath string) (string, error) {
 		return "", fmt.Errorf("%s: %w", dir, err)
 	}
 	defer unix.Close(dfd)
-	if err := ownerfile.WriteAtomic(dfd, UnitName, []byte(Unit(lnkPath)), ownerfile.Write{Mode: 0o600}); err != nil {
-		return "", fmt.Errorf("%s: %w", filepath.Join(dir, UnitName), err)
+	if err := ownerfile.WriteAtomic(dfd, name, []byte(text), ownerfile.Write{Mode: 0o600}); err != nil {
+		return "", fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
 	}
-	return filepath.Join(dir, UnitName), nil
+	return filepath.Join(dir, name), nil
 }

@@ -4,7 +4,8 @@
 # test peers of every */testdata/npm folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pkgs=(bubblewrap libseccomp-dev pkg-config gcc tmux xvfb xauth zenity xdotool iproute2 curl python3 libnotify-bin dbus-x11 notification-daemon)
+# systemd: systemd-analyze verify checks the units Link writes.
+pkgs=(bubblewrap libseccomp-dev pkg-config gcc tmux xvfb xauth zenity xdotool iproute2 curl python3 libnotify-bin dbus-x11 notification-daemon systemd)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

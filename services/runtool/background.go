@@ -151,7 +151,12 @@ func (a *Agent) spawnSupervisor(argv []string, id string, lock, out *os.File, di
 		return err
 	}
 	defer rd.Close()
-	dirf := os.NewFile(uintptr(dir.Fd()), "folder") // not closed here: dir owns it
+	dfd, err := unix.FcntlInt(uintptr(dir.Fd()), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	dirf := os.NewFile(uintptr(dfd), "folder")
+	defer dirf.Close()
 	cmd := &exec.Cmd{Path: argv[0], Args: append(append([]string(nil), argv...), "--agent", a.Name, "--id", id),
 		Env: a.childEnv(), ExtraFiles: []*os.File{lock, out, dirf, wr}}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

@@ -106,7 +106,9 @@ func TestCallTimeoutEndsTheWholeGroup(t *testing.T) {
 	mark := fmt.Sprintf("%d.%d", 1000+rand.IntN(1000), rand.IntN(1_000_000))
 	gc, child := mark+"1", mark+"2"
 	seen := make(chan bool, 1)
-	go func() { seen <- waitFor(20*time.Second, func() bool { return len(processesWith("sleep", gc)) > 0 && len(processesWith("sleep", child)) > 0 }) }()
+	go func() {
+		seen <- waitFor(20*time.Second, func() bool { return len(processesWith("sleep", gc)) > 0 && len(processesWith("sleep", child)) > 0 })
+	}()
 	start := time.Now()
 	text, isErr := call(t, cs, "", "command", map[string]any{"argv": []string{"sh", "-c", "(setsid sh -c 'sleep " + gc + "' &) ; sleep " + child}})
 	took := time.Since(start)

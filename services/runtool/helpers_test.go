@@ -147,3 +147,5 @@ func waitFor(d time.Duration, cond func() bool) bool {
 	}
 	return cond()
 }
+
+type clientSession = *mcp.ClientSession

@@ -21,7 +21,7 @@ import (
 // Its caller locks the OS thread first: the sandbox's PR_SET_PDEATHSIG
 // is that thread's, so the sandbox dies with the supervisor however it
 // dies.
-func (a *Agent) Supervise(id string, lock, out, dir, ready *os.File) error {
+func (a *Agent) Supervise(id string, lock, out, dir, ready *os.File) (err error) {
 	defer lock.Close()
 	say := func(msg string) {
 		if ready != nil {
@@ -30,7 +30,12 @@ func (a *Agent) Supervise(id string, lock, out, dir, ready *os.File) error {
 			ready = nil
 		}
 	}
-	defer say("the supervisor ended before starting the sandbox")
+	defer func() {
+		if err != nil {
+			say("the supervisor: " + err.Error())
+		}
+		say("the supervisor ended before starting the sandbox")
+	}()
 	if !validID(id) {
 		return fmt.Errorf("id %q is not a background command's ID", id)
 	}

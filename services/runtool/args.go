@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"lnk.dev/lnk/internal/jsonscan"
 )
 
 // maxArgs bounds a call's arguments as they arrive: argv and a folder.
@@ -34,8 +36,23 @@ func decodeStrict(raw []byte, v any) error {
 	if len(raw) > maxArgs {
 		return fmt.Errorf("arguments of %d bytes, over %d", len(raw), maxArgs)
 	}
-	if len(bytes.TrimSpace(raw)) == 0 {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
 		raw = []byte("{}")
+	}
+	// encoding/json takes the last of a key written twice and matches
+	// keys in any case: both are refused, so what is checked is what runs.
+	seen := map[string]bool{}
+	var dup error
+	if err := jsonscan.Members(raw, func(k string, _ jsonscan.Span) {
+		if seen[strings.ToLower(k)] || k != strings.ToLower(k) {
+			dup = fmt.Errorf("arguments: %q is written twice or not in lower case", k)
+		}
+		seen[strings.ToLower(k)] = true
+	}); err != nil {
+		return fmt.Errorf("arguments: %w", err)
+	}
+	if dup != nil {
+		return dup
 	}
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.DisallowUnknownFields()

@@ -135,7 +135,7 @@ func TestBackgroundLimits(t *testing.T) {
 		t.Fatal("stop")
 	}
 	startBg(t, cs, "t2", "sleep", mark()) // the sixth start today, another conversation's
-	if err := a.StopAll(); err != nil { // every conversation's
+	if err := a.StopAll(); err != nil {   // every conversation's
 		t.Fatal(err)
 	}
 	for _, th := range []string{"t", "t2"} {

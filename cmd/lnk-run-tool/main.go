@@ -70,7 +70,12 @@ func main() {
 	case "supervise":
 		// 3: the record's lock (taken), 4: the output, 5: the working
 		// folder, 6: the word to serve that the sandbox started.
-		f := func(fd int, n string) *os.File { return os.NewFile(uintptr(fd), n) }
+		// Close-on-exec first: the sandbox's lnk, which may outlive
+		// none of them, must hold neither the lock nor the word's pipe.
+		f := func(fd int, n string) *os.File {
+			syscall.CloseOnExec(fd)
+			return os.NewFile(uintptr(fd), n)
+		}
 		if err := a.Supervise(*id, f(3, "lock"), f(4, "output"), f(5, "folder"), f(6, "ready")); err != nil {
 			fail(1, err)
 		}

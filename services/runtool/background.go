@@ -1,6 +1,7 @@
 package runtool
 
 import (
+	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -167,8 +168,8 @@ func (a *Agent) spawnSupervisor(argv []string, id string, lock, out *os.File, di
 	}
 	go cmd.Wait() // reaped whenever it ends; it outlives no call's answer it owes
 	rd.SetReadDeadline(time.Now().Add(readyWait))
-	word, _ := io.ReadAll(io.LimitReader(rd, 4096))
-	if msg := strings.TrimSpace(string(word)); msg != "ok" {
+	word, _ := bufio.NewReader(io.LimitReader(rd, 4096)).ReadString('\n')
+	if msg := strings.TrimSpace(word); msg != "ok" {
 		if msg == "" {
 			msg = "the supervisor ended without starting the sandbox"
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"lnk.dev/lnk/internal/procstat"
+	"lnk.dev/lnk/internal/testenv"
 )
 
 var startedID = regexp.MustCompile(`started background command ([0-9a-f]{16})`)
@@ -178,8 +179,21 @@ func TestBackgroundOutputCapAndTimeout(t *testing.T) {
 // command's whole group (the sandbox dies with it), and the next list
 // finds the lock free and records the end, consistently: one record,
 // ended, and one ending.
-func TestSupervisorKilledEndsTheGroup(t *testing.T) {
+func TestSupervisorKilledEndsTheGroup(t *testing.T) { supervisorKilled(t, false) }
+
+// TestSupervisorKilledEndsTheGroupBehindAProxy: the same with [internet]
+// on, where lnk sandbox run stays, the sandbox's parent, beside its
+// proxy: it dies with the supervisor (PR_SET_PDEATHSIG), and its sandbox
+// with it.
+func TestSupervisorKilledEndsTheGroupBehindAProxy(t *testing.T) { supervisorKilled(t, true) }
+
+func supervisorKilled(t *testing.T, proxy bool) {
 	a := testAgent(t, "")
+	if proxy {
+		testenv.Bin(t, "lnk-netbroker")
+		spec := strings.Replace(baseSpec, "on = false", "on = true", 1)
+		os.WriteFile(filepath.Join(a.Home, "Link", "Agents", "ada", "Config", "sandbox.toml"), []byte(spec), 0o600)
+	}
 	cs := connect(t, a)
 	m := mark()
 	id := startBg(t, cs, "t", "sh", "-c", "(setsid sleep "+m+"1 &); sleep "+m)

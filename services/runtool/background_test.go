@@ -201,6 +201,14 @@ func supervisorKilled(t *testing.T, proxy bool) {
 		t.Fatal("not running")
 	}
 	r := readRecord(t, a, id)
+	// Only the supervisor holds the lock: not lnk sandbox run, which
+	// behind a proxy stays the group's leader.
+	if holders := holding(filepath.Join(bgDir(a), id+".lock"), r.Group.PID); len(holders) != 0 {
+		t.Fatalf("the sandbox's leader holds its lock: %v", holders)
+	}
+	if holders := holding(filepath.Join(bgDir(a), id+".lock"), r.Supervisor.PID); len(holders) != 1 {
+		t.Fatalf("the supervisor does not hold its lock (the control): %v", holders)
+	}
 	if err := syscall.Kill(r.Supervisor.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -225,4 +233,17 @@ func supervisorKilled(t *testing.T, proxy bool) {
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Fatalf("the background folder holds %v, want %v", names, want)
 	}
+}
+
+// holding lists pid's descriptors open on path.
+func holding(path string, pid int) []string {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, _ := os.ReadDir(dir)
+	var fds []string
+	for _, e := range ents {
+		if l, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && l == path {
+			fds = append(fds, e.Name())
+		}
+	}
+	return fds
 }

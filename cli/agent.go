@@ -65,6 +65,9 @@ func init() {
 			Args:              cobra.ExactArgs(1),
 			ValidArgsFunction: completeAgents,
 			RunE: func(c *cobra.Command, args []string) error {
+				if err := endBackground(os.Getenv("HOME"), args[0]); err != nil { // agent_background.go
+					return agentErr(err, args[0])
+				}
 				dest, err := caps.DeleteAgent(os.Getenv("HOME"), args[0])
 				if err != nil {
 					return agentErr(err, args[0])

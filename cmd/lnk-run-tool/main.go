@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"lnk.dev/lnk/services/runtool"
+	"lnk.dev/lnk/services/runtool/server"
 )
 
 // The supervisor's sandbox gets PR_SET_PDEATHSIG from the thread that
@@ -61,7 +62,7 @@ func main() {
 	}
 	switch os.Args[1] {
 	case "serve":
-		s := &runtool.Server{Agent: a, Supervisor: []string{exe, "supervise"}, Log: os.Stderr}
+		s := &server.Server{Agent: a, Supervisor: []string{exe, "supervise"}, Log: os.Stderr}
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 		defer stop()
 		if err := s.MCP().Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {

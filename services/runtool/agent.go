@@ -43,6 +43,15 @@ func (a *Agent) FilesDir() string { return caps.Layout{Home: a.Home}.FilesDir(a.
 // applies from the next call.
 func (a *Agent) grants() (*caps.Compiled, error) { return caps.CompileAgent(a.Home, a.Name) }
 
+// RunLimits are the agent's [tool.run] limits, read now.
+func (a *Agent) RunLimits() (caps.RunLimits, error) {
+	comp, err := a.grants()
+	if err != nil {
+		return caps.RunLimits{}, err
+	}
+	return comp.Limits.Run, nil
+}
+
 // sandboxArgv is the command that runs argv in the agent's sandbox.
 func (a *Agent) sandboxArgv(argv []string) []string {
 	return append([]string{a.Lnk, "sandbox", "run", "--agent", a.Name, "--"}, argv...)

@@ -146,3 +146,6 @@ func checkThread(t string) error {
 	}
 	return nil
 }
+
+// ParseNone reads the arguments of a call that takes none (list).
+func ParseNone(raw []byte) error { return decodeStrict(raw, &struct{}{}) }

@@ -95,7 +95,7 @@ func call(t testing.TB, cs *mcp.ClientSession, thread, name string, args map[str
 	defer cancel()
 	p := &mcp.CallToolParams{Name: name, Arguments: args}
 	if thread != "" {
-		p.Meta = mcp.Meta{ThreadKey: thread}
+		p.Meta = mcp.Meta{"link.local/thread": thread}
 	}
 	res, err := cs.CallTool(ctx, p)
 	if err != nil {

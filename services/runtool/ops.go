@@ -134,6 +134,9 @@ func (a *Agent) StopAll() error {
 // Forget stops every background command of the agent and removes every
 // record and output: the agent's delete or move.
 func (a *Agent) Forget() error {
+	if !a.hasStore() {
+		return nil // never started one: nothing to stop or remove
+	}
 	if err := a.StopAll(); err != nil {
 		return err
 	}

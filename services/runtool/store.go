@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -27,6 +28,13 @@ func (a *Agent) openStore() (*store, error) {
 		return nil, fmt.Errorf("the agent's background folder: %w", err)
 	}
 	return &store{dir: d}, nil
+}
+
+// hasStore reports whether the agent's background folder exists (a
+// link there counts: opening it is refused then, never followed).
+func (a *Agent) hasStore() bool {
+	_, err := os.Lstat(filepath.Join(a.Home, ".lnk", "agents", a.ID, "background"))
+	return !errors.Is(err, os.ErrNotExist)
 }
 
 func validAgentID(id string) bool {

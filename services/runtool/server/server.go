@@ -1,4 +1,15 @@
-package runtool
+// Package server is Link Run's MCP server (lnk-run-tool serve): the
+// tools command, start, list, read and stop (run__command … to the
+// harness) over package runtool, which does the work. It is apart from
+// runtool so that lnk, which stops and forgets an agent's background
+// commands, links no MCP.
+//
+// # Security
+//
+// Holds nothing but the agent it serves. Trusts the harness for the
+// conversation each call names (_meta link.local/thread). Every refusal
+// is answered as a tool error with its reason and hint, and logged once.
+package server
 
 import (
 	"context"
@@ -10,6 +21,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lnk.dev/lnk/services/runtool"
 )
 
 // Version is what the server says it is.
@@ -29,7 +42,7 @@ var (
 
 // Server is the run tool's MCP server for one agent.
 type Server struct {
-	Agent *Agent
+	Agent *runtool.Agent
 	// Supervisor is the command a background command's supervisor is
 	// (`lnk-run-tool supervise`).
 	Supervisor []string
@@ -77,7 +90,7 @@ func (s *Server) MCP() *mcp.Server {
 // refused logs err once and says it to the caller, with its hint.
 func (s *Server) refused(tool string, err error) string {
 	msg := err.Error()
-	var r *Refusal
+	var r *runtool.Refusal
 	if errors.As(err, &r) && r.Hint != "" {
 		msg += "\nhint: " + r.Hint
 	}
@@ -88,7 +101,7 @@ func (s *Server) refused(tool string, err error) string {
 }
 
 func (s *Server) command(ctx context.Context, _ string, args json.RawMessage) (string, error) {
-	c, err := ParseCall(args)
+	c, err := runtool.ParseCall(args)
 	if err != nil {
 		return "", err
 	}
@@ -112,7 +125,7 @@ func (s *Server) command(ctx context.Context, _ string, args json.RawMessage) (s
 }
 
 func (s *Server) start(_ context.Context, thread string, args json.RawMessage) (string, error) {
-	c, err := ParseCall(args)
+	c, err := runtool.ParseCall(args)
 	if err != nil {
 		return "", err
 	}
@@ -124,7 +137,7 @@ func (s *Server) start(_ context.Context, thread string, args json.RawMessage) (
 }
 
 func (s *Server) list(_ context.Context, thread string, args json.RawMessage) (string, error) {
-	if err := decodeStrict(args, &struct{}{}); err != nil {
+	if err := runtool.ParseNone(args); err != nil {
 		return "", err
 	}
 	rs, err := s.Agent.List(thread)
@@ -143,15 +156,15 @@ func (s *Server) list(_ context.Context, thread string, args json.RawMessage) (s
 }
 
 func (s *Server) read(_ context.Context, thread string, args json.RawMessage) (string, error) {
-	ref, err := ParseRef(args)
+	ref, err := runtool.ParseRef(args)
 	if err != nil {
 		return "", err
 	}
-	comp, err := s.Agent.grants()
+	lim, err := s.Agent.RunLimits()
 	if err != nil {
 		return "", err
 	}
-	out, r, err := s.Agent.Read(thread, ref, comp.Limits.Run.Output)
+	out, r, err := s.Agent.Read(thread, ref, lim.Output)
 	if err != nil {
 		return "", err
 	}
@@ -159,7 +172,7 @@ func (s *Server) read(_ context.Context, thread string, args json.RawMessage) (s
 }
 
 func (s *Server) stop(_ context.Context, thread string, args json.RawMessage) (string, error) {
-	ref, err := ParseRef(args)
+	ref, err := runtool.ParseRef(args)
 	if err != nil {
 		return "", err
 	}
@@ -174,10 +187,10 @@ func (s *Server) stop(_ context.Context, thread string, args json.RawMessage) (s
 }
 
 // describe is one line of a record for the caller.
-func describe(r *Record) string {
+func describe(r *runtool.Record) string {
 	argv, _ := json.Marshal(r.Argv)
 	line := fmt.Sprintf("%s %s since %s: %s", r.ID, r.State, r.Started.Format(time.RFC3339), argv)
-	if r.State == StateEnded {
+	if r.State == runtool.StateEnded {
 		line += fmt.Sprintf(" (%s, exit %d, %d bytes printed", r.Reason, r.Code, r.Output)
 		if r.Cut {
 			line += ", cut"

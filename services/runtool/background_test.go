@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -136,8 +137,10 @@ func TestBackgroundLimits(t *testing.T) {
 		t.Fatal("stop")
 	}
 	startBg(t, cs, "t2", "sleep", mark()) // the sixth start today, another conversation's
-	if err := a.StopAll(); err != nil {   // every conversation's
-		t.Fatal(err)
+	stopAll := exec.Command(testenv.Bin(t, "lnk-run-tool"), "stop-all", "--agent", a.Name) // every conversation's
+	stopAll.Env = append(os.Environ(), "HOME="+a.Home)
+	if out, err := stopAll.CombinedOutput(); err != nil {
+		t.Fatalf("lnk-run-tool stop-all: %v %s", err, out)
 	}
 	for _, th := range []string{"t", "t2"} {
 		if text, _ := call(t, cs, th, "list", nil); strings.Contains(text, "running") || !strings.Contains(text, "ended") {

@@ -136,7 +136,7 @@ func TestBackgroundLimits(t *testing.T) {
 	if _, isErr := call(t, cs, "t", "stop", map[string]any{"id": ids[1]}); isErr {
 		t.Fatal("stop")
 	}
-	startBg(t, cs, "t2", "sleep", mark()) // the sixth start today, another conversation's
+	startBg(t, cs, "t2", "sleep", mark())                                                  // the sixth start today, another conversation's
 	stopAll := exec.Command(testenv.Bin(t, "lnk-run-tool"), "stop-all", "--agent", a.Name) // every conversation's
 	stopAll.Env = append(os.Environ(), "HOME="+a.Home)
 	if out, err := stopAll.CombinedOutput(); err != nil {

@@ -136,8 +136,10 @@ func TestBackgroundLimits(t *testing.T) {
 	if _, isErr := call(t, cs, "t", "stop", map[string]any{"id": ids[1]}); isErr {
 		t.Fatal("stop")
 	}
-	startBg(t, cs, "t2", "sleep", mark())                                                  // the sixth start today, another conversation's
-	stopAll := exec.Command(testenv.Bin(t, "lnk-run-tool"), "stop-all", "--agent", a.Name) // every conversation's
+	// The sixth start today, another conversation's; stop-all stops
+	// every conversation's.
+	startBg(t, cs, "t2", "sleep", mark())
+	stopAll := exec.Command(testenv.Bin(t, "lnk-run-tool"), "stop-all", "--agent", a.Name)
 	stopAll.Env = append(os.Environ(), "HOME="+a.Home)
 	if out, err := stopAll.CombinedOutput(); err != nil {
 		t.Fatalf("lnk-run-tool stop-all: %v %s", err, out)

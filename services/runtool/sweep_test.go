@@ -189,3 +189,34 @@ func TestOutputNeverThroughALink(t *testing.T) {
 		t.Fatal("an output made over one there")
 	}
 }
+
+// TestEndingIsWrittenOnce: a second writer of an ending (a sweep racing
+// the supervisor's last word) leaves the first as it was; a record with
+// none gets one (the control).
+func TestEndingIsWrittenOnce(t *testing.T) {
+	a := testAgent(t, "")
+	s, err := a.openStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := &Record{ID: "00000000000000e1", Thread: "t", Argv: []string{"true"}, State: StateEnded, Reason: EndExited, Ended: time.Now().UTC()}
+	if err := s.writeEnding(r); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(bgDir(a), r.ID+".ending.json")
+	first, err := os.ReadFile(p)
+	if err != nil || !bytes.Contains(first, []byte(`"reason": "exited"`)) {
+		t.Fatalf("%s %v", first, err)
+	}
+	r.Reason = EndOrphaned
+	if err := s.writeEnding(r); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(p); !bytes.Equal(again, first) {
+		t.Fatalf("an ending was written twice:\n%s", again)
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v", fi.Mode())
+	}
+}

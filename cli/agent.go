@@ -72,6 +72,9 @@ func init() {
 						return err
 					}
 				}
+				if err := endBackground(os.Getenv("HOME"), args[0]); err != nil { // agent_background.go
+					return agentErr(err, args[0])
+				}
 				dest, err := caps.DeleteAgent(os.Getenv("HOME"), args[0])
 				if err != nil {
 					return agentErr(err, args[0])

@@ -101,4 +101,3 @@ func (c *conn) endStarts() {
 		c.k.record(audit.Entry{Kind: audit.KindRevoke, Peer: &c.peer, Agent: agent, Start: start, Count: n, Reason: "the connection that made the start closed"})
 	}
 }
-

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/internal/audit"
+	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/internal/wire"
 	"lnk.dev/lnk/kernel/proto"
 )
@@ -282,10 +283,11 @@ func (k *Kernel) dispatch(ctx context.Context, spec wire.Spec, needs need, cl *c
 		e := audit.Entry{Kind: audit.KindUse, Agent: cl.cap.Agent, Start: cl.cap.Start, Request: spec.Name,
 			Cap: cl.cap.Handle.Short(), Rights: cl.cap.Rights.String(), Route: cl.cap.Route}
 		if err != nil {
+			// A refusal that names its rule is logged by it: a path
+			// refused inside a folder is an argument, not for the log.
 			e.Kind, e.Reason = audit.KindRefuse, err.Error()
-			var lr interface{ LogReason() string }
-			if errors.As(err, &lr) {
-				e.Reason = lr.LogReason()
+			if rule := refusal.RuleOf(err); rule != "" {
+				e.Reason = rule
 			}
 		}
 		k.record(e)
@@ -294,18 +296,18 @@ func (k *Kernel) dispatch(ctx context.Context, spec wire.Spec, needs need, cl *c
 }
 
 // answerError is what the peer is told of a handler's error: a
-// [*Refusal] as "refused", a [*wire.Error] as its own code, anything else
-// as "failed"; the message is the whole error.
+// [*wire.Error] as its own code, any other refusal as "refused",
+// anything else as "failed"; the message is the whole error.
 func answerError(err error) error {
-	var ref *Refusal
 	var we *wire.Error
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &ref):
-		return wire.Errorf(proto.CodeRefused, "%v", err)
 	case errors.As(err, &we):
 		return err
+	}
+	if _, ok := refusal.Of(err); ok {
+		return wire.Errorf(proto.CodeRefused, "%v", err)
 	}
 	return &wire.Error{Code: proto.CodeFailed, Message: err.Error()}
 }
@@ -314,7 +316,7 @@ func answerError(err error) error {
 func (k *Kernel) useCap(needs need, agent, hs string) (Cap, *os.File, error) {
 	h, err := ParseHandle(hs)
 	if err != nil {
-		return Cap{}, nil, &Refusal{err, shortOf(hs)}
+		return Cap{}, nil, capRefused(err, shortOf(hs))
 	}
 	switch needs {
 	case needRead:

@@ -48,6 +48,16 @@
 // an *os.File made only to send an fd costs a fcntl and, for a
 // non-blocking fd, an epoll_ctl); the server closes both once sent.
 //
+// # One server
+//
+// [Server] is Link's one record server: every broker and the kernel
+// serve through it. [Server.Drain] stops it in order, as the kernel does
+// on SIGTERM: the socket is shut for reading; requests the peer had sent
+// are still read, checked and answered with the drain's error, never
+// served; requests in flight finish and their answers are written, up to
+// the drain's bound, past which their context ends and the socket is
+// shut both ways.
+//
 // # Callers
 //
 // A [Client] may have many calls in flight; replies are matched by id.

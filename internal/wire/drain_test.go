@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -143,17 +144,17 @@ func TestDrainBoundEndsHandlers(t *testing.T) {
 // its reply is on the socket (the kernel's stop request stops only then).
 func TestAfterRunsOnceTheReplyIsWritten(t *testing.T) {
 	ran := make(chan bool, 1)
-	var peerFD int
+	var peerFD atomic.Int64 // set once the server runs; read by its handler
 	routes := Table(Handle(specEcho, func(ctx context.Context, r *Request, q *echoReq) (*echoResp, []*os.File, error) {
 		r.After(func() {
 			// The reply is already readable on the peer's end.
-			n, _, err := unix.Recvfrom(peerFD, make([]byte, 1), unix.MSG_PEEK|unix.MSG_DONTWAIT)
+			n, _, err := unix.Recvfrom(int(peerFD.Load()), make([]byte, 1), unix.MSG_PEEK|unix.MSG_DONTWAIT)
 			ran <- err == nil && n > 0
 		})
 		return &echoResp{Text: q.Text}, nil, nil
 	}))
 	_, peer, _ := startServer(t, routes)
-	peerFD = int(peer.Fd())
+	peerFD.Store(int64(peer.Fd()))
 	sendRaw(t, peer, rawRequest(t, specEcho.Type, 1, `{"text":"a"}`, 0))
 	if !<-ran {
 		t.Fatal("After ran before the reply was written")

@@ -82,9 +82,8 @@ func agentErr(err error, name string) error {
 	if errors.Is(err, caps.ErrNoAgent) {
 		return Fail(ExitMissing, err, "lnk agent list shows the agents", "lnk agent create "+name+" makes it")
 	}
-	var h interface{ Hint() string }
-	if errors.As(err, &h) && h.Hint() != "" {
-		return Refused(err, strings.ReplaceAll(h.Hint(), "AGENT", name))
+	if h := hintOf(err); h != "" {
+		return Refused(err, strings.ReplaceAll(h, "AGENT", name))
 	}
 	return err
 }

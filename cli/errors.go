@@ -72,15 +72,16 @@ func isRefusal(err error) bool {
 	return errors.As(err, &ex) && ex.Code == ExitRefused
 }
 
-// hintOf is the hint err carries: a refusal's, or one from an error with
-// a Hint method.
+// hintOf is the first hint along err's chain: a refusal's (its Hint),
+// or one from an error with a Hint method.
 func hintOf(err error) string {
-	if h := refusal.HintOf(err); h != "" {
-		return h
-	}
-	var h interface{ Hint() string }
-	if errors.As(err, &h) {
-		return h.Hint()
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if r, ok := e.(*refusal.Refusal); ok && r.Hint != "" {
+			return r.Hint
+		}
+		if h, ok := e.(interface{ Hint() string }); ok && h.Hint() != "" {
+			return h.Hint()
+		}
 	}
 	return ""
 }

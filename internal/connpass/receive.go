@@ -67,9 +67,9 @@ func (r *Receiver) recv(max int) (int, []int, error) {
 // channel itself is still good; Receive can be called again.
 type Refusal = refusal.Refusal
 
-// refused makes a Refusal whose Reason is the whole message.
+// refused makes a Refusal saying why.
 func refused(format string, a ...any) *Refusal {
-	return &Refusal{Reason: "connpass: refused: " + fmt.Sprintf(format, a...)}
+	return &Refusal{Reason: fmt.Sprintf(format, a...)}
 }
 
 // Receive waits for the next passed connection. It returns a *[Refusal]

@@ -37,7 +37,7 @@ func (k *Kernel) newConn(f *os.File, peer audit.Peer, pidfd *os.File) (*conn, er
 		return nil, err
 	}
 	c := &conn{k: k, srv: srv, peer: peer, pidfd: pidfd, starts: map[uint64]bool{}}
-	srv.NoSpin()
+	srv.OneOfMany()
 	srv.OnViolation(func(err error) {
 		k.refuse(audit.Entry{Peer: &c.peer, Reason: "connection closed: " + err.Error()})
 	})

@@ -89,7 +89,8 @@
 // goroutine per client waits in poll(2) for the channel's end only
 // (POLLRDHUP), which closes Done and fails the waiting calls even when
 // nobody reads. A [Server] reads on one locked thread and serves
-// [Inline] requests there; it yields after starting a handler goroutine
+// [Inline] requests there (one marked [Server.OneOfMany], as each of the
+// kernel's connections is, neither spins nor locks a thread); it yields after starting a handler goroutine
 // so the handler runs at once. [Server.Serve] raises a GOMAXPROCS of 1
 // to 2 for the whole process: with one P the runtime takes the P from
 // the reader blocked in recvmsg and each request pays to get it back. shutdown(2) wakes a waiting reader and

@@ -23,7 +23,7 @@ type Server struct {
 	// onViolation, if set, takes the violation that closed the channel
 	// instead of logf (see [Server.OnViolation]).
 	onViolation func(err error)
-	noSpin      bool // the reader sleeps in recvmsg at once ([Server.NoSpin])
+	oneOfMany   bool // the reader neither spins nor locks a thread ([Server.OneOfMany])
 }
 
 // NewServer takes ownership of f (a SOCK_SEQPACKET socket) and serves it
@@ -48,8 +48,10 @@ func (s *Server) Close() { s.c.shutdown() }
 func (s *Server) Serve(ctx context.Context) error {
 	// One thread reads and serves Inline requests: it sleeps in recvmsg
 	// and is woken there directly, never handed from thread to thread.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	if !s.oneOfMany {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
 	// With one P, the runtime takes the P from a thread blocked in a
 	// system call for 20 µs (sysmon's retake) whenever no other P is
 	// idle, and each request then pays a hand-off back. A second P, idle,
@@ -75,7 +77,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	inline := &Request{srv: s} // reused by every request served on this thread
 	var out []byte             // the reply to an inline request is built here
 	recv := s.c.recvSpun
-	if s.noSpin {
+	if s.oneOfMany {
 		recv = s.c.recvRaw
 	}
 	for {
@@ -134,13 +136,16 @@ func (s *Server) refuse(err error) error {
 	return err
 }
 
-// NoSpin makes the reader sleep in recvmsg at once, without the spin
-// before it (spin.go). The kernel serves many connections of the owner's
-// own clients, each with its reader: spinning readers would take the
-// CPU from the very clients whose next request they wait for (the
-// kernel's BenchmarkRoundTrip with four connections shows it). A broker
-// serves one channel and keeps the spin. Call it before Serve.
-func (s *Server) NoSpin() { s.noSpin = true }
+// OneOfMany marks the server as one of many in its process, as each of
+// the kernel's connections is: its reader sleeps in recvmsg at once,
+// without the spin before it (spin.go), and holds no thread of its own.
+// Readers that spin, or that each hold a locked thread, on a process
+// serving many connections of the owner's own clients take the CPU from
+// the very clients whose next request they wait for, and hand the few
+// Ps from thread to thread (the kernel's BenchmarkRoundTrip with four
+// connections shows it). A broker serves one channel and keeps both.
+// Call it before Serve.
+func (s *Server) OneOfMany() { s.oneOfMany = true }
 
 // OnViolation makes fn, not the logf NewServer was given, take the
 // violation that closes the channel (once, before Serve returns): the

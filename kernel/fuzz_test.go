@@ -26,6 +26,13 @@ func FuzzKernelRequest(f *testing.F) {
 	add(proto.Check, `{"agent":"main","handle":"0123456789abcdef0123456789abcdef"}`)
 	add(proto.Write, `{"agent":"a","handle":"00","path":"x"}`)
 	add(proto.Hold, `{}`)
+	// The rest of the table as the shared server serves it: inline
+	// (status), with a reply fd (read), and the stop that runs after its
+	// answer.
+	add(proto.Status, `{}`)
+	add(proto.Stop, `{}`)
+	add(proto.Read, `{"agent":"main","handle":"0123456789abcdef0123456789abcdef","path":"notes/a.md"}`)
+	add(proto.BrokerFDs, `{}`)
 	f.Fuzz(func(t *testing.T, b []byte, nfd uint8) {
 		rec, rt, body, err := wire.DecodeRequest(routes, b, int(nfd%4), proto.StateServing)
 		if err != nil {

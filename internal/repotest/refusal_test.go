@@ -3,8 +3,6 @@ package repotest
 import (
 	"go/ast"
 	"go/token"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,13 +38,7 @@ func TestOneRefusalShape(t *testing.T) {
 // embedding it, an interface, a test file and a listed place are not.
 func TestRefusalTypesAreFound(t *testing.T) {
 	root := t.TempDir()
-	write := func(rel, src string) {
-		p := filepath.Join(root, rel)
-		os.MkdirAll(filepath.Dir(p), 0o700)
-		if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, src string) { plant(t, root, rel, src) }
 	write("a/bad.go", `package a
 
 import (
@@ -87,12 +79,7 @@ type Fine struct{}
 
 // TestRefusalAllowedPlacesExist keeps the list honest.
 func TestRefusalAllowedPlacesExist(t *testing.T) {
-	root := testenv.RepoRoot(t)
-	for place := range refusalAllowed {
-		if _, err := os.Stat(filepath.Join(root, place)); err != nil {
-			t.Errorf("refusalAllowed names %s, which is gone: %v", place, err)
-		}
-	}
+	placesExist(t, "refusalAllowed", refusalAllowed)
 }
 
 // refusalTypes lists "file:line: Name" for each type named like a

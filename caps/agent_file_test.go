@@ -42,7 +42,7 @@ func TestLoadAgentRefusesWhatIsNotThisAgent(t *testing.T) {
 	}
 	_, err = LoadAgent(home, "l")
 	hit(t, err, ErrSymlink)
-	if r, ok := err.(*Refusal); !ok || !strings.Contains(r.Hint(), "lnk agent list") {
+	if r, ok := err.(*Refusal); !ok || !strings.Contains(r.Hint, "lnk agent list") {
 		t.Errorf("the link's hint names no command: %v", err)
 	}
 	own, err := os.ReadFile(l.AgentFile("a"))

@@ -151,7 +151,7 @@ func TestEnsureLayoutRefuses(t *testing.T) {
 			err := EnsureLayout(home, "a")
 			hit(t, err, ErrLayout)
 			var r *Refusal
-			if !errors.As(err, &r) || r.Hint() == "" {
+			if !errors.As(err, &r) || r.Hint == "" {
 				t.Fatalf("no hint: %v", err)
 			}
 			if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {

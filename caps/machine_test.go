@@ -108,7 +108,7 @@ func TestLoadMachineRefuses(t *testing.T) {
 			_, err := LoadMachine(home)
 			hit(t, err, ErrMachineFile)
 			var r *Refusal
-			if !errors.As(err, &r) || !strings.Contains(r.Hint(), "lnk machine show") || strings.Contains(err.Error(), "\n") {
+			if !errors.As(err, &r) || !strings.Contains(r.Hint, "lnk machine show") || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("want one line and a hint naming lnk machine show: %v", err)
 			}
 			if b, _ := os.ReadFile(path); string(b) != c.text {

@@ -1,43 +1,25 @@
 package caps
 
-import "fmt"
+import (
+	"fmt"
 
-// Refusal is a grant refused by a rule. Each rule has one sentinel below;
-// errors.Is(err, ErrDotFolder) tells a refusal by that rule apart from any
-// other, and errors.As gives the path and hint.
-type Refusal struct {
-	rule string // the rule's short name, e.g. "dot-folder"
-	why  string // what the rule keeps closed, one lowercase phrase
-	Path string // the path or name refused ("" on a sentinel)
-	hint string
-}
+	"lnk.dev/lnk/internal/refusal"
+)
 
-func (r *Refusal) Error() string {
-	if r.Path == "" {
-		return r.why
-	}
-	return fmt.Sprintf("refused %s: %s (rule %s)", r.Path, r.why, r.rule)
-}
+// Refusal is a grant refused by a rule: Link's one refusal shape
+// (internal/refusal). Each rule has one sentinel below; errors.Is(err,
+// ErrDotFolder) tells a refusal by that rule apart from any other, and
+// errors.As gives its rule and hint. A refusal of a path names it in its
+// Reason.
+type Refusal = refusal.Refusal
 
-// Rule names the rule that refused.
-func (r *Refusal) Rule() string { return r.rule }
-
-// Hint is a command or sentence that would do what was meant, or "".
-func (r *Refusal) Hint() string { return r.hint }
-
-// Is matches the sentinel of the same rule.
-func (r *Refusal) Is(target error) bool {
-	t, ok := target.(*Refusal)
-	return ok && t.Path == "" && t.rule == r.rule
-}
-
-func rule(name, why string) *Refusal { return &Refusal{rule: name, why: why} }
+func rule(name, why string) *Refusal { return refusal.Sentinel(name, why) }
 
 // at makes a refusal of sentinel s for path p, with an optional hint.
 func at(s *Refusal, p string, hint ...string) *Refusal {
-	r := &Refusal{rule: s.rule, why: s.why, Path: p}
+	r := &Refusal{Reason: fmt.Sprintf("refused %s: %s (rule %s)", p, s.Reason, s.Rule), Rule: s.Rule}
 	if len(hint) > 0 {
-		r.hint = hint[0]
+		r.Hint = hint[0]
 	}
 	return r
 }

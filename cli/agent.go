@@ -93,9 +93,8 @@ func agentErr(err error, name string) error {
 		return Fail(ExitMissing, err, "lnk agent list shows the agents", "lnk agent create "+name+" makes it")
 	}
 	var hints []string
-	var h interface{ Hint() string }
-	if errors.As(err, &h) && h.Hint() != "" {
-		hints = append(hints, strings.ReplaceAll(h.Hint(), "AGENT", name))
+	if h := hintOf(err); h != "" {
+		hints = append(hints, strings.ReplaceAll(h, "AGENT", name))
 	}
 	var r *caps.Refusal
 	if !errors.As(err, &r) {

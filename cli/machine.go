@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
@@ -68,9 +67,8 @@ func yesNo(b bool, yes, no string) string {
 
 // machineErr is a refusal of machine.toml (exit 3) with its hint.
 func machineErr(err error) error {
-	var h interface{ Hint() string }
-	if errors.As(err, &h) && h.Hint() != "" {
-		return Refused(err, h.Hint())
+	if h := hintOf(err); h != "" {
+		return Refused(err, h)
 	}
 	return err
 }

@@ -9,20 +9,19 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/refusal"
 )
 
-// Refusal is a rule's refusal of a capability use: errors.Is tells which
-// rule ([ErrUnknownHandle], [ErrRevokedHandle], [ErrOtherAgent]).
-type Refusal struct {
-	Reason error
-	Handle string // the handle's short id, as logged
+// Refusal is a rule's refusal of a capability use (Link's one refusal
+// shape, internal/refusal): errors.Is tells which rule
+// ([ErrUnknownHandle], [ErrRevokedHandle], [ErrOtherAgent]).
+type Refusal = refusal.Refusal
+
+// capRefused is rule's refusal of the handle whose short id is handle.
+func capRefused(rule error, handle string) *Refusal {
+	return &Refusal{Reason: fmt.Sprintf("capability %s: %v", handle, rule), Rule: rule.Error(), Err: rule}
 }
-
-func (r *Refusal) Error() string { return fmt.Sprintf("capability %s: %v", r.Handle, r.Reason) }
-func (r *Refusal) Unwrap() error { return r.Reason }
-
-// Rule names the rule that refused.
-func (r *Refusal) Rule() string { return r.Reason.Error() }
 
 // The rules a capability use can fail.
 var (
@@ -148,12 +147,12 @@ func (t *CapTable) lookup(h Handle, agent string) (Cap, error) {
 	c, ok := t.caps[h]
 	if !ok {
 		if _, was := t.revoked[h]; was {
-			return Cap{}, &Refusal{ErrRevokedHandle, h.Short()}
+			return Cap{}, capRefused(ErrRevokedHandle, h.Short())
 		}
-		return Cap{}, &Refusal{ErrUnknownHandle, h.Short()}
+		return Cap{}, capRefused(ErrUnknownHandle, h.Short())
 	}
 	if c.Agent != agent {
-		return Cap{}, &Refusal{ErrOtherAgent, h.Short()}
+		return Cap{}, capRefused(ErrOtherAgent, h.Short())
 	}
 	cc := *c
 	cc.dir = nil
@@ -170,11 +169,11 @@ func (t *CapTable) OpenDir(h Handle, agent string, need Rights) (Cap, *os.File, 
 		return c, nil, err
 	}
 	if c.Rights&need != need {
-		return c, nil, &Refusal{ErrNoRight, h.Short()}
+		return c, nil, capRefused(ErrNoRight, h.Short())
 	}
 	d := t.caps[h].dir
 	if d == nil {
-		return c, nil, &Refusal{ErrNoRight, h.Short()}
+		return c, nil, capRefused(ErrNoRight, h.Short())
 	}
 	fd, err := unix.FcntlInt(d.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {

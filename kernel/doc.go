@@ -13,7 +13,9 @@
 // read and answered "stopping", and a request already being handled
 // finishes and its answer is written before its connection closes (bounded
 // by [Options].Drain); then the brokers are stopped, the socket removed
-// and the audit log closed.
+// and the audit log closed. Each connection is served by internal/wire's
+// one record server, the one every broker uses, and the drain is its
+// [wire.Server.Drain].
 //
 // # Security
 //
@@ -37,8 +39,8 @@
 // connection it trusts no record: a malformed, truncated or oversized
 // record, an unknown type, a type not permitted now, or a wrong fd count
 // closes the connection and is logged; a handle that does not exist, was
-// revoked at its start's end, or is another agent's is refused (a typed
-// [Refusal]) and logged.
+// revoked at its start's end, or is another agent's is refused (a
+// [Refusal], Link's one refusal shape, internal/refusal) and logged.
 //
 // It refuses a root that is a link, is another uid's, or is looser than
 // the spec's mode (~/.lnk and its folders 0700; ~/Link and ~/Link/Agents

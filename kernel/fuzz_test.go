@@ -8,10 +8,11 @@ import (
 	"lnk.dev/lnk/kernel/proto"
 )
 
-// FuzzKernelRequest feeds datagrams to the kernel's request decoding (the
-// record layer, then the kernel's table and strict bodies): it never
-// panics, every refusal is a protocol violation, and what it accepts
-// encodes back to a body that decodes the same.
+// FuzzKernelRequest feeds datagrams to the kernel's request decoding as
+// the shared record server does it (the record layer, then the kernel's
+// table and strict bodies): it never panics, every refusal is a protocol
+// violation, and what it accepts encodes back to a body that decodes the
+// same.
 func FuzzKernelRequest(f *testing.F) {
 	k := &Kernel{opts: Options{Testing: true}}
 	routes := k.table()
@@ -25,28 +26,35 @@ func FuzzKernelRequest(f *testing.F) {
 	add(proto.Check, `{"agent":"main","handle":"0123456789abcdef0123456789abcdef"}`)
 	add(proto.Write, `{"agent":"a","handle":"00","path":"x"}`)
 	add(proto.Hold, `{}`)
+	// The rest of the table as the shared server serves it: inline
+	// (status), with a reply fd (read), and the stop that runs after its
+	// answer.
+	add(proto.Status, `{}`)
+	add(proto.Stop, `{}`)
+	add(proto.Read, `{"agent":"main","handle":"0123456789abcdef0123456789abcdef","path":"notes/a.md"}`)
+	add(proto.BrokerFDs, `{}`)
 	f.Fuzz(func(t *testing.T, b []byte, nfd uint8) {
-		rec, err := wire.ParseRecord(b, int(nfd%4))
-		if err != nil {
-			return
-		}
-		rt, body, err := decodeRequest(routes, rec)
+		rec, rt, body, err := wire.DecodeRequest(routes, b, int(nfd%4), proto.StateServing)
 		if err != nil {
 			if !errors.Is(err, wire.ErrProtocol) {
 				t.Fatalf("refusal %v is not a protocol violation", err)
 			}
 			return
 		}
-		if rec.NFD != rt.spec.FDs {
-			t.Fatalf("%s accepted with %d fds", rt.spec.Name, rec.NFD)
+		if rec.NFD != rt.FDs {
+			t.Fatalf("%s accepted with %d fds", rt.Name, rec.NFD)
 		}
 		again, err := wire.Marshal(body)
 		if err != nil {
 			t.Fatal(err)
 		}
 		rec.Body = again
-		if _, _, err := decodeRequest(routes, rec); err != nil {
-			t.Fatalf("%s: re-encoded body refused: %v (%s)", rt.spec.Name, err, again)
+		b2, err := wire.AppendRecord(nil, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, err := wire.DecodeRequest(routes, b2, rec.NFD, proto.StateServing); err != nil {
+			t.Fatalf("%s: re-encoded body refused: %v (%s)", rt.Name, err, again)
 		}
 	})
 }

@@ -311,3 +311,40 @@ func TestUninstallRefusesWhatInstallNeverPlaced(t *testing.T) {
 		t.Errorf("the file outside the prefix: %q", b)
 	}
 }
+
+// TestKernelInstallRefusesAPathSystemdCannotStart: lnk kernel install,
+// run from a folder whose name systemd refuses in a program's path,
+// writes no unit and says why in one line, then how to install Link
+// where it can; the same lnk from a plain folder writes the unit naming
+// its own absolute path.
+func TestKernelInstallRefusesAPathSystemdCannotStart(t *testing.T) {
+	b, err := os.ReadFile(testenv.Bin(t, "lnk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := testenv.Home(t)
+	for _, name := range []string{`Link's programs`, "plain"} {
+		dir := filepath.Join(t.TempDir(), name)
+		os.Mkdir(dir, 0o755)
+		lnk := filepath.Join(dir, "lnk")
+		if err := os.WriteFile(lnk, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(lnk, "kernel", "install").CombinedOutput()
+		unit, rerr := os.ReadFile(filepath.Join(home, ".config", "systemd", "user", "lnk-kernel.service"))
+		if name == "plain" {
+			if err != nil || rerr != nil || !strings.Contains(string(unit), `ExecStart="`+lnk+`" kernel run`) {
+				t.Errorf("from %s: %v %v\n%s\n%s", dir, err, rerr, out, unit)
+			}
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if err == nil || len(lines) != 2 || !strings.HasPrefix(lines[0], "lnk: ") || !strings.Contains(lines[0], "systemd refuses") ||
+			!strings.Contains(lines[1], "hint: ") || !strings.Contains(lines[1], "make install PREFIX=~/.local") {
+			t.Errorf("from %s: %v\n%s", dir, err, out)
+		}
+		if rerr == nil {
+			t.Errorf("from %s: a unit was written:\n%s", dir, unit)
+		}
+	}
+}

@@ -138,7 +138,8 @@ func sandboxTrue(path string) (string, error) {
 // PREFIX that already holds files of the owner's, reads back every binary,
 // completion and man page and the manifest, runs lnk from the install
 // folder and through a link to it (its helpers found beside its real
-// file; a lone copy of lnk finds none, the negative control), then
+// file; a lone copy of lnk finds none and says which, with a hint, the
+// negative control), then
 // uninstalls and finds the owner's files and folders as they were and
 // nothing of Link's.
 func TestInstallPlacesLinkAndUninstallRemovesExactlyIt(t *testing.T) {
@@ -229,8 +230,9 @@ func TestInstallPlacesLinkAndUninstallRemovesExactlyIt(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(lone, "lnk"), b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := sandboxTrue(filepath.Join(lone, "lnk")); err == nil || !strings.Contains(out, filepath.Join(lone, "lnk-init")) {
-		t.Errorf("a copy of lnk with no helpers beside it ran a sandbox (or said nothing of them): %v\n%s", err, out)
+	if out, err := sandboxTrue(filepath.Join(lone, "lnk")); err == nil || !strings.HasPrefix(out, "lnk: lnk-netbroker, one of Link's programs, is not beside lnk: "+filepath.Join(lone, "lnk-netbroker")+"\n") ||
+		!strings.Contains(out, "hint: install Link again") {
+		t.Errorf("a copy of lnk with no helpers beside it ran a sandbox, or did not say which is missing: %v\n%s", err, out)
 	}
 
 	out, err := script(t, "install.sh", env, "uninstall")

@@ -81,6 +81,15 @@ install_all() {
     binaries+=("$b")
   done
 
+  # Where the install goes must be writable before anything is made.
+  local writable=1 up=$root
+  while [ ! -e "$up" ]; do up=$(dirname "$up"); done
+  [ -w "$up" ] || writable=0
+  for d in "${dirs[@]}"; do
+    [ ! -d "$root/$d" ] || [ -w "$root/$d" ] || writable=0
+  done
+  [ "$writable" = 1 ] || die "cannot write under $root" "sudo make install, or make install PREFIX=~/.local for yourself alone"
+
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
   mkdir -p "$work/man" "$work/home"
@@ -94,6 +103,7 @@ install_all() {
   # by the commit so that two builds of one commit are the same.
   epoch=$(git log -1 --format=%ct 2>/dev/null || date +%s)
   SOURCE_DATE_EPOCH=$epoch CGO_ENABLED=0 "$GO" run ./cmd/lnk/mangen "$work/man" || die "generating the man pages failed"
+  [ -f "$work/man/lnk.1" ] || die "the man pages were not generated (no lnk.1)"
   gzip -9n "$work"/man/*.1
 
   # Everything placed, relative to PREFIX: file lines, then the folders
@@ -112,7 +122,6 @@ install_all() {
   for d in "${dirs[@]}"; do
     [ -d "$root/$d" ] || made+=("$d")
   done
-  mkdir -p "$root"
   for d in "${dirs[@]}"; do
     [ "$with_manifest" = 1 ] || [ "$d" != share/lnk ] || continue
     mkdir -p "$root/$d"
@@ -166,6 +175,10 @@ uninstall_all() {
   [ -f "$root/$manifest" ] && [ ! -L "$root/$manifest" ] ||
     die "no manifest at $root/$manifest: make install did not install Link there, so nothing is removed" "make uninstall PREFIX=<the PREFIX you installed with>"
   read_manifest
+  for rel in "${m_files[@]}"; do
+    [ ! -d "$root/$(dirname "$rel")" ] || [ -w "$root/$(dirname "$rel")" ] ||
+      die "cannot write under $root: nothing removed" "sudo make uninstall PREFIX=$PREFIX"
+  done
   for rel in "${m_files[@]}"; do
     [ "$rel" != "$manifest" ] || continue
     if [ -d "$root/$rel" ] && [ ! -L "$root/$rel" ]; then

@@ -38,8 +38,11 @@ case $PREFIX in
   /*) ;;
   *) die "PREFIX=$PREFIX is not an absolute path: the units Link writes name the installed lnk by it" "make install PREFIX=/usr/local (the default), or PREFIX=~/.local for yourself alone" ;;
 esac
-[[ $PREFIX != *[[:space:]]* && $DESTDIR != *[[:space:]]* ]] || die "PREFIX and DESTDIR may not hold white space" "make install PREFIX=/usr/local"
+# Nor quotes or backslashes, which systemd refuses in the path of the
+# program a unit starts (kernel/unit.go), nor / alone.
+[[ "$PREFIX$DESTDIR" != *[[:space:]\'\"\\]* ]] || die "PREFIX and DESTDIR may not hold white space, a quote or a backslash" "make install PREFIX=/usr/local"
 PREFIX=${PREFIX%/}
+[ -n "$PREFIX" ] || die "PREFIX=/ would put Link's programs in /bin" "make install PREFIX=/usr/local"
 root=$DESTDIR$PREFIX
 manifest=share/lnk/install-manifest
 

@@ -275,6 +275,14 @@ func TestUninstallRefusesWhatInstallNeverPlaced(t *testing.T) {
 	if _, err := os.Lstat("relative"); !os.IsNotExist(err) {
 		t.Errorf("a relative PREFIX made a folder: %v", err)
 	}
+	for _, bad := range []string{filepath.Join(top, "Link's"), filepath.Join(top, `a\b`), filepath.Join(top, "a b"), "/"} {
+		if out, err := script(t, "install.sh", []string{"BIN=" + bin, "PREFIX=" + bad}, "install"); err == nil || !strings.Contains(out, "hint: make install PREFIX=") {
+			t.Errorf("PREFIX=%q: %v\n%s", bad, err, out)
+		}
+	}
+	if ents, _ := os.ReadDir(top); len(ents) != 0 {
+		t.Errorf("a refused PREFIX made %v", ents)
+	}
 
 	if out, err := script(t, "install.sh", env, "install"); err != nil {
 		t.Fatalf("install: %v\n%s", err, out)

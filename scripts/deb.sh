@@ -51,8 +51,12 @@ rmdir "$stage/usr/share/zsh/site-functions"
 # dpkg-shlibdeps reads a control file beside the binaries' tree.
 mkdir -p "$work/debian"
 printf 'Source: lnk\n\nPackage: lnk\nArchitecture: any\n' >"$work/debian/control"
-shlibs=$(cd "$work" && dpkg-shlibdeps -O -Tdebian/substvars $(find lnk/usr/bin -type f -printf '-e%p ') 2>/dev/null |
-  sed -n 's/^shlibs:Depends=//p')
+# A package whose Depends lacks them would install where the brokers
+# cannot start: no answer from dpkg-shlibdeps stops the build.
+out=$(cd "$work" && dpkg-shlibdeps -O $(find lnk/usr/bin -type f -printf '-e%p ') 2>"$work/shlibdeps.err") ||
+  die "dpkg-shlibdeps failed: $(grep -m1 error "$work/shlibdeps.err")"
+shlibs=$(sed -n 's/^shlibs:Depends=//p' <<<"$out")
+[ -n "$shlibs" ] || die "dpkg-shlibdeps named no library the binaries link"
 
 mkdir -p "$stage/DEBIAN"
 cat >"$stage/DEBIAN/control" <<EOF
@@ -61,7 +65,7 @@ Version: $version
 Architecture: $arch
 Maintainer: Link's maintainers <link@localhost>
 Installed-Size: $(du -sk --exclude=DEBIAN "$stage" | cut -f1)
-Depends: bubblewrap${shlibs:+, $shlibs}
+Depends: bubblewrap, $shlibs
 Recommends: zenity | kdialog, libnotify-bin
 Section: admin
 Priority: optional

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +21,8 @@ func dpkg(tool string, args ...string) (string, error) {
 
 // TestDebInstallsRunsAndRemovesCleanly builds the package make deb builds
 // (scripts/deb.sh from the built binaries), installs it on this machine
-// with dpkg -i, runs lnk version and a sandbox from /usr/bin, writes the
+// with dpkg -i, runs lnk version, a sandbox and the kernel (its key
+// broker found beside it) from /usr/bin, writes the
 // kernel's unit naming /usr/bin/lnk and has systemd-analyze verify it,
 // then removes the package (dpkg -r, then --purge) and finds every file
 // dpkg -L listed gone, and every folder the package made.
@@ -94,6 +97,27 @@ func TestDebInstallsRunsAndRemovesCleanly(t *testing.T) {
 	testenv.Home(t)
 	if out, err := sandboxTrue("/usr/bin/lnk"); err != nil {
 		t.Errorf("/usr/bin/lnk sandbox run: %v\n%s", err, out)
+	}
+	// The kernel from /usr/bin starts its key broker from beside itself.
+	if out, err := dpkg("/usr/bin/lnk", "kernel", "start"); err != nil {
+		t.Fatalf("lnk kernel start: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { dpkg("/usr/bin/lnk", "kernel", "stop") }) // before the purge above
+	status, err := exec.Command("/usr/bin/lnk", "kernel", "status", "--json").Output()
+	var st struct {
+		Running bool
+		Brokers []struct {
+			Name string
+			Pid  int
+		}
+	}
+	if err != nil || json.Unmarshal(status, &st) != nil || !st.Running || len(st.Brokers) == 0 || st.Brokers[0].Name != "key" || st.Brokers[0].Pid == 0 {
+		t.Errorf("lnk kernel status: %v\n%s", err, status)
+	} else if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", st.Brokers[0].Pid)); err != nil || exe != "/usr/bin/lnk-keybroker" {
+		t.Errorf("the key broker runs %q (%v), not /usr/bin/lnk-keybroker", exe, err)
+	}
+	if out, err := dpkg("/usr/bin/lnk", "kernel", "stop"); err != nil {
+		t.Errorf("lnk kernel stop: %v\n%s", err, out)
 	}
 	// The unit lnk kernel install writes names the installed lnk, and
 	// systemd accepts it.

@@ -193,7 +193,10 @@ func TestInstallPlacesLinkAndUninstallRemovesExactlyIt(t *testing.T) {
 			each(s)
 		}
 	}
-	each(cli.NewRoot(io.Discard, io.Discard))
+	root := cli.NewRoot(io.Discard, io.Discard)
+	root.InitDefaultCompletionCmd()
+	each(root)
+	manPage(t, filepath.Join(prefix, "share/man/man1/lnk-completion-fish.1.gz"))
 	if page := manPage(t, filepath.Join(prefix, "share/man/man1/lnk-sandbox-run.1.gz")); !strings.Contains(page, `\fB--command\fP`) || !strings.Contains(page, `\fB--read\fP`) {
 		t.Errorf("lnk-sandbox-run(1) lacks its flags: %.500s", page)
 	}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"lnk.dev/lnk/internal/testenv"
 )
@@ -17,6 +18,19 @@ import (
 func dpkg(tool string, args ...string) (string, error) {
 	out, err := exec.Command(tool, args...).CombinedOutput()
 	return string(out), err
+}
+
+// dpkgChange runs dpkg to change what is installed, waiting (a bounded
+// number of times) while another program, such as an apt-get of make
+// deps, holds dpkg's lock.
+func dpkgChange(args ...string) (string, error) {
+	for try := 0; ; try++ {
+		out, err := dpkg("dpkg", args...)
+		if err == nil || try == 150 || !strings.Contains(out, "locked by another process") {
+			return out, err
+		}
+		time.Sleep(2 * time.Second)
+	}
 }
 
 // TestDebInstallsRunsAndRemovesCleanly builds the package make deb builds
@@ -71,10 +85,10 @@ func TestDebInstallsRunsAndRemovesCleanly(t *testing.T) {
 		}
 	}
 
-	if out, err := dpkg("dpkg", "-i", deb); err != nil {
+	if out, err := dpkgChange("-i", deb); err != nil {
 		t.Fatalf("dpkg -i: %v\n%s", err, out)
 	}
-	t.Cleanup(func() { dpkg("dpkg", "--purge", "lnk") })
+	t.Cleanup(func() { dpkgChange("--purge", "lnk") })
 	listed, err := dpkg("dpkg", "-L", "lnk")
 	if err != nil {
 		t.Fatalf("dpkg -L: %v\n%s", err, listed)
@@ -132,10 +146,10 @@ func TestDebInstallsRunsAndRemovesCleanly(t *testing.T) {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
 	}
 
-	if out, err := dpkg("dpkg", "-r", "lnk"); err != nil {
+	if out, err := dpkgChange("-r", "lnk"); err != nil {
 		t.Fatalf("dpkg -r: %v\n%s", err, out)
 	}
-	if out, err := dpkg("dpkg", "--purge", "lnk"); err != nil {
+	if out, err := dpkgChange("--purge", "lnk"); err != nil {
 		t.Fatalf("dpkg --purge: %v\n%s", err, out)
 	}
 	if out, _ := dpkg("dpkg-query", "-W", "-f=${Status}", "lnk"); strings.Contains(out, "installed") && !strings.Contains(out, "not-installed") {

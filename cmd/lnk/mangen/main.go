@@ -34,7 +34,7 @@ func main() {
 func write(dir string) error {
 	root := cli.NewRoot(io.Discard, io.Discard)
 	root.InitDefaultCompletionCmd() // lnk completion, which cobra adds as lnk runs
-	root.DisableAutoGenTag = true // no generator's line with a date in every page
+	root.DisableAutoGenTag = true   // no generator's line with a date in every page
 	header := &doc.GenManHeader{Title: "LNK", Section: "1", Source: "Link", Manual: "Link Manual"}
 	return doc.GenManTree(root, header, dir)
 }

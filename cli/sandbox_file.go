@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -45,11 +44,10 @@ Calls are JSON lines on stdin, answers on stdout. lnk-file-tool serve
 				if err != nil {
 					return err
 				}
-				exe, err := os.Executable()
+				tool, err := besideLnk("lnk-file-tool")
 				if err != nil {
 					return err
 				}
-				tool := filepath.Join(filepath.Dir(exe), "lnk-file-tool")
 				fs, err := grants.ForAgent(comp, tool)
 				var no *grants.NoFileGrantError
 				if errors.As(err, &no) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -100,13 +99,13 @@ func buildSandbox(comp *caps.Compiled, argv []string, degraded bool, proxy *sand
 // buildSandboxWith is buildSandbox with the options adjusted by with
 // (nil: as they are) before the sandbox is built.
 func buildSandboxWith(comp *caps.Compiled, argv []string, degraded bool, proxy *sandbox.Proxy, with func(*sandbox.Options), extra ...string) (*sandbox.Sandbox, error) {
-	exe, err := os.Executable()
+	initPath, err := lnkProgram("lnk-init")
 	if err != nil {
 		return nil, err
 	}
 	cwd, _ := os.Getwd()
 	opt := sandbox.Options{
-		Argv: argv, Dir: cwd, InitPath: filepath.Join(filepath.Dir(exe), "lnk-init"),
+		Argv: argv, Dir: cwd, InitPath: initPath,
 		Degraded: degraded, ExtraExec: extra,
 	}
 	if proxy != nil {
@@ -124,6 +123,13 @@ func buildSandboxWith(comp *caps.Compiled, argv []string, degraded bool, proxy *
 		return nil, Fail(ExitNoSandbox, err, missing.Hint())
 	case errors.Is(err, sandbox.ErrFolderChanged):
 		return nil, Refused(err, "check the folder, then run again")
+	case err == nil:
+		// Checked once the grants and the command are taken, so that a
+		// refusal of what was asked comes before a fault of the install.
+		if _, err := besideLnk("lnk-init"); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	return s, err
 }
@@ -155,7 +161,7 @@ func newProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, se
 		return nil, nil, nil
 	}
 	lockForChildren()
-	exe, err := os.Executable()
+	netbroker, err := besideLnk("lnk-netbroker")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -163,7 +169,7 @@ func newProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, se
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := sandbox.NewProxy(comp, filepath.Join(filepath.Dir(exe), "lnk-netbroker"), degraded, stderr, bridge, sk)
+	p, err := sandbox.NewProxy(comp, netbroker, degraded, stderr, bridge, sk)
 	if err != nil {
 		proxyLogs.Wait()
 		return nil, nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -74,8 +73,11 @@ func startSealed(comp *caps.Compiled, degraded bool) (*runKeys, error) {
 		return nil, nil
 	}
 	lockForChildren() // the key broker's parent thread (sandbox_run.go)
-	exe, err := os.Executable()
+	keybrokerPath, err := besideLnk("lnk-keybroker")
 	if err != nil {
+		for _, f := range files {
+			f.Close()
+		}
 		return nil, err
 	}
 	args := []string{"--agent", comp.AgentID}
@@ -89,7 +91,7 @@ func startSealed(comp *caps.Compiled, degraded bool) (*runKeys, error) {
 		}
 		return nil, err
 	}
-	proc, err := brokerproc.Start(brokerproc.Options{Path: filepath.Join(filepath.Dir(exe), "lnk-keybroker"), Args: args, Files: files, Log: logw})
+	proc, err := brokerproc.Start(brokerproc.Options{Path: keybrokerPath, Args: args, Files: files, Log: logw})
 	logw.Close() // the keybroker holds its own copy
 	for _, f := range files {
 		f.Close()

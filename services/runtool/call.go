@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/internal/resolve"
 )
 
@@ -22,13 +23,8 @@ type Result struct {
 }
 
 // Refusal is a call the tool refused before any sandbox started, with
-// the reason the caller sees.
-type Refusal struct {
-	Reason string
-	Hint   string
-}
-
-func (r *Refusal) Error() string { return r.Reason }
+// the reason the caller sees: Link's one refusal shape.
+type Refusal = refusal.Refusal
 
 // Run runs one command in a sandbox of its own made from the agent's
 // sandbox file, and ends everything it started before answering:

@@ -45,7 +45,7 @@ func refusedWithHint(t *testing.T, what string, code int, out, errs string) {
 	named := false
 	for _, l := range lines[1:] {
 		if !strings.HasPrefix(l, "  hint: ") {
-			t.Errorf("%s: line %q is neither the reason nor a hint", what, l)
+			t.Errorf("%s: line %q is neither the reason nor a hint:\n%s", what, l, errs)
 		}
 		for _, m := range commandNamed.FindAllStringSubmatch(l, -1) {
 			if _, err := commandPath(root, strings.Fields(m[1])); err == nil {
@@ -78,6 +78,11 @@ func TestAgentCommandsRefuseBadNames(t *testing.T) {
 	}
 	if err := os.MkdirAll(filepath.Join(agents, ".moved", "Home"), 0o700); err != nil {
 		t.Fatal(err)
+	}
+	// The first lnk agent command moves what .moved holds to History and
+	// says so: done here, so each refusal below is its command's alone.
+	if code, _, errs := runLnk(t, "agent", "list"); code != 0 {
+		t.Fatal(errs)
 	}
 	theirs, err := os.ReadFile(filepath.Join(agents, "b", "Config", "agent.toml"))
 	if err != nil {

@@ -18,6 +18,9 @@ const stopPoll = 20 * time.Millisecond
 // its harness then ending by PR_SET_PDEATHSIG. Last, what a supervisor
 // killed earlier left of a harness's group (sandbox off) is swept.
 func Stop(home string, a *caps.Agent, wait time.Duration) (bool, error) {
+	if ever, err := everStarted(home, a.ID); err != nil || !ever {
+		return false, err // never started: nothing runs, and nothing is made for it
+	}
 	sd, err := stateDir(home, a.ID)
 	if err != nil {
 		return false, err

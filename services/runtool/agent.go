@@ -31,7 +31,7 @@ func LoadAgent(home, name, lnk string) (*Agent, error) {
 		return nil, err
 	}
 	if !filepath.IsAbs(lnk) {
-		return nil, errors.New("the lnk binary's path is not absolute")
+		return nil, errors.New("the path given for Link's own program is not absolute")
 	}
 	return &Agent{Home: real, Name: a.Name, ID: a.ID, Lnk: lnk}, nil
 }

@@ -36,6 +36,9 @@ type conn struct {
 	// ends them, and they are revoked when it closes, however the peer
 	// went.
 	starts map[uint64]bool
+	// gone is closed once the reader has stopped: the peer went, broke
+	// the protocol, or the kernel drains. A Watch waits on it.
+	gone chan struct{}
 
 	wmu      sync.Mutex // serialises answers
 	inflight sync.WaitGroup
@@ -53,6 +56,7 @@ func (c *conn) stopReading() { c.sdOnce.Do(func() { unix.Shutdown(c.fd, unix.SHU
 // flight to be answered and closes the socket.
 func (c *conn) serve(ctx context.Context) {
 	defer func() {
+		close(c.gone)
 		c.waitInFlight()
 		c.endStarts()
 		c.f.Close()

@@ -35,7 +35,7 @@ func (k *Kernel) handleStatus(ctx context.Context, c *call, _ *proto.Empty) (*pr
 		Started: k.started.UTC().Format(time.RFC3339), Caps: k.caps.Len(), Requests: k.requests.Load(),
 		Starts: []proto.StartInfo{}, Brokers: k.bro.info()}
 	for s, v := range k.caps.Starts() {
-		r.Starts = append(r.Starts, proto.StartInfo{Agent: v[0].(string), Start: s, Caps: v[1].(int)})
+		r.Starts = append(r.Starts, proto.StartInfo{Agent: v[0].(string), Start: s, Caps: v[1].(int), PID: k.sbx.pid(s)})
 	}
 	sort.Slice(r.Starts, func(i, j int) bool { return r.Starts[i].Start < r.Starts[j].Start })
 	return r, nil, nil
@@ -99,6 +99,7 @@ func (k *Kernel) handleStart(ctx context.Context, c *call, req *proto.StartReque
 		k.startFSBroker(start)
 	}
 	c.conn.addStart(start) // revoked when this connection closes
+	k.sbx.begin(start, req.Agent, c.conn)
 	return reply, nil, nil
 }
 
@@ -147,6 +148,7 @@ func (k *Kernel) grantFolder(agent string, start uint64, f proto.Folder) (proto.
 
 // endStart revokes a start's capabilities and lets go of its agent folder.
 func (k *Kernel) endStart(start uint64) int {
+	k.sbx.end(start, "its start ended") // kills its sandbox, if one still runs
 	k.bro.remove(fsBrokerName(start))
 	k.dropAgentKey(start)
 	n := k.caps.Revoke(start)

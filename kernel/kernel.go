@@ -59,6 +59,8 @@ type Kernel struct {
 	agentDirs map[uint64]*os.File
 	// agentIDs are the agent IDs whose key the key broker made, by start.
 	agentIDs map[uint64]string
+	// sbx are the starts' sandboxes (sandboxes.go).
+	sbx sandboxes
 }
 
 // Run runs a kernel until ctx ends, SIGTERM or SIGINT arrives, or a stop
@@ -213,7 +215,7 @@ func (k *Kernel) accept(ctx context.Context) {
 			f.Close()
 			continue
 		}
-		c := &conn{k: k, f: f, fd: fd, peer: peer, pidfd: pidfd, sem: make(chan struct{}, maxInFlight), starts: map[uint64]bool{}}
+		c := &conn{k: k, f: f, fd: fd, peer: peer, pidfd: pidfd, sem: make(chan struct{}, maxInFlight), starts: map[uint64]bool{}, gone: make(chan struct{})}
 		k.mu.Lock()
 		if k.draining.Load() {
 			k.mu.Unlock()

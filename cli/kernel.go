@@ -188,7 +188,11 @@ func init() {
 				fmt.Fprintf(w, "capabilities\t%d\n", st.Caps)
 				fmt.Fprintf(w, "requests\t%d\n", st.Requests)
 				for _, s := range st.Starts {
-					fmt.Fprintf(w, "start %d\t%s, %d capabilities\n", s.Start, s.Agent, s.Caps)
+					sb := "no sandbox yet"
+					if s.PID != 0 {
+						sb = fmt.Sprintf("sandbox pid %d", s.PID)
+					}
+					fmt.Fprintf(w, "start %d\t%s, %d capabilities, %s\n", s.Start, s.Agent, s.Caps, sb)
 				}
 				var bs []string
 				for _, b := range st.Brokers {

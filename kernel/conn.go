@@ -36,6 +36,9 @@ type conn struct {
 	// ends them, and they are revoked when it closes, however the peer
 	// went.
 	starts map[uint64]bool
+	// ended are the starts of this connection's that the kernel ended
+	// (end-agent), with why: its End is then told so, not refused.
+	ended map[uint64]string
 	// gone is closed once the reader has stopped: the peer went, broke
 	// the protocol, or the kernel drains. A Watch waits on it.
 	gone chan struct{}
@@ -128,6 +131,30 @@ func (c *conn) takeStart(start uint64) bool {
 	ok := c.starts[start]
 	delete(c.starts, start)
 	return ok
+}
+
+// markEnded unties start from this connection as the kernel ends it,
+// remembering why for the connection's own End.
+func (c *conn) markEnded(start uint64, why string) {
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	if c.starts[start] {
+		delete(c.starts, start)
+		if c.ended == nil {
+			c.ended = map[uint64]string{}
+		}
+		c.ended[start] = why
+	}
+}
+
+// takeEnded returns why the kernel ended start, a start of this
+// connection's, once; "" if it did not.
+func (c *conn) takeEnded(start uint64) string {
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	why := c.ended[start]
+	delete(c.ended, start)
+	return why
 }
 
 // endStarts revokes every start this connection made and did not end:

@@ -162,6 +162,9 @@ func (k *Kernel) endStart(start uint64) int {
 }
 
 func (k *Kernel) handleEnd(ctx context.Context, c *call, req *proto.EndRequest) (*proto.EndReply, []*os.File, error) {
+	if why := c.conn.takeEnded(req.Start); why != "" {
+		return &proto.EndReply{Ended: why}, nil, nil // the kernel ended it (end-agent), and logged so
+	}
 	agent, ok := k.caps.Agent(req.Start)
 	if !ok || agent != req.Agent {
 		k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Start: req.Start, Request: "end", Reason: "no such start of this agent's"})

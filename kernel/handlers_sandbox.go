@@ -113,8 +113,8 @@ func (k *Kernel) handleEndAgent(ctx context.Context, c *call, req *proto.EndAgen
 	reply := &proto.EndAgentReply{}
 	why := "agent " + req.Agent + " was ended (lnk kernel end " + req.Agent + ")"
 	for _, start := range order {
+		starts[start].markEnded(start, why) // its connection's End is told why
 		killed := k.sbx.end(start, why)
-		starts[start].takeStart(start) // its connection no longer ends it
 		n := k.endStart(start)
 		reason := why
 		if killed != 0 {

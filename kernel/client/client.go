@@ -212,9 +212,16 @@ func (c *Client) Start(ctx context.Context, req *proto.StartRequest) (*proto.Sta
 
 // End revokes every capability of an agent's start.
 func (c *Client) End(ctx context.Context, agent string, start uint64) (int, error) {
+	r, err := c.EndStart(ctx, agent, start)
+	return r.Revoked, err
+}
+
+// EndStart is End with the kernel's whole reply: Ended says why when
+// the kernel had ended the start itself.
+func (c *Client) EndStart(ctx context.Context, agent string, start uint64) (*proto.EndReply, error) {
 	var r proto.EndReply
 	_, err := c.Call(ctx, proto.End, &proto.EndRequest{Agent: agent, Start: start}, &r)
-	return r.Revoked, err
+	return &r, err
 }
 
 // OpenFolder asks for the handle of one folder capability of a start

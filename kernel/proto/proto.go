@@ -151,6 +151,9 @@ type EndRequest struct {
 // EndReply says how many capabilities were revoked.
 type EndReply struct {
 	Revoked int `json:"revoked"`
+	// Ended, if set, says the kernel had ended the start already, and
+	// why (lnk kernel end AGENT): its sandbox was killed.
+	Ended string `json:"ended,omitempty"`
 }
 
 // CapRequest names a capability as an agent uses it.

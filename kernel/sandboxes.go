@@ -16,7 +16,7 @@ import (
 
 // sandboxRec is one start's sandbox, made at the start.
 type sandboxRec struct {
-	conn   *conn  // the connection that made the start, which alone attaches and watches
+	conn   *conn // the connection that made the start, which alone attaches and watches
 	agent  string
 	pid    int      // bubblewrap, once attached
 	pidfd  *os.File // pins it; nil before Attach

@@ -72,9 +72,9 @@ type Sandbox struct {
 	args    []string // bubblewrap's arguments, fd numbers as placeholders
 	cmdAt   int      // where in args lnk-init's command line begins ("--")
 	fdArgs  map[int]int
-	files   []*os.File    // handed to bubblewrap, by index; nil where raw holds it
-	raw     []int         // an fd handed as is (an /etc file: no *os.File to make), else -1
-	memory  *cgroup.Group // where the sandbox's memory cgroup is made (memory.go), nil where none
+	files   []*os.File          // handed to bubblewrap, by index; nil where raw holds it
+	raw     []int               // an fd handed as is (an /etc file: no *os.File to make), else -1
+	memory  *cgroup.Group       // where the sandbox's memory cgroup is made (memory.go), nil where none
 	held    map[string]*os.File // Options.Held
 
 	// Attached, if set, is called by Start with bubblewrap's pidfd

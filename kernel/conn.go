@@ -147,6 +147,14 @@ func (c *conn) markEnded(start uint64, why string) {
 	}
 }
 
+// endedWhy is why the kernel ended start, a start of this connection's,
+// or "" if it did not; it stays for End.
+func (c *conn) endedWhy(start uint64) string {
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	return c.ended[start]
+}
+
 // takeEnded returns why the kernel ended start, a start of this
 // connection's, once; "" if it did not.
 func (c *conn) takeEnded(start uint64) string {

@@ -25,6 +25,10 @@ func FuzzKernelRequest(f *testing.F) {
 	add(proto.Check, `{"agent":"main","handle":"0123456789abcdef0123456789abcdef"}`)
 	add(proto.Write, `{"agent":"a","handle":"00","path":"x"}`)
 	add(proto.Hold, `{}`)
+	add(proto.OpenFolder, `{"start":1,"handle":"0123456789abcdef0123456789abcdef"}`)
+	add(proto.Attach, `{"start":1}`)
+	add(proto.Watch, `{"start":18446744073709551615}`)
+	add(proto.EndAgent, `{"agent":"main"}`)
 	f.Fuzz(func(t *testing.T, b []byte, nfd uint8) {
 		rec, err := wire.ParseRecord(b, int(nfd%4))
 		if err != nil {

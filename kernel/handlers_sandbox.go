@@ -86,6 +86,9 @@ func (k *Kernel) handleAttach(ctx context.Context, c *call, req *proto.StartRef)
 func (k *Kernel) handleWatch(ctx context.Context, c *call, req *proto.StartRef) (*proto.WatchReply, []*os.File, error) {
 	r := k.sbx.get(req.Start, c.conn)
 	if r == nil {
+		if why := c.conn.endedWhy(req.Start); why != "" {
+			return &proto.WatchReply{Reason: why}, nil, nil // ended before the watch came
+		}
 		return nil, nil, k.refuseStart(c, "watch", req.Start, "no start of this connection's")
 	}
 	select {

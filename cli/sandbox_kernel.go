@@ -109,7 +109,7 @@ func sameGrants(comp *caps.Compiled, got []proto.CapInfo) error {
 	}
 	if len(diff) > 0 {
 		sort.Strings(diff)
-		return fmt.Errorf("the kernel's grants of agent %s differ from what lnk compiled (%s): they changed meanwhile", comp.AgentName, strings.Join(diff, ", "))
+		return fmt.Errorf("the kernel's grants of agent %s differ from what this run compiled (%s): they changed meanwhile", comp.AgentName, strings.Join(diff, ", "))
 	}
 	return nil
 }
@@ -144,7 +144,7 @@ func (ks *kernelStart) hook(ctx context.Context, s *sandbox.Sandbox) {
 // gone is the error of a sandbox stopped because the kernel could not
 // be reached.
 func (ks *kernelStart) gone(err error) error {
-	return Fail(ExitFailure, fmt.Errorf("the kernel's connection ended while the sandbox ran, so lnk killed it (%v)", err),
+	return Fail(ExitFailure, fmt.Errorf("the kernel's connection ended while the sandbox ran: the sandbox was killed (%v)", err),
 		"lnk kernel status", "lnk kernel run shows why in the foreground")
 }
 

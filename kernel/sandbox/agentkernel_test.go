@@ -213,7 +213,7 @@ func TestKernelKilledDuringARunLeavesNoSandbox(t *testing.T) {
 	if err := syscall.Kill(kpid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if code := r.exit(t); code != 1 || !strings.HasPrefix(r.stderr.String(), "lnk: the kernel's connection ended while the sandbox ran, so lnk killed it") {
+	if code := r.exit(t); code != 1 || !strings.HasPrefix(r.stderr.String(), "lnk: the kernel's connection ended while the sandbox ran: the sandbox was killed") {
 		t.Fatalf("lnk sandbox run exited %d, saying:\n%s", code, r.stderr.String())
 	}
 	gone(t, r.marker)

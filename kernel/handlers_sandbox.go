@@ -29,7 +29,11 @@ func (k *Kernel) handleOpenFolder(ctx context.Context, c *call, req *proto.OpenF
 	if err != nil {
 		return nil, nil, k.refuseStart(c, "open-folder", req.Start, err.Error())
 	}
-	cp, dir, err := k.caps.OpenDir(h, agent, RightRead)
+	cp, dir, err := k.caps.OpenDir(h, agent, 0)
+	if err == nil && cp.Rights&(RightRead|RightBind) == 0 {
+		dir.Close()
+		err = &Refusal{ErrNoRight, h.Short()}
+	}
 	if err == nil && cp.Start != req.Start {
 		dir.Close()
 		err = &Refusal{fmt.Errorf("the capability is another start's"), h.Short()}

@@ -154,6 +154,18 @@ func (ks *kernelStart) gone(err error) error {
 		"lnk kernel status", "lnk kernel run shows why in the foreground")
 }
 
+// dropHeld closes lnk's copies of the folders' handles once the sandbox
+// is built: it holds its own until bubblewrap has them.
+func (ks *kernelStart) dropHeld() {
+	if ks == nil {
+		return
+	}
+	for p, f := range ks.held {
+		f.Close()
+		delete(ks.held, p)
+	}
+}
+
 // finish ends the start once the sandbox has ended (the kernel revokes
 // its capabilities) and lets go of the kernel and the folders' handles.
 // It returns the kernel's word when the kernel had ended the start
@@ -166,9 +178,7 @@ func (ks *kernelStart) finish(ctx context.Context) error {
 	if ks.stop != nil {
 		ks.stop()
 	}
-	for _, f := range ks.held {
-		f.Close()
-	}
+	ks.dropHeld()
 	// Closing the connection would end the start too; End says so in
 	// the audit log as the start's own end, and says whether the kernel
 	// ended it first.

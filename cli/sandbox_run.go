@@ -251,6 +251,7 @@ network. Returns the command's exit status (128+N for signal N).`,
 				defer stopProxy(proxy)
 			}
 			s, err := buildSandboxWith(comp, args, spec.degraded, proxy, held)
+			ks.dropHeld() // the sandbox holds its own copies of the kernel's handles
 			if err != nil {
 				return auditRefusal("sandbox run", spec.agent, err)
 			}

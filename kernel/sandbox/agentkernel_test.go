@@ -324,3 +324,27 @@ func TestSandboxBindsTheKernelsHandleNotThePath(t *testing.T) {
 		t.Fatalf("a folder the kernel holds no handle of: %v", err)
 	}
 }
+
+// TestFileToolSandboxRunsWithTheKernelsHandles: lnk sandbox file --agent
+// (the file tool's sandbox) binds the kernel's handles and hands it
+// bubblewrap's pidfd too: the audit log says so, and the start is revoked
+// at its end.
+func TestFileToolSandboxRunsWithTheKernelsHandles(t *testing.T) {
+	w := agentWorld(t)
+	testenv.Bin(t, "lnk-file-tool")
+	cmd := exec.Command(testenv.Bin(t, "lnk"), "sandbox", "file", "--agent", "demo")
+	cmd.Stdin = strings.NewReader("") // no call: apply ends at once
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("lnk sandbox file --agent demo: %v\n%s", err, out)
+	}
+	log, err := os.ReadFile(filepath.Join(w.home, ".lnk", "log", "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"request":"open-folder"`, `"request":"attach"`, `"kind":"revoke","agent":"demo"`} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("the audit log has no %s:\n%s", want, log)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/audit"
 	"lnk.dev/lnk/internal/wire"
 	"lnk.dev/lnk/kernel/client"
 	"lnk.dev/lnk/kernel/proto"
@@ -60,7 +61,7 @@ func startInKernel(ctx context.Context, comp *caps.Compiled, agent string) (*ker
 	}
 	if err := sameGrants(comp, st.Caps); err != nil {
 		ks.close(ctx)
-		return nil, Refused(err, "run it again: lnk sandbox run --agent "+agent+" -- COMMAND")
+		return nil, auditRefusal("sandbox run", agent, Refused(err, "run it again: lnk sandbox run --agent "+agent+" -- COMMAND"))
 	}
 	return ks, nil
 }
@@ -137,9 +138,12 @@ func (ks *kernelStart) hook(ctx context.Context, s *sandbox.Sandbox) {
 				return // lnk itself is done with the sandbox
 			}
 			if err == nil {
-				err = ks.ended(reason)
+				err = ks.ended(reason) // the kernel logged its end
 			} else {
 				err = ks.gone(err)
+				// No kernel is left to log it: lnk does.
+				writeSandboxAudit(audit.Entry{Kind: audit.KindKernel, Agent: ks.agent, Start: ks.start, Request: "sandbox run",
+					Reason: "the kernel's connection ended while the sandbox ran: lnk killed it"})
 			}
 			ks.abort <- err
 		}()

@@ -146,6 +146,14 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 		return 0, fmt.Errorf("sandbox: start bubblewrap: %w", err)
 	}
 	s.Close() // the child holds them now
+	if s.Attached != nil && pidfd < 0 {
+		// No pidfd (Linux before 5.3): the kernel could not record the
+		// sandbox, so it does not run.
+		lw.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+		return 0, errors.New("sandbox: this system gives no pidfd of bubblewrap, which the kernel records the sandbox by")
+	}
 	if pidfd >= 0 {
 		pf := os.NewFile(uintptr(pidfd), "bwrap-pidfd")
 		defer pf.Close()

@@ -143,7 +143,7 @@ func (ks *kernelStart) hook(ctx context.Context, s *sandbox.Sandbox) {
 				err = ks.gone(err)
 				// No kernel is left to log it: lnk does.
 				writeSandboxAudit(audit.Entry{Kind: audit.KindKernel, Agent: ks.agent, Start: ks.start, Request: "sandbox run",
-					Reason: "the kernel's connection ended while the sandbox ran: lnk killed it"})
+					Reason: "the kernel's connection ended while the sandbox ran: the sandbox was killed"})
 			}
 			ks.abort <- err
 		}()

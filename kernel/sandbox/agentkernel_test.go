@@ -217,7 +217,7 @@ func TestKernelKilledDuringARunLeavesNoSandbox(t *testing.T) {
 		t.Fatalf("lnk sandbox run exited %d, saying:\n%s", code, r.stderr.String())
 	}
 	gone(t, r.marker)
-	if log, _ := os.ReadFile(filepath.Join(w.home, ".lnk", "log", "audit.log")); !strings.Contains(string(log), "the kernel's connection ended while the sandbox ran: lnk killed it") {
+	if log, _ := os.ReadFile(filepath.Join(w.home, ".lnk", "log", "audit.log")); !strings.Contains(string(log), "the kernel's connection ended while the sandbox ran: the sandbox was killed") {
 		t.Fatalf("no audit line says lnk killed the sandbox:\n%s", log)
 	}
 	code, out, errs := lnk(t, "sandbox", "run", "--agent", "demo", "--", "sh", "-c", "read l < "+filepath.Join(w.data, "f")+"; echo $l")

@@ -130,6 +130,10 @@ func (ks *kernelStart) hook(ctx context.Context, s *sandbox.Sandbox) {
 	s.Abort = ks.abort
 	s.Attached = func(pidfd *os.File) error {
 		if err := ks.cl.Attach(ctx, ks.start, pidfd); err != nil {
+			var we *wire.Error
+			if errors.As(err, &we) { // the kernel logged its refusal
+				return Refused(fmt.Errorf("the kernel did not record the sandbox, which was killed: %s", we.Message), "lnk kernel status")
+			}
 			return ks.gone(err)
 		}
 		go func() {

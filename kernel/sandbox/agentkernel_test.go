@@ -351,3 +351,64 @@ func TestFileToolSandboxRunsWithTheKernelsHandles(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedFoldersComeFromTheKernelsHandle: what lnk binds inside a
+// written folder (its .git at the top, a nested repository's .git and the
+// folder holding it) is opened beneath the kernel's handle of that
+// folder, so the folder swapped after the kernel's open changes none of
+// it; opened by their paths, the same build refuses.
+func TestNestedFoldersComeFromTheKernelsHandle(t *testing.T) {
+	w := newWorld(t)
+	for _, d := range []string{".git", "sub/.git"} {
+		if err := os.MkdirAll(filepath.Join(w.data, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, filepath.Join(w.data, "sub", ".git", "HEAD"), "kernel-opened-head")
+	for _, args := range [][]string{{"agent", "create", "demo"}, {"agent", "allow", "demo", "--write", w.data}} {
+		if code, _, errs := lnk(t, args...); code != 0 {
+			t.Fatal(errs)
+		}
+	}
+	comp, err := caps.CompileAgent(w.home, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(comp.NestedReadOnly) == 0 || len(comp.Pinned) == 0 {
+		t.Fatalf("caps found no nested repository: %+v", comp.NestedReadOnly)
+	}
+	c, err := client.Dial(context.Background(), w.home, testenv.Bin(t, "lnk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	st, err := c.Start(context.Background(), &proto.StartRequest{Agent: "demo", Folders: []proto.Folder{}, Compile: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := map[string]*os.File{}
+	for _, ci := range st.Caps {
+		got, f, err := c.OpenFolder(context.Background(), st.Start, ci.Handle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		held[got.Route] = f
+	}
+	// The same tree, another folder: every nested path now names it.
+	if err := os.Rename(w.data, w.data+".kernel-opened"); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{".git", "sub/.git"} {
+		os.MkdirAll(filepath.Join(w.data, d), 0o700)
+	}
+	write(t, filepath.Join(w.data, "sub", ".git", "HEAD"), "swapped-in-head")
+	read := []string{"sh", "-c", "read l < " + filepath.Join(w.data, "sub", ".git", "HEAD") + "; echo $l"}
+	code, out, errs := run(t, comp, sandbox.Options{Held: held}, read...)
+	if code != 0 || out != "kernel-opened-head\n" {
+		t.Fatalf("with the kernel's handles: exit %d, %q %s", code, out, errs)
+	}
+	if _, err := sandbox.Build(comp, sandbox.Options{Argv: read, InitPath: testenv.Bin(t, "lnk-init")}); err == nil {
+		t.Fatal("by their paths, the swapped folders were bound")
+	}
+}

@@ -386,16 +386,44 @@ func (s *Sandbox) granted(p string) bool {
 	return false
 }
 
-// openFolder is a granted folder's handle: a duplicate of the kernel's
-// (Options.Held) where it holds one, else path opened without a link.
+// openFolder opens path from the kernel's handles (Options.Held): a
+// duplicate of a held folder's, or beneath the nearest held folder above
+// it, never through a link and never leaving it; with no handle above it
+// (or no Held), without following a link on its whole path.
 func (s *Sandbox) openFolder(path string) (*os.File, error) {
-	h := s.held[path]
-	if h == nil {
+	if h := s.held[path]; h != nil {
+		fd, err := unix.FcntlInt(h.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: the kernel's handle of %s: %w", path, err)
+		}
+		return os.NewFile(uintptr(fd), path), nil
+	}
+	above := ""
+	for p := range s.held {
+		if strings.HasPrefix(path, p+"/") && len(p) > len(above) {
+			above = p
+		}
+	}
+	if above == "" {
 		return openNoLinks(path)
 	}
-	fd, err := unix.FcntlInt(h.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	dir, name := filepath.Split(path[len(above)+1:])
+	if dir = strings.TrimSuffix(dir, "/"); dir == "" {
+		dir = "."
+	}
+	pfd, err := ownerfile.OpenDir(int(s.held[above].Fd()), dir, unix.O_PATH)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: the kernel's handle of %s: %w", path, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrFolderChanged, path, err)
+	}
+	defer unix.Close(pfd)
+	fd, err := ownerfile.Open(pfd, name, unix.O_PATH, 0) // a link opens as itself: refused below
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrFolderChanged, path, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		unix.Close(fd)
+		return nil, fmt.Errorf("%w: %s is a link now", ErrFolderChanged, path)
 	}
 	return os.NewFile(uintptr(fd), path), nil
 }

@@ -6,7 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"lnk.dev/lnk/internal/wire"
 	"lnk.dev/lnk/kernel/client"
+	"lnk.dev/lnk/kernel/proto"
 )
 
 // lnk kernel end AGENT: the kernel ends every start of the agent, killing
@@ -40,6 +42,10 @@ func init() {
 				}
 				defer cl.Close()
 				r, err := cl.EndAgent(c.Context(), agent)
+				var we *wire.Error
+				if errors.As(err, &we) && we.Code == proto.CodeRefused {
+					return Refused(errors.New(we.Message), "lnk agent list shows the agents")
+				}
 				if err != nil {
 					return kernelErr(err)
 				}

@@ -196,6 +196,10 @@ func TestAgentSandboxIsRecordedAndEndedByTheKernel(t *testing.T) {
 	if code, out, _ := lnk(t, "kernel", "end", "demo"); code != 0 || !strings.Contains(out, "no running start") {
 		t.Fatalf("a second end: exit %d, %s", code, out)
 	}
+	if code, _, errs := lnk(t, "kernel", "end", "../demo"); code != 3 || !strings.HasPrefix(errs, "lnk: agent name \"../demo\" is not") ||
+		!strings.Contains(errs, "\n  hint: lnk agent list") {
+		t.Fatalf("a bad name: exit %d, %s", code, errs)
+	}
 	lnk(t, "kernel", "end", "other")
 	other.exit(t)
 	gone(t, other.marker)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -83,10 +84,28 @@ func runProbes(c *cobra.Command, spec *sandboxSpec, comp any) ([]probe.Result, e
 	// The check's own sandbox has a memory bound of checkMemory at
 	// most, which its probe fills: the run's (half the machine's) would
 	// take that much of the owner's memory first.
+	// An agent's check runs with the kernel's folder handles, as its
+	// run does (sandbox_kernel.go).
+	var ks *kernelStart
+	if spec.agent != "" {
+		if ks, err = startInKernel(c.Context(), cc, spec.agent); err != nil {
+			return nil, err
+		}
+		defer ks.close(context.Background())
+	}
 	s, err := buildSandboxWith(cc, []string{exe, "sandbox", "probe"}, spec.degraded, proxy,
-		func(o *sandbox.Options) { o.MemoryMax = checkMemory }, exe)
+		func(o *sandbox.Options) {
+			o.MemoryMax = checkMemory
+			if ks != nil {
+				o.Held = ks.held
+			}
+		}, exe)
+	ks.dropHeld()
 	if err != nil {
 		return nil, err
+	}
+	if ks != nil {
+		ks.hook(c.Context(), s)
 	}
 	for _, n := range s.Notices {
 		fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
@@ -106,6 +125,9 @@ func runProbes(c *cobra.Command, spec *sandboxSpec, comp any) ([]probe.Result, e
 	var out bytes.Buffer
 	code, err := s.Start(bytes.NewReader(in), &out, c.ErrOrStderr(), nil)
 	if err != nil {
+		return nil, err
+	}
+	if err := ks.finish(context.Background()); err != nil {
 		return nil, err
 	}
 	var results []probe.Result

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -223,6 +224,17 @@ network. Returns the command's exit status (128+N for signal N).`,
 			if err != nil {
 				return auditRefusal(spec.request("sandbox run"), spec.logName(), err) // sandbox_audit.go
 			}
+			// An agent's sandbox runs with what the kernel holds
+			// (sandbox_kernel.go); the kernel logs its own refusals.
+			var ks *kernelStart
+			var held func(*sandbox.Options)
+			if spec.agent != "" {
+				if ks, err = startInKernel(c.Context(), comp, spec.agent); err != nil {
+					return err
+				}
+				defer ks.close(context.Background())
+				held = func(o *sandbox.Options) { o.Held = ks.held }
+			}
 			bridge, err := startBridge(comp, spec.degraded) // nil without [tools] (sandbox_bridge.go)
 			if err != nil {
 				return err
@@ -248,7 +260,8 @@ network. Returns the command's exit status (128+N for signal N).`,
 			if proxy != nil {
 				defer stopProxy(proxy)
 			}
-			s, err := buildSandboxWith(comp, args, spec.degraded, proxy, nil)
+			s, err := buildSandboxWith(comp, args, spec.degraded, proxy, held)
+			ks.dropHeld() // the sandbox holds its own copies of the kernel's handles
 			if err != nil {
 				return auditRefusal(spec.request("sandbox run"), spec.logName(), err)
 			}
@@ -259,8 +272,11 @@ network. Returns the command's exit status (128+N for signal N).`,
 				fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
 			}
 			auditNotices(spec.request("sandbox run"), spec.logName(), s.Notices)
-			if !jsonStatus && proxy == nil {
+			if !jsonStatus && proxy == nil && ks == nil {
 				return s.Exec() // nothing of Link's needs to outlive this process
+			}
+			if ks != nil {
+				ks.hook(c.Context(), s) // the kernel records it, and may end it
 			}
 			var status func(sandbox.Status)
 			if jsonStatus {
@@ -278,6 +294,9 @@ network. Returns the command's exit status (128+N for signal N).`,
 			}
 			if err != nil {
 				return err
+			}
+			if kerr := ks.finish(context.Background()); kerr != nil {
+				return kerr // the kernel ended it: the status is not the command's
 			}
 			if perr != nil {
 				// The command ran, its connections through the proxy

@@ -30,6 +30,7 @@ var (
 	ErrOtherAgent    = errors.New("capability belongs to another agent")
 	ErrBadHandle     = errors.New("handle is not 32 hex digits")
 	ErrNoRight       = errors.New("capability does not grant that right")
+	ErrOtherStart    = errors.New("capability is another start's")
 )
 
 // Handle names a capability: 128 random bits.
@@ -60,6 +61,12 @@ type Rights uint8
 const (
 	RightRead Rights = 1 << iota
 	RightWrite
+	// RightBind alone lets lnk bind the folder into its start's sandbox
+	// (open-folder), and nothing the kernel serves: no read, no write,
+	// no fsbroker root. It is a folder of the agent's own grants (the
+	// kernel's compile) that holds Link's settings or the agents' folders,
+	// which that sandbox hides under an empty mount (--read '~').
+	RightBind
 )
 
 func (r Rights) String() string {
@@ -70,6 +77,8 @@ func (r Rights) String() string {
 		return "write"
 	case RightRead | RightWrite:
 		return "read,write"
+	case RightBind:
+		return "bind"
 	}
 	return "none"
 }
@@ -258,8 +267,8 @@ func (t *CapTable) StartDirs(start uint64) ([]StartDir, error) {
 	var out []StartDir
 	for _, h := range t.starts[start] {
 		c := t.caps[h]
-		if c == nil || c.dir == nil {
-			continue
+		if c == nil || c.dir == nil || c.Rights&(RightRead|RightWrite) == 0 {
+			continue // a bind-only folder is no fsbroker's
 		}
 		fd, err := unix.FcntlInt(c.dir.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 		if err != nil {

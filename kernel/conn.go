@@ -26,6 +26,13 @@ type conn struct {
 	// ends them, and they are revoked when it closes, however the peer
 	// went.
 	starts map[uint64]bool
+	// ended are the starts of this connection's that the kernel ended
+	// (end-agent), with why: its End is then told so, not refused.
+	ended map[uint64]string
+	// gone is closed once the connection is ending: the peer went, broke
+	// the protocol, or the kernel drains. A Watch waits on it.
+	gone     chan struct{}
+	goneOnce sync.Once
 }
 
 // newConn takes f, an accepted connection, to serve through the kernel's
@@ -36,7 +43,7 @@ func (k *Kernel) newConn(f *os.File, peer audit.Peer, pidfd *os.File) (*conn, er
 	if err != nil {
 		return nil, err
 	}
-	c := &conn{k: k, srv: srv, peer: peer, pidfd: pidfd, starts: map[uint64]bool{}}
+	c := &conn{k: k, srv: srv, peer: peer, pidfd: pidfd, starts: map[uint64]bool{}, gone: make(chan struct{})}
 	srv.OneOfMany()
 	srv.OnViolation(func(err error) {
 		k.refuse(audit.Entry{Peer: &c.peer, Reason: "connection closed: " + err.Error()})
@@ -54,6 +61,7 @@ func connOf(ctx context.Context) *conn { return ctx.Value(connKey{}).(*conn) }
 // the peer sent before is still read and answered "stopping"; requests
 // in flight finish and are answered, until the kernel's drain bound.
 func (c *conn) drain() {
+	c.leave() // a Watch answers "stopping" now, not at the drain's bound
 	c.srv.Drain(wire.Errorf(proto.CodeStopping, "the kernel is stopping"), c.k.drainExpired)
 }
 
@@ -63,6 +71,7 @@ func (c *conn) drain() {
 // the kernel's own stop is the drain, not a cancellation.
 func (c *conn) serve(ctx context.Context) {
 	defer func() {
+		c.leave()
 		c.endStarts()
 		if c.pidfd != nil {
 			c.pidfd.Close()
@@ -70,6 +79,9 @@ func (c *conn) serve(ctx context.Context) {
 	}()
 	c.srv.Serve(context.WithValue(context.WithoutCancel(ctx), connKey{}, c))
 }
+
+// leave marks the connection as ending (closes gone), once.
+func (c *conn) leave() { c.goneOnce.Do(func() { close(c.gone) }) }
 
 // addStart ties start to this connection.
 func (c *conn) addStart(start uint64) {
@@ -86,6 +98,38 @@ func (c *conn) takeStart(start uint64) bool {
 	ok := c.starts[start]
 	delete(c.starts, start)
 	return ok
+}
+
+// markEnded unties start from this connection as the kernel ends it,
+// remembering why for the connection's own End.
+func (c *conn) markEnded(start uint64, why string) {
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	if c.starts[start] {
+		delete(c.starts, start)
+		if c.ended == nil {
+			c.ended = map[uint64]string{}
+		}
+		c.ended[start] = why
+	}
+}
+
+// endedWhy is why the kernel ended start, a start of this connection's,
+// or "" if it did not; it stays for End.
+func (c *conn) endedWhy(start uint64) string {
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	return c.ended[start]
+}
+
+// takeEnded returns why the kernel ended start, a start of this
+// connection's, once; "" if it did not.
+func (c *conn) takeEnded(start uint64) string {
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	why := c.ended[start]
+	delete(c.ended, start)
+	return why
 }
 
 // endStarts revokes every start this connection made and did not end:

@@ -33,6 +33,10 @@ func FuzzKernelRequest(f *testing.F) {
 	add(proto.Stop, `{}`)
 	add(proto.Read, `{"agent":"main","handle":"0123456789abcdef0123456789abcdef","path":"notes/a.md"}`)
 	add(proto.BrokerFDs, `{}`)
+	add(proto.OpenFolder, `{"start":1,"handle":"0123456789abcdef0123456789abcdef"}`)
+	add(proto.Attach, `{"start":1}`)
+	add(proto.Watch, `{"start":18446744073709551615}`)
+	add(proto.EndAgent, `{"agent":"main"}`)
 	f.Fuzz(func(t *testing.T, b []byte, nfd uint8) {
 		rec, rt, body, err := wire.DecodeRequest(routes, b, int(nfd%4), proto.StateServing)
 		if err != nil {

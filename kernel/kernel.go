@@ -60,6 +60,8 @@ type Kernel struct {
 	agentDirs map[uint64]*os.File
 	// agentIDs are the agent IDs whose key the key broker made, by start.
 	agentIDs map[uint64]string
+	// sbx are the starts' sandboxes (sandboxes.go).
+	sbx sandboxes
 }
 
 // Run runs a kernel until ctx ends, SIGTERM or SIGINT arrives, or a stop

@@ -75,6 +75,10 @@ func (k *Kernel) table() map[wire.Type]*wire.Route {
 		handle(proto.Check, needCap, k.handleCheck),
 		handle(proto.Read, needRead, k.handleRead),
 		handle(proto.Write, needWrite, k.handleWrite),
+		handle(proto.OpenFolder, needNothing, k.handleOpenFolder), // handlers_sandbox.go
+		handle(proto.Attach, needNothing, k.handleAttach),
+		handle(proto.Watch, needNothing, k.handleWatch),
+		handle(proto.EndAgent, needNothing, k.handleEndAgent),
 	}
 	for _, r := range []route{
 		handle(proto.Hold, needNothing, k.handleHold),

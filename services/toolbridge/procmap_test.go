@@ -170,6 +170,10 @@ func runForMap(t *testing.T, env []string, ready func(), calls ...string) ([]map
 			}
 		}
 	}
+	// The owner's kernel runs already (lnk kernel start, or its systemd
+	// unit), as it holds the run's capabilities: no process of the run's.
+	// Started on demand by the run, it would be lnk's child until lnk ends.
+	lnk("", "kernel", "start")
 	args := append([]string{"sandbox", "run", "--agent", "demo", "--", filepath.Join(bin, "client"), "mcp-hold"}, calls...)
 	run := as(exec.Command(filepath.Join(bin, "lnk"), args...))
 	stdin, err := run.StdinPipe()

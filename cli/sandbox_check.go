@@ -88,7 +88,7 @@ func runProbes(c *cobra.Command, spec *sandboxSpec, comp any) ([]probe.Result, e
 	// run does (sandbox_kernel.go).
 	var ks *kernelStart
 	if spec.agent != "" {
-		if ks, err = startInKernel(c.Context(), cc, spec.agent); err != nil {
+		if ks, err = startInKernel(c.Context(), cc, spec.agent, spec.harness); err != nil {
 			return nil, err
 		}
 		defer ks.close(context.Background())

@@ -59,7 +59,7 @@ Calls are JSON lines on stdin, answers on stdout. lnk-file-tool serve
 				}
 				// The agent's folders are the kernel's (sandbox_kernel.go):
 				// the file tool's are among them.
-				ks, err := startInKernel(c.Context(), comp, agent)
+				ks, err := startInKernel(c.Context(), comp, agent, harnessProfile{})
 				if err != nil {
 					return err
 				}

@@ -40,12 +40,12 @@ type kernelStart struct {
 
 // startInKernel starts agent in the kernel and takes its folders'
 // handles; what the kernel granted must be what comp says.
-func startInKernel(ctx context.Context, comp *caps.Compiled, agent string) (*kernelStart, error) {
+func startInKernel(ctx context.Context, comp *caps.Compiled, agent string, hp harnessProfile) (*kernelStart, error) {
 	cl, err := kernelClient(ctx)
 	if err != nil {
 		return nil, err
 	}
-	st, err := cl.Start(ctx, &proto.StartRequest{Agent: agent, Folders: []proto.Folder{}, Compile: true})
+	st, err := cl.Start(ctx, &proto.StartRequest{Agent: agent, Folders: []proto.Folder{}, Compile: true, Harness: hp.name, Profile: hp.profile})
 	if err != nil {
 		cl.Close()
 		return nil, kernelStartErr(err, agent)

@@ -229,7 +229,7 @@ network. Returns the command's exit status (128+N for signal N).`,
 			var ks *kernelStart
 			var held func(*sandbox.Options)
 			if spec.agent != "" {
-				if ks, err = startInKernel(c.Context(), comp, spec.agent); err != nil {
+				if ks, err = startInKernel(c.Context(), comp, spec.agent, spec.harness); err != nil {
 					return err
 				}
 				defer ks.close(context.Background())

@@ -61,12 +61,16 @@ func (k *Kernel) handleStart(ctx context.Context, c *call, req *proto.StartReque
 		return nil, nil, wire.Errorf(proto.CodeRefused, "agent %s's folder: %v", req.Agent, err)
 	}
 	var hidden []string // what the sandbox hides: only for the kernel's own compile
+	if !req.Compile && (req.Harness != "" || req.Profile != "") {
+		adir.Close()
+		return nil, nil, wire.Errorf(proto.CodeRefused, "a harness's start is one the kernel compiles")
+	}
 	if req.Compile {
 		if len(req.Folders) > 0 || req.AgentID != "" {
 			adir.Close()
 			return nil, nil, wire.Errorf(proto.CodeRefused, "a start the kernel compiles names no folders and no agent ID")
 		}
-		comp, err := caps.CompileAgent(k.opts.Home, req.Agent)
+		comp, err := compileStart(k.opts.Home, req)
 		if err != nil {
 			adir.Close()
 			k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Reason: "grants: " + err.Error()})
@@ -220,4 +224,14 @@ func (k *Kernel) handleHold(ctx context.Context, c *call, _ *proto.Empty) (*prot
 	case <-k.drainExpired:
 	}
 	return &proto.Empty{}, nil, nil
+}
+
+// compileStart compiles the grants of a start the kernel compiles: the
+// agent's own sandbox, or with a harness and profile that harness's own
+// (caps.CompileHarness checks both names).
+func compileStart(home string, req *proto.StartRequest) (*caps.Compiled, error) {
+	if req.Harness == "" && req.Profile == "" {
+		return caps.CompileAgent(home, req.Agent)
+	}
+	return caps.CompileHarness(home, req.Agent, req.Harness, req.Profile)
 }

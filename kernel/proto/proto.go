@@ -120,6 +120,11 @@ type StartRequest struct {
 	// from the agent's Config/sandbox.toml and its harness's layer);
 	// Folders and AgentID must then be empty.
 	Compile bool `json:"compile,omitempty"`
+	// Harness and Profile, with Compile, compile a harness's own sandbox
+	// (lnk agent harness run|check: caps.CompileHarness) instead of the
+	// agent's; both empty for the agent's own.
+	Harness string `json:"harness,omitempty"`
+	Profile string `json:"profile,omitempty"`
 }
 
 // Folder is one granted folder: an absolute path and its rights.

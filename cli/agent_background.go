@@ -25,3 +25,20 @@ func endBackground(home, name string) error {
 	}
 	return nil
 }
+
+// stopBackground ends every background command of agent name's (lnk
+// agent stop and restart), keeping their records until they were told.
+func stopBackground(home, name string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	a, err := runtool.LoadAgent(home, name, filepath.Join(filepath.Dir(exe), "lnk"))
+	if err != nil {
+		return err
+	}
+	if err := a.StopAll(); err != nil {
+		return Fail(ExitFailure, fmt.Errorf("agent %s's background commands: %w", name, err), "lnk-run-tool stop-all --agent "+name+" stops them")
+	}
+	return nil
+}

@@ -171,6 +171,17 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 			fmt.Fprintln(c.ErrOrStderr(), agentlife.NoSandboxWarning(name))
 		}
 	}
+	if !a.NoSandbox {
+		// The kernel the harness's sandbox needs is started here, from
+		// the owner's terminal, when none runs: started by the
+		// supervisor's sandbox run instead, it would sit in the
+		// supervisor's tree (the unit's cgroup) and end with the agent.
+		kc, err := kernelClient(c.Context())
+		if err != nil {
+			return err
+		}
+		kc.Close()
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err

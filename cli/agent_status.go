@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -92,6 +93,15 @@ func stopAgent(home string, a *caps.Agent) (bool, error) {
 	was, err := agentlife.Stop(home, a, stopWait)
 	if err != nil {
 		return was || unitWas, Fail(ExitFailure, err, "lnk agent status "+a.Name+" shows what runs")
+	}
+	// The agent's other starts end with it: its background commands
+	// (the run tool's), then every sandbox the kernel records for it
+	// (a run tool call, a lnk sandbox run --agent by hand).
+	if err := stopBackground(home, a.Name); err != nil {
+		return true, err
+	}
+	if _, err := endAgentInKernel(context.Background(), home, a.Name); err != nil {
+		return true, err
 	}
 	return was || unitWas, nil
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -28,26 +29,9 @@ func init() {
 					return err
 				}
 				agent := args[0]
-				cl, err := client.Connect(home)
-				if errors.Is(err, client.ErrNotRunning) {
-					// No kernel, no start: a sandbox never runs unrecorded.
-					if asJSON {
-						return writeJSON(c.OutOrStdout(), map[string]int{"starts": 0, "revoked": 0, "killed": 0})
-					}
-					fmt.Fprintf(c.OutOrStdout(), "agent %s has no running start (no kernel runs)\n", agent)
-					return nil
-				}
+				r, err := endAgentInKernel(c.Context(), home, agent)
 				if err != nil {
-					return connectErr(err)
-				}
-				defer cl.Close()
-				r, err := cl.EndAgent(c.Context(), agent)
-				var we *wire.Error
-				if errors.As(err, &we) && we.Code == proto.CodeRefused {
-					return Refused(errors.New(we.Message), "lnk agent list shows the agents")
-				}
-				if err != nil {
-					return kernelErr(err)
+					return err
 				}
 				if asJSON {
 					return writeJSON(c.OutOrStdout(), r)
@@ -64,4 +48,27 @@ func init() {
 		c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 		return c
 	})
+}
+
+// endAgentInKernel has the kernel end every running start of agent (its
+// sandboxes killed, its capabilities revoked); with no kernel running
+// there is no start, and nothing is started to say so.
+func endAgentInKernel(ctx context.Context, home, agent string) (*proto.EndAgentReply, error) {
+	cl, err := client.Connect(home)
+	if errors.Is(err, client.ErrNotRunning) {
+		return &proto.EndAgentReply{}, nil // no kernel, no start: a sandbox never runs unrecorded
+	}
+	if err != nil {
+		return nil, connectErr(err)
+	}
+	defer cl.Close()
+	r, err := cl.EndAgent(ctx, agent)
+	var we *wire.Error
+	if errors.As(err, &we) && we.Code == proto.CodeRefused {
+		return nil, Refused(errors.New(we.Message), "lnk agent list shows the agents")
+	}
+	if err != nil {
+		return nil, kernelErr(err)
+	}
+	return r, nil
 }

@@ -96,6 +96,11 @@ func newWorld(t *testing.T, name, mode string) *world {
 		t.Fatal(err)
 	}
 	w.self = self
+	// The kernel runs as the owner's service would, before any agent:
+	// not one of the supervisor's processes (lnk agent start starts one
+	// outside the supervisor when none runs; in the foreground the
+	// supervisor is that same process).
+	w.mustLnk("kernel", "start")
 	w.mustLnk("agent", "create", name)
 	w.mustLnk("agent", "allow", name, "--command", self)
 	a, err := readAgentID(w.home, name)

@@ -118,6 +118,9 @@ func (a *Agent) Stop(thread, id string) (*Record, error) {
 // StopAll stops every background command of the agent, whichever
 // conversation started it: the agent's stop, restart, move and delete.
 func (a *Agent) StopAll() error {
+	if !a.hasStore() {
+		return nil // never started one: nothing to stop, and nothing is made
+	}
 	all, err := a.records()
 	if err != nil {
 		return err

@@ -6,6 +6,16 @@ GO    ?= go
 export GOFLAGS := -buildvcs=false
 
 BINARIES := $(patsubst cmd/%/,%,$(wildcard cmd/*/))
+# lnk version names the commit it was built from (cli/version.go).
+VERSION  := $(shell git describe --always --dirty 2>/dev/null)
+COMMIT   := $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS  := -X lnk.dev/lnk/cli.version=$(VERSION) -X lnk.dev/lnk/cli.commit=$(COMMIT)
+# make install: every binary into $(PREFIX)/bin (lnk finds its helpers
+# beside itself), completions and man pages under $(PREFIX)/share, and
+# the manifest make uninstall removes by (scripts/install.sh).
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+INSTALL  := GO="$(GO)" BIN="$(BIN)" PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh
 # Built CGO_ENABLED=0: static, no ld.so or libc to map at every start.
 # lnk links no cgo of its own (net and os/user fall back to pure Go);
 # lnk-netbroker embeds its seccomp filter as BPF (cmd/lnk-netbroker/filter.go);
@@ -13,7 +23,7 @@ BINARIES := $(patsubst cmd/%/,%,$(wildcard cmd/*/))
 # the brokers that link libseccomp stay dynamic.
 STATIC   := lnk-init lnk lnk-netbroker lnk-file-tool
 
-.PHONY: all deps build vet test test-go test-user demo bench fuzz clean
+.PHONY: all deps build vet test test-go test-user demo bench fuzz clean install uninstall deb
 
 all: build
 
@@ -24,7 +34,7 @@ build:
 	@mkdir -p $(BIN)
 	@for b in $(BINARIES); do \
 	  if echo " $(STATIC) " | grep -q " $$b "; then cgo=0; else cgo=1; fi; \
-	  CGO_ENABLED=$$cgo $(GO) build -trimpath -o $(BIN)/$$b ./cmd/$$b || exit 1; \
+	  CGO_ENABLED=$$cgo $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/$$b ./cmd/$$b || exit 1; \
 	done
 
 vet:
@@ -47,6 +57,16 @@ bench: deps build
 
 fuzz:
 	@scripts/fuzz.sh
+
+install: build
+	@$(INSTALL) install
+
+uninstall:
+	@$(INSTALL) uninstall
+
+# lnk_<version>_<arch>.deb in $(BIN) (scripts/deb.sh).
+deb: build
+	@GO="$(GO)" BIN="$(BIN)" scripts/deb.sh
 
 clean:
 	rm -rf $(BIN)

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/BurntSushi/toml"
 	"golang.org/x/sys/unix"
@@ -26,6 +25,14 @@ type Agent struct {
 	Owner   string `toml:"owner" json:"owner"`
 	Harness string `toml:"harness,omitempty" json:"harness,omitempty"`
 	Created string `toml:"created" json:"created"`
+
+	// NoSandbox is the agent's one setting that turns its sandbox off
+	// (lnk agent start --no-sandbox, until --sandbox): agent_start.go.
+	NoSandbox bool `toml:"no_sandbox,omitempty" json:"no_sandbox,omitempty"`
+	// Start is [start]: the program lnk agent start runs (agent_start.go).
+	Start *AgentStart `toml:"start,omitempty" json:"start,omitempty"`
+	// Ports is [ports]: the agent's block of localhost ports.
+	Ports *PortBlock `toml:"ports,omitempty" json:"ports,omitempty"`
 }
 
 // layoutFor is the layout under home, with home's own links resolved (the
@@ -41,6 +48,20 @@ func layoutFor(home string) (Layout, error) {
 	return Layout{Home: real}, nil
 }
 
+// isID reports whether s is an ID as NewID makes them: 32 lowercase hex
+// digits.
+func isID(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // NewID is a random 128-bit ID, 32 lowercase hex digits.
 func NewID() string {
 	var b [16]byte
@@ -51,14 +72,15 @@ func NewID() string {
 }
 
 // CreateAgent makes agent name under home: ~/Link/Agents/<name>/{Home,
-// Home/work, Agent, Config} and Agent's collections (Collections) (0700),
-// Config/agent.toml and an empty Config/sandbox.toml (0600).
+// Home/work, Agent, Config, Harnesses} and Agent's collections
+// (Collections) (0700), Config/agent.toml and an empty Config/sandbox.toml
+// (0600), and ~/.lnk/agents/<name>/logs (0700).
 func CreateAgent(home, name string) (*Agent, error) {
 	if err := CheckName(name); err != nil {
 		return nil, err
 	}
 	if strings.HasPrefix(name, ".") {
-		return nil, at(ErrBadName, name, "an agent's name can't start with '.'")
+		return nil, at(ErrBadName, name, "an agent's name can't start with '.': lnk agent list shows the agents")
 	}
 	l, err := layoutFor(home)
 	if err != nil {
@@ -76,7 +98,7 @@ func CreateAgent(home, name string) (*Agent, error) {
 		}
 		return nil, err
 	}
-	dirs := []string{l.FilesDir(name), filepath.Join(l.FilesDir(name), "work"), l.OwnDir(name), l.ConfigDir(name)}
+	dirs := []string{l.FilesDir(name), filepath.Join(l.FilesDir(name), "work"), l.OwnDir(name), l.ConfigDir(name), filepath.Join(dir, "Harnesses")}
 	for _, c := range Collections {
 		dirs = append(dirs, filepath.Join(l.OwnDir(name), c))
 	}
@@ -94,6 +116,9 @@ func CreateAgent(home, name string) (*Agent, error) {
 		return nil, err
 	}
 	if err := writeFileAtomic(l.SandboxFile(name), []byte(sandboxHeader)); err != nil {
+		return nil, err
+	}
+	if err := makeLogsDir(l, name); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -114,12 +139,19 @@ func LoadAgent(home, name string) (*Agent, error) {
 }
 
 func loadAgent(l Layout, name string) (*Agent, error) {
+	if strings.HasPrefix(name, ".") {
+		// ~/Link/Agents/.<name> are Link's own (an older Link's .moved):
+		// never an agent, never made into one.
+		return nil, at(ErrBadName, quote(name), "an agent's name can't start with '.': lnk agent list shows the agents")
+	}
 	if kind, err := Resolve(l.AgentDir(name)); err != nil || kind != KindDir {
-		if errors.Is(err, ErrMissing) {
+		switch {
+		case errors.Is(err, ErrMissing):
 			return nil, fmt.Errorf("%w: %s", ErrNoAgent, name)
-		}
-		if err == nil {
-			err = fmt.Errorf("%s is not a folder", l.AgentDir(name))
+		case errors.Is(err, ErrSymlink):
+			return nil, at(ErrSymlink, quote(l.AgentDir(name)), "an agent's folder is never a link to another's: lnk agent list shows the agents")
+		case err == nil:
+			return nil, at(ErrAgentFile, quote(l.AgentDir(name)), "it is not a folder: lnk agent list shows the agents")
 		}
 		return nil, err
 	}
@@ -141,8 +173,12 @@ func loadAgent(l Layout, name string) (*Agent, error) {
 		return nil, fmt.Errorf("%s: %v", l.AgentFile(name), oneLine(err.Error()))
 	}
 	_ = md
-	if a.Name != name || len(a.ID) != 32 {
-		return nil, fmt.Errorf("%s: names agent %q with id %q, not %q", l.AgentFile(name), a.Name, a.ID, name)
+	if a.Name != name || !isID(a.ID) {
+		// Another agent's agent.toml copied in would make this one
+		// that agent; an ID of any other form names paths (its sockets,
+		// its records) it could lead out of.
+		return nil, at(ErrAgentFile, fmt.Sprintf("%s (agent %q, id %q)", quote(l.AgentFile(name)), quote(a.Name), quote(a.ID)),
+			"lnk agent list shows the agents; remove this agent.toml and Link makes it again, with a new ID, at the agent's next use")
 	}
 	return &a, nil
 }
@@ -175,32 +211,6 @@ func ListAgents(home string) ([]Agent, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
-}
-
-// DeleteAgent moves agent name's folder to ~/Link/History/Agents as
-// <name>-<id>-<time>, and returns where it went.
-func DeleteAgent(home, name string) (string, error) {
-	if err := CheckName(name); err != nil {
-		return "", err
-	}
-	l, err := layoutFor(home)
-	if err != nil {
-		return "", err
-	}
-	a, err := loadAgent(l, name)
-	if err != nil {
-		return "", err
-	}
-	for _, d := range []string{l.History(), l.HistoryAgents()} {
-		if err := mkdirPrivate(d); err != nil {
-			return "", err
-		}
-	}
-	dest := filepath.Join(l.HistoryAgents(), fmt.Sprintf("%s-%s-%s", name, a.ID[:8], time.Now().UTC().Format("20060102T150405.000000000")))
-	if err := moveNoLinks(l.AgentDir(name), dest); err != nil {
-		return "", &os.PathError{Op: "move", Path: l.AgentDir(name), Err: err}
-	}
-	return dest, nil
 }
 
 // SetHarness records in agent name's Config/agent.toml the harness that

@@ -226,8 +226,8 @@ func TestDenyHeldByHarness(t *testing.T) {
 	// Its hint names the file to change, not a command that does not exist
 	// (cli's TestEveryCommandNamedExists walks every lnk … named).
 	var r *Refusal
-	if !errors.As(err, &r) || !strings.Contains(r.Hint(), l.HarnessFile("hx")) || strings.Contains(r.Hint(), "lnk ") {
-		t.Fatalf("hint: %q", r.Hint())
+	if !errors.As(err, &r) || !strings.Contains(r.Hint, l.HarnessFile("hx")) || strings.Contains(r.Hint, "lnk ") {
+		t.Fatalf("hint: %q", r.Hint)
 	}
 	if _, err := Deny(home, "h", Grants{Ports: []string{"3000"}}); err != nil {
 		t.Fatal(err)

@@ -24,6 +24,15 @@ type Compiled struct {
 	// FilesDir is the agent's files folder, ~/Link/Agents/<name>/Home
 	// (empty without an agent).
 	FilesDir string `json:"files_dir,omitempty"`
+	// Harness, HarnessHome and Profile are set for a harness's own
+	// sandbox (CompileHarness, harness.go): the harness whose layer is
+	// joined, its home ~/Link/Agents/<name>/Harnesses/<harness>, written
+	// and the sandbox's HOME, and the name its calls are logged under
+	// beside the agent's, <harness>-run or <harness>-check. All empty
+	// for the agent's own sandbox.
+	Harness     string `json:"harness,omitempty"`
+	HarnessHome string `json:"harness_home,omitempty"`
+	Profile     string `json:"profile,omitempty"`
 
 	// Folders are the folders granted, each with its rights. No two name
 	// the same path; a read-only folder is never inside a written one.

@@ -86,22 +86,6 @@ func writeFile(path string, data []byte, noReplace bool) error {
 	return nil
 }
 
-// moveNoLinks renames from to to (never replacing), each reached through
-// no link: the folders holding them are opened by ownerfile.OpenPath.
-func moveNoLinks(from, to string) error {
-	fdir, err := ownerfile.OpenPath(filepath.Dir(from), unix.O_PATH|unix.O_DIRECTORY)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fdir)
-	tdir, err := ownerfile.OpenPath(filepath.Dir(to), unix.O_PATH|unix.O_DIRECTORY)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(tdir)
-	return ownerfile.Rename(fdir, filepath.Base(from), tdir, filepath.Base(to), unix.RENAME_NOREPLACE)
-}
-
 // mkdirPrivate makes path (0700) if missing and checks it is a folder
 // reached through no link.
 func mkdirPrivate(path string) error {

@@ -70,6 +70,9 @@ func nameOK(name string) bool {
 // that isn't letters, digits, '-', '_' and '.', or is "." or "..".
 func CheckName(name string) error {
 	if !nameOK(name) || name == "." || name == ".." {
+		if name == "" {
+			return at(ErrBadName, `""`)
+		}
 		return at(ErrBadName, quote(name))
 	}
 	return nil

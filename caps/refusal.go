@@ -1,43 +1,25 @@
 package caps
 
-import "fmt"
+import (
+	"fmt"
 
-// Refusal is a grant refused by a rule. Each rule has one sentinel below;
-// errors.Is(err, ErrDotFolder) tells a refusal by that rule apart from any
-// other, and errors.As gives the path and hint.
-type Refusal struct {
-	rule string // the rule's short name, e.g. "dot-folder"
-	why  string // what the rule keeps closed, one lowercase phrase
-	Path string // the path or name refused ("" on a sentinel)
-	hint string
-}
+	"lnk.dev/lnk/internal/refusal"
+)
 
-func (r *Refusal) Error() string {
-	if r.Path == "" {
-		return r.why
-	}
-	return fmt.Sprintf("refused %s: %s (rule %s)", r.Path, r.why, r.rule)
-}
+// Refusal is a grant refused by a rule: Link's one refusal shape
+// (internal/refusal). Each rule has one sentinel below; errors.Is(err,
+// ErrDotFolder) tells a refusal by that rule apart from any other, and
+// errors.As gives its rule and hint. A refusal of a path names it in its
+// Reason.
+type Refusal = refusal.Refusal
 
-// Rule names the rule that refused.
-func (r *Refusal) Rule() string { return r.rule }
-
-// Hint is a command or sentence that would do what was meant, or "".
-func (r *Refusal) Hint() string { return r.hint }
-
-// Is matches the sentinel of the same rule.
-func (r *Refusal) Is(target error) bool {
-	t, ok := target.(*Refusal)
-	return ok && t.Path == "" && t.rule == r.rule
-}
-
-func rule(name, why string) *Refusal { return &Refusal{rule: name, why: why} }
+func rule(name, why string) *Refusal { return refusal.Sentinel(name, why) }
 
 // at makes a refusal of sentinel s for path p, with an optional hint.
 func at(s *Refusal, p string, hint ...string) *Refusal {
-	r := &Refusal{rule: s.rule, why: s.why, Path: p}
+	r := &Refusal{Reason: fmt.Sprintf("refused %s: %s (rule %s)", p, s.Reason, s.Rule), Rule: s.Rule}
 	if len(hint) > 0 {
-		r.hint = hint[0]
+		r.Hint = hint[0]
 	}
 	return r
 }
@@ -62,6 +44,7 @@ var (
 	ErrOtherAgent   = rule("other-agent", "another agent's folder is never granted")
 	ErrOwnAgentDir  = rule("own-agent-folder", "the agent's own folder outside its Home (its settings, memory and jobs) is never granted")
 	ErrHarnessHome  = rule("harness-home", "a harness's home is never granted: no harness reaches another's")
+	ErrLooseHome    = rule("loose-harness-home", "a harness's home is the owner's alone (mode 700): one another user owns or may open is never run in")
 	ErrHidden       = rule("hidden", "~/Link/History and ~/Link/Teams stay hidden; a team's folder is granted only as [teams.<team>]")
 	ErrOnPath       = rule("on-path", "a folder on the owner's PATH (or holding one) can't be written: what is put there runs outside the sandbox")
 	ErrSessionDir   = rule("session-sockets", "the session's runtime folder (/run/user/<uid>: systemd, D-Bus, the ssh agent) is never granted")
@@ -99,7 +82,10 @@ var (
 
 	// Agents.
 	ErrAgentExists   = rule("agent-exists", "an agent of that name already exists")
+	ErrAgentFile     = rule("agent-file", "an agent's folder holds another agent's agent.toml, or one whose id is not 32 lowercase hex digits")
 	ErrHeldByHarness = rule("held-by-harness", "the harness's grant still holds it")
+	// ErrLayout (layout_check.go) and ErrMachineFile (machine.go) are
+	// declared beside what they check.
 )
 
 // AllRules lists every rule's sentinel, for documentation and for the
@@ -107,10 +93,10 @@ var (
 var AllRules = []*Refusal{
 	ErrNUL, ErrDotDot, ErrEmptyPath, ErrSymlink, ErrMissing, ErrBadPath,
 	ErrHomeFolder, ErrHoldsHome, ErrDotFolder, ErrLaunchAgents, ErrLinkSettings,
-	ErrLinkOwn, ErrOtherAgent, ErrOwnAgentDir, ErrHarnessHome, ErrHidden,
+	ErrLinkOwn, ErrOtherAgent, ErrOwnAgentDir, ErrHarnessHome, ErrLooseHome, ErrHidden,
 	ErrHoldsHidden, ErrOnPath, ErrSessionDir, ErrReadInsideWrite, ErrNestedLink, ErrNestedOutside, ErrScanBound, ErrBadName, ErrNamespaceName, ErrOwnTool,
 	ErrStrangerTool, ErrHarnessOnly, ErrBadAsk, ErrBadCommand, ErrBadHost,
 	ErrBadPort, ErrAllPorts, ErrBadMode, ErrBadLimit, ErrNotEnforced, ErrDenyInternet, ErrSpecLink,
 	ErrSpecNotRegular, ErrSpecSyntax, ErrSpecUnknownKey, ErrSpecWrongType,
-	ErrSpecTooBig, ErrAgentExists, ErrHeldByHarness,
+	ErrSpecTooBig, ErrAgentExists, ErrAgentFile, ErrHeldByHarness, ErrLayout, ErrMachineFile,
 }

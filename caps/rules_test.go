@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/internal/testenv"
 )
 
@@ -29,13 +30,25 @@ func hit(t *testing.T, err error, want *Refusal) {
 		return
 	}
 	if !errors.Is(err, want) {
-		t.Fatalf("got %v, want a refusal by rule %s", err, want.Rule())
+		t.Fatalf("got %v, want a refusal by rule %s", err, want.Rule)
 	}
-	var r interface{ Rule() string }
-	if !errors.As(err, &r) || r.Rule() != want.Rule() {
-		t.Fatalf("error %v carries no Rule() %s", err, want.Rule())
+	if ruleOf(err) != want.Rule {
+		t.Fatalf("error %v carries no rule %s", err, want.Rule)
 	}
-	covered[want.Rule()] = true
+	covered[want.Rule] = true
+}
+
+// ruleOf is the rule err names: a refusal's (internal/refusal) or a spec
+// error's.
+func ruleOf(err error) string {
+	if r := refusal.RuleOf(err); r != "" {
+		return r
+	}
+	var se *SpecError
+	if errors.As(err, &se) {
+		return se.Rule()
+	}
+	return ""
 }
 
 // TestFolderRules is the table of rules on [files] grants: each case is

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
+
+	"lnk.dev/lnk/internal/refusal"
 )
 
 // MaxSpecSize is the largest spec file read: a sandbox spec is a few
@@ -180,8 +182,7 @@ func (e *SpecError) Rule() string { return e.rule }
 
 // Is lets errors.Is(err, ErrSpecUnknownKey) and the like tell the kind.
 func (e *SpecError) Is(target error) bool {
-	r, ok := target.(*Refusal)
-	return ok && r.Path == "" && r.rule == e.rule
+	return refusal.Matches(target, e.rule)
 }
 
 // typeErrRE is compiled at first use, not at every lnk start.

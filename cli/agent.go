@@ -61,15 +61,25 @@ func init() {
 	register("agent", func() *cobra.Command {
 		return &cobra.Command{
 			Use:               "delete NAME",
-			Short:             "Delete an agent: its folders go to ~/Link/History/Agents",
+			Short:             "Delete an agent: stopped first; its own folder (Agent/), Home and logs go to ~/Link/History/Agents for keep_moved (30 days); its Config/ and harnesses' homes are removed",
 			Args:              cobra.ExactArgs(1),
 			ValidArgsFunction: completeAgents,
 			RunE: func(c *cobra.Command, args []string) error {
+				// A running agent is stopped first, with everything its
+				// harness started (agent_status.go).
+				if a, err := caps.LoadAgent(os.Getenv("HOME"), args[0]); err == nil {
+					if _, err := stopAgent(os.Getenv("HOME"), a); err != nil {
+						return err
+					}
+				}
+				if err := endBackground(os.Getenv("HOME"), args[0]); err != nil { // agent_background.go
+					return agentErr(err, args[0])
+				}
 				dest, err := caps.DeleteAgent(os.Getenv("HOME"), args[0])
 				if err != nil {
 					return agentErr(err, args[0])
 				}
-				fmt.Fprintf(c.OutOrStdout(), "deleted agent %s; its folders are in %s\n", args[0], dest)
+				fmt.Fprintf(c.OutOrStdout(), "deleted agent %s; its own folder, Home and logs are in %s, kept for keep_moved (lnk machine show)\n", args[0], dest)
 				return nil
 			},
 		}
@@ -82,11 +92,37 @@ func agentErr(err error, name string) error {
 	if errors.Is(err, caps.ErrNoAgent) {
 		return Fail(ExitMissing, err, "lnk agent list shows the agents", "lnk agent create "+name+" makes it")
 	}
-	var h interface{ Hint() string }
-	if errors.As(err, &h) && h.Hint() != "" {
-		return Refused(err, strings.ReplaceAll(h.Hint(), "AGENT", name))
+	var hints []string
+	if h := hintOf(err); h != "" {
+		hints = append(hints, strings.ReplaceAll(h, "AGENT", name))
 	}
-	return err
+	var r *caps.Refusal
+	if !errors.As(err, &r) {
+		if len(hints) > 0 {
+			return Refused(err, hints...)
+		}
+		return err
+	}
+	switch {
+	case namesCommand(hints):
+	case errors.Is(err, caps.ErrBadName) && caps.CheckName(name) != nil:
+		// The agent's own name, not a tool's or a team's: never
+		// repeated in a hint, which it could fill with escapes.
+		hints = append(hints, "lnk agent list shows the agents by name")
+	default:
+		hints = append(hints, "lnk agent show "+name+" --permissions shows what it may do now")
+	}
+	return Refused(err, hints...)
+}
+
+// namesCommand reports whether one of hints names a lnk command.
+func namesCommand(hints []string) bool {
+	for _, h := range hints {
+		if strings.HasPrefix(h, "lnk ") || strings.Contains(h, " lnk ") {
+			return true
+		}
+	}
+	return false
 }
 
 // completeAgents completes an agent's name for the shell.

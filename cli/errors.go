@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"lnk.dev/lnk/internal/refusal"
 )
 
 // ExitError carries an exit code and hint lines with an error. Its
@@ -36,9 +38,15 @@ func Refused(err error, hints ...string) error {
 }
 
 // Render formats err as the owner sees it: "lnk: why", then "  hint: …".
+// A refusal (a rule's, exit 3, or any in internal/refusal's one shape,
+// wherever it was made: caps, the kernel, a broker, a service) reads
+// "lnk: refused: why", the same way whichever part refused.
 func Render(err error) string {
 	var b strings.Builder
 	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	if isRefusal(err) {
+		msg = "refused: " + strings.TrimPrefix(strings.TrimPrefix(msg, "refused: "), "refused ")
+	}
 	fmt.Fprintf(&b, "lnk: %s\n", msg)
 	var ex *ExitError
 	if errors.As(err, &ex) {
@@ -46,23 +54,61 @@ func Render(err error) string {
 			fmt.Fprintf(&b, "  hint: %s\n", h)
 		}
 	}
-	var h interface{ Hint() string }
-	if errors.As(err, &h) && h.Hint() != "" && (ex == nil || len(ex.Hints) == 0) {
-		fmt.Fprintf(&b, "  hint: %s\n", h.Hint())
+	if ex == nil || len(ex.Hints) == 0 {
+		if h := hintOf(err); h != "" {
+			fmt.Fprintf(&b, "  hint: %s\n", h)
+		}
 	}
 	return b.String()
 }
 
+// isRefusal reports whether err is a refusal: one of internal/refusal's
+// shape, or an error the command marked as a rule's (exit 3).
+func isRefusal(err error) bool {
+	if _, ok := refusal.Of(err); ok {
+		return true
+	}
+	var ex *ExitError
+	return errors.As(err, &ex) && ex.Code == ExitRefused
+}
+
+// hintOf is the first hint along err's chain: a refusal's (its Hint),
+// or one from an error with a Hint method.
+func hintOf(err error) string {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if r, ok := e.(*refusal.Refusal); ok && r.Hint != "" {
+			return r.Hint
+		}
+		if h, ok := e.(interface{ Hint() string }); ok && h.Hint() != "" {
+			return h.Hint()
+		}
+	}
+	return ""
+}
+
 // CodeOf is the exit code for err: an ExitError's own, a rule's refusal
-// (an error with a Rule() method) 3, anything else 1.
+// (a refusal naming its rule, or an error with a Rule() method) 3,
+// anything else 1.
 func CodeOf(err error) int {
 	var ex *ExitError
 	if errors.As(err, &ex) {
 		return ex.Code
 	}
 	var r interface{ Rule() string }
-	if errors.As(err, &r) {
+	if refusal.RuleOf(err) != "" || errors.As(err, &r) {
 		return ExitRefused
 	}
 	return ExitFailure
+}
+
+// ruleOf is the rule err names: a refusal's, or an error's Rule method's.
+func ruleOf(err error) string {
+	if rule := refusal.RuleOf(err); rule != "" {
+		return rule
+	}
+	var r interface{ Rule() string }
+	if errors.As(err, &r) {
+		return r.Rule()
+	}
+	return ""
 }

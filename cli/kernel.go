@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -34,7 +35,23 @@ func kernelClient(ctx context.Context) (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.Dial(ctx, home, "")
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	if filepath.Base(exe) != "lnk" {
+		// Only lnk starts a kernel (lnk kernel run): a program holding
+		// the command line (a test) would start itself.
+		c, err := client.Connect(home)
+		if errors.Is(err, client.ErrNotRunning) {
+			return nil, Fail(ExitFailure, fmt.Errorf("no kernel is running, and %s is not lnk, which would start one", filepath.Base(exe)), "lnk kernel start")
+		}
+		if err != nil {
+			return nil, connectErr(err)
+		}
+		return c, nil
+	}
+	c, err := client.Dial(ctx, home, exe)
 	if err != nil {
 		return nil, connectErr(err)
 	}
@@ -188,7 +205,11 @@ func init() {
 				fmt.Fprintf(w, "capabilities\t%d\n", st.Caps)
 				fmt.Fprintf(w, "requests\t%d\n", st.Requests)
 				for _, s := range st.Starts {
-					fmt.Fprintf(w, "start %d\t%s, %d capabilities\n", s.Start, s.Agent, s.Caps)
+					sb := "no sandbox yet"
+					if s.PID != 0 {
+						sb = fmt.Sprintf("sandbox pid %d", s.PID)
+					}
+					fmt.Fprintf(w, "start %d\t%s, %d capabilities, %s\n", s.Start, s.Agent, s.Caps, sb)
 				}
 				var bs []string
 				for _, b := range st.Brokers {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -27,6 +28,9 @@ func init() {
 					return err
 				}
 				p, err := kernel.InstallUnit(home, os.Getenv("XDG_CONFIG_HOME"), self)
+				if errors.Is(err, kernel.ErrUnitPath) {
+					return Fail(ExitFailure, err, "install Link where its path has none of them: make install (PREFIX=/usr/local), or make install PREFIX=~/.local")
+				}
 				if err != nil {
 					return Fail(ExitFailure, err)
 				}

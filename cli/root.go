@@ -56,6 +56,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	for _, g := range groups {
 		c := &cobra.Command{Use: g.name, Short: g.short, Args: cobra.NoArgs,
 			RunE: func(c *cobra.Command, args []string) error { return c.Help() }}
+		c.PersistentPreRunE = groupPreRun[g.name]
 		byPath[g.name] = c
 		root.AddCommand(c)
 	}

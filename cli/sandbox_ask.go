@@ -2,7 +2,6 @@ package cli
 
 import (
 	"os"
-	"path/filepath"
 	"time"
 
 	"lnk.dev/lnk/caps"
@@ -18,7 +17,7 @@ import (
 // variables). Its log lines become the audit log's question lines; done
 // closes once the last is written.
 func startAsking(comp *caps.Compiled, wait time.Duration, degraded bool) (*askproc.Procs, chan struct{}, error) {
-	exe, err := os.Executable()
+	askbroker, err := besideLnk("lnk-askbroker")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -31,7 +30,7 @@ func startAsking(comp *caps.Compiled, wait time.Duration, degraded bool) (*askpr
 		return nil, nil, err
 	}
 	defer logw.Close() // the broker and its launcher hold their own
-	p, err := askproc.Start(askproc.Options{Bin: filepath.Join(filepath.Dir(exe), "lnk-askbroker"), Home: comp.Home,
+	p, err := askproc.Start(askproc.Options{Bin: askbroker, Home: comp.Home,
 		Terminal: tty, Desktop: os.Environ(), Wait: wait, Degraded: degraded, Log: logw})
 	if err != nil {
 		return nil, nil, err
@@ -44,6 +43,6 @@ func startAsking(comp *caps.Compiled, wait time.Duration, degraded bool) (*askpr
 // question line of the audit log.
 func askLog(comp *caps.Compiled) (*os.File, chan struct{}, error) {
 	return brokerLog(comp, "lnk-askbroker: ", func(line string) audit.Entry {
-		return audit.Entry{Kind: audit.KindQuestion, Agent: comp.AgentName, Reason: line}
+		return audit.Entry{Kind: audit.KindQuestion, Agent: comp.LogName(), Reason: line}
 	})
 }

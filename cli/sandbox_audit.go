@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -27,9 +26,8 @@ func auditRefusal(request, agent string, err error) error {
 		return err
 	}
 	reason := err.Error()
-	var r interface{ Rule() string }
-	if errors.As(err, &r) && r.Rule() != "" {
-		reason = r.Rule() + ": " + reason
+	if rule := ruleOf(err); rule != "" {
+		reason = rule + ": " + reason
 	}
 	writeSandboxAudit(audit.Entry{Kind: audit.KindRefuse, Agent: agent, Request: request, Reason: reason})
 	return err

@@ -72,9 +72,10 @@ func startBridge(comp *caps.Compiled, degraded bool, kr *kernelRun) (*sandboxBri
 		sb.asker, sb.endAsk = p.Asker, p.Close
 	}
 	name := toolbridge.SandboxName(comp.AgentName)
+	logged := toolbridge.AuditLog(sb.log, name)
 	b := &toolbridge.Bridge{Agent: comp.AgentName, Grants: comp.Tools, Defs: tooldef.Store{Home: comp.Home},
 		Asker:      &toolbridge.OwnerAsker{Broker: sb.asker, Sandbox: name},
-		Log:        toolbridge.AuditLog(sb.log, name),
+		Log:        func(e toolbridge.Event) { e.Agent = comp.LogName(); logged(e) }, // a harness's run is logged as its own
 		OnRefusal:  func() { sb.asker.CountRefusal(name) },
 		Settings:   toolbridge.Settings{Sessions: set.ToolSessions, Idle: set.ToolIdle, Starts: set.ToolStarts},
 		AdaptProcs: true}

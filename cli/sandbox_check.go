@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -32,23 +33,29 @@ func init() {
 				if err != nil {
 					return auditRefusal("sandbox check", spec.agent, err)
 				}
-				if asJSON {
-					if err := writeJSON(c.OutOrStdout(), results); err != nil {
-						return err
-					}
-				} else {
-					probe.Table(c.OutOrStdout(), results)
-				}
-				if probe.Failed(results) {
-					return &ExitError{Code: ExitFailure, Silent: true, Err: fmt.Errorf("a probe found the sandbox open")}
-				}
-				return nil
+				return reportProbes(c, results, asJSON)
 			},
 		}
 		spec.bind(c)
 		c.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
 		return c
 	})
+}
+
+// reportProbes prints the probes' results, as JSON or a table, and
+// exits 1 when one found a way out that should be closed open.
+func reportProbes(c *cobra.Command, results []probe.Result, asJSON bool) error {
+	if asJSON {
+		if err := writeJSON(c.OutOrStdout(), results); err != nil {
+			return err
+		}
+	} else {
+		probe.Table(c.OutOrStdout(), results)
+	}
+	if probe.Failed(results) {
+		return &ExitError{Code: ExitFailure, Silent: true, Err: fmt.Errorf("a probe found the sandbox open")}
+	}
+	return nil
 }
 
 // runProbes sets up what the probes reach for outside (loopback TCP and
@@ -77,15 +84,33 @@ func runProbes(c *cobra.Command, spec *sandboxSpec, comp any) ([]probe.Result, e
 	// The check's own sandbox has a memory bound of checkMemory at
 	// most, which its probe fills: the run's (half the machine's) would
 	// take that much of the owner's memory first.
+	// An agent's check runs with the kernel's folder handles, as its
+	// run does (sandbox_kernel.go).
+	var ks *kernelStart
+	if spec.agent != "" {
+		if ks, err = startInKernel(c.Context(), cc, spec.agent, spec.harness); err != nil {
+			return nil, err
+		}
+		defer ks.close(context.Background())
+	}
 	s, err := buildSandboxWith(cc, []string{exe, "sandbox", "probe"}, spec.degraded, proxy,
-		func(o *sandbox.Options) { o.MemoryMax = checkMemory }, exe)
+		func(o *sandbox.Options) {
+			o.MemoryMax = checkMemory
+			if ks != nil {
+				o.Held = ks.held
+			}
+		}, exe)
+	ks.dropHeld()
 	if err != nil {
 		return nil, err
+	}
+	if ks != nil {
+		ks.hook(c.Context(), s)
 	}
 	for _, n := range s.Notices {
 		fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
 	}
-	auditNotices("sandbox check", spec.agent, s.Notices)
+	auditNotices(spec.request("sandbox check"), spec.logName(), s.Notices)
 	h := outside.Host
 	h.HostNet = cc.NetworkMode == "host"
 	if s.Plan.Relay != nil {
@@ -100,6 +125,9 @@ func runProbes(c *cobra.Command, spec *sandboxSpec, comp any) ([]probe.Result, e
 	var out bytes.Buffer
 	code, err := s.Start(bytes.NewReader(in), &out, c.ErrOrStderr(), nil)
 	if err != nil {
+		return nil, err
+	}
+	if err := ks.finish(context.Background()); err != nil {
 		return nil, err
 	}
 	var results []probe.Result

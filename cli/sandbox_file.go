@@ -1,10 +1,10 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -45,11 +45,10 @@ Calls are JSON lines on stdin, answers on stdout. lnk-file-tool serve
 				if err != nil {
 					return err
 				}
-				exe, err := os.Executable()
+				tool, err := besideLnk("lnk-file-tool")
 				if err != nil {
 					return err
 				}
-				tool := filepath.Join(filepath.Dir(exe), "lnk-file-tool")
 				fs, err := grants.ForAgent(comp, tool)
 				var no *grants.NoFileGrantError
 				if errors.As(err, &no) {
@@ -58,16 +57,37 @@ Calls are JSON lines on stdin, answers on stdout. lnk-file-tool serve
 				if err != nil {
 					return err
 				}
+				// The agent's folders are the kernel's (sandbox_kernel.go):
+				// the file tool's are among them.
+				ks, err := startInKernel(c.Context(), comp, agent, harnessProfile{})
+				if err != nil {
+					return err
+				}
+				defer ks.close(context.Background())
 				// apply starts no child and needs no network: it is the
 				// sandbox's PID 1, one process fewer in each session.
-				s, err := buildSandboxWith(fs.Grants, fs.Argv, degraded, nil, func(o *sandbox.Options) { o.AsPid1 = true }, tool)
+				s, err := buildSandboxWith(fs.Grants, fs.Argv, degraded, nil, func(o *sandbox.Options) {
+					o.AsPid1 = true
+					o.Held = ks.held
+				}, tool)
+				ks.dropHeld()
 				if err != nil {
 					return err
 				}
 				for _, n := range s.Notices {
 					fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
 				}
-				return s.Exec() // no proxy: nothing of Link's outlives this process
+				// lnk stays beside it, holding the kernel's connection.
+				ks.hook(c.Context(), s)
+				lockForChildren() // bubblewrap's PR_SET_PDEATHSIG comes from this thread
+				code, err := s.Start(os.Stdin, c.OutOrStdout(), c.ErrOrStderr(), nil)
+				if err != nil {
+					return err
+				}
+				if kerr := ks.finish(context.Background()); kerr != nil {
+					return kerr
+				}
+				return &ExitError{Code: code, Silent: true, Err: fmt.Errorf("exit %d", code)}
 			},
 		}
 		c.Flags().StringVar(&agent, "agent", "", "the agent whose files")

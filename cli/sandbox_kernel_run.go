@@ -20,18 +20,20 @@ import (
 )
 
 // A run for an agent (lnk sandbox run --agent) starts none of Link's
-// brokers itself: the kernel (started on demand) makes the agent's start
-// from the agent's own grants, and starts, as its children, the run's
+// brokers itself: on the start the kernel made from the agent's own
+// grants (sandbox_kernel.go, on its connection), it starts, as its
+// children, the run's
 // proxy with the key broker of its sealed secrets, and its ask broker
 // with the dialog launcher (kernel/start_brokers.go). lnk is handed only
 // what the sandbox and the tool bridge use: the proxy's relay channel
 // (lnk made it and keeps the sending end), what the sandbox is told of
-// the proxy, and the ask broker's channel. The start is this
-// connection's: it ends, and the brokers with it, when lnk ends it or
-// is gone. A run of flag grants (no --agent) still starts its proxy and
+// the proxy, and the ask broker's channel. The brokers end with the
+// start (lnk ends it, or is gone); one that dies ends the start, and
+// the kernel kills the sandbox through its pidfd. A run of flag grants (no --agent) still starts its proxy and
 // ask broker in lnk (SECURITY.md, known gaps).
 
-// kernelRun is an agent's start the kernel holds for this run.
+// kernelRun is the brokers of an agent's start the kernel holds for
+// this run; c is the start's connection (kernelStart's), not its own.
 type kernelRun struct {
 	c     *client.Client
 	agent string
@@ -43,25 +45,15 @@ type kernelRun struct {
 	why   string
 }
 
-// beginKernelRun makes the agent's start in the kernel when its run
-// needs a broker: a proxy, a sealed secret or a tool. Nil when it needs
-// none, or for a run of flag grants.
-func beginKernelRun(agent string, comp *caps.Compiled) (*kernelRun, error) {
-	if agent == "" || !(sandbox.NeedsProxy(comp) || len(comp.Tools) > 0 || holdsSecretsFile(comp.Home)) {
-		return nil, nil
+// beginKernelRun readies the brokers of the agent's start ks (made by
+// startInKernel, on its connection) when its run needs one: a proxy, a
+// sealed secret or a tool. Nil when it needs none, or for a run of flag
+// grants (no start).
+func beginKernelRun(ks *kernelStart, comp *caps.Compiled) *kernelRun {
+	if ks == nil || !(sandbox.NeedsProxy(comp) || len(comp.Tools) > 0 || holdsSecretsFile(comp.Home)) {
+		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := kernelClient(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var rep proto.StartReply
-	if _, err := c.Call(ctx, proto.Start, &proto.StartRequest{Agent: agent, Compile: true}, &rep); err != nil {
-		c.Close()
-		return nil, kernelErr(err)
-	}
-	return &kernelRun{c: c, agent: agent, start: rep.Start, ended: make(chan struct{})}, nil
+	return &kernelRun{c: ks.cl, agent: ks.agent, start: ks.start, ended: make(chan struct{})}
 }
 
 // holdsSecretsFile reports whether secrets.toml is there (a sealed
@@ -74,17 +66,6 @@ func holdsSecretsFile(home string) bool {
 	}
 	wire.CloseFiles(files)
 	return len(files) >= 2
-}
-
-// Close ends the start (its brokers stop) and the connection.
-func (r *kernelRun) Close() {
-	if r == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	r.c.Call(ctx, proto.End, &proto.EndRequest{Agent: r.agent, Start: r.start}, &proto.EndReply{})
-	r.c.Close() // the kernel ends the start anyway once this closes
 }
 
 // Ended is closed when the kernel has ended the run's brokers (nil for

@@ -1,11 +1,11 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -27,7 +27,8 @@ type sandboxSpec struct {
 	agent    string
 	file     string
 	degraded bool
-	tools    toolNames // every --tool given (tool_flag.go)
+	tools    toolNames      // every --tool given (tool_flag.go)
+	harness  harnessProfile // lnk agent harness run|check: the harness's own sandbox (agent_harness.go)
 }
 
 func (s *sandboxSpec) bind(c *cobra.Command) {
@@ -76,7 +77,7 @@ func (s *sandboxSpec) compileFrom(c *cobra.Command, home, cwd string) (*caps.Com
 	case s.file != "" && !s.g.Empty():
 		return nil, Usage("--sandbox-file takes no other grants", "write them into the file")
 	case s.agent != "":
-		comp, err := caps.CompileAgent(home, s.agent)
+		comp, err := s.harness.compile(home, s.agent)
 		if errors.Is(err, caps.ErrNoAgent) {
 			return nil, Fail(ExitMissing, err, "lnk agent list shows the agents")
 		}
@@ -99,13 +100,13 @@ func buildSandbox(comp *caps.Compiled, argv []string, degraded bool, proxy *sand
 // buildSandboxWith is buildSandbox with the options adjusted by with
 // (nil: as they are) before the sandbox is built.
 func buildSandboxWith(comp *caps.Compiled, argv []string, degraded bool, proxy *sandbox.Proxy, with func(*sandbox.Options), extra ...string) (*sandbox.Sandbox, error) {
-	exe, err := os.Executable()
+	initPath, err := lnkProgram("lnk-init")
 	if err != nil {
 		return nil, err
 	}
 	cwd, _ := os.Getwd()
 	opt := sandbox.Options{
-		Argv: argv, Dir: cwd, InitPath: filepath.Join(filepath.Dir(exe), "lnk-init"),
+		Argv: argv, Dir: cwd, InitPath: initPath,
 		Degraded: degraded, ExtraExec: extra,
 	}
 	if proxy != nil {
@@ -123,6 +124,13 @@ func buildSandboxWith(comp *caps.Compiled, argv []string, degraded bool, proxy *
 		return nil, Fail(ExitNoSandbox, err, missing.Hint())
 	case errors.Is(err, sandbox.ErrFolderChanged):
 		return nil, Refused(err, "check the folder, then run again")
+	case err == nil:
+		// Checked once the grants and the command are taken, so that a
+		// refusal of what was asked comes before a fault of the install.
+		if _, err := besideLnk("lnk-init"); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	return s, err
 }
@@ -160,15 +168,15 @@ func newProxy(kr *kernelRun, comp *caps.Compiled, degraded bool, bridge *sandbox
 		return nil, nil, nil
 	}
 	lockForChildren()
-	exe, err := os.Executable()
+	netbroker, err := besideLnk("lnk-netbroker")
 	if err != nil {
 		return nil, nil, err
 	}
-	stderr, err := proxyStderr(comp.Home, comp.AgentName)
+	stderr, err := proxyStderr(comp.Home, comp.LogName())
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := sandbox.NewProxy(comp, filepath.Join(filepath.Dir(exe), "lnk-netbroker"), degraded, stderr, bridge, sk)
+	p, err := sandbox.NewProxy(comp, netbroker, degraded, stderr, bridge, sk)
 	if err != nil {
 		proxyLogs.Wait()
 		return nil, nil, err
@@ -194,8 +202,11 @@ func lockForChildren() { runtime.LockOSThread() }
 func init() { register("sandbox", newSandboxRun) }
 
 // newSandboxRun makes `lnk sandbox run` (RunSandboxRun builds it alone).
-func newSandboxRun() *cobra.Command {
-	var spec sandboxSpec
+func newSandboxRun() *cobra.Command { return sandboxRunCommand(new(sandboxSpec)) }
+
+// sandboxRunCommand is `lnk sandbox run` with its grants in spec; lnk
+// agent harness run runs its RunE with a harness's (agent_harness.go).
+func sandboxRunCommand(spec *sandboxSpec) *cobra.Command {
 	var jsonStatus bool
 	c := &cobra.Command{
 		Use:   "run [spec flags | --agent NAME | --sandbox-file FILE] -- COMMAND...",
@@ -217,15 +228,22 @@ network. Returns the command's exit status (128+N for signal N).`,
 			cloexec.MarkInherited()
 			comp, err := spec.compile(c)
 			if err != nil {
-				return auditRefusal("sandbox run", spec.agent, err) // sandbox_audit.go
+				return auditRefusal(spec.request("sandbox run"), spec.logName(), err) // sandbox_audit.go
+			}
+			// An agent's sandbox runs with what the kernel holds
+			// (sandbox_kernel.go); the kernel logs its own refusals.
+			var ks *kernelStart
+			var held func(*sandbox.Options)
+			if spec.agent != "" {
+				if ks, err = startInKernel(c.Context(), comp, spec.agent, spec.harness); err != nil {
+					return err
+				}
+				defer ks.close(context.Background())
+				held = func(o *sandbox.Options) { o.Held = ks.held }
 			}
 			// An agent's brokers are the kernel's children, its start's
 			// (sandbox_kernel_run.go); nil for flag grants.
-			kr, err := beginKernelRun(spec.agent, comp)
-			if err != nil {
-				return err // the kernel logged its refusal
-			}
-			defer kr.Close()
+			kr := beginKernelRun(ks, comp)
 			bridge, err := startBridge(comp, spec.degraded, kr) // nil without [tools] (sandbox_bridge.go)
 			if err != nil {
 				return err
@@ -233,7 +251,7 @@ network. Returns the command's exit status (128+N for signal N).`,
 			defer bridge.Close()
 			keys, err := startSealed(comp, spec.degraded, kr) // nil without sealed secrets
 			if err != nil {
-				return auditRefusal("sandbox run", spec.agent, err)
+				return auditRefusal(spec.request("sandbox run"), spec.logName(), err)
 			}
 			defer keys.Close()
 			// lnk readies the proxy (its socket, secret and relay
@@ -251,9 +269,10 @@ network. Returns the command's exit status (128+N for signal N).`,
 			if proxy != nil {
 				defer stopProxy(proxy)
 			}
-			s, err := buildSandboxWith(comp, args, spec.degraded, proxy, nil)
+			s, err := buildSandboxWith(comp, args, spec.degraded, proxy, held)
+			ks.dropHeld() // the sandbox holds its own copies of the kernel's handles
 			if err != nil {
-				return auditRefusal("sandbox run", spec.agent, err)
+				return auditRefusal(spec.request("sandbox run"), spec.logName(), err)
 			}
 			if launch != nil {
 				s.Started = launch // the proxy starts beside bubblewrap's setup
@@ -262,9 +281,12 @@ network. Returns the command's exit status (128+N for signal N).`,
 			for _, n := range s.Notices {
 				fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
 			}
-			auditNotices("sandbox run", spec.agent, s.Notices)
-			if !jsonStatus && proxy == nil {
+			auditNotices(spec.request("sandbox run"), spec.logName(), s.Notices)
+			if !jsonStatus && proxy == nil && ks == nil {
 				return s.Exec() // nothing of Link's needs to outlive this process
+			}
+			if ks != nil {
+				ks.hook(c.Context(), s) // the kernel records it, and may end it
 			}
 			var status func(sandbox.Status)
 			if jsonStatus {
@@ -283,8 +305,11 @@ network. Returns the command's exit status (128+N for signal N).`,
 			if err != nil {
 				return err
 			}
+			if kerr := ks.finish(context.Background()); kerr != nil {
+				return kerr // the kernel ended it: the status is not the command's
+			}
 			if kerr := kr.endedErr(); kerr != nil {
-				perr = kerr
+				perr = kerr // its brokers ended under the command
 			}
 			if perr != nil {
 				// The command ran, its connections through the proxy

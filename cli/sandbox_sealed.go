@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -76,8 +75,11 @@ func startSealed(comp *caps.Compiled, degraded bool, kr *kernelRun) (*runKeys, e
 		return nil, nil
 	}
 	lockForChildren() // the key broker's parent thread (sandbox_run.go)
-	exe, err := os.Executable()
+	keybrokerPath, err := besideLnk("lnk-keybroker")
 	if err != nil {
+		for _, f := range files {
+			f.Close()
+		}
 		return nil, err
 	}
 	args := []string{"--agent", comp.AgentID}
@@ -91,7 +93,7 @@ func startSealed(comp *caps.Compiled, degraded bool, kr *kernelRun) (*runKeys, e
 		}
 		return nil, err
 	}
-	proc, err := brokerproc.Start(brokerproc.Options{Path: filepath.Join(filepath.Dir(exe), "lnk-keybroker"), Args: args, Files: files, Log: logw})
+	proc, err := brokerproc.Start(brokerproc.Options{Path: keybrokerPath, Args: args, Files: files, Log: logw})
 	logw.Close() // the keybroker holds its own copy
 	for _, f := range files {
 		f.Close()
@@ -140,7 +142,7 @@ func startSealed(comp *caps.Compiled, degraded bool, kr *kernelRun) (*runKeys, e
 // done closes once the keybroker's last line is written.
 func keybrokerLog(comp *caps.Compiled) (*os.File, chan struct{}, error) {
 	return brokerLog(comp, "lnk-keybroker: ", func(line string) audit.Entry {
-		e := audit.Entry{Kind: audit.KindUse, Agent: comp.AgentName, Request: "sealed secret", Route: "keybroker", Reason: line}
+		e := audit.Entry{Kind: audit.KindUse, Agent: comp.LogName(), Request: "sealed secret", Route: "keybroker", Reason: line}
 		if strings.HasPrefix(line, "refused") {
 			e.Kind = audit.KindRefuse
 		}

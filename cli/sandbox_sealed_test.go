@@ -42,7 +42,7 @@ func TestSealedSecretWithHostNetworkRefused(t *testing.T) {
 		t.Helper()
 		got := run("", 3, "sandbox", "run", "--agent", "main", "--", "echo", "ran")
 		for _, want := range []string{
-			`lnk: agent main holds sealed secrets (GITHUB_TOKEN) and [network] mode = "host" leaves it no proxy`,
+			`lnk: refused: agent main holds sealed secrets (GITHUB_TOKEN) and [network] mode = "host" leaves it no proxy`,
 			"  hint: lnk agent deny main --network-mode host\n",
 			"  hint: lnk secret remove GITHUB_TOKEN --agent main\n",
 		} {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -127,15 +126,7 @@ func toolAddCommand() *cobra.Command {
 // a name looked up on the PATH the tool is saved with, where another
 // program of that name could stand.
 func mcpRemotePath() (string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	p := filepath.Join(filepath.Dir(exe), "lnk-mcp-remote")
-	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
-		return "", Fail(ExitFailure, fmt.Errorf("Link's client of a tool at a URL is not beside lnk: %s", p), "install Link again: lnk-mcp-remote is one of its programs")
-	}
-	return p, nil
+	return besideLnk("lnk-mcp-remote")
 }
 
 // headerValue is one --header as the secret LNK_MCP_HEADER_<n> holds,

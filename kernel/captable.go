@@ -9,20 +9,19 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/refusal"
 )
 
-// Refusal is a rule's refusal of a capability use: errors.Is tells which
-// rule ([ErrUnknownHandle], [ErrRevokedHandle], [ErrOtherAgent]).
-type Refusal struct {
-	Reason error
-	Handle string // the handle's short id, as logged
+// Refusal is a rule's refusal of a capability use (Link's one refusal
+// shape, internal/refusal): errors.Is tells which rule
+// ([ErrUnknownHandle], [ErrRevokedHandle], [ErrOtherAgent]).
+type Refusal = refusal.Refusal
+
+// capRefused is rule's refusal of the handle whose short id is handle.
+func capRefused(rule error, handle string) *Refusal {
+	return &Refusal{Reason: fmt.Sprintf("capability %s: %v", handle, rule), Rule: rule.Error(), Err: rule}
 }
-
-func (r *Refusal) Error() string { return fmt.Sprintf("capability %s: %v", r.Handle, r.Reason) }
-func (r *Refusal) Unwrap() error { return r.Reason }
-
-// Rule names the rule that refused.
-func (r *Refusal) Rule() string { return r.Reason.Error() }
 
 // The rules a capability use can fail.
 var (
@@ -31,6 +30,7 @@ var (
 	ErrOtherAgent    = errors.New("capability belongs to another agent")
 	ErrBadHandle     = errors.New("handle is not 32 hex digits")
 	ErrNoRight       = errors.New("capability does not grant that right")
+	ErrOtherStart    = errors.New("capability is another start's")
 )
 
 // Handle names a capability: 128 random bits.
@@ -61,6 +61,12 @@ type Rights uint8
 const (
 	RightRead Rights = 1 << iota
 	RightWrite
+	// RightBind alone lets lnk bind the folder into its start's sandbox
+	// (open-folder), and nothing the kernel serves: no read, no write,
+	// no fsbroker root. It is a folder of the agent's own grants (the
+	// kernel's compile) that holds Link's settings or the agents' folders,
+	// which that sandbox hides under an empty mount (--read '~').
+	RightBind
 )
 
 func (r Rights) String() string {
@@ -71,6 +77,8 @@ func (r Rights) String() string {
 		return "write"
 	case RightRead | RightWrite:
 		return "read,write"
+	case RightBind:
+		return "bind"
 	}
 	return "none"
 }
@@ -148,12 +156,12 @@ func (t *CapTable) lookup(h Handle, agent string) (Cap, error) {
 	c, ok := t.caps[h]
 	if !ok {
 		if _, was := t.revoked[h]; was {
-			return Cap{}, &Refusal{ErrRevokedHandle, h.Short()}
+			return Cap{}, capRefused(ErrRevokedHandle, h.Short())
 		}
-		return Cap{}, &Refusal{ErrUnknownHandle, h.Short()}
+		return Cap{}, capRefused(ErrUnknownHandle, h.Short())
 	}
 	if c.Agent != agent {
-		return Cap{}, &Refusal{ErrOtherAgent, h.Short()}
+		return Cap{}, capRefused(ErrOtherAgent, h.Short())
 	}
 	cc := *c
 	cc.dir = nil
@@ -170,11 +178,11 @@ func (t *CapTable) OpenDir(h Handle, agent string, need Rights) (Cap, *os.File, 
 		return c, nil, err
 	}
 	if c.Rights&need != need {
-		return c, nil, &Refusal{ErrNoRight, h.Short()}
+		return c, nil, capRefused(ErrNoRight, h.Short())
 	}
 	d := t.caps[h].dir
 	if d == nil {
-		return c, nil, &Refusal{ErrNoRight, h.Short()}
+		return c, nil, capRefused(ErrNoRight, h.Short())
 	}
 	fd, err := unix.FcntlInt(d.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
@@ -259,8 +267,8 @@ func (t *CapTable) StartDirs(start uint64) ([]StartDir, error) {
 	var out []StartDir
 	for _, h := range t.starts[start] {
 		c := t.caps[h]
-		if c == nil || c.dir == nil {
-			continue
+		if c == nil || c.dir == nil || c.Rights&(RightRead|RightWrite) == 0 {
+			continue // a bind-only folder is no fsbroker's
 		}
 		fd, err := unix.FcntlInt(c.dir.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 		if err != nil {

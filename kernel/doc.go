@@ -13,7 +13,9 @@
 // read and answered "stopping", and a request already being handled
 // finishes and its answer is written before its connection closes (bounded
 // by [Options].Drain); then the brokers are stopped, the socket removed
-// and the audit log closed.
+// and the audit log closed. Each connection is served by internal/wire's
+// one record server, the one every broker uses, and the drain is its
+// [wire.Server.Drain].
 //
 // # Security
 //
@@ -43,8 +45,8 @@
 // connection it trusts no record: a malformed, truncated or oversized
 // record, an unknown type, a type not permitted now, or a wrong fd count
 // closes the connection and is logged; a handle that does not exist, was
-// revoked at its start's end, or is another agent's is refused (a typed
-// [Refusal]) and logged.
+// revoked at its start's end, or is another agent's is refused (a
+// [Refusal], Link's one refusal shape, internal/refusal) and logged.
 //
 // It refuses a root that is a link, is another uid's, or is looser than
 // the spec's mode (~/.lnk and its folders 0700; ~/Link and ~/Link/Agents
@@ -52,7 +54,19 @@
 // A start's folder that is reached through a link, or that is or
 // holds ~/.lnk (HOME, /), lies inside it, holds ~/Link/Agents, is another
 // agent's folder or inside one, or lies in ~/Link/History is refused: by
-// its path, then by the opened folder itself (folders.go).
+// its path, then by the opened folder itself (folders.go). One exception:
+// a read-only folder of the kernel's own compile that holds ~/.lnk or
+// ~/Link/Agents, which that compile says the sandbox hides (--read '~'),
+// is a bind-only capability (bindonly.go): handed to the start's sandbox,
+// and never read, written or served by the kernel or a broker.
+//
+// A start's sandbox (lnk sandbox run --agent) is bound from the folder
+// handles the kernel hands its connection (open-folder); lnk hands the
+// kernel bubblewrap's pidfd (attach, a live child of lnk's only), and the
+// kernel kills the sandbox through it when the start ends: lnk kernel end
+// AGENT (end-agent), the connection's end, the kernel's stop. A watch
+// answers lnk then, which kills it too; lnk kills it as well if the
+// kernel's connection ends (handlers_sandbox.go, sandboxes.go).
 //
 // The audit log gets one line per grant, revocation, capability use,
 // refusal (with its reason) and broker restart; never a file's contents,

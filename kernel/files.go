@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"lnk.dev/lnk/helpers/fsbroker/fs"
+	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/internal/resolve"
 	"lnk.dev/lnk/internal/wire"
 	"lnk.dev/lnk/kernel/proto"
@@ -101,21 +102,11 @@ func (k *Kernel) fsClient(ctx context.Context, cp Cap) (*fs.Client, error) {
 func fsErr(err error) error {
 	var re *resolve.Error
 	if errors.As(err, &re) && re.Kind != nil {
-		return &pathRefusal{wire: wire.Errorf(proto.CodeRefused, "%v", err), kind: re.Kind.Error()}
+		// The caller is told the path; the audit log only the rule.
+		return &refusal.Refusal{Reason: err.Error(), Rule: re.Kind.Error(), Err: wire.Errorf(proto.CodeRefused, "%v", err)}
 	}
 	return brokerErr("file", err)
 }
-
-// pathRefusal is the resolver's refusal: the caller is told the path,
-// the audit log only the rule (a path inside a folder is an argument).
-type pathRefusal struct {
-	wire *wire.Error
-	kind string
-}
-
-func (p *pathRefusal) Error() string     { return p.wire.Error() }
-func (p *pathRefusal) Unwrap() error     { return p.wire }
-func (p *pathRefusal) LogReason() string { return p.kind }
 
 // handleRead opens a file beneath a folder capability through the file
 // broker; the open fd goes back to the caller, the data never through

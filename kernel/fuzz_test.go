@@ -8,10 +8,11 @@ import (
 	"lnk.dev/lnk/kernel/proto"
 )
 
-// FuzzKernelRequest feeds datagrams to the kernel's request decoding (the
-// record layer, then the kernel's table and strict bodies): it never
-// panics, every refusal is a protocol violation, and what it accepts
-// encodes back to a body that decodes the same.
+// FuzzKernelRequest feeds datagrams to the kernel's request decoding as
+// the shared record server does it (the record layer, then the kernel's
+// table and strict bodies): it never panics, every refusal is a protocol
+// violation, and what it accepts encodes back to a body that decodes the
+// same.
 func FuzzKernelRequest(f *testing.F) {
 	k := &Kernel{opts: Options{Testing: true}}
 	routes := k.table()
@@ -27,28 +28,39 @@ func FuzzKernelRequest(f *testing.F) {
 	add(proto.Hold, `{}`)
 	add(proto.RunProxy, `{"agent":"main","start":3,"degraded":true,"tool_bridge":false}`)
 	add(proto.RunAsk, `{"agent":"main","start":3,"wait":"2m0s","terminal":false,"desktop":["DISPLAY=:1"]}`)
+	// The rest of the table as the shared server serves it: inline
+	// (status), with a reply fd (read), and the stop that runs after its
+	// answer.
+	add(proto.Status, `{}`)
+	add(proto.Stop, `{}`)
+	add(proto.Read, `{"agent":"main","handle":"0123456789abcdef0123456789abcdef","path":"notes/a.md"}`)
+	add(proto.BrokerFDs, `{}`)
+	add(proto.OpenFolder, `{"start":1,"handle":"0123456789abcdef0123456789abcdef"}`)
+	add(proto.Attach, `{"start":1}`)
+	add(proto.Watch, `{"start":18446744073709551615}`)
+	add(proto.EndAgent, `{"agent":"main"}`)
 	f.Fuzz(func(t *testing.T, b []byte, nfd uint8) {
-		rec, err := wire.ParseRecord(b, int(nfd%4))
-		if err != nil {
-			return
-		}
-		rt, body, err := decodeRequest(routes, rec)
+		rec, rt, body, err := wire.DecodeRequest(routes, b, int(nfd%4), proto.StateServing)
 		if err != nil {
 			if !errors.Is(err, wire.ErrProtocol) {
 				t.Fatalf("refusal %v is not a protocol violation", err)
 			}
 			return
 		}
-		if rec.NFD < rt.spec.FDs || rec.NFD > max(rt.spec.FDs, rt.spec.MaxFDs) {
-			t.Fatalf("%s accepted with %d fds", rt.spec.Name, rec.NFD)
+		if rec.NFD < rt.FDs || rec.NFD > max(rt.FDs, rt.MaxFDs) {
+			t.Fatalf("%s accepted with %d fds", rt.Name, rec.NFD)
 		}
 		again, err := wire.Marshal(body)
 		if err != nil {
 			t.Fatal(err)
 		}
 		rec.Body = again
-		if _, _, err := decodeRequest(routes, rec); err != nil {
-			t.Fatalf("%s: re-encoded body refused: %v (%s)", rt.spec.Name, err, again)
+		b2, err := wire.AppendRecord(nil, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, err := wire.DecodeRequest(routes, b2, rec.NFD, proto.StateServing); err != nil {
+			t.Fatalf("%s: re-encoded body refused: %v (%s)", rt.Name, err, again)
 		}
 	})
 }

@@ -35,7 +35,7 @@ func (k *Kernel) handleStatus(ctx context.Context, c *call, _ *proto.Empty) (*pr
 		Started: k.started.UTC().Format(time.RFC3339), Caps: k.caps.Len(), Requests: k.requests.Load(),
 		Starts: []proto.StartInfo{}, Brokers: k.bro.info()}
 	for s, v := range k.caps.Starts() {
-		r.Starts = append(r.Starts, proto.StartInfo{Agent: v[0].(string), Start: s, Caps: v[1].(int)})
+		r.Starts = append(r.Starts, proto.StartInfo{Agent: v[0].(string), Start: s, Caps: v[1].(int), PID: k.sbx.pid(s)})
 	}
 	sort.Slice(r.Starts, func(i, j int) bool { return r.Starts[i].Start < r.Starts[j].Start })
 	return r, nil, nil
@@ -60,19 +60,25 @@ func (k *Kernel) handleStart(ctx context.Context, c *call, req *proto.StartReque
 		k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Reason: "agent folder: " + err.Error()})
 		return nil, nil, wire.Errorf(proto.CodeRefused, "agent %s's folder: %v", req.Agent, err)
 	}
-	var comp *caps.Compiled
+	var comp *caps.Compiled // the kernel's own compile: its run's brokers
+	var hidden []string     // what the sandbox hides: only for the kernel's own compile
+	if !req.Compile && (req.Harness != "" || req.Profile != "") {
+		adir.Close()
+		return nil, nil, wire.Errorf(proto.CodeRefused, "a harness's start is one the kernel compiles")
+	}
 	if req.Compile {
 		if len(req.Folders) > 0 || req.AgentID != "" {
 			adir.Close()
 			return nil, nil, wire.Errorf(proto.CodeRefused, "a start the kernel compiles names no folders and no agent ID")
 		}
-		comp, err = caps.CompileAgent(k.opts.Home, req.Agent)
+		comp, err = compileStart(k.opts.Home, req)
 		if err != nil {
 			adir.Close()
 			k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Reason: "grants: " + err.Error()})
 			return nil, nil, wire.Errorf(proto.CodeRefused, "%s's grants: %v", req.Agent, err)
 		}
 		req.AgentID = comp.AgentID
+		hidden = comp.Hidden
 		for _, f := range comp.Folders {
 			req.Folders = append(req.Folders, proto.Folder{Path: f.Path, Read: f.Access.Read || f.Access.Write, Write: f.Access.Write})
 		}
@@ -82,38 +88,49 @@ func (k *Kernel) handleStart(ctx context.Context, c *call, req *proto.StartReque
 	k.agentDirs[start] = adir
 	k.mu.Unlock()
 	reply := &proto.StartReply{Start: start, Caps: []proto.CapInfo{}}
+	served := 0 // folders the fsbroker serves: every one but a bind-only
 	for _, f := range req.Folders {
-		ci, err := k.grantFolder(req.Agent, start, f)
+		ci, err := k.grantFolder(req.Agent, start, f, hidden)
 		if err != nil {
 			k.endStart(start)
 			k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Route: f.Path, Reason: err.Error()})
 			return nil, nil, wire.Errorf(proto.CodeRefused, "%v", err)
 		}
 		reply.Caps = append(reply.Caps, ci)
+		if ci.Rights != RightBind.String() {
+			served++
+		}
 	}
 	if err := k.makeAgentKey(ctx, start, req.Agent, req.AgentID); err != nil {
 		k.endStart(start)
 		k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Route: "agent key", Reason: err.Error()})
 		return nil, nil, err
 	}
-	if len(req.Folders) > 0 {
+	if served > 0 {
 		k.startFSBroker(start)
 	}
 	if comp != nil {
 		k.beginRun(start, comp) // its proxy and ask broker (start_brokers.go)
 	}
 	c.conn.addStart(start) // revoked when this connection closes
+	k.sbx.begin(start, req.Agent, c.conn)
 	return reply, nil, nil
 }
 
 // grantFolder opens one granted folder, never through a link, and makes
-// it a capability of the start.
-func (k *Kernel) grantFolder(agent string, start uint64, f proto.Folder) (proto.CapInfo, error) {
+// it a capability of the start. A read-only folder that holds Link's
+// settings or the agents' folders, each of which hidden names (what the
+// kernel's compile says its sandbox hides), is granted bind-only
+// (RightBind, bindonly.go); with hidden nil it is refused.
+func (k *Kernel) grantFolder(agent string, start uint64, f proto.Folder, hidden []string) (proto.CapInfo, error) {
 	if !filepath.IsAbs(f.Path) || filepath.Clean(f.Path) != f.Path {
 		return proto.CapInfo{}, fmt.Errorf("folder %q is not an absolute, clean path", f.Path)
 	}
-	if err := k.checkFolder(agent, f.Path); err != nil {
-		return proto.CapInfo{}, err
+	bind := !f.Write && k.holdsOnlyHidden(f.Path, hidden)
+	if !bind {
+		if err := k.checkFolder(agent, f.Path); err != nil {
+			return proto.CapInfo{}, err
+		}
 	}
 	var rights Rights
 	if f.Read {
@@ -121,6 +138,9 @@ func (k *Kernel) grantFolder(agent string, start uint64, f proto.Folder) (proto.
 	}
 	if f.Write {
 		rights |= RightWrite
+	}
+	if bind && rights != 0 {
+		rights = RightBind
 	}
 	if rights == 0 {
 		return proto.CapInfo{}, fmt.Errorf("folder %s is granted no right", f.Path)
@@ -133,7 +153,7 @@ func (k *Kernel) grantFolder(agent string, start uint64, f proto.Folder) (proto.
 		return proto.CapInfo{}, fmt.Errorf("open folder %s: %w", f.Path, err)
 	}
 	dir := os.NewFile(uintptr(fd), f.Path)
-	if root, err := k.heldRoot(fd); err != nil || root != "" {
+	if root, err := k.heldRoot(fd); err != nil || (root != "" && !bind) {
 		dir.Close()
 		if err != nil {
 			return proto.CapInfo{}, fmt.Errorf("folder %s: where it lies cannot be learned: %w", f.Path, err)
@@ -151,6 +171,7 @@ func (k *Kernel) grantFolder(agent string, start uint64, f proto.Folder) (proto.
 
 // endStart revokes a start's capabilities and lets go of its agent folder.
 func (k *Kernel) endStart(start uint64) int {
+	k.sbx.end(start, "its start ended") // kills its sandbox, if one still runs
 	k.bro.remove(fsBrokerName(start))
 	k.dropAgentKey(start)
 	n := k.caps.Revoke(start)
@@ -165,6 +186,9 @@ func (k *Kernel) endStart(start uint64) int {
 }
 
 func (k *Kernel) handleEnd(ctx context.Context, c *call, req *proto.EndRequest) (*proto.EndReply, []*os.File, error) {
+	if why := c.conn.takeEnded(req.Start); why != "" {
+		return &proto.EndReply{Ended: why}, nil, nil // the kernel ended it (end-agent), and logged so
+	}
 	agent, ok := k.caps.Agent(req.Start)
 	if !ok || agent != req.Agent {
 		k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Start: req.Start, Request: "end", Reason: "no such start of this agent's"})
@@ -205,4 +229,14 @@ func (k *Kernel) handleHold(ctx context.Context, c *call, _ *proto.Empty) (*prot
 	case <-k.drainExpired:
 	}
 	return &proto.Empty{}, nil, nil
+}
+
+// compileStart compiles the grants of a start the kernel compiles: the
+// agent's own sandbox, or with a harness and profile that harness's own
+// (caps.CompileHarness checks both names).
+func compileStart(home string, req *proto.StartRequest) (*caps.Compiled, error) {
+	if req.Harness == "" && req.Profile == "" {
+		return caps.CompileAgent(home, req.Agent)
+	}
+	return caps.CompileHarness(home, req.Agent, req.Harness, req.Profile)
 }

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/internal/audit"
+	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/internal/wire"
 	"lnk.dev/lnk/kernel/proto"
 )
@@ -40,7 +41,7 @@ type Kernel struct {
 	roots  *Roots
 	log    *audit.Log
 	caps   *CapTable
-	routes map[wire.Type]*route
+	routes map[wire.Type]*wire.Route
 	ln     *listener
 	bro    *brokers
 
@@ -61,6 +62,8 @@ type Kernel struct {
 	agentIDs map[uint64]string
 	// runs are the compiled starts' brokers, by start (start_brokers.go).
 	runs map[uint64]*startRun
+	// sbx are the starts' sandboxes (sandboxes.go).
+	sbx sandboxes
 }
 
 // Run runs a kernel until ctx ends, SIGTERM or SIGINT arrives, or a stop
@@ -149,7 +152,7 @@ func (k *Kernel) shutdown(why string) {
 	k.draining.Store(true)
 	k.ln.ln.Close()
 	for c := range k.conns {
-		c.stopReading()
+		c.drain()
 	}
 	k.mu.Unlock()
 	timer := time.AfterFunc(k.opts.Drain, func() { close(k.drainExpired) })
@@ -223,12 +226,23 @@ func (k *Kernel) accept(ctx context.Context) {
 			f.Close()
 			continue
 		}
-		c := &conn{k: k, f: f, fd: fd, peer: peer, pidfd: pidfd, sem: make(chan struct{}, maxInFlight), starts: map[uint64]bool{}}
 		k.mu.Lock()
 		if k.draining.Load() {
 			k.mu.Unlock()
 			f.Close()
+			if pidfd != nil {
+				pidfd.Close()
+			}
 			return
+		}
+		c, err := k.newConn(f, peer, pidfd)
+		if err != nil {
+			k.mu.Unlock()
+			k.opts.Logf("accept: %v", err)
+			if pidfd != nil {
+				pidfd.Close()
+			}
+			continue
 		}
 		k.conns[c] = struct{}{}
 		k.connWG.Add(1)
@@ -256,18 +270,18 @@ func (k *Kernel) refuse(e audit.Entry) {
 	k.record(e)
 }
 
-// dispatch runs one request: the capability it needs first, then its
-// handler; the answer is written before after runs.
-func (k *Kernel) dispatch(ctx context.Context, rt *route, rec wire.Record, cl *call, body any) {
-	c := cl.conn
-	defer wire.CloseFiles(cl.files)
-	if rt.needs != needNothing {
+// dispatch runs one request's kernel part around its handler (serve):
+// the capability it needs first, refused and logged once if it does not
+// hold; then the handler; then the use (or the handler's refusal) in the
+// audit log. What it returns is the answer the record server writes.
+func (k *Kernel) dispatch(ctx context.Context, spec wire.Spec, needs need, cl *call, body any, serve func() ([]*os.File, error)) ([]*os.File, error) {
+	k.requests.Add(1)
+	if needs != needNothing {
 		agent, hs := body.(capRef).CapRef()
-		cp, dir, err := k.useCap(rt.needs, agent, hs)
+		cp, dir, err := k.useCap(needs, agent, hs)
 		if err != nil {
-			k.refuse(audit.Entry{Peer: &c.peer, Agent: agent, Request: rt.spec.Name, Cap: shortOf(hs), Reason: err.Error()})
-			c.answer(rec, nil, wire.Errorf(proto.CodeRefused, "%v", err), nil)
-			return
+			k.refuse(audit.Entry{Peer: &cl.conn.peer, Agent: agent, Request: spec.Name, Cap: shortOf(hs), Reason: err.Error()})
+			return nil, wire.Errorf(proto.CodeRefused, "%v", err)
 		}
 		cl.cap, cl.dir = cp, dir
 		defer func() {
@@ -276,35 +290,45 @@ func (k *Kernel) dispatch(ctx context.Context, rt *route, rec wire.Record, cl *c
 			}
 		}()
 	}
-	resp, files, err := rt.serve(ctx, cl, body)
-	if rt.needs != needNothing {
-		e := audit.Entry{Kind: audit.KindUse, Agent: cl.cap.Agent, Start: cl.cap.Start, Request: rt.spec.Name,
+	files, err := serve()
+	if needs != needNothing {
+		e := audit.Entry{Kind: audit.KindUse, Agent: cl.cap.Agent, Start: cl.cap.Start, Request: spec.Name,
 			Cap: cl.cap.Handle.Short(), Rights: cl.cap.Rights.String(), Route: cl.cap.Route}
 		if err != nil {
+			// A refusal that names its rule is logged by it: a path
+			// refused inside a folder is an argument, not for the log.
 			e.Kind, e.Reason = audit.KindRefuse, err.Error()
-			var lr interface{ LogReason() string }
-			if errors.As(err, &lr) {
-				e.Reason = lr.LogReason()
+			if rule := refusal.RuleOf(err); rule != "" {
+				e.Reason = rule
 			}
 		}
 		k.record(e)
 	}
-	var ref *Refusal
-	if errors.As(err, &ref) {
-		err = wire.Errorf(proto.CodeRefused, "%v", err)
+	return files, answerError(err)
+}
+
+// answerError is what the peer is told of a handler's error: a
+// [*wire.Error] as its own code, any other refusal as "refused",
+// anything else as "failed"; the message is the whole error.
+func answerError(err error) error {
+	var we *wire.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &we):
+		return err
 	}
-	c.answer(rec, resp, err, files)
-	wire.CloseFiles(files)
-	if cl.after != nil {
-		cl.after()
+	if _, ok := refusal.Of(err); ok {
+		return wire.Errorf(proto.CodeRefused, "%v", err)
 	}
+	return &wire.Error{Code: proto.CodeFailed, Message: err.Error()}
 }
 
 // useCap looks up the capability a request names, with the rights needs.
 func (k *Kernel) useCap(needs need, agent, hs string) (Cap, *os.File, error) {
 	h, err := ParseHandle(hs)
 	if err != nil {
-		return Cap{}, nil, &Refusal{err, shortOf(hs)}
+		return Cap{}, nil, capRefused(err, shortOf(hs))
 	}
 	switch needs {
 	case needRead:

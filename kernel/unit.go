@@ -1,10 +1,12 @@
 package kernel
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -36,20 +38,58 @@ WantedBy=default.target
 `
 }
 
-// systemdQuote quotes a path for ExecStart, escaping what systemd reads
-// specially.
+// systemdQuote quotes lnk's path as the executable of ExecStart= and
+// ExecStop=: in double quotes (a space stays in the path), % doubled
+// (systemd expands specifiers there). $ stays as it is: systemd expands
+// no variable in the executable, and "$$" would reach exec as two
+// dollars. A path systemd cannot take as an executable at all (unitPath)
+// never gets here.
 func systemdQuote(p string) string {
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, `%`, `%%`, `$`, `$$`)
-	return `"` + r.Replace(p) + `"`
+	return `"` + strings.ReplaceAll(p, "%", "%%") + `"`
+}
+
+// ErrUnitPath is the refusal of a path for lnk that a unit cannot name.
+var ErrUnitPath = errors.New("systemd cannot start a program from that path")
+
+// unitPath checks lnkPath can be the unit's executable: absolute, and
+// UTF-8 without a control character, a quote or a backslash, which systemd
+// refuses in an executable's name ("contains special characters"): a
+// unit written with one would fail only at its start.
+func unitPath(lnkPath string) error {
+	if !filepath.IsAbs(lnkPath) {
+		return fmt.Errorf("lnk's path %q is not absolute: %w", lnkPath, ErrUnitPath)
+	}
+	if !utf8.ValidString(lnkPath) {
+		return fmt.Errorf("lnk's path %q is not UTF-8, which systemd reads unit files as: %w", lnkPath, ErrUnitPath)
+	}
+	for _, r := range lnkPath {
+		if r < ' ' || r == 0x7f || r == '\\' || r == '"' || r == '\'' {
+			return fmt.Errorf("lnk's path %q holds %q, which systemd refuses in a program's name: %w", lnkPath, r, ErrUnitPath)
+		}
+	}
+	return nil
 }
 
 // InstallUnit writes the unit to $XDG_CONFIG_HOME/systemd/user (or
-// ~/.config/systemd/user) atomically, 0600, never through a link in its
-// place, and returns its path.
+// ~/.config/systemd/user) as WriteUserUnit does, and returns its path.
 func InstallUnit(home, configHome, lnkPath string) (string, error) {
-	if strings.ContainsAny(lnkPath, "\n\r") || !filepath.IsAbs(lnkPath) {
-		return "", fmt.Errorf("lnk's path %q is not an absolute path on one line", lnkPath)
+	if err := CheckExecPath(lnkPath); err != nil {
+		return "", err
 	}
+	return WriteUserUnit(home, configHome, UnitName, Unit(lnkPath))
+}
+
+// CheckExecPath refuses a program's path a unit's ExecStart can't name
+// (unitPath): every unit Link writes checks it first.
+func CheckExecPath(p string) error { return unitPath(p) }
+
+// SystemdQuote quotes a path for a unit's ExecStart.
+func SystemdQuote(p string) string { return systemdQuote(p) }
+
+// WriteUserUnit writes the systemd user unit name with text to
+// $XDG_CONFIG_HOME/systemd/user (or ~/.config/systemd/user) atomically,
+// 0600, never through a link in its place, and returns its path.
+func WriteUserUnit(home, configHome, name, text string) (string, error) {
 	if configHome == "" {
 		configHome = filepath.Join(home, ".config")
 	}
@@ -75,8 +115,8 @@ func InstallUnit(home, configHome, lnkPath string) (string, error) {
 		return "", fmt.Errorf("%s: %w", dir, err)
 	}
 	defer unix.Close(dfd)
-	if err := ownerfile.WriteAtomic(dfd, UnitName, []byte(Unit(lnkPath)), ownerfile.Write{Mode: 0o600}); err != nil {
-		return "", fmt.Errorf("%s: %w", filepath.Join(dir, UnitName), err)
+	if err := ownerfile.WriteAtomic(dfd, name, []byte(text), ownerfile.Write{Mode: 0o600}); err != nil {
+		return "", fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
 	}
-	return filepath.Join(dir, UnitName), nil
+	return filepath.Join(dir, name), nil
 }

@@ -137,7 +137,7 @@ func (b *Broker) ask(ctx context.Context, q *Question, now time.Time) (Decision,
 		ways = append(ways, b.cfg.Chats...)
 	}
 	if len(ways) == 0 && !inStore {
-		err := &Refusal{Sandbox: q.Sandbox, Err: ErrNoWay}
+		err := refusedAtOnce(q.Sandbox, ErrNoWay, "")
 		b.cfg.Log(fmt.Sprintf("ask refused sandbox=%q what=%q: %v", q.Sandbox, q.What, err))
 		return Decision{Reason: err.Error() + "; " + q.Allow + " lets it through"}, err
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"lnk.dev/lnk/internal/refusal"
 )
 
 // Refusals at once, before anyone is asked. Each is a *Refusal wrapping
@@ -16,23 +18,26 @@ var (
 	ErrPaused  = errors.New("this sandbox's questions are paused after too many refusals")
 )
 
-// A Refusal is a question refused at once, with why.
-type Refusal struct {
-	Sandbox string
-	Err     error
-	Detail  string
-}
+// A Refusal is a question refused at once, with why (Link's one
+// refusal shape, internal/refusal): its Err is one of the errors above,
+// its Rule "ask" (a rule's refusal, for the CLI's exit code).
+type Refusal = refusal.Refusal
 
-func (r *Refusal) Error() string {
-	if r.Detail != "" {
-		return fmt.Sprintf("sandbox %s: %v (%s)", r.Sandbox, r.Err, r.Detail)
+// refusedAtOnce is why's refusal of a question from sandbox; detail, if
+// not "", says more.
+func refusedAtOnce(sandbox string, why error, detail string) *Refusal {
+	reason := fmt.Sprintf("sandbox %s: %v", sandbox, why)
+	if detail != "" {
+		reason += " (" + detail + ")"
 	}
-	return fmt.Sprintf("sandbox %s: %v", r.Sandbox, r.Err)
+	return &Refusal{Reason: reason, Rule: "ask", Err: why}
 }
-func (r *Refusal) Unwrap() error { return r.Err }
 
-// Rule marks a refusal as a rule's, for the CLI's exit code.
-func (r *Refusal) Rule() string { return "ask" }
+// RefusedAtOnce reports whether err is a question refused at once,
+// before anyone was asked (no way to ask, too many, too fast, paused).
+func RefusedAtOnce(err error) bool {
+	return errors.Is(err, ErrNoWay) || errors.Is(err, ErrTooMany) || errors.Is(err, ErrTooFast) || errors.Is(err, ErrPaused)
+}
 
 // Limits are what one sandbox may ask. The zero value takes the defaults.
 type Limits struct {
@@ -99,14 +104,14 @@ func (lm *limiter) admit(sandbox string, now time.Time) error {
 		lm.by[sandbox] = c
 	}
 	if now.Before(c.pausedUntil) {
-		return &Refusal{sandbox, ErrPaused, "until " + c.pausedUntil.UTC().Format(time.RFC3339)}
+		return refusedAtOnce(sandbox, ErrPaused, "until "+c.pausedUntil.UTC().Format(time.RFC3339))
 	}
 	if c.waiting >= lm.l.Waiting {
-		return &Refusal{sandbox, ErrTooMany, fmt.Sprintf("at most %d", lm.l.Waiting)}
+		return refusedAtOnce(sandbox, ErrTooMany, fmt.Sprintf("at most %d", lm.l.Waiting))
 	}
 	c.asked = trim(c.asked, now.Add(-time.Minute))
 	if len(c.asked) >= lm.l.PerMinute {
-		return &Refusal{sandbox, ErrTooFast, fmt.Sprintf("at most %d a minute", lm.l.PerMinute)}
+		return refusedAtOnce(sandbox, ErrTooFast, fmt.Sprintf("at most %d a minute", lm.l.PerMinute))
 	}
 	c.asked = append(c.asked, now)
 	c.waiting++

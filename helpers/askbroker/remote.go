@@ -58,7 +58,7 @@ func (r *Remote) Ask(ctx context.Context, q *Question) (Decision, error) {
 		return Decision{Reason: "the ask broker's refusal is unknown"}, fmt.Errorf("the ask broker refused with an unknown code %q", rep.Refused)
 	}
 	d.Allow = false
-	return d, &Refusal{Sandbox: q.Sandbox, Err: why}
+	return d, refusedAtOnce(q.Sandbox, why, "")
 }
 
 // CountRefusal counts a call refused elsewhere toward sandbox's pause.

@@ -126,7 +126,7 @@ func TestOwnUnknownRefuses(t *testing.T) {
 		host, _ := ParseHost(h)
 		_, err := c.Check(context.Background(), host, 443)
 		var r *Refusal
-		if !errors.As(err, &r) || r.Status != 403 || r.Kind != KindAddress || !strings.Contains(r.Reason, h+" cannot be checked: this machine's own addresses cannot be known now") {
+		if !errors.As(err, &r) || r.Status != 403 || r.Rule != KindAddress || !strings.Contains(r.Reason, h+" cannot be checked: this machine's own addresses cannot be known now") {
 			t.Errorf("%s: %v", h, err)
 		}
 	}

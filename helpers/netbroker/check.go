@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+
+	"lnk.dev/lnk/internal/refusal"
 )
 
 // Resolver looks names up; *net.Resolver is one. Tests hand the proxy a
@@ -99,16 +101,14 @@ func (c *Checker) resolve(ctx context.Context, h Host, port uint16, judge func(C
 	default:
 		addrs, err = c.Resolver.LookupNetIP(ctx, "ip", h.Name)
 		if err != nil || len(addrs) == 0 {
-			return nil, &Refusal{Status: 502, Kind: KindUpstream,
-				Reason: fmt.Sprintf("%s does not resolve", h)}
+			return nil, &Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: fmt.Sprintf("%s does not resolve", h)}}
 		}
 	}
 	out := make([]netip.AddrPort, 0, len(addrs))
 	for _, a := range addrs {
 		cl, err := c.classify(a)
 		if err != nil {
-			return nil, &Refusal{Status: 403, Kind: KindAddress, Class: Own,
-				Reason: fmt.Sprintf("%s cannot be checked: %s", h, firstLine(err.Error()))}
+			return nil, &Refusal{Status: 403, Class: Own, Refusal: refusal.Refusal{Rule: KindAddress, Reason: fmt.Sprintf("%s cannot be checked: %s", h, firstLine(err.Error()))}}
 		}
 		if err := judge(cl); err != nil {
 			return nil, err

@@ -11,6 +11,8 @@ import (
 	"net/textproto"
 	"net/url"
 	"strings"
+
+	"lnk.dev/lnk/internal/refusal"
 )
 
 // hopHeaders are a connection's own headers, never passed on.
@@ -60,12 +62,12 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, req *http.Request, raw 
 	req.Close = true
 	upCount := &countingWriter{w: up}
 	if err := req.Write(upCount); err != nil {
-		p.refuse(c, ev, &Refusal{Status: 502, Kind: KindUpstream, Reason: "sending the request upstream failed: " + firstLine(err.Error())})
+		p.refuse(c, ev, &Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: "sending the request upstream failed: " + firstLine(err.Error())}})
 		return
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(up), req)
 	if err != nil {
-		p.refuse(c, ev, &Refusal{Status: 502, Kind: KindUpstream, Reason: "malformed answer from upstream: " + firstLine(err.Error())})
+		p.refuse(c, ev, &Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: "malformed answer from upstream: " + firstLine(err.Error())}})
 		return
 	}
 	defer resp.Body.Close()
@@ -96,15 +98,14 @@ func checkHostHeader(raw []byte, t Target) error {
 		return nil
 	case 1:
 	default:
-		return &Refusal{Status: 400, Kind: KindMismatch, Reason: "more than one Host header"}
+		return &Refusal{Status: 400, Refusal: refusal.Refusal{Rule: KindMismatch, Reason: "more than one Host header"}}
 	}
 	h, port, err := parseAuthority(hosts[0], 80)
 	if err != nil {
 		return err
 	}
 	if h != t.Host || port != t.Port {
-		return &Refusal{Status: 400, Kind: KindMismatch,
-			Reason: fmt.Sprintf("Host header %q names another host than the URL's %s", hosts[0], t.Host.HostPort(t.Port))}
+		return &Refusal{Status: 400, Refusal: refusal.Refusal{Rule: KindMismatch, Reason: fmt.Sprintf("Host header %q names another host than the URL's %s", hosts[0], t.Host.HostPort(t.Port))}}
 	}
 	return nil
 }
@@ -128,7 +129,7 @@ func filterLocalModel(req *http.Request, t Target) error {
 		return malformed("reading the request's body failed")
 	}
 	if len(body) > MaxInferenceBody {
-		return &Refusal{Status: 413, Kind: KindTooLarge, Reason: fmt.Sprintf("an inference request is at most %d bytes", MaxInferenceBody)}
+		return &Refusal{Status: 413, Refusal: refusal.Refusal{Rule: KindTooLarge, Reason: fmt.Sprintf("an inference request is at most %d bytes", MaxInferenceBody)}}
 	}
 	body, err = FilterInference(req.Method, t.Path, body)
 	if err != nil {

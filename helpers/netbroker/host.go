@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"lnk.dev/lnk/internal/refusal"
 )
 
 // Host is a host as the proxy judges it, after strict parsing: either a
@@ -34,7 +36,7 @@ func (h Host) HostPort(port uint16) string {
 }
 
 func malformed(reason string) *Refusal {
-	return &Refusal{Status: 400, Kind: KindMalformed, Reason: reason}
+	return &Refusal{Status: 400, Refusal: refusal.Refusal{Rule: KindMalformed, Reason: reason}}
 }
 
 // ParseHost parses a host as it appears in a request: a name, an IPv4
@@ -55,7 +57,7 @@ func ParseHost(s string) (Host, error) {
 		c := s[i]
 		switch {
 		case c == '@':
-			return Host{}, &Refusal{Status: 400, Kind: KindUserinfo, Reason: "userinfo (user@host) in a request's host is refused"}
+			return Host{}, &Refusal{Status: 400, Refusal: refusal.Refusal{Rule: KindUserinfo, Reason: "userinfo (user@host) in a request's host is refused"}}
 		case c == '%':
 			return Host{}, malformed("an address with a zone or a percent-encoded host is refused")
 		case c >= 0x80:

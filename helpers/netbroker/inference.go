@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"lnk.dev/lnk/internal/refusal"
 )
 
 // MaxInferenceBody is the largest inference request the filter reads.
@@ -38,8 +40,7 @@ func filterInference(method, path string, body []byte) (filtered, error) {
 	path, _, _ = strings.Cut(path, "?")
 	api, ok := inferenceAPIs[method+" "+path]
 	if !ok {
-		return filtered{}, &Refusal{Status: 403, Kind: KindRoute,
-			Reason: "not an inference call: a model's key and a local model serve inference only (messages, chat completions, completions, responses, embeddings, audio transcriptions, the models list), never files, batches, the account or a model's admin API"}
+		return filtered{}, &Refusal{Status: 403, Refusal: refusal.Refusal{Rule: KindRoute, Reason: "not an inference call: a model's key and a local model serve inference only (messages, chat completions, completions, responses, embeddings, audio transcriptions, the models list), never files, batches, the account or a model's admin API"}}
 	}
 	switch {
 	case api.NoBody:
@@ -105,8 +106,7 @@ func searchRefusal(path string, req map[string]any) *Refusal {
 			why, ok = responsesSearchFields[k]
 		}
 		if ok {
-			return &Refusal{Status: 403, Kind: KindRoute,
-				Reason: fmt.Sprintf("a request asking the provider to search or fetch is refused: %q is %s, which would reach the internet for the agent", k, why)}
+			return &Refusal{Status: 403, Refusal: refusal.Refusal{Rule: KindRoute, Reason: fmt.Sprintf("a request asking the provider to search or fetch is refused: %q is %s, which would reach the internet for the agent", k, why)}}
 		}
 	}
 	m, ok := req["model"]
@@ -118,8 +118,7 @@ func searchRefusal(path string, req map[string]any) *Refusal {
 		return malformed("an inference request's model is not a string")
 	}
 	if why := searchingModel(model); why != "" {
-		return &Refusal{Status: 403, Kind: KindRoute,
-			Reason: fmt.Sprintf("a model that searches the web on its own is refused (%s): it would reach the internet for the agent; name another model", why)}
+		return &Refusal{Status: 403, Refusal: refusal.Refusal{Rule: KindRoute, Reason: fmt.Sprintf("a model that searches the web on its own is refused (%s): it would reach the internet for the agent; name another model", why)}}
 	}
 	return nil
 }
@@ -200,6 +199,5 @@ func findURLFetch(v any, depth int) *Refusal {
 }
 
 func urlRefusal() *Refusal {
-	return &Refusal{Status: 403, Kind: KindRoute,
-		Reason: "a request asking the provider to fetch a URL is refused: it would reach the internet for the agent; send the bytes instead"}
+	return &Refusal{Status: 403, Refusal: refusal.Refusal{Rule: KindRoute, Reason: "a request asking the provider to fetch a URL is refused: it would reach the internet for the agent; send the bytes instead"}}
 }

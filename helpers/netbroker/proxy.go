@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"lnk.dev/lnk/internal/procs"
+	"lnk.dev/lnk/internal/refusal"
 )
 
 // Config is one sandbox's proxy.
@@ -232,8 +233,7 @@ func (p *Proxy) takeSlot(c net.Conn) bool {
 		p.procs.Begin()
 		return true
 	default:
-		p.refuse(c, Event{Kind: "connect"}, &Refusal{Status: 429, Kind: KindBusy,
-			Reason: fmt.Sprintf("this sandbox already has %d connections open through its proxy", p.cfg.MaxConns)})
+		p.refuse(c, Event{Kind: "connect"}, &Refusal{Status: 429, Refusal: refusal.Refusal{Rule: KindBusy, Reason: fmt.Sprintf("this sandbox already has %d connections open through its proxy", p.cfg.MaxConns)}})
 		return false
 	}
 }
@@ -256,11 +256,9 @@ func (p *Proxy) serveConn(c net.Conn) {
 		var ne net.Error
 		switch {
 		case rec.over:
-			p.refuse(c, Event{Kind: "http"}, &Refusal{Status: 431, Kind: KindTooLarge,
-				Reason: fmt.Sprintf("request line and headers over %d bytes", p.cfg.MaxHeaderBytes)})
+			p.refuse(c, Event{Kind: "http"}, &Refusal{Status: 431, Refusal: refusal.Refusal{Rule: KindTooLarge, Reason: fmt.Sprintf("request line and headers over %d bytes", p.cfg.MaxHeaderBytes)}})
 		case errors.As(rec.err, &ne) && ne.Timeout():
-			p.refuse(c, Event{Kind: "http"}, &Refusal{Status: 408, Kind: KindMalformed,
-				Reason: fmt.Sprintf("no complete request within %s", p.cfg.HeaderTimeout)})
+			p.refuse(c, Event{Kind: "http"}, &Refusal{Status: 408, Refusal: refusal.Refusal{Rule: KindMalformed, Reason: fmt.Sprintf("no complete request within %s", p.cfg.HeaderTimeout)}})
 		case len(rec.buf) == 0:
 			// closed before a byte: not a request, nothing to log
 		default:
@@ -296,14 +294,14 @@ func (p *Proxy) serveConn(c net.Conn) {
 func (p *Proxy) refuse(c net.Conn, ev Event, err error) {
 	var r *Refusal
 	if !errors.As(err, &r) {
-		r = &Refusal{Status: 502, Kind: KindUpstream, Reason: firstLine(err.Error())}
+		r = &Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: firstLine(err.Error())}}
 	}
-	ev.Decision, ev.Rule, ev.Reason, ev.Status = "refuse", r.Kind, r.Reason, r.Status
+	ev.Decision, ev.Rule, ev.Reason, ev.Status = "refuse", r.Rule, r.Reason, r.Status
 	p.log(ev)
 	body := r.Body()
 	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nX-Lnk-Refused: %s\r\n\r\n%s",
-		r.Status, http.StatusText(r.Status), len(body), r.Kind, body)
+		r.Status, http.StatusText(r.Status), len(body), r.Rule, body)
 	if cw, ok := c.(interface{ CloseWrite() error }); ok {
 		cw.CloseWrite()
 	}
@@ -328,8 +326,7 @@ func (p *Proxy) dial(ctx context.Context, h Host, port uint16) (net.Conn, netip.
 		return nil, netip.AddrPort{}, err
 	}
 	if !p.limit.allow() {
-		return nil, netip.AddrPort{}, &Refusal{Status: 429, Kind: KindRate,
-			Reason: fmt.Sprintf("over this sandbox's [internet] per_minute of %d", p.cfg.Rules.PerMinute)}
+		return nil, netip.AddrPort{}, &Refusal{Status: 429, Refusal: refusal.Refusal{Rule: KindRate, Reason: fmt.Sprintf("over this sandbox's [internet] per_minute of %d", p.cfg.Rules.PerMinute)}}
 	}
 	d := net.Dialer{Timeout: p.cfg.DialTimeout}
 	var last error
@@ -344,8 +341,7 @@ func (p *Proxy) dial(ctx context.Context, h Host, port uint16) (net.Conn, netip.
 		}
 		last = err
 	}
-	return nil, netip.AddrPort{}, &Refusal{Status: 502, Kind: KindUpstream,
-		Reason: fmt.Sprintf("%s did not answer on port %d: %s", h, port, firstLine(last.Error()))}
+	return nil, netip.AddrPort{}, &Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: fmt.Sprintf("%s did not answer on port %d: %s", h, port, firstLine(last.Error()))}}
 }
 
 func firstLine(s string) string {

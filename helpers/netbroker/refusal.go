@@ -3,10 +3,12 @@ package netbroker
 import (
 	"fmt"
 	"strings"
+
+	"lnk.dev/lnk/internal/refusal"
 )
 
 // The kinds of refusal, for a caller telling them apart with errors.As
-// and [Refusal.Kind], and for the log.
+// and its Rule, and for the log.
 const (
 	KindMalformed = "malformed"     // 400: a request or host the proxy can't read strictly
 	KindUserinfo  = "userinfo"      // 400: user@host in a request
@@ -22,22 +24,20 @@ const (
 	KindUpstream  = "upstream"      // 502: the checked address did not answer
 )
 
-// Refusal is every refusal the proxy makes: the HTTP status it answers
-// with, a kind, the address class (for KindAddress), one lowercase line
-// saying why, and the `lnk agent allow …` command that would allow it
-// (empty where nothing may).
+// Refusal is every refusal the proxy makes: Link's one refusal shape
+// (internal/refusal: Reason, one lowercase line saying why; Rule, the
+// kind; Hint, the `lnk agent allow …` command that would allow it, empty
+// where nothing may), with the HTTP status it answers with and the
+// address class (for KindAddress).
 type Refusal struct {
+	refusal.Refusal
 	Status int
-	Kind   string
 	Class  Class
-	Reason string
-	Hint   string
 }
 
-func (r *Refusal) Error() string { return r.Reason }
-
-// Rule names the rule that refused (the CLI maps a Rule() to exit 3).
-func (r *Refusal) Rule() string { return r.Kind }
+// Unwrap gives the shape itself, so errors.As finds a
+// *refusal.Refusal in a proxy's refusal as in any other.
+func (r *Refusal) Unwrap() error { return &r.Refusal }
 
 // Body is what the client is told: the reason, then the hint.
 func (r *Refusal) Body() string {

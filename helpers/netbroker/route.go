@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"lnk.dev/lnk/internal/connpass"
+	"lnk.dev/lnk/internal/refusal"
 )
 
 // route hands an origin-form request under /_link/ to Config.Routes,
@@ -15,7 +16,7 @@ import (
 // request; its handler bounds its own body.
 func (p *Proxy) route(c net.Conn, raw []byte) {
 	if p.cfg.Routes == nil {
-		p.refuse(c, Event{Kind: "route"}, &Refusal{Status: 404, Kind: KindRoute, Reason: "no route of Link's at this path"})
+		p.refuse(c, Event{Kind: "route"}, &Refusal{Status: 404, Refusal: refusal.Refusal{Rule: KindRoute, Reason: "no route of Link's at this path"}})
 		return
 	}
 	p.log(Event{Kind: "route", Decision: "allow", Reason: "handed to Link's own routes"})
@@ -49,15 +50,15 @@ func isToolRoute(path string) bool {
 func (p *Proxy) toolRoute(c net.Conn, req *http.Request, raw []byte) {
 	ev := Event{Kind: "route", Host: "tool-bridge"}
 	if p.cfg.ToolBridge == nil {
-		p.refuse(c, ev, &Refusal{Status: 404, Kind: KindRoute, Reason: "this sandbox has no tool bridge"})
+		p.refuse(c, ev, &Refusal{Status: 404, Refusal: refusal.Refusal{Rule: KindRoute, Reason: "this sandbox has no tool bridge"}})
 		return
 	}
 	if req.ContentLength > MaxRouteBody {
-		p.refuse(c, ev, &Refusal{Status: 413, Kind: KindTooLarge, Reason: fmt.Sprintf("a tool call's body is at most %d bytes", MaxRouteBody)})
+		p.refuse(c, ev, &Refusal{Status: 413, Refusal: refusal.Refusal{Rule: KindTooLarge, Reason: fmt.Sprintf("a tool call's body is at most %d bytes", MaxRouteBody)}})
 		return
 	}
 	if err := connpass.Send(p.cfg.ToolBridge, c, raw); err != nil {
-		p.refuse(c, ev, &Refusal{Status: 502, Kind: KindUpstream, Reason: "the tool bridge did not take the request"})
+		p.refuse(c, ev, &Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: "the tool bridge did not take the request"}})
 		return
 	}
 	ev.Decision, ev.Reason, ev.Up = "allow", "passed to the tool bridge", int64(len(raw))

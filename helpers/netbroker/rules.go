@@ -3,6 +3,8 @@ package netbroker
 import (
 	"fmt"
 	"strings"
+
+	"lnk.dev/lnk/internal/refusal"
 )
 
 // Pattern is a host rule: an exact host, or "*." and a domain of at least
@@ -178,29 +180,22 @@ func (r *Rules) allowHost(h Host, port uint16) (lan bool, err error) {
 		if h.IsAddr() && Classify(h.Addr) != Public {
 			return false, r.refuseAddress(h, port, Classify(h.Addr))
 		}
-		return false, &Refusal{Status: 403, Kind: KindHost,
-			Reason: fmt.Sprintf("host %s is not in this sandbox's [internet] hosts", h),
-			Hint:   fmt.Sprintf("lnk agent allow %s --internet-host %s", r.Agent, h)}
+		return false, &Refusal{Status: 403, Refusal: refusal.Refusal{Rule: KindHost, Reason: fmt.Sprintf("host %s is not in this sandbox's [internet] hosts", h), Hint: fmt.Sprintf("lnk agent allow %s --internet-host %s", r.Agent, h)}}
 	}
 	if !WebPorts[port] {
-		return false, &Refusal{Status: 403, Kind: KindPort,
-			Reason: fmt.Sprintf("port %d of %s is not granted ([internet] hosts reach ports 80 and 443)", port, h),
-			Hint:   fmt.Sprintf("lnk agent allow %s --tcp %s", r.Agent, h.HostPort(port))}
+		return false, &Refusal{Status: 403, Refusal: refusal.Refusal{Rule: KindPort, Reason: fmt.Sprintf("port %d of %s is not granted ([internet] hosts reach ports 80 and 443)", port, h), Hint: fmt.Sprintf("lnk agent allow %s --tcp %s", r.Agent, h.HostPort(port))}}
 	}
 	return false, nil
 }
 
 func (r *Rules) refuseLocalhost(port uint16) error {
-	return &Refusal{Status: 403, Kind: KindAddress, Class: Loopback,
-		Reason: fmt.Sprintf("loopback port %d is not in this sandbox's [localhost] ports", port),
-		Hint:   fmt.Sprintf("lnk agent allow %s --port %d", r.Agent, port)}
+	return &Refusal{Status: 403, Class: Loopback, Refusal: refusal.Refusal{Rule: KindAddress, Reason: fmt.Sprintf("loopback port %d is not in this sandbox's [localhost] ports", port), Hint: fmt.Sprintf("lnk agent allow %s --port %d", r.Agent, port)}}
 }
 
 // refuseAddress is the refusal for an address of class c met while
 // reaching h.
 func (r *Rules) refuseAddress(h Host, port uint16, c Class) error {
-	ref := &Refusal{Status: 403, Kind: KindAddress, Class: c,
-		Reason: fmt.Sprintf("%s resolves to %s %s, which the proxy never dials without a grant", h, c.article(), c)}
+	ref := &Refusal{Status: 403, Class: c, Refusal: refusal.Refusal{Rule: KindAddress, Reason: fmt.Sprintf("%s resolves to %s %s, which the proxy never dials without a grant", h, c.article(), c)}}
 	if h.IsAddr() {
 		ref.Reason = fmt.Sprintf("%s is %s %s, which the proxy never dials without a grant", h, c.article(), c)
 	}

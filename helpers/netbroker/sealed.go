@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/internal/sealedgrant"
 	"lnk.dev/lnk/internal/secret"
 )
@@ -74,27 +75,27 @@ func (p *Proxy) Checker() *Checker { return p.checker }
 func (s *Sealed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ev := Event{Time: time.Now(), Agent: s.AgentID, Kind: "route"}
 	fail := func(ref *Refusal) {
-		ev.Decision, ev.Rule, ev.Reason, ev.Status = "refuse", ref.Kind, ref.Reason, ref.Status
+		ev.Decision, ev.Rule, ev.Reason, ev.Status = "refuse", ref.Rule, ref.Reason, ref.Status
 		s.Log(ev)
-		w.Header().Set("X-Lnk-Refused", ref.Kind)
+		w.Header().Set("X-Lnk-Refused", ref.Rule)
 		http.Error(w, strings.TrimSuffix(ref.Body(), "\n"), ref.Status)
 	}
 	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), RoutePrefix+"s/")
 	routeSecret, rest, _ := strings.Cut(rest, "/")
 	if !ok || subtle.ConstantTimeCompare([]byte(routeSecret), []byte(s.RouteSecret)) != 1 || s.RouteSecret == "" {
-		fail(&Refusal{Status: 403, Kind: KindAuth, Reason: "wrong route secret"})
+		fail(&Refusal{Status: 403, Refusal: refusal.Refusal{Rule: KindAuth, Reason: "wrong route secret"}})
 		return
 	}
 	rest, ok = strings.CutPrefix(rest, "sealed/")
 	name, path, _ := strings.Cut(rest, "/")
 	placeholder, known := s.Placeholders[name]
 	if !ok || !known {
-		fail(&Refusal{Status: 404, Kind: KindRoute, Reason: "no sealed secret of that name for this sandbox"})
+		fail(&Refusal{Status: 404, Refusal: refusal.Refusal{Rule: KindRoute, Reason: "no sealed secret of that name for this sandbox"}})
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRouteBody))
 	if err != nil {
-		fail(&Refusal{Status: 413, Kind: KindTooLarge, Reason: fmt.Sprintf("a route's body is at most %d bytes", MaxRouteBody)})
+		fail(&Refusal{Status: 413, Refusal: refusal.Refusal{Rule: KindTooLarge, Reason: fmt.Sprintf("a route's body is at most %d bytes", MaxRouteBody)}})
 		return
 	}
 	if s.Inference[name] {
@@ -115,17 +116,17 @@ func (s *Sealed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	value, seal, err := s.Source.SealedGrant(r.Context(), s.AgentID, name)
 	if err != nil {
-		fail(&Refusal{Status: 502, Kind: KindUpstream, Reason: "the keybroker did not hand the secret: " + firstLine(err.Error())})
+		fail(&Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: "the keybroker did not hand the secret: " + firstLine(err.Error())}})
 		return
 	}
 	defer value.Destroy()
 	h, err := ParseHost(seal.Host)
 	if err != nil {
-		fail(&Refusal{Status: 502, Kind: KindUpstream, Reason: "the secret's host is malformed"})
+		fail(&Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: "the secret's host is malformed"}})
 		return
 	}
 	if err := checkSealHeaders(seal.Headers); err != nil {
-		fail(&Refusal{Status: 502, Kind: KindUpstream, Reason: "the secret's grant names no header it may go in: " + firstLine(err.Error())})
+		fail(&Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: "the secret's grant names no header it may go in: " + firstLine(err.Error())}})
 		return
 	}
 	ev.Host, ev.Port = h.String(), 443
@@ -162,7 +163,7 @@ func (s *Sealed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fail(&r)
 			return
 		}
-		fail(&Refusal{Status: 502, Kind: KindUpstream, Reason: fmt.Sprintf("%s did not answer over https", h)})
+		fail(&Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: fmt.Sprintf("%s did not answer over https", h)}})
 		return
 	}
 	defer resp.Body.Close()

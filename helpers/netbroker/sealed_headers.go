@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/internal/sealedgrant"
 )
 
@@ -56,12 +57,10 @@ func checkSealHeaders(grant []string) error {
 // sent. Either could carry a reflected value in pieces or encoded.
 func wholeAnswer(resp *http.Response, h Host) *Refusal {
 	if ce := strings.TrimSpace(resp.Header.Get("Content-Encoding")); ce != "" && !strings.EqualFold(ce, "identity") {
-		return &Refusal{Status: 502, Kind: KindUpstream,
-			Reason: fmt.Sprintf("%s answered with a Content-Encoding though asked for identity: a sealed secret's answer is checked for the value, which needs it uncompressed", h)}
+		return &Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: fmt.Sprintf("%s answered with a Content-Encoding though asked for identity: a sealed secret's answer is checked for the value, which needs it uncompressed", h)}}
 	}
 	if resp.StatusCode == http.StatusPartialContent {
-		return &Refusal{Status: 502, Kind: KindUpstream,
-			Reason: fmt.Sprintf("%s answered a part (206) though no Range was sent: a sealed secret's answer is checked whole", h)}
+		return &Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: fmt.Sprintf("%s answered a part (206) though no Range was sent: a sealed secret's answer is checked whole", h)}}
 	}
 	return nil
 }
@@ -100,8 +99,6 @@ func misplaced(in http.Header, rawQuery string, grant []string, placeholder, nam
 	} else if !strings.Contains(rawQuery, placeholder) {
 		return nil
 	}
-	return &Refusal{Status: 403, Kind: KindRoute,
-		Reason: fmt.Sprintf("sealed secret %s goes only in %s, where its grant says %s authenticates, and this request puts its placeholder in %s instead: a sealed value never goes in a query, a body, a path or another header",
-			name, strings.Join(grant, ", "), host, where),
-		Hint: fmt.Sprintf("lnk secret remove %s, then lnk secret create %s --internet-host %s --header %s", name, name, host, header)}
+	return &Refusal{Status: 403, Refusal: refusal.Refusal{Rule: KindRoute, Reason: fmt.Sprintf("sealed secret %s goes only in %s, where its grant says %s authenticates, and this request puts its placeholder in %s instead: a sealed value never goes in a query, a body, a path or another header",
+		name, strings.Join(grant, ", "), host, where), Hint: fmt.Sprintf("lnk secret remove %s, then lnk secret create %s --internet-host %s --header %s", name, name, host, header)}}
 }

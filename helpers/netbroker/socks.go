@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/netip"
 	"strings"
+
+	"lnk.dev/lnk/internal/refusal"
 )
 
 // SOCKS5 (RFC 1928) with username/password authentication (RFC 1929):
@@ -154,8 +156,7 @@ func readSOCKSRequest(r io.Reader) (socksRequest, error) {
 	switch hdr[1] {
 	case socksConnect:
 	case socksBind, socksAssociate:
-		return socksRequest{}, &socksError{code: socksCmdUnsupported, ref: &Refusal{Status: 403, Kind: KindMalformed,
-			Reason: "socks5: only CONNECT is served (no BIND, no UDP ASSOCIATE)"}}
+		return socksRequest{}, &socksError{code: socksCmdUnsupported, ref: &Refusal{Status: 403, Refusal: refusal.Refusal{Rule: KindMalformed, Reason: "socks5: only CONNECT is served (no BIND, no UDP ASSOCIATE)"}}}
 	default:
 		return socksRequest{}, &socksError{code: socksCmdUnsupported, ref: malformed("socks5: unknown command")}
 	}
@@ -222,7 +223,7 @@ func socksReply(code byte) []byte {
 // answer is "connection refused", a name that does not resolve is "host
 // unreachable".
 func socksCode(ref *Refusal) byte {
-	switch ref.Kind {
+	switch ref.Rule {
 	case KindHost, KindPort, KindAddress, KindRate, KindBusy, KindRoute, KindUserinfo, KindAuth:
 		return socksNotAllowed
 	case KindUpstream:

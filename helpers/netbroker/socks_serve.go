@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"lnk.dev/lnk/internal/refusal"
 )
 
 // isSOCKS reports a connection whose first byte is SOCKS5's version:
@@ -29,7 +31,7 @@ func (p *Proxy) socks(c net.Conn, br *bufio.Reader) {
 	fail := func(err error) {
 		var se *socksError
 		if !errors.As(err, &se) {
-			se = &socksError{code: socksGeneralFailure, ref: &Refusal{Status: 502, Kind: KindUpstream, Reason: firstLine(err.Error())}}
+			se = &socksError{code: socksGeneralFailure, ref: &Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: firstLine(err.Error())}}}
 		}
 		p.socksRefuse(c, ev, se)
 	}
@@ -46,7 +48,7 @@ func (p *Proxy) socks(c net.Conn, br *bufio.Reader) {
 		}
 		c.SetWriteDeadline(time.Now().Add(5 * time.Second))
 		c.Write([]byte{socksVersion, socksNoAcceptable})
-		p.socksRefuse(c, ev, &socksError{ref: &Refusal{Status: 407, Kind: KindAuth, Reason: reason}})
+		p.socksRefuse(c, ev, &socksError{ref: &Refusal{Status: 407, Refusal: refusal.Refusal{Rule: KindAuth, Reason: reason}}})
 		return
 	}
 	if _, err := c.Write([]byte{socksVersion, socksUserPass}); err != nil {
@@ -61,7 +63,7 @@ func (p *Proxy) socks(c net.Conn, br *bufio.Reader) {
 	if !ok {
 		c.SetWriteDeadline(time.Now().Add(5 * time.Second))
 		c.Write([]byte{0x01, 0x01})
-		p.socksRefuse(c, ev, &socksError{ref: &Refusal{Status: 407, Kind: KindAuth, Reason: "socks5: wrong username or secret"}})
+		p.socksRefuse(c, ev, &socksError{ref: &Refusal{Status: 407, Refusal: refusal.Refusal{Rule: KindAuth, Reason: "socks5: wrong username or secret"}}})
 		return
 	}
 	if _, err := c.Write([]byte{0x01, 0x00}); err != nil {
@@ -76,8 +78,7 @@ func (p *Proxy) socks(c net.Conn, br *bufio.Reader) {
 	ev.Host, ev.Port = req.Host.String(), req.Port
 	t := Target{Kind: Tunnel, Host: req.Host, Port: req.Port}
 	if p.isLocalModel(t) {
-		fail(&socksError{code: socksNotAllowed, ref: &Refusal{Status: 403, Kind: KindRoute,
-			Reason: fmt.Sprintf("port %d is a local model's: reached by plain http for inference only, never by a tunnel", t.Port)}})
+		fail(&socksError{code: socksNotAllowed, ref: &Refusal{Status: 403, Refusal: refusal.Refusal{Rule: KindRoute, Reason: fmt.Sprintf("port %d is a local model's: reached by plain http for inference only, never by a tunnel", t.Port)}}})
 		return
 	}
 	up, addr, err := p.dial(ctx, t.Host, t.Port)
@@ -102,7 +103,7 @@ func (p *Proxy) socks(c net.Conn, br *bufio.Reader) {
 // for it, sends its SOCKS5 reply code; the connection then closes.
 func (p *Proxy) socksRefuse(c net.Conn, ev Event, se *socksError) {
 	r := se.ref
-	ev.Decision, ev.Rule, ev.Reason, ev.Status = "refuse", r.Kind, r.Reason, r.Status
+	ev.Decision, ev.Rule, ev.Reason, ev.Status = "refuse", r.Rule, r.Reason, r.Status
 	p.log(ev)
 	if se.code != 0 {
 		c.SetWriteDeadline(time.Now().Add(5 * time.Second))

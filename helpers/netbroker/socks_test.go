@@ -60,7 +60,7 @@ func TestReadSOCKSRequest(t *testing.T) {
 				return
 			}
 			var se *socksError
-			if !errors.As(err, &se) || se.code != tc.code || se.ref.Kind != tc.wantKind {
+			if !errors.As(err, &se) || se.code != tc.code || se.ref.Rule != tc.wantKind {
 				t.Fatalf("got %#v, want code %#x kind %s", err, tc.code, tc.wantKind)
 			}
 		})

@@ -3,6 +3,8 @@ package netbroker
 import (
 	"strconv"
 	"strings"
+
+	"lnk.dev/lnk/internal/refusal"
 )
 
 // TargetKind is what a request asks of the proxy.
@@ -109,7 +111,7 @@ func isLoopback(h Host) bool {
 // parseAuthority splits host[:port]; with def 0 the port is required.
 func parseAuthority(s string, def uint16) (Host, uint16, error) {
 	if strings.ContainsRune(s, '@') {
-		return Host{}, 0, &Refusal{Status: 400, Kind: KindUserinfo, Reason: "userinfo (user@host) in a request's host is refused"}
+		return Host{}, 0, &Refusal{Status: 400, Refusal: refusal.Refusal{Rule: KindUserinfo, Reason: "userinfo (user@host) in a request's host is refused"}}
 	}
 	host, portStr := s, ""
 	if strings.HasPrefix(s, "[") {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+
+	"lnk.dev/lnk/internal/refusal"
 )
 
 // tunnel answers CONNECT: check, dial the checked address, then copy
@@ -13,8 +15,7 @@ import (
 func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, t Target) {
 	ev := Event{Kind: "connect", Host: t.Host.String(), Port: t.Port}
 	if p.isLocalModel(t) {
-		p.refuse(c, ev, &Refusal{Status: 403, Kind: KindRoute,
-			Reason: fmt.Sprintf("port %d is a local model's: reached by plain http for inference only, never by CONNECT", t.Port)})
+		p.refuse(c, ev, &Refusal{Status: 403, Refusal: refusal.Refusal{Rule: KindRoute, Reason: fmt.Sprintf("port %d is a local model's: reached by plain http for inference only, never by CONNECT", t.Port)}})
 		return
 	}
 	up, addr, err := p.dial(ctx, t.Host, t.Port)

@@ -58,9 +58,9 @@ func (r *Receiver) ReceiveListener() (net.Listener, []*os.File, error) {
 	var rerr error
 	switch {
 	case string(r.buf[:n]) != ListenerTag:
-		rerr = &Refusal{"a message that does not hand the relay's listener"}
+		rerr = refused("a message that does not hand the relay's listener")
 	case len(fds) == 0 || len(fds) > 1+maxHeld:
-		rerr = &Refusal{fmt.Sprintf("%d fds with the listener, not 1 to %d", len(fds), 1+maxHeld)}
+		rerr = refused("%d fds with the listener, not 1 to %d", len(fds), 1+maxHeld)
 	default:
 		rerr = isLoopbackListener(fds[0])
 		for _, fd := range fds[1:] {
@@ -82,7 +82,7 @@ func (r *Receiver) ReceiveListener() (net.Listener, []*os.File, error) {
 		for _, fd := range fds[1:] {
 			unix.Close(fd)
 		}
-		return nil, nil, &Refusal{"the listener could not be served: " + err.Error()}
+		return nil, nil, refused("the listener could not be served: %v", err.Error())
 	}
 	var held []*os.File
 	for _, fd := range fds[1:] {
@@ -96,17 +96,17 @@ func (r *Receiver) ReceiveListener() (net.Listener, []*os.File, error) {
 func isLoopbackListener(fd int) error {
 	typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
 	if err != nil {
-		return &Refusal{"the listener's fd is not a socket"}
+		return refused("the listener's fd is not a socket")
 	}
 	if typ != unix.SOCK_STREAM {
-		return &Refusal{fmt.Sprintf("the listener is a socket of type %d, not a stream", typ)}
+		return refused("the listener is a socket of type %d, not a stream", typ)
 	}
 	if l, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ACCEPTCONN); err != nil || l != 1 {
-		return &Refusal{"the listener's socket does not listen"}
+		return refused("the listener's socket does not listen")
 	}
 	sa, err := unix.Getsockname(fd)
 	if err != nil {
-		return &Refusal{"the listener's address: " + err.Error()}
+		return refused("the listener's address: %v", err.Error())
 	}
 	switch a := sa.(type) {
 	case *unix.SockaddrInet4:
@@ -118,16 +118,16 @@ func isLoopbackListener(fd int) error {
 			return nil
 		}
 	default:
-		return &Refusal{"the listener is no TCP socket"}
+		return refused("the listener is no TCP socket")
 	}
-	return &Refusal{"the listener is not on a loopback address"}
+	return refused("the listener is not on a loopback address")
 }
 
 // isPipe refuses an fd that is not a pipe.
 func isPipe(fd int) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
-		return &Refusal{"an fd to hold that is not a pipe"}
+		return refused("an fd to hold that is not a pipe")
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/internal/scmrights"
 )
 
@@ -51,7 +52,7 @@ func (r *Receiver) recv(max int) (int, []int, error) {
 	var ref *scmrights.Refusal
 	switch {
 	case errors.As(err, &ref):
-		return 0, nil, &Refusal{ref.Reason}
+		return 0, nil, refused("%s", ref.Reason)
 	case errors.Is(err, net.ErrClosed) || errors.Is(err, unix.ECONNRESET):
 		return 0, nil, io.EOF
 	case err != nil:
@@ -64,9 +65,12 @@ func (r *Receiver) recv(max int) (int, []int, error) {
 
 // A Refusal is a message that passed no connection: why, in words. The
 // channel itself is still good; Receive can be called again.
-type Refusal struct{ Reason string }
+type Refusal = refusal.Refusal
 
-func (r *Refusal) Error() string { return "connpass: refused: " + r.Reason }
+// refused makes a Refusal saying why.
+func refused(format string, a ...any) *Refusal {
+	return &Refusal{Reason: fmt.Sprintf(format, a...)}
+}
 
 // Receive waits for the next passed connection. It returns a *[Refusal]
 // for a message that is not one (its fds closed), and io.EOF once the
@@ -78,7 +82,7 @@ func (r *Receiver) Receive() (*Conn, error) {
 	}
 	fd, rerr := oneSocket(fds)
 	if rerr == nil && n > MaxHead {
-		rerr = &Refusal{fmt.Sprintf("more than %d bytes with the connection", MaxHead)}
+		rerr = refused("more than %d bytes with the connection", MaxHead)
 		unix.Close(fd)
 	}
 	if rerr != nil {
@@ -98,7 +102,7 @@ func fileConn(fd int) (net.Conn, error) {
 	c, err := net.FileConn(f)
 	f.Close()
 	if err != nil {
-		return nil, &Refusal{"the fd could not be served: " + err.Error()}
+		return nil, refused("the fd could not be served: %v", err.Error())
 	}
 	return c, nil
 }
@@ -108,7 +112,7 @@ func fileConn(fd int) (net.Conn, error) {
 func oneSocket(fds []int) (int, error) {
 	var err error
 	if len(fds) != 1 {
-		err = &Refusal{fmt.Sprintf("%d fds with the message, not one", len(fds))}
+		err = refused("%d fds with the message, not one", len(fds))
 	} else {
 		err = isConnectedStream(fds[0])
 	}
@@ -126,21 +130,21 @@ func oneSocket(fds []int) (int, error) {
 func isConnectedStream(fd int) error {
 	typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
 	if err != nil {
-		return &Refusal{"the fd is not a socket"}
+		return refused("the fd is not a socket")
 	}
 	if typ != unix.SOCK_STREAM {
-		return &Refusal{fmt.Sprintf("the socket is of type %d, not a stream", typ)}
+		return refused("the socket is of type %d, not a stream", typ)
 	}
 	switch dom, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_DOMAIN); dom {
 	case unix.AF_UNIX, unix.AF_INET, unix.AF_INET6:
 	default:
-		return &Refusal{fmt.Sprintf("the socket is of family %d, not unix, IPv4 or IPv6", dom)}
+		return refused("the socket is of family %d, not unix, IPv4 or IPv6", dom)
 	}
 	if l, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ACCEPTCONN); err != nil || l != 0 {
-		return &Refusal{"the socket listens: not a connection"}
+		return refused("the socket listens: not a connection")
 	}
 	if _, err := unix.Getpeername(fd); err != nil {
-		return &Refusal{"the socket is not connected"}
+		return refused("the socket is not connected")
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package repotest
 import (
 	"go/ast"
 	"go/token"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -46,13 +45,7 @@ func TestOwnerFilesOpenedOnlyByOwnerfile(t *testing.T) {
 // each kind (under an alias too) is found, and a listed place is not.
 func TestForbiddenCallsAreFound(t *testing.T) {
 	root := t.TempDir()
-	write := func(rel, src string) {
-		p := filepath.Join(root, rel)
-		os.MkdirAll(filepath.Dir(p), 0o700)
-		if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, src string) { plant(t, root, rel, src) }
 	write("a/bad.go", `package a
 
 import (
@@ -113,10 +106,5 @@ func forbiddenCalls(t *testing.T, root string, allowed map[string]string) []stri
 // TestOpenerAllowedPlacesExist keeps the list honest: a place moved or
 // removed leaves no stale entry behind.
 func TestOpenerAllowedPlacesExist(t *testing.T) {
-	root := testenv.RepoRoot(t)
-	for place := range openerAllowed {
-		if _, err := os.Stat(filepath.Join(root, place)); err != nil {
-			t.Errorf("openerAllowed names %s, which is gone: %v", place, err)
-		}
-	}
+	placesExist(t, "openerAllowed", openerAllowed)
 }

@@ -3,7 +3,6 @@ package repotest
 import (
 	"go/ast"
 	"go/token"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -49,13 +48,7 @@ func TestFDsReceivedOnlyByScmrights(t *testing.T) {
 // nil control buffer and a listed place are not.
 func TestRightsCallsAreFound(t *testing.T) {
 	root := t.TempDir()
-	write := func(rel, src string) {
-		p := filepath.Join(root, rel)
-		os.MkdirAll(filepath.Dir(p), 0o700)
-		if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, src string) { plant(t, root, rel, src) }
 	write("a/bad.go", `package a
 
 import (
@@ -90,12 +83,7 @@ func f(c *net.UnixConn, oob []byte) {
 
 // TestRightsAllowedPlacesExist keeps the list honest.
 func TestRightsAllowedPlacesExist(t *testing.T) {
-	root := testenv.RepoRoot(t)
-	for place := range rightsAllowed {
-		if _, err := os.Stat(filepath.Join(root, place)); err != nil {
-			t.Errorf("rightsAllowed names %s, which is gone: %v", place, err)
-		}
-	}
+	placesExist(t, "rightsAllowed", rightsAllowed)
 }
 
 // rightsCalls lists "file:line: pkg.Name" for each receive of control

@@ -5,10 +5,13 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"lnk.dev/lnk/internal/testenv"
 )
 
 // eachSource parses every non-test Go file under root (hidden folders
@@ -65,4 +68,26 @@ func isAllowed(rel string, allowed map[string]string) bool {
 		}
 	}
 	return false
+}
+
+// plant writes src at rel under root: a file for a guard's own check.
+func plant(t *testing.T, root, rel, src string) {
+	t.Helper()
+	p := filepath.Join(root, rel)
+	os.MkdirAll(filepath.Dir(p), 0o700)
+	if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// placesExist keeps a guard's list of allowed places honest: a place
+// moved or removed leaves no stale entry behind. list is its name.
+func placesExist(t *testing.T, list string, allowed map[string]string) {
+	t.Helper()
+	root := testenv.RepoRoot(t)
+	for place := range allowed {
+		if _, err := os.Stat(filepath.Join(root, place)); err != nil {
+			t.Errorf("%s names %s, which is gone: %v", list, place, err)
+		}
+	}
 }

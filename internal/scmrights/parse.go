@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/refusal"
 )
 
 // Parse appends every fd of the control data oob (as the kernel wrote
@@ -47,11 +49,10 @@ func Parse(fds []int, oob []byte) ([]int, error) {
 	return fds, bad
 }
 
-// A Refusal is a message whose fds were not taken: why, in words.
-type Refusal struct{ Reason string }
-
-func (r *Refusal) Error() string { return "fds refused: " + r.Reason }
+// A Refusal is a message whose fds were not taken: its Reason says why,
+// in words ("fds refused: ..."). It is Link's one refusal shape.
+type Refusal = refusal.Refusal
 
 func refuse(format string, a ...any) error {
-	return &Refusal{fmt.Sprintf(format, a...)}
+	return &Refusal{Reason: "fds refused: " + fmt.Sprintf(format, a...)}
 }

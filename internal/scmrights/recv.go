@@ -39,7 +39,7 @@ func Recv(fd int, p, oob []byte, fds []int, max, flags int) (int, []int, error) 
 	case len(got) > max:
 		err = refuse("%d fds, over the cap of %d", len(got), max)
 	case rflags&unix.MSG_TRUNC != 0:
-		err = refuse("a message over the %d-byte buffer (MSG_TRUNC)", len(p))
+		err = refuse("a message over the %d-byte cap of the buffer (MSG_TRUNC)", len(p))
 	}
 	if err != nil {
 		for _, fd := range got {

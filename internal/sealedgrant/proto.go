@@ -3,6 +3,7 @@ package sealedgrant
 import (
 	"errors"
 
+	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/internal/wire"
 )
 
@@ -41,25 +42,21 @@ var (
 	ErrMissing = errors.New("keybroker has no such thing")
 )
 
-// Refusal is a refusal that came back over the wire, with its reason.
-type Refusal struct {
-	Code   string
-	Reason string
-}
-
-func (r *Refusal) Error() string { return "keybroker: " + r.Reason }
-
-// Is makes errors.Is(err, ErrRefused/ErrMissing) work.
-func (r *Refusal) Is(target error) bool {
-	return (target == ErrRefused && r.Code == CodeRefused) || (target == ErrMissing && r.Code == CodeMissing)
-}
+// Refusal is a refusal that came back over the wire, with its reason
+// (Link's one refusal shape, internal/refusal); its Err is ErrRefused or
+// ErrMissing, so errors.Is tells which.
+type Refusal = refusal.Refusal
 
 // RefusalOf turns a wire error with a refusal's code into a [Refusal];
 // any other error is returned as it is.
 func RefusalOf(err error) error {
 	var we *wire.Error
 	if errors.As(err, &we) && (we.Code == CodeRefused || we.Code == CodeMissing) {
-		return &Refusal{Code: we.Code, Reason: we.Message}
+		sentinel := ErrRefused
+		if we.Code == CodeMissing {
+			sentinel = ErrMissing
+		}
+		return &Refusal{Reason: "keybroker: " + we.Message, Err: sentinel}
 	}
 	return err
 }

@@ -4,7 +4,8 @@
 // made over rtnetlink), where whatever a test dials stays on the machine.
 //
 // A test never touches the real HOME: Home points HOME (and XDG folders)
-// at a fresh temporary folder. A test that needs a kernel feature calls
+// at a fresh temporary folder, and stops at cleanup a kernel lnk started
+// on demand under it. A test that needs a kernel feature calls
 // Require; with LNK_REQUIRE_SANDBOX=1 (CI sets it) a missing feature is a
 // failure, never a skip.
 package testenv
@@ -33,6 +34,8 @@ func Home(t testing.TB) string {
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
+	// Before the folder goes: a kernel lnk started on demand under it.
+	t.Cleanup(func() { stopKernels(dir) })
 	t.Setenv("HOME", dir)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, ".config"))
 	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, ".local", "share"))

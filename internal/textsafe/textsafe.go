@@ -2,7 +2,9 @@
 // terminal: it removes control characters (so no escape sequence reaches
 // the terminal), bidi overrides and isolates (so a line cannot read
 // backwards), and zero-width characters (so two different names cannot
-// print the same).
+// print the same). [Line] cleans one line; [Stream] cleans a stream (a
+// harness's log) keeping newlines and tabs, and removes each escape
+// sequence whole, across any cut of the stream.
 //
 // # Security
 //

@@ -48,6 +48,16 @@
 // an *os.File made only to send an fd costs a fcntl and, for a
 // non-blocking fd, an epoll_ctl); the server closes both once sent.
 //
+// # One server
+//
+// [Server] is Link's one record server: every broker and the kernel
+// serve through it. [Server.Drain] stops it in order, as the kernel does
+// on SIGTERM: the socket is shut for reading; requests the peer had sent
+// are still read, checked and answered with the drain's error, never
+// served; requests in flight finish and their answers are written, up to
+// the drain's bound, past which their context ends and the socket is
+// shut both ways.
+//
 // # Callers
 //
 // A [Client] may have many calls in flight; replies are matched by id.
@@ -79,7 +89,8 @@
 // goroutine per client waits in poll(2) for the channel's end only
 // (POLLRDHUP), which closes Done and fails the waiting calls even when
 // nobody reads. A [Server] reads on one locked thread and serves
-// [Inline] requests there; it yields after starting a handler goroutine
+// [Inline] requests there (one marked [Server.OneOfMany], as each of the
+// kernel's connections is, neither spins nor locks a thread); it yields after starting a handler goroutine
 // so the handler runs at once. [Server.Serve] raises a GOMAXPROCS of 1
 // to 2 for the whole process: with one P the runtime takes the P from
 // the reader blocked in recvmsg and each request pays to get it back. shutdown(2) wakes a waiting reader and

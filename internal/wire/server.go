@@ -19,6 +19,11 @@ type Server struct {
 	routes map[Type]*Route
 	logf   func(format string, a ...any)
 	state  atomic.Uint32
+	drain  drain
+	// onViolation, if set, takes the violation that closed the channel
+	// instead of logf (see [Server.OnViolation]).
+	onViolation func(err error)
+	oneOfMany   bool // the reader neither spins nor locks a thread ([Server.OneOfMany])
 }
 
 // NewServer takes ownership of f (a SOCK_SEQPACKET socket) and serves it
@@ -43,8 +48,10 @@ func (s *Server) Close() { s.c.shutdown() }
 func (s *Server) Serve(ctx context.Context) error {
 	// One thread reads and serves Inline requests: it sleeps in recvmsg
 	// and is woken there directly, never handed from thread to thread.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	if !s.oneOfMany {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
 	// With one P, the runtime takes the P from a thread blocked in a
 	// system call for 20 µs (sysmon's retake) whenever no other P is
 	// idle, and each request then pays a hand-off back. A second P, idle,
@@ -58,6 +65,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	var wg sync.WaitGroup
 	stop := context.AfterFunc(ctx, s.c.shutdown)
 	defer func() {
+		s.waitDrained(&wg, cancel)
 		stop()
 		cancel()
 		s.c.shutdown()
@@ -68,9 +76,13 @@ func (s *Server) Serve(ctx context.Context) error {
 	used := map[Type]bool{}
 	inline := &Request{srv: s} // reused by every request served on this thread
 	var out []byte             // the reply to an inline request is built here
+	recv := s.c.recvSpun
+	if s.oneOfMany {
+		recv = s.c.recvRaw
+	}
 	for {
 		// The body is decoded before the next read: it is not copied.
-		rec, fds, err := s.c.recvSpun()
+		rec, fds, err := recv()
 		if err != nil {
 			return s.refuse(err)
 		}
@@ -85,6 +97,10 @@ func (s *Server) Serve(ctx context.Context) error {
 		if err != nil {
 			CloseFiles(files)
 			return s.refuse(err)
+		}
+		if answer := s.draining(); answer != nil {
+			s.refuseDraining(answer, rt, rec.ID, files)
+			continue
 		}
 		if rt.Flags&(Once|Inline) != 0 {
 			*inline = Request{Spec: rt.Spec, ID: rec.ID, Files: files, srv: s, fds: inline.fds[:0]}
@@ -110,11 +126,31 @@ func (s *Server) Serve(ctx context.Context) error {
 }
 
 func (s *Server) refuse(err error) error {
-	if s.logf != nil && errors.Is(err, ErrProtocol) {
+	switch {
+	case !errors.Is(err, ErrProtocol):
+	case s.onViolation != nil:
+		s.onViolation(err)
+	case s.logf != nil:
 		s.logf("wire: closing the channel: %v", err)
 	}
 	return err
 }
+
+// OneOfMany marks the server as one of many in its process, as each of
+// the kernel's connections is: its reader sleeps in recvmsg at once,
+// without the spin before it (spin.go), and holds no thread of its own.
+// Readers that spin, or that each hold a locked thread, on a process
+// serving many connections of the owner's own clients take the CPU from
+// the very clients whose next request they wait for, and hand the few
+// Ps from thread to thread (the kernel's BenchmarkRoundTrip with four
+// connections shows it). A broker serves one channel and keeps both.
+// Call it before Serve.
+func (s *Server) OneOfMany() { s.oneOfMany = true }
+
+// OnViolation makes fn, not the logf NewServer was given, take the
+// violation that closes the channel (once, before Serve returns): the
+// kernel records it in its audit log. Call it before Serve.
+func (s *Server) OnViolation(fn func(err error)) { s.onViolation = fn }
 
 // run serves one request and sends its reply, whose body it builds in
 // buf; it returns buf to build the next one in.
@@ -145,6 +181,9 @@ func (s *Server) run(ctx context.Context, rt *Route, req *Request, body any, buf
 	}
 	if serr != nil && !errors.Is(serr, ErrClosed) && s.logf != nil {
 		s.logf("wire: reply to %s: %v", rt.Name, serr)
+	}
+	if req.after != nil {
+		req.after()
 	}
 	return buf
 }

@@ -73,8 +73,14 @@ type Request struct {
 	// handler returns, except those the handler set to nil (taken).
 	Files []*os.File
 	srv   *Server
-	fds   []int // bare fds to send beside the reply, after its files ([Request.ReplyFD])
+	fds   []int  // bare fds to send beside the reply, after its files ([Request.ReplyFD])
+	after func() // run once the reply is written ([Request.After])
 }
+
+// After makes fn run once this request's reply has been written (or its
+// writing failed): the kernel's stop request stops the kernel only after
+// its answer is on its way.
+func (r *Request) After(fn func()) { r.after = fn }
 
 // ReplyFD hands the server a bare descriptor to send beside the reply,
 // after the files the handler returns, and to close once sent (or if the

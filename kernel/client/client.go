@@ -212,7 +212,49 @@ func (c *Client) Start(ctx context.Context, req *proto.StartRequest) (*proto.Sta
 
 // End revokes every capability of an agent's start.
 func (c *Client) End(ctx context.Context, agent string, start uint64) (int, error) {
+	r, err := c.EndStart(ctx, agent, start)
+	return r.Revoked, err
+}
+
+// EndStart is End with the kernel's whole reply: Ended says why when
+// the kernel had ended the start itself.
+func (c *Client) EndStart(ctx context.Context, agent string, start uint64) (*proto.EndReply, error) {
 	var r proto.EndReply
 	_, err := c.Call(ctx, proto.End, &proto.EndRequest{Agent: agent, Start: start}, &r)
-	return r.Revoked, err
+	return &r, err
+}
+
+// OpenFolder asks for the handle of one folder capability of a start
+// this connection made: an O_PATH|O_DIRECTORY fd of the folder the
+// kernel opened and checked, the caller's to close.
+func (c *Client) OpenFolder(ctx context.Context, start uint64, handle string) (*proto.CapInfo, *os.File, error) {
+	var r proto.CapInfo
+	files, err := c.Call(ctx, proto.OpenFolder, &proto.OpenFolderRequest{Start: start, Handle: handle}, &r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &r, files[0], nil
+}
+
+// Attach hands the kernel the pidfd of a start's sandbox (it stays the
+// caller's): the kernel lists its pid, and kills it when the start ends.
+func (c *Client) Attach(ctx context.Context, start uint64, pidfd *os.File) error {
+	_, err := c.Call(ctx, proto.Attach, &proto.StartRef{Start: start}, &proto.Empty{}, pidfd)
+	return err
+}
+
+// Watch waits for the kernel to end a start this connection made and
+// returns why; an error when the kernel stops or the connection ends.
+func (c *Client) Watch(ctx context.Context, start uint64) (string, error) {
+	var r proto.WatchReply
+	_, err := c.Call(ctx, proto.Watch, &proto.StartRef{Start: start}, &r)
+	return r.Reason, err
+}
+
+// EndAgent ends every start of agent: their sandboxes killed, their
+// capabilities revoked.
+func (c *Client) EndAgent(ctx context.Context, agent string) (*proto.EndAgentReply, error) {
+	var r proto.EndAgentReply
+	_, err := c.Call(ctx, proto.EndAgent, &proto.EndAgentRequest{Agent: agent}, &r)
+	return &r, err
 }

@@ -95,6 +95,9 @@ type StartInfo struct {
 	Agent string `json:"agent"`
 	Start uint64 `json:"start"`
 	Caps  int    `json:"caps"`
+	// PID is the start's sandbox (its bubblewrap) once lnk handed the
+	// kernel its pidfd (Attach); 0 before.
+	PID int `json:"pid"`
 }
 
 // BrokerInfo is one broker the kernel runs.
@@ -117,6 +120,11 @@ type StartRequest struct {
 	// from the agent's Config/sandbox.toml and its harness's layer);
 	// Folders and AgentID must then be empty.
 	Compile bool `json:"compile,omitempty"`
+	// Harness and Profile, with Compile, compile a harness's own sandbox
+	// (lnk agent harness run|check: caps.CompileHarness) instead of the
+	// agent's; both empty for the agent's own.
+	Harness string `json:"harness,omitempty"`
+	Profile string `json:"profile,omitempty"`
 }
 
 // Folder is one granted folder: an absolute path and its rights.
@@ -148,6 +156,9 @@ type EndRequest struct {
 // EndReply says how many capabilities were revoked.
 type EndReply struct {
 	Revoked int `json:"revoked"`
+	// Ended, if set, says the kernel had ended the start already, and
+	// why (lnk kernel end AGENT): its sandbox was killed.
+	Ended string `json:"ended,omitempty"`
 }
 
 // CapRequest names a capability as an agent uses it.
@@ -169,6 +180,49 @@ func (r *CapRequest) CapRef() (agent, handle string) { return r.Agent, r.Handle 
 
 // CapRef names the capability a request uses: its agent and handle.
 func (r *FileRequest) CapRef() (agent, handle string) { return r.Agent, r.Handle }
+
+// The requests of a sandbox the kernel holds the capabilities of (lnk
+// sandbox run --agent): lnk starts the agent (Start with Compile), takes
+// each granted folder's handle from the kernel (OpenFolder), binds those
+// fds into bubblewrap, hands the kernel bubblewrap's pidfd (Attach) and
+// waits on Watch, which answers when the kernel ends the start; a stop of
+// the agent (EndAgent) kills each of its sandboxes through that pidfd.
+var (
+	OpenFolder = wire.Spec{Type: 12, Name: "open-folder", ReplyFDs: 1, States: wire.In(StateServing)}
+	Attach     = wire.Spec{Type: 13, Name: "attach", FDs: 1, States: wire.In(StateServing)}
+	Watch      = wire.Spec{Type: 14, Name: "watch", States: wire.In(StateServing)}
+	EndAgent   = wire.Spec{Type: 15, Name: "end-agent", States: wire.In(StateServing)}
+)
+
+// OpenFolderRequest asks for a duplicate of one folder capability's
+// handle (O_PATH|O_DIRECTORY) of a start this connection made; the reply
+// is its CapInfo, with the fd beside it.
+type OpenFolderRequest struct {
+	Start  uint64 `json:"start"`
+	Handle string `json:"handle"`
+}
+
+// StartRef names one start this connection made (Attach, Watch).
+type StartRef struct {
+	Start uint64 `json:"start"`
+}
+
+// WatchReply says why the kernel ended a start: its sandbox is killed.
+type WatchReply struct {
+	Reason string `json:"reason"`
+}
+
+// EndAgentRequest ends every start of an agent, wherever it was made.
+type EndAgentRequest struct {
+	Agent string `json:"agent"`
+}
+
+// EndAgentReply counts what ending an agent did.
+type EndAgentReply struct {
+	Starts  int `json:"starts"`  // starts ended
+	Revoked int `json:"revoked"` // capabilities revoked
+	Killed  int `json:"killed"`  // sandboxes killed through their pidfd
+}
 
 // A start's brokers (kernel/start_brokers.go): for a start the kernel
 // compiled (StartRequest.Compile), on the connection that made it, the

@@ -45,6 +45,14 @@ type Options struct {
 	// (nothing would reap it).
 	AsPid1 bool
 
+	// Held, if not nil, are the granted folders' handles the kernel
+	// opened and checked (O_PATH|O_DIRECTORY, by path; the caller keeps
+	// them): each of the grants' folders is bound from its handle here,
+	// never opened again by its path, and one the kernel holds no handle
+	// of is refused. lnk-init's landlock rules name the folder's path
+	// inside the sandbox, which is the mount made from that handle.
+	Held map[string]*os.File
+
 	// MemoryMax, if not 0, lowers the sandbox's memory bound to it where
 	// a cgroup bounds it (lnk sandbox check's, whose probe fills it).
 	MemoryMax int64
@@ -68,9 +76,19 @@ type Sandbox struct {
 	args   []string // bubblewrap's arguments, fd numbers as placeholders
 	cmdAt  int      // where in args lnk-init's command line begins ("--")
 	fdArgs map[int]int
-	files  []*os.File    // handed to bubblewrap, by index; nil where raw holds it
-	raw    []int         // an fd handed as is (an /etc file: no *os.File to make), else -1
-	memory *cgroup.Group // where the sandbox's memory cgroup is made (memory.go), nil where none
+	files  []*os.File          // handed to bubblewrap, by index; nil where raw holds it
+	raw    []int               // an fd handed as is (an /etc file: no *os.File to make), else -1
+	memory *cgroup.Group       // where the sandbox's memory cgroup is made (memory.go), nil where none
+	held   map[string]*os.File // Options.Held
+
+	// Attached, if set, is called by Start with bubblewrap's pidfd
+	// (Start's: valid until it returns) once bubblewrap runs, before
+	// Started: lnk hands it to the kernel. An error stops the sandbox.
+	Attached func(pidfd *os.File) error
+	// Abort, if set, stops the sandbox at once when it yields an error
+	// (the kernel ended its start, or the kernel is gone): Start closes
+	// its lifeline, kills bubblewrap, and returns that error.
+	Abort <-chan error
 }
 
 // Enforced is what the sandbox enforces, for --json-status and check.
@@ -113,7 +131,7 @@ func Build(c *caps.Compiled, opt Options) (*Sandbox, error) {
 			return nil, &MissingError{What: []string{"bubblewrap (bwrap)"}}
 		}
 	}
-	s := &Sandbox{Bwrap: bw, Enforced: en, fdArgs: map[int]int{}}
+	s := &Sandbox{Bwrap: bw, Enforced: en, fdArgs: map[int]int{}, held: opt.Held}
 	if opt.Degraded && (!en.Landlock || !en.Seccomp) {
 		s.Notices = append(s.Notices, "degraded: running without "+strings.Join(missingNames(en), " and ")+" (--degraded)")
 	}
@@ -133,6 +151,9 @@ func (s *Sandbox) build(c *caps.Compiled, opt Options) error {
 	home := c.Home
 	if c.FilesDir != "" {
 		home = c.FilesDir
+	}
+	if c.HarnessHome != "" {
+		home = c.HarnessHome // a harness runs with HOME its own home (caps.CompileHarness)
 	}
 	relay := uint16(0)
 	s.args = []string{"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts"}
@@ -273,7 +294,7 @@ func (s *Sandbox) osFiles() []*os.File {
 // following a link, only if it is still the folder caps checked (its
 // device and inode): read-only unless f is written.
 func (s *Sandbox) bindChecked(f caps.Folder) error {
-	file, err := openNoLinks(f.Path)
+	file, err := s.openFolder(f.Path)
 	if err != nil {
 		return err
 	}
@@ -297,6 +318,9 @@ func (s *Sandbox) folders(c *caps.Compiled) error {
 	fs := append([]caps.Folder(nil), c.Folders...)
 	sort.Slice(fs, func(i, j int) bool { return fs[i].Path < fs[j].Path })
 	for _, f := range fs {
+		if s.held != nil && s.held[f.Path] == nil {
+			return fmt.Errorf("%w: the kernel holds no handle of %s", ErrFolderChanged, f.Path)
+		}
 		if err := s.bindChecked(f); err != nil {
 			return err
 		}
@@ -322,7 +346,7 @@ func (s *Sandbox) folders(c *caps.Compiled) error {
 			// through (0111), never listed.
 			s.args = append(s.args, "--perms", "0111", "--tmpfs", h)
 			for _, f := range inside {
-				file, err := openNoLinks(f.Path)
+				file, err := s.openFolder(f.Path)
 				if err != nil {
 					return err
 				}
@@ -367,6 +391,48 @@ func (s *Sandbox) granted(p string) bool {
 		}
 	}
 	return false
+}
+
+// openFolder opens path from the kernel's handles (Options.Held): a
+// duplicate of a held folder's, or beneath the nearest held folder above
+// it, never through a link and never leaving it; with no handle above it
+// (or no Held), without following a link on its whole path.
+func (s *Sandbox) openFolder(path string) (*os.File, error) {
+	if h := s.held[path]; h != nil {
+		fd, err := unix.FcntlInt(h.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: the kernel's handle of %s: %w", path, err)
+		}
+		return os.NewFile(uintptr(fd), path), nil
+	}
+	above := ""
+	for p := range s.held {
+		if strings.HasPrefix(path, p+"/") && len(p) > len(above) {
+			above = p
+		}
+	}
+	if above == "" {
+		return openNoLinks(path)
+	}
+	dir, name := filepath.Split(path[len(above)+1:])
+	if dir = strings.TrimSuffix(dir, "/"); dir == "" {
+		dir = "."
+	}
+	pfd, err := ownerfile.OpenDir(int(s.held[above].Fd()), dir, unix.O_PATH)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrFolderChanged, path, err)
+	}
+	defer unix.Close(pfd)
+	fd, err := ownerfile.Open(pfd, name, unix.O_PATH, 0) // a link opens as itself: refused below
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrFolderChanged, path, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		unix.Close(fd)
+		return nil, fmt.Errorf("%w: %s is a link now", ErrFolderChanged, path)
+	}
+	return os.NewFile(uintptr(fd), path), nil
 }
 
 // openNoLinks opens path O_PATH without following any link on the way.

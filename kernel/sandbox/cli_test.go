@@ -81,6 +81,13 @@ func TestCheckUnderSeveralSpecs(t *testing.T) {
 			if code != 0 || closed < 20 {
 				t.Fatalf("exit %d with %d probes closed\n%s", code, closed, errs)
 			}
+			if name == "agent" {
+				// An agent's check runs with the kernel's handles, as its run.
+				log, _ := os.ReadFile(filepath.Join(w.home, ".lnk", "log", "audit.log"))
+				if !strings.Contains(string(log), `"agent":"own","start":`) || !strings.Contains(string(log), `"request":"attach"`) {
+					t.Fatalf("the agent's check did not run with the kernel's handles:\n%s", log)
+				}
+			}
 			const hostNotice = `[network] mode = "host": the sandbox shares this machine's network`
 			if host := name == "host network"; strings.Contains(errs, hostNotice) != host {
 				t.Fatalf("host network %v, but the notice said so %v: %q", host, !host, errs)

@@ -21,9 +21,11 @@
 //     folder among them copied at start, a larger folder bound:
 //     system.go), and the sandbox's own root, where the copies live,
 //     remounted read-only after every other mount; the granted folders
-//     bound read-only or read-write from fds opened without following
-//     any link (openat2 RESOLVE_NO_SYMLINKS), so a link swapped in after
-//     caps checked the path is refused, never followed; the hidden paths
+//     bound read-only or read-write from fds: an agent's, the kernel's
+//     own handles (Options.Held, each checked against caps' device and
+//     inode); otherwise opened without following any link (openat2
+//     RESOLVE_NO_SYMLINKS), so a link swapped in after caps checked the
+//     path is refused, never followed; the hidden paths
 //     (~/.lnk, other agents' folders, ~/Link/History, ~/Link/Teams)
 //     covered with an empty read-only tmpfs where a grant would show
 //     them; the read-only paths at the top of written folders (.git,
@@ -63,8 +65,10 @@
 // make an empty .git, .vscode, .idea (folders) or .envrc (file) at the
 // top of a written folder where absent; run bubblewrap. Trusts:
 // caps.Compiled (checked by caps), bubblewrap and lnk-init at the paths
-// it is given. Refuses: a granted folder that became a link, vanished,
-// or is another folder moved into its place (ErrFolderChanged); a link at the top of a written folder in a
+// it is given, and the kernel's handles (Options.Held). Refuses: a
+// granted folder that became a link, vanished, or is another folder moved
+// into its place, or one the kernel holds no handle of where it holds
+// the others (ErrFolderChanged); a link at the top of a written folder in a
 // read-only name's place (ErrReadOnlyLink); a command not in [commands]
 // (ErrNotACommand); a kernel without landlock, seccomp or mount_setattr
 // (ErrMissing) unless Options.Degraded.

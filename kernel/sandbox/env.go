@@ -19,7 +19,8 @@ var passedThrough = []string{"TERM", "COLORTERM", "NO_COLOR", "LANG", "LC_ALL", 
 
 // Env is the command's whole environment: PATH, HOME, USER, LOGNAME,
 // SHELL, TMPDIR, LNK_SANDBOX=1, PWD (bubblewrap sets it to the working
-// folder), the variables in passedThrough when the
+// folder), LNK_PORT when lnk's own is a port number (the agent's first
+// port, which its supervisor sets), the variables in passedThrough when the
 // owner has them, and with a relay HTTP_PROXY, HTTPS_PROXY, ALL_PROXY
 // (and their lowercase forms); with a tool bridge, LNK_TOOL_<NAME> for
 // each granted tool (addToolEnv); with a started proxy (addProxyEnv),
@@ -38,6 +39,9 @@ func Env(home string, relayPort uint16) map[string]string {
 	env["PWD"] = home // bubblewrap sets it to --chdir; named so the list is whole
 	if u := os.Getenv("USER"); u != "" && safeValue(u) {
 		env["USER"], env["LOGNAME"] = u, u
+	}
+	if v := os.Getenv("LNK_PORT"); isPort(v) {
+		env["LNK_PORT"] = v
 	}
 	for _, k := range passedThrough {
 		if v, ok := os.LookupEnv(k); ok && safeValue(v) {
@@ -150,4 +154,10 @@ func envArgs(env map[string]string) []string {
 		args = append(args, "--setenv", k, env[k])
 	}
 	return args
+}
+
+// isPort says whether v is a port number, 1 to 65535, in plain decimal.
+func isPort(v string) bool {
+	n, err := strconv.Atoi(v)
+	return err == nil && n >= 1 && n <= 65535 && strconv.Itoa(n) == v
 }

@@ -26,7 +26,7 @@ var ErrReadOnlyLink = errors.New("is a link at the top of a written folder, whic
 // readOnlyTops binds each of paths read-only, making the absent ones.
 func (s *Sandbox) readOnlyTops(paths []string) error {
 	for _, r := range paths {
-		f, err := readOnlyTop(r)
+		f, err := readOnlyTop(r, s.openFolder)
 		if err != nil {
 			return err
 		}
@@ -37,10 +37,10 @@ func (s *Sandbox) readOnlyTops(paths []string) error {
 	return nil
 }
 
-// readOnlyTop opens r (O_PATH, no links), making an empty placeholder
-// where it is absent.
-func readOnlyTop(r string) (*os.File, error) {
-	parent, err := openNoLinks(filepath.Dir(r))
+// readOnlyTop opens r (O_PATH, no links) in its folder, which open
+// opens, making an empty placeholder where it is absent.
+func readOnlyTop(r string, open func(string) (*os.File, error)) (*os.File, error) {
+	parent, err := open(filepath.Dir(r))
 	if err != nil {
 		return nil, err
 	}

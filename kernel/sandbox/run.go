@@ -106,6 +106,10 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.ExtraFiles = s.files
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	pidfd := -1
+	if s.Attached != nil {
+		cmd.SysProcAttr.PidFD = &pidfd // made by clone itself: never another's pid
+	}
 	mem, err := s.memoryCgroup()
 	if err != nil {
 		return 0, err
@@ -142,6 +146,24 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 		return 0, fmt.Errorf("sandbox: start bubblewrap: %w", err)
 	}
 	s.Close() // the child holds them now
+	if s.Attached != nil && pidfd < 0 {
+		// No pidfd (Linux before 5.3): the kernel could not record the
+		// sandbox, so it does not run.
+		lw.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+		return 0, errors.New("sandbox: this system gives no pidfd of bubblewrap, which the kernel records the sandbox by")
+	}
+	if pidfd >= 0 {
+		pf := os.NewFile(uintptr(pidfd), "bwrap-pidfd")
+		defer pf.Close()
+		if err := s.Attached(pf); err != nil {
+			lw.Close() // as below: the lifeline ends it however far it got
+			cmd.Process.Kill()
+			cmd.Wait()
+			return 0, err
+		}
+	}
 	if s.Started != nil {
 		if err := s.Started(); err != nil {
 			// Hung up, the lifeline ends the sandbox however far it got:
@@ -154,8 +176,10 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 		}
 	}
 	done := make(chan struct{})
-	defer close(done)
+	var aborted error // set by the forwarder before it kills; read once it has returned
+	forwarder := make(chan struct{})
 	go func() {
+		defer close(forwarder)
 		for {
 			select {
 			case sig := <-sigs:
@@ -171,6 +195,11 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 				lw.Close()
 				cmd.Process.Kill()
 				return
+			case err := <-s.Abort: // a nil Abort never yields
+				aborted = err
+				lw.Close() // lnk-init kills what it started
+				cmd.Process.Kill()
+				return
 			case <-done:
 				return
 			}
@@ -183,6 +212,11 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 		}
 	}
 	err = cmd.Wait()
+	close(done)
+	<-forwarder // aborted is set, or never will be
+	if aborted != nil {
+		return 0, aborted
+	}
 	return exitCode(cmd, err)
 }
 

@@ -170,9 +170,10 @@ func runForMap(t *testing.T, env []string, ready func(), calls ...string) ([]map
 			}
 		}
 	}
-	// The kernel, as lnk starts it on demand (kernel/client.Dial): in a
-	// session of its own, and not under the lnk that started it once that
-	// has ended. Its pid is what it says.
+	// The owner's kernel runs already (lnk kernel start, or its systemd
+	// unit), as it holds the run's capabilities and is its brokers'
+	// parent: no process of the run's. Started on demand by the run, it
+	// would be lnk's child until lnk ends. Its pid is what it says.
 	started := regexp.MustCompile(`pid ([0-9]+)`).FindStringSubmatch(lnk("", "kernel", "start"))
 	if started == nil {
 		t.Fatal("lnk kernel start names no pid")

@@ -2,13 +2,13 @@ package toolbridge
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"lnk.dev/lnk/helpers/askbroker"
 	"lnk.dev/lnk/internal/audit"
+	"lnk.dev/lnk/internal/refusal"
 )
 
 // OwnerBroker is what asks the owner: the ask broker's process through
@@ -28,16 +28,11 @@ type OwnerAsker struct {
 }
 
 // An OwnerRefusal is a call the owner was asked about and did not allow:
-// refused, unanswered in time, or refused at once (Err a
-// *askbroker.Refusal then). Reason says which, and names the --allow
-// that lets the call through.
-type OwnerRefusal struct {
-	Reason string
-	Err    error // the broker's refusal at once; nil when someone was asked
-}
-
-func (r *OwnerRefusal) Error() string { return r.Reason }
-func (r *OwnerRefusal) Unwrap() error { return r.Err }
+// refused, unanswered in time, or refused at once (Err the broker's
+// refusal then, [askbroker.RefusedAtOnce]; nil when someone was asked).
+// Reason says which, and names the --allow that lets the call through.
+// It is Link's one refusal shape (internal/refusal).
+type OwnerRefusal = refusal.Refusal
 
 // Ask puts q to the owner and returns true only for a yes; a refusal is
 // an *OwnerRefusal saying why.
@@ -53,9 +48,8 @@ func (a *OwnerAsker) Ask(ctx context.Context, q Question) (bool, error) {
 		Call:    call,
 		Allow:   allowHint(q),
 	})
-	var r *askbroker.Refusal
 	switch {
-	case errors.As(err, &r):
+	case askbroker.RefusedAtOnce(err):
 		return false, &OwnerRefusal{Reason: d.Reason, Err: err}
 	case err != nil:
 		return false, err
@@ -71,8 +65,7 @@ func (a *OwnerAsker) Ask(ctx context.Context, q Question) (bool, error) {
 // refused at once (*askbroker.Refusal: paused, too many or too fast, no
 // way to ask) is not, and is left to the bridge to count.
 func (a *OwnerAsker) Counted(err error) bool {
-	var r *askbroker.Refusal
-	return !errors.As(err, &r)
+	return !askbroker.RefusedAtOnce(err)
 }
 
 // allowHint is the command that lets q's call through without asking:

@@ -5,21 +5,18 @@ import (
 	"fmt"
 	"sort"
 
+	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/internal/secret"
 )
 
-// Refusal is a rule's refusal of a change to the secrets; callers tell
-// them apart with errors.Is against the values below.
-type Refusal struct{ reason string }
-
-func (r *Refusal) Error() string { return r.reason }
-
-// Rule names the rule (the CLI maps a Rule to exit 3).
-func (r *Refusal) Rule() string { return r.reason }
+// Refusal is a rule's refusal of a change to the secrets (Link's one
+// refusal shape, internal/refusal); callers tell them apart with
+// errors.Is against the values below. It names a Rule: the CLI exits 3.
+type Refusal = refusal.Refusal
 
 // The refusals.
 var (
-	ErrExists   = &Refusal{"a secret of that name exists"}
+	ErrExists   = &Refusal{Reason: "a secret of that name exists", Rule: "a secret of that name exists"}
 	ErrNoSecret = errors.New("no such secret")
 	ErrNotHeld  = errors.New("the agent does not hold that secret")
 )

@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/internal/secret"
 )
 
@@ -45,21 +46,20 @@ const (
 	maxID        = 256
 )
 
-// Refusal is why a post was refused. It says which rule, never a secret.
-type Refusal struct{ reason string }
+// Refusal is why a post was refused (Link's one refusal shape,
+// internal/refusal). It says which rule, never a secret; its Rule is
+// what callers that log decisions record.
+type Refusal = refusal.Refusal
 
-func (r *Refusal) Error() string { return "webhook: " + r.reason }
-
-// Rule names the rule that refused, for callers that log decisions.
-func (r *Refusal) Rule() string { return r.reason }
+func refused(why string) *Refusal { return &Refusal{Reason: "webhook: " + why, Rule: why} }
 
 // The refusals.
 var (
-	ErrMissingHeader = &Refusal{"a signature header is missing"}
-	ErrMalformed     = &Refusal{"a signature header is malformed"}
-	ErrTooOld        = &Refusal{"its timestamp is more than 5 minutes old"}
-	ErrTooNew        = &Refusal{"its timestamp is more than 5 minutes ahead"}
-	ErrNoMatch       = &Refusal{"no signature matches a secret of this webhook"}
+	ErrMissingHeader = refused("a signature header is missing")
+	ErrMalformed     = refused("a signature header is malformed")
+	ErrTooOld        = refused("its timestamp is more than 5 minutes old")
+	ErrTooNew        = refused("its timestamp is more than 5 minutes ahead")
+	ErrNoMatch       = refused("no signature matches a secret of this webhook")
 	ErrBadSecret     = errors.New("webhook: a secret is whsec_ and the base64 of 24 to 64 bytes")
 )
 

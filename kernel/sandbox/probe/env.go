@@ -11,7 +11,7 @@ import (
 // checks the sandbox against the document, never against itself
 // (TestDocumentedEnvIsSecurityMDs holds the two together).
 var DocumentedEnv = []string{
-	"PATH", "HOME", "PWD", "USER", "LOGNAME", "SHELL", "TMPDIR", "LNK_SANDBOX",
+	"PATH", "HOME", "PWD", "USER", "LOGNAME", "SHELL", "TMPDIR", "LNK_SANDBOX", "LNK_PORT",
 	"TERM", "COLORTERM", "NO_COLOR", "LANG", "LC_ALL", "LC_CTYPE", "TZ",
 }
 

@@ -53,6 +53,16 @@ func List(c *caps.Compiled, h Host) Spec {
 	} else {
 		add("read another agent's folder", "skip", "no other agent on this machine", Closed)
 	}
+	if c.HarnessHome != "" {
+		if other := otherHarness(c); other != "" {
+			add("read another harness's home", "read", other, Closed)
+		} else {
+			add("read another harness's home", "skip", "no other harness of this agent's", Closed)
+		}
+	}
+	if team := otherTeam(c); team != "" {
+		add("read a team's folder not granted", "read", team, Closed)
+	}
 	add("read ~/Link/History", "read", filepath.Join(home, "Link", "History"), Closed)
 	add("read /etc/shadow", "read", "/etc/shadow", Closed)
 	add("write outside the grants", "write", "/lnk-probe", Closed)
@@ -193,6 +203,32 @@ func otherAgent(c *caps.Compiled) string {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if e.IsDir() && e.Name() != c.AgentName {
+			return filepath.Join(dir, e.Name())
+		}
+	}
+	return ""
+}
+
+// otherTeam is a team's folder under ~/Link/Teams that c's grants don't
+// name ([teams.<team>]), or "".
+func otherTeam(c *caps.Compiled) string {
+	dir := filepath.Join(c.Home, "Link", "Teams")
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if _, granted := c.Teams[e.Name()]; e.IsDir() && !granted {
+			return filepath.Join(dir, e.Name())
+		}
+	}
+	return ""
+}
+
+// otherHarness is another harness's home of c's agent than c's own
+// harness's, or "".
+func otherHarness(c *caps.Compiled) string {
+	dir := filepath.Dir(c.HarnessHome)
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() && e.Name() != filepath.Base(c.HarnessHome) {
 			return filepath.Join(dir, e.Name())
 		}
 	}

@@ -61,7 +61,7 @@ func (s *Session) find(raw []byte) (any, error) {
 	}
 	q, err := query.Compile(a.Name, a.Text)
 	if err != nil {
-		return nil, &Refusal{Op: "find", Err: err}
+		return nil, refused("find", "", err)
 	}
 	ans := &FindAnswer{Matches: []Match{}}
 	err = s.files.Walk(a.Path, maxWalk, func(e Entry) error {
@@ -88,7 +88,7 @@ func (s *Session) find(raw []byte) (any, error) {
 		return nil
 	})
 	if err != nil && !errors.Is(err, resolve.ErrTooLarge) {
-		return nil, &Refusal{Op: "find", Path: a.Path, Err: reason(err)}
+		return nil, refused("find", a.Path, reason(err))
 	}
 	if err != nil {
 		ans.Cut = true // the walk passed its cap
@@ -162,7 +162,7 @@ func (s *Session) list(raw []byte) (any, error) {
 	}
 	ents, cut, err := s.files.List(a.Path, maxList)
 	if err != nil {
-		return nil, &Refusal{Op: "list", Path: a.Path, Err: reason(err)}
+		return nil, refused("list", a.Path, reason(err))
 	}
 	if ents == nil {
 		ents = []Entry{}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/internal/resolve"
 )
 
@@ -34,20 +35,18 @@ var (
 	ErrUsage       = errors.New("bad arguments")
 )
 
-// Refusal is a call refused, saying which call, which name and why.
-type Refusal struct {
-	Op, Path string
-	Err      error
-}
+// Refusal is a call refused, saying which call, which name and why
+// (Link's one refusal shape, internal/refusal): its Reason names the
+// call and the name, its Err is why without the name.
+type Refusal = refusal.Refusal
 
-func (r *Refusal) Error() string {
-	if r.Path == "" {
-		return r.Op + ": " + r.Err.Error()
+// refused is op's refusal of path ("" when the call names none) for why.
+func refused(op, path string, why error) *Refusal {
+	if path == "" {
+		return &Refusal{Reason: op + ": " + why.Error(), Err: why}
 	}
-	return fmt.Sprintf("%s %q: %v", r.Op, r.Path, r.Err)
+	return &Refusal{Reason: fmt.Sprintf("%s %q: %v", op, path, why), Err: why}
 }
-
-func (r *Refusal) Unwrap() error { return r.Err }
 
 // checkName refuses a name that is not clean and relative, before the
 // resolver sees it: absolute or with "..", empty components, "." parts.
@@ -59,9 +58,9 @@ func checkName(op, name string) error {
 			if re.Kind == resolve.ErrEscape {
 				why = "outside the files folder (absolute, or with ..)"
 			}
-			return &Refusal{Op: op, Path: name, Err: &worded{why, re.Kind}}
+			return refused(op, name, &worded{why, re.Kind})
 		}
-		return &Refusal{Op: op, Path: name, Err: err}
+		return refused(op, name, err)
 	}
 	return nil
 }
@@ -103,10 +102,10 @@ func (s *Session) checkWrite(op, name string) error {
 		return err
 	}
 	if name == "." {
-		return &Refusal{Op: op, Path: name, Err: fmt.Errorf("the folder itself: %w", ErrNotWritable)}
+		return refused(op, name, fmt.Errorf("the folder itself: %w", ErrNotWritable))
 	}
 	if under(name, neverWritten) {
-		return &Refusal{Op: op, Path: name, Err: fmt.Errorf("%w (chats/ and memory/ are Link's to write)", ErrNeverWrite)}
+		return refused(op, name, fmt.Errorf("%w (chats/ and memory/ are Link's to write)", ErrNeverWrite))
 	}
 	owners := s.agentFolder && under(name, ownersTops)
 	for _, w := range s.write {
@@ -115,7 +114,7 @@ func (s *Session) checkWrite(op, name string) error {
 			continue
 		}
 		if under(rest, readOnlyTops) {
-			return &Refusal{Op: op, Path: name, Err: fmt.Errorf("%w (.git, .envrc, .vscode and .idea stay the owner's)", ErrReadOnly)}
+			return refused(op, name, fmt.Errorf("%w (.git, .envrc, .vscode and .idea stay the owner's)", ErrReadOnly))
 		}
 		return nil
 	}
@@ -124,9 +123,9 @@ func (s *Session) checkWrite(op, name string) error {
 		folders = "none"
 	}
 	if owners {
-		return &Refusal{Op: op, Path: name, Err: fmt.Errorf("%w (%s): instructions/ and skills/ are the agent folder's, its owner's to write", ErrNotWritable, folders)}
+		return refused(op, name, fmt.Errorf("%w (%s): instructions/ and skills/ are the agent folder's, its owner's to write", ErrNotWritable, folders))
 	}
-	return &Refusal{Op: op, Path: name, Err: fmt.Errorf("%w (%s)", ErrNotWritable, folders)}
+	return refused(op, name, fmt.Errorf("%w (%s)", ErrNotWritable, folders))
 }
 
 // inside reports whether name lies beneath folder w, and its rest.
@@ -154,8 +153,7 @@ func under(name string, tops []string) bool {
 // Reason is a refusal's reason without the name it concerns, for a log
 // that must not hold the agent's paths.
 func Reason(err error) string {
-	var r *Refusal
-	if errors.As(err, &r) {
+	if r, ok := refusal.Of(err); ok && r.Err != nil {
 		return r.Err.Error()
 	}
 	return err.Error()

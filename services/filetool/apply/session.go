@@ -57,7 +57,7 @@ func (s *Session) Call(name string, args json.RawMessage) (any, error) {
 	h, ok := calls[name]
 	if !ok {
 		h = func(*Session, []byte) (any, error) {
-			return nil, &Refusal{Op: "call", Err: fmt.Errorf("%w: no call named %q", ErrUsage, name)}
+			return nil, refused("call", "", fmt.Errorf("%w: no call named %q", ErrUsage, name))
 		}
 	}
 	out, err := h(s, args)
@@ -78,7 +78,7 @@ func decodeArgs(op string, raw json.RawMessage, v any) error {
 		raw = json.RawMessage("{}")
 	}
 	if err := wire.Unmarshal(raw, v); err != nil {
-		return &Refusal{Op: op, Err: fmt.Errorf("%w: %v", ErrUsage, err)}
+		return refused(op, "", fmt.Errorf("%w: %v", ErrUsage, err))
 	}
 	return nil
 }
@@ -91,13 +91,13 @@ func isText(b []byte) bool { return utf8.Valid(b) && bytes.IndexByte(b, 0) < 0 }
 func (s *Session) readText(op, name string) ([]byte, string, error) {
 	b, v, err := s.files.Read(name, MaxFile)
 	if errors.Is(err, resolve.ErrTooLarge) {
-		return nil, "", &Refusal{Op: op, Path: name, Err: ErrTooLarge}
+		return nil, "", refused(op, name, ErrTooLarge)
 	}
 	if err != nil {
-		return nil, "", &Refusal{Op: op, Path: name, Err: reason(err)}
+		return nil, "", refused(op, name, reason(err))
 	}
 	if !isText(b) {
-		return nil, "", &Refusal{Op: op, Path: name, Err: ErrNotText}
+		return nil, "", refused(op, name, ErrNotText)
 	}
 	return b, v, nil
 }

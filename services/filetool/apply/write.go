@@ -49,7 +49,7 @@ func (s *Session) writeCall(raw []byte) (any, error) {
 		return nil, err
 	}
 	if a.Content == nil {
-		return nil, &Refusal{Op: "write", Err: fmt.Errorf("%w: content is missing", ErrUsage)}
+		return nil, refused("write", "", fmt.Errorf("%w: content is missing", ErrUsage))
 	}
 	if err := s.checkWrite("write", a.Path); err != nil {
 		return nil, err
@@ -66,13 +66,13 @@ func (s *Session) writeCall(raw []byte) (any, error) {
 		// each beneath the one before, never through a link.
 		if dir := path.Dir(a.Path); dir != "." {
 			if err := s.files.MkdirAll(dir); err != nil {
-				return nil, &Refusal{Op: "write", Path: a.Path, Err: reason(err)}
+				return nil, refused("write", a.Path, reason(err))
 			}
 		}
 	case errors.Is(err, resolve.ErrTooLarge):
-		return nil, &Refusal{Op: "write", Path: a.Path, Err: ErrTooLarge}
+		return nil, refused("write", a.Path, ErrTooLarge)
 	case err != nil:
-		return nil, &Refusal{Op: "write", Path: a.Path, Err: reason(err)}
+		return nil, refused("write", a.Path, reason(err))
 	}
 	expect := cur
 	if seen, ok := s.seen[a.Path]; ok {
@@ -92,7 +92,7 @@ func (s *Session) replace(raw []byte) (any, error) {
 		return nil, err
 	}
 	if a.Old == "" || a.New == nil {
-		return nil, &Refusal{Op: "replace", Err: fmt.Errorf("%w: old and new are both needed, old not empty", ErrUsage)}
+		return nil, refused("replace", "", fmt.Errorf("%w: old and new are both needed, old not empty", ErrUsage))
 	}
 	if err := s.checkWrite("replace", a.Path); err != nil {
 		return nil, err
@@ -104,9 +104,9 @@ func (s *Session) replace(raw []byte) (any, error) {
 	n := bytes.Count(old, []byte(a.Old))
 	switch {
 	case n == 0:
-		return nil, &Refusal{Op: "replace", Path: a.Path, Err: fmt.Errorf("%w: the old text is not in the file", ErrUsage)}
+		return nil, refused("replace", a.Path, fmt.Errorf("%w: the old text is not in the file", ErrUsage))
 	case n > 1 && !a.All:
-		return nil, &Refusal{Op: "replace", Path: a.Path, Err: fmt.Errorf("%w: the old text is in the file %d times; give more of it, or all", ErrUsage, n)}
+		return nil, refused("replace", a.Path, fmt.Errorf("%w: the old text is in the file %d times; give more of it, or all", ErrUsage, n))
 	}
 	data := bytes.ReplaceAll(old, []byte(a.Old), []byte(*a.New))
 	if err := checkNew("replace", a.Path, data); err != nil {
@@ -118,10 +118,10 @@ func (s *Session) replace(raw []byte) (any, error) {
 // checkNew refuses new content over 4 MiB or not text.
 func checkNew(op, name string, data []byte) error {
 	if len(data) > MaxFile {
-		return &Refusal{Op: op, Path: name, Err: ErrTooLarge}
+		return refused(op, name, ErrTooLarge)
 	}
 	if !isText(data) {
-		return &Refusal{Op: op, Path: name, Err: ErrNotText}
+		return refused(op, name, ErrNotText)
 	}
 	return nil
 }
@@ -134,7 +134,7 @@ func (s *Session) put(op, name string, old, data []byte, expect string, replaced
 		return nil, s.changed(op, name)
 	}
 	if err != nil {
-		return nil, &Refusal{Op: op, Path: name, Err: reason(err)}
+		return nil, refused(op, name, reason(err))
 	}
 	s.seen[name] = v
 	if s.page != nil && s.page.path == name {
@@ -156,7 +156,7 @@ func (s *Session) changed(op, name string) error {
 	if s.page != nil && s.page.path == name {
 		s.page = nil
 	}
-	return &Refusal{Op: op, Path: name, Err: fmt.Errorf("%w; read it again, then write", resolve.ErrChanged)}
+	return refused(op, name, fmt.Errorf("%w; read it again, then write", resolve.ErrChanged))
 }
 
 // unified is the diff from old to new, or cut (true) past 16 KB or where

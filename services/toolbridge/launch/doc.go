@@ -1,7 +1,6 @@
 // Package launch builds the one command that starts a tool's server,
-// for the tool bridge (services/toolbridge), a shared tool's hub
-// (services/toolbridge/hub) and a namespace's provider
-// (services/toolbridge/namespace) alike.
+// for the tool bridge (services/toolbridge) and a shared tool's hub
+// (services/toolbridge/hub) alike.
 //
 // # Security
 //

@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"lnk.dev/lnk/services/runtool"
+)
+
+// endBackground stops every background command of agent name (its run
+// tool's, services/runtool) and removes their records and outputs: the
+// agent's delete or move. One that cannot be stopped refuses the delete.
+func endBackground(home, name string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	a, err := runtool.LoadAgent(home, name, filepath.Join(filepath.Dir(exe), "lnk"))
+	if err != nil {
+		return err
+	}
+	if err := a.Forget(); err != nil {
+		return Refused(fmt.Errorf("agent %s's background commands: %w", name, err), "lnk-run-tool stop-all --agent "+name+" stops them; then delete it again")
+	}
+	return nil
+}
+
+// stopBackground ends every background command of agent name's (lnk
+// agent stop and restart), keeping their records until they were told.
+func stopBackground(home, name string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	a, err := runtool.LoadAgent(home, name, filepath.Join(filepath.Dir(exe), "lnk"))
+	if err != nil {
+		return err
+	}
+	if err := a.StopAll(); err != nil {
+		return Fail(ExitFailure, fmt.Errorf("agent %s's background commands: %w", name, err), "lnk-run-tool stop-all --agent "+name+" stops them")
+	}
+	return nil
+}

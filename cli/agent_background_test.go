@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/landlock"
+	"lnk.dev/lnk/internal/testenv"
+	"lnk.dev/lnk/services/runtool"
+)
+
+// TestAgentDeleteEndsItsBackgroundCommands: lnk agent delete stops the
+// agent's background command (its sleep gone) and removes its record and
+// output before the folders move; an agent that never started one is
+// deleted as before, and nothing is made for it.
+func TestAgentDeleteEndsItsBackgroundCommands(t *testing.T) {
+	requireBwrapForBackground(t)
+	home := testenv.Home(t)
+	bin := testenv.Bin(t, "lnk")
+	testenv.Bin(t, "lnk-init")
+	sup := testenv.Bin(t, "lnk-run-tool")
+	for _, n := range []string{"ada", "bob"} {
+		if code, _, errs := runLnk(t, "agent", "create", n); code != 0 {
+			t.Fatal(errs)
+		}
+	}
+	l := caps.Layout{Home: home}
+	os.WriteFile(l.SandboxFile("ada"), []byte("[internet]\non = false\n[commands]\nallow = [\"sleep\"]\n"), 0o600)
+	a, err := runtool.LoadAgent(home, "ada", bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := fmt.Sprintf("%d.%d", 3000+rand.IntN(1000), rand.IntN(1_000_000))
+	r, err := a.Start("t", runtool.Call{Argv: []string{"sleep", mark}}, []string{sup, "supervise"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sleeping(mark) {
+		t.Fatal("not running")
+	}
+	if code, _, errs := runLnk(t, "agent", "delete", "ada"); code != 0 {
+		t.Fatal(errs)
+	}
+	for end := time.Now().Add(3 * time.Second); sleeping(mark) && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+	}
+	if sleeping(mark) {
+		t.Fatal("deleted, but its background command runs")
+	}
+	if _, err := os.Stat(filepath.Join(home, ".lnk", "agents", a.ID, "background", r.ID+".json")); !os.IsNotExist(err) {
+		t.Fatalf("its record stays: %v", err)
+	}
+	moved, _ := filepath.Glob(filepath.Join(l.HistoryAgents(), "ada-*", "Home", "background", r.ID+".out"))
+	if len(moved) != 0 {
+		t.Fatalf("its output moved with it: %v", moved)
+	}
+	b, _ := caps.LoadAgent(home, "bob")
+	if code, _, errs := runLnk(t, "agent", "delete", "bob"); code != 0 {
+		t.Fatal(errs)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".lnk", "agents", b.ID)); !os.IsNotExist(err) {
+		t.Fatalf("a folder was made for an agent with no background command: %v", err)
+	}
+}
+
+func sleeping(mark string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.Contains(string(b), "sleep\x00"+mark) {
+			return true
+		}
+	}
+	return false
+}
+
+func requireBwrapForBackground(t *testing.T) {
+	t.Helper()
+	_, err := exec.LookPath("bwrap")
+	testenv.Require(t, err == nil, "bubblewrap (bwrap)")
+	testenv.Require(t, landlock.ABI() > 0, "landlock")
+}

@@ -1,0 +1,359 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/cloexec"
+	"lnk.dev/lnk/services/agentlife"
+)
+
+// lnk agent start|restart NAME, and the hidden lnk agent supervise NAME
+// that runs an agent's harness (services/agentlife): in the terminal
+// with --foreground, else as the systemd user unit
+// lnk-agent-<agent id>.service where a user manager runs, else in the
+// background, a supervisor of its own session.
+
+// startWait bounds how long start waits for the background supervisor to
+// say its harness started.
+const startWait = 30 * time.Second
+
+func init() {
+	register("agent", newAgentStart)
+	register("agent", newAgentRestart)
+	register("agent", newAgentSupervise)
+}
+
+type startFlags struct {
+	foreground, noSandbox, sandbox, asJSON bool
+}
+
+func newAgentStart() *cobra.Command {
+	var f startFlags
+	c := &cobra.Command{
+		Use:   "start NAME [-- PROGRAM ARGS...]",
+		Short: "Start the agent's harness, in its sandbox, restarted when it fails",
+		Long: `Starts the program agent.toml's [start] command names (the agent's
+harness, until Link Harness runs it) in the agent's sandbox, through
+lnk sandbox run --agent NAME, under a supervisor that appends its output
+to ~/.lnk/agents/NAME/logs/harness.log and starts it again when it fails.
+Where a systemd user manager runs, the supervisor is the user unit
+lnk-agent-<agent id>.service; else it runs in the background; with
+--foreground, in this terminal until Ctrl-C.
+
+  lnk agent start NAME -- PROGRAM ARGS...   records PROGRAM as [start] command, then starts it
+
+Each agent but main has a block of ports (LNK_PORT, the first; [start]
+ports = N takes N and one more, 200 when unsaid), and does not start
+while another program listens on one of them on this machine's loopback.
+
+--no-sandbox turns the agent's sandbox off, until --sandbox turns it back
+on: one setting, kept, warned at every start and shown in status. --yes
+never implies it; ~/.lnk/machine.toml's unsandboxed = false refuses it.`,
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeAgents,
+		RunE: func(c *cobra.Command, args []string) error {
+			name := args[0]
+			if len(args) > 1 && c.ArgsLenAtDash() != 1 {
+				return Usage("lnk agent start takes one agent; a program comes after --", "lnk agent start "+name+" -- PROGRAM ARGS...")
+			}
+			return startAgent(c, name, args[1:], f)
+		},
+	}
+	c.Flags().BoolVar(&f.foreground, "foreground", false, "supervise the harness in this terminal until Ctrl-C")
+	c.Flags().BoolVar(&f.noSandbox, "no-sandbox", false, "turn the agent's sandbox OFF, kept until --sandbox (warned at every start)")
+	c.Flags().BoolVar(&f.sandbox, "sandbox", false, "turn the agent's sandbox back on")
+	c.Flags().BoolVar(&f.asJSON, "json", false, "print the agent's status as JSON once started")
+	return c
+}
+
+func newAgentRestart() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:               "restart NAME",
+		Short:             "Stop the agent, everything its harness started with it, and start it again",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeAgents,
+		RunE: func(c *cobra.Command, args []string) error {
+			home := os.Getenv("HOME")
+			a, err := caps.LoadAgent(home, args[0])
+			if err != nil {
+				return agentErr(err, args[0])
+			}
+			if _, err := stopAgent(home, a); err != nil {
+				return err
+			}
+			return startAgent(c, args[0], nil, startFlags{asJSON: asJSON})
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the agent's status as JSON once started")
+	return c
+}
+
+// startAgent is lnk agent start's work, restart's second half.
+func startAgent(c *cobra.Command, name string, program []string, f startFlags) error {
+	home := os.Getenv("HOME")
+	if f.noSandbox && f.sandbox {
+		return Usage("--no-sandbox and --sandbox contradict each other", "lnk agent start "+name+" --sandbox turns the sandbox back on")
+	}
+	a, err := caps.LoadAgent(home, name)
+	if err != nil {
+		return agentErr(err, name)
+	}
+	// Running, nothing is changed: a setting written now would apply at
+	// the harness's next restart, unannounced.
+	if st, err := agentlife.ReadStatus(home, a); err != nil {
+		return err
+	} else if st.Running {
+		return Fail(ExitFailure, fmt.Errorf("agent %s is already running", name), "lnk agent stop "+name+" first to change how it starts; lnk agent restart "+name+" starts it again", "lnk agent status "+name+" shows it")
+	}
+	if f.noSandbox {
+		if err := agentlife.UnsandboxedAllowed(home); err != nil {
+			if errors.Is(err, agentlife.ErrNoUnsandboxed) {
+				return auditRefusal("agent start", name, Refused(err, "lnk agent start "+name+" runs it in its sandbox"))
+			}
+			return err
+		}
+	}
+	if f.noSandbox || f.sandbox || len(program) > 0 {
+		a, err = caps.UpdateAgent(home, name, func(a *caps.Agent) error {
+			if f.noSandbox || f.sandbox {
+				a.NoSandbox = f.noSandbox
+			}
+			if len(program) > 0 {
+				if a.Start == nil {
+					a.Start = &caps.AgentStart{}
+				}
+				a.Start.Command = program
+			}
+			return a.CheckStart()
+		})
+		if err != nil {
+			return Refused(err, "lnk agent start "+name+" -- PROGRAM ARGS... names the program it starts")
+		}
+	}
+	if err := a.CheckStart(); err != nil {
+		return Refused(err, "lnk agent start "+name+" -- PROGRAM ARGS... names the program it starts")
+	}
+	if a.NoSandbox {
+		if err := agentlife.UnsandboxedAllowed(home); err != nil {
+			if errors.Is(err, agentlife.ErrNoUnsandboxed) {
+				return auditRefusal("agent start", name, Refused(err, "lnk agent start --sandbox "+name+" turns its sandbox back on"))
+			}
+			return err
+		}
+	}
+	// What would stop the supervisor's first start is said here, in the
+	// terminal: its block of ports, free.
+	ports, err := agentlife.EnsurePorts(home, name)
+	if err != nil {
+		return err
+	}
+	a.Ports = ports
+	if err := agentlife.CheckPortsFree(name, ports); err != nil {
+		return auditRefusal("agent start", name, Refused(err))
+	}
+	if a.NoSandbox {
+		auditNotices("agent start", name, []string{agentlife.NoSandboxWarning(name)})
+		if !f.foreground { // in the foreground the supervisor says it here itself
+			fmt.Fprintln(c.ErrOrStderr(), agentlife.NoSandboxWarning(name))
+		}
+	}
+	if !a.NoSandbox {
+		// The kernel the harness's sandbox needs is started here, from
+		// the owner's terminal, when none runs: started by the
+		// supervisor's sandbox run instead, it would sit in the
+		// supervisor's tree (the unit's cgroup) and end with the agent.
+		kc, err := kernelClient(c.Context())
+		if err != nil {
+			return err
+		}
+		kc.Close()
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	switch {
+	case f.foreground:
+		return superviseHere(c, home, name, self, agentlife.ModeForeground, c.ErrOrStderr())
+	case userManagerRuns():
+		err = startUnit(c, home, self, a)
+	default:
+		err = startBackground(c, home, self, a)
+	}
+	if err != nil {
+		return err
+	}
+	return printStatus(c, home, a, f.asJSON)
+}
+
+// superviseHere runs the supervisor in this process until SIGINT or
+// SIGTERM.
+func superviseHere(c *cobra.Command, home, name, self, mode string, stderr io.Writer) error {
+	// Out of reach of the owner's other processes (/proc/PID/mem,
+	// ptrace, environ), which include an agent's harness with its
+	// sandbox off; the harness is dumpable again once it execs.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err)
+	}
+	ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg := agentlife.Config{Home: home, Agent: name, Lnk: self, Mode: mode, Stderr: stderr}
+	if mode == agentlife.ModeForeground {
+		cfg.Started = func(r agentlife.Record) {
+			fmt.Fprintf(stderr, "lnk: agent %s's harness started (pid %d, start %d, sandbox %s); its log: %s\n", name, r.HarnessPID, r.Starts, onOff(r.Sandbox), r.Log)
+		}
+	}
+	err := agentlife.Supervise(ctx, cfg)
+	return startErr(name, err)
+}
+
+// startErr maps a supervisor's first-start error to an exit code.
+func startErr(name string, err error) error {
+	var taken *agentlife.PortTakenError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &taken):
+		return auditRefusal("agent start", name, Refused(err))
+	case errors.Is(err, agentlife.ErrNoUnsandboxed):
+		return auditRefusal("agent start", name, Refused(err, "lnk agent start --sandbox "+name+" turns its sandbox back on"))
+	case errors.Is(err, agentlife.ErrRunning):
+		return Fail(ExitFailure, err, "lnk agent restart "+name+" starts it again")
+	}
+	return err
+}
+
+// startBackground starts lnk agent supervise in a session of its own and
+// waits until its harness started, or it ended, saying why.
+func startBackground(c *cobra.Command, home, self string, a *caps.Agent) error {
+	// The supervisor outlives this lnk: nothing its shell left open
+	// passes to it.
+	if err := cloexec.MarkInherited(); err != nil {
+		return err
+	}
+	var why bytes.Buffer
+	cmd := exec.Command(self, "agent", "supervise", "--mode", agentlife.ModeBackground, a.Name)
+	cmd.Dir = "/" // it holds no folder of the terminal's
+	cmd.Stderr = &why
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- cmd.Wait() }()
+	deadline := time.After(startWait)
+	for {
+		select {
+		case err := <-ended:
+			msg := bytes.TrimSpace(why.Bytes())
+			if len(msg) == 0 {
+				return fmt.Errorf("agent %s's supervisor ended before its harness started: %v", a.Name, err)
+			}
+			// Its own words, as it would have said them in the terminal.
+			io.WriteString(c.ErrOrStderr(), string(msg)+"\n")
+			return &ExitError{Code: exitOf(err), Silent: true, Err: errors.New(string(msg))}
+		case <-deadline:
+			return fmt.Errorf("agent %s's supervisor (pid %d) did not start its harness within %s; lnk agent status %s shows it", a.Name, cmd.Process.Pid, startWait, a.Name)
+		case <-time.After(20 * time.Millisecond):
+		}
+		st, err := agentlife.ReadStatus(home, a)
+		if err != nil {
+			return err
+		}
+		if st.Running && st.Record != nil && st.Record.PID == cmd.Process.Pid && st.Record.Starts > 0 {
+			return nil // its stderr, a pipe no one reads from now, it ignores (SIGPIPE)
+		}
+	}
+}
+
+func exitOf(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() > 0 {
+		return ee.ExitCode()
+	}
+	return ExitFailure
+}
+
+func newAgentSupervise() *cobra.Command {
+	var mode string
+	c := &cobra.Command{
+		Use:    "supervise NAME",
+		Short:  "Run agent NAME's supervisor (what lnk agent start and the agent's unit run)",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			switch mode {
+			case agentlife.ModeForeground, agentlife.ModeBackground, agentlife.ModeUnit:
+			default:
+				return Usage("--mode is foreground, background or unit")
+			}
+			// Started in the background, its stderr is a pipe lnk agent
+			// start stops reading once the harness runs: a write there
+			// then fails, and never kills the supervisor.
+			signal.Ignore(syscall.SIGPIPE)
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			var stderr io.Writer = c.ErrOrStderr()
+			if mode == agentlife.ModeBackground {
+				stderr = nil // the log only
+			}
+			return superviseHere(c, os.Getenv("HOME"), args[0], self, mode, stderr)
+		},
+	}
+	c.Flags().StringVar(&mode, "mode", agentlife.ModeForeground, "how it was started: foreground, background or unit")
+	return c
+}
+
+// userManagerRuns says whether a systemd user manager answers.
+func userManagerRuns() bool {
+	if _, err := exec.LookPath("systemctl"); err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return exec.CommandContext(ctx, "systemctl", "--user", "show-environment").Run() == nil
+}
+
+// startUnit writes the agent's unit and starts it.
+func startUnit(c *cobra.Command, home, self string, a *caps.Agent) error {
+	began := time.Now().UTC()
+	p, err := agentlife.InstallUnit(home, os.Getenv("XDG_CONFIG_HOME"), self, a)
+	if err != nil {
+		return err
+	}
+	for _, args := range [][]string{{"daemon-reload"}, {"restart", agentlife.UnitName(a.ID)}} {
+		out, err := exec.Command("systemctl", append([]string{"--user"}, args...)...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("systemctl --user %s: %v: %s", args[0], err, bytes.TrimSpace(out))
+		}
+	}
+	fmt.Fprintf(c.ErrOrStderr(), "lnk: agent %s runs as the user unit %s (%s)\n", a.Name, agentlife.UnitName(a.ID), p)
+	deadline := time.Now().Add(startWait)
+	for time.Now().Before(deadline) {
+		st, err := agentlife.ReadStatus(home, a)
+		if err != nil {
+			return err
+		}
+		if st.Running && st.Record != nil && st.Record.Mode == agentlife.ModeUnit && st.Record.Starts > 0 && !st.Record.Since.Before(began) {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("agent %s's unit did not start its harness within %s; journalctl --user -u %s says why", a.Name, startWait, agentlife.UnitName(a.ID))
+}

@@ -1,0 +1,314 @@
+// Package logtail reads an agent's log for `lnk agent logs` (security.txt,
+// "Its log is out of its reach"): from the offset the last start
+// recorded (never a marker the harness could print), at most the last
+// MaxRead bytes, cleaned by internal/textsafe's Stream (no control
+// character, no escape sequence; newlines and tabs kept), as lines of at
+// most Piece bytes. Follow reads what is new at most MaxRead at a time
+// and shows a line without an end in Piece-sized pieces, so a harness
+// printing a burst, binary data or no newline at all never makes it hold
+// more than a few MiB.
+//
+// # Security
+//
+// Everything in the log is the harness's, so hostile: it is read as
+// bytes, never parsed but by the cleaner, and what reaches the owner's
+// terminal is only what textsafe lets through. The caller opens the file
+// (through no link, a regular file: internal/ownerfile) and holds the
+// start offset, which lnk, outside the sandbox, wrote. Holds the file
+// and its buffers, nothing else.
+package logtail
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"lnk.dev/lnk/internal/textsafe"
+)
+
+const (
+	// MaxRead is the most read of a log at once: the tail, or one step
+	// of Follow.
+	MaxRead = 4 << 20
+	// Piece is the longest line shown: a longer one is shown in pieces.
+	Piece = 64 << 10
+	// Lines is how many lines a tail shows.
+	Lines = 200
+	// chunk is one read within MaxRead.
+	chunk = 256 << 10
+	// maxStart bounds the start file: a decimal int64 and a newline.
+	maxStart = 21
+)
+
+// ParseStart reads a <name>.start file: the log's size, in decimal
+// bytes, when the last start began, with an optional final newline.
+func ParseStart(b []byte) (int64, error) {
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	if len(b) == 0 || len(b) > maxStart-1 {
+		return 0, errors.New("not a decimal offset")
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, errors.New("not a decimal offset")
+		}
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return 0, errors.New("not a decimal offset")
+	}
+	return n, nil
+}
+
+// MaxStartFile is the most bytes a start file may hold.
+const MaxStartFile = maxStart
+
+// Reader reads one log from an offset on.
+type Reader struct {
+	f       *os.File
+	pos     int64
+	clean   textsafe.Stream
+	line    []byte // the cleaned line so far, shorter than Piece after each call
+	buf     []byte // one chunk read
+	cleaned []byte // one chunk cleaned
+	// Truncated is called when the log is found shorter than what was
+	// read: it was cut or replaced, and is read again from its start.
+	Truncated func()
+}
+
+// New is a Reader of f from the offset start (the last start's).
+func New(f *os.File, start int64) *Reader {
+	if start < 0 {
+		start = 0
+	}
+	return &Reader{f: f, pos: start, buf: make([]byte, chunk)}
+}
+
+// Offset is where the next read begins.
+func (r *Reader) Offset() int64 { return r.pos }
+
+// size is the log's size now, and resets the reader when the log is
+// shorter than where it is.
+func (r *Reader) size() (int64, error) {
+	st, err := r.f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if st.Size() < r.pos {
+		r.pos, r.line, r.clean = 0, r.line[:0], textsafe.Stream{}
+		if r.Truncated != nil {
+			r.Truncated()
+		}
+	}
+	return st.Size(), nil
+}
+
+// Tail writes to w the last n lines written since the offset, from at
+// most the last MaxRead bytes, and leaves the offset at the end it read.
+// Where the window starts after the offset, the cut line before its
+// first newline is left out (when the window has one). With final, a
+// last line without an end is shown too; without it, it waits for Step.
+func (r *Reader) Tail(w io.Writer, n int, final bool) error {
+	size, err := r.size()
+	if err != nil {
+		return err
+	}
+	from := r.pos
+	if size-from > MaxRead {
+		from = size - MaxRead
+		if nl, err := r.firstNewline(from, size); err != nil {
+			return err
+		} else if nl >= 0 {
+			from = nl + 1
+		}
+		r.clean = textsafe.Stream{} // what came before the window is not read
+	}
+	ring := make([][]byte, n)
+	count := 0
+	keep := func(p []byte) error {
+		if n == 0 {
+			return nil
+		}
+		slot := &ring[count%n]
+		*slot = append((*slot)[:0], p...)
+		count++
+		return nil
+	}
+	if err := r.read(from, size, keep); err != nil {
+		return err
+	}
+	if final {
+		r.line = r.clean.Flush(r.line)
+		if len(r.line) > 0 {
+			keep(r.line)
+			r.line = r.line[:0]
+		}
+	}
+	start := 0
+	if count > n {
+		start = count - n
+	}
+	for i := start; i < count; i++ {
+		if err := writeLine(w, ring[i%n]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// firstNewline is the offset of the first newline in [from, end), or -1.
+func (r *Reader) firstNewline(from, end int64) (int64, error) {
+	for off := from; off < end; {
+		k := min(int64(len(r.buf)), end-off)
+		got, err := r.f.ReadAt(r.buf[:k], off)
+		if i := bytes.IndexByte(r.buf[:got], '\n'); i >= 0 {
+			return off + int64(i), nil
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return -1, err
+		}
+		if got == 0 {
+			break
+		}
+		off += int64(got)
+	}
+	return -1, nil
+}
+
+// Step writes to w the lines, and the pieces of a line without an end,
+// that were appended since the offset, reading at most MaxRead; it
+// returns how many bytes it read.
+func (r *Reader) Step(w io.Writer) (int64, error) {
+	size, err := r.size()
+	if err != nil {
+		return 0, err
+	}
+	from := r.pos
+	end := min(size, from+MaxRead)
+	err = r.read(from, end, func(p []byte) error { return writeLine(w, p) })
+	return r.pos - from, err
+}
+
+// Flush writes a last line without an end, as at the end of the log.
+func (r *Reader) Flush(w io.Writer) error {
+	r.line = r.clean.Flush(r.line)
+	if len(r.line) == 0 {
+		return nil
+	}
+	err := writeLine(w, r.line)
+	r.line = r.line[:0]
+	return err
+}
+
+// Follow writes what is appended to the log, a Step every poll, until
+// ctx ends (SIGINT), then the line without an end it holds.
+func (r *Reader) Follow(ctx context.Context, w io.Writer, poll time.Duration) error {
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		for {
+			n, err := r.Step(w)
+			if err != nil {
+				return err
+			}
+			if n < MaxRead || ctx.Err() != nil {
+				break
+			}
+		}
+		if f, ok := w.(interface{ Flush() error }); ok {
+			if err := f.Flush(); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return r.Flush(w)
+		case <-t.C:
+		}
+	}
+}
+
+// read reads [from, end) chunk by chunk, cleans it, and hands each
+// complete line, and each Piece of a longer one, to emit.
+func (r *Reader) read(from, end int64, emit func([]byte) error) error {
+	r.pos = from
+	for r.pos < end {
+		k := min(int64(len(r.buf)), end-r.pos)
+		got, err := r.f.ReadAt(r.buf[:k], r.pos)
+		if got > 0 {
+			r.pos += int64(got)
+			r.cleaned = r.clean.Write(r.cleaned[:0], r.buf[:got])
+			if err := r.split(r.cleaned, emit); err != nil {
+				return err
+			}
+		}
+		if errors.Is(err, io.EOF) || got == 0 && err == nil {
+			return nil // shorter than its size said: cut meanwhile
+		}
+		if err != nil {
+			return fmt.Errorf("reading the log: %w", err)
+		}
+	}
+	return nil
+}
+
+// split adds cleaned text to the line, handing on each line that ends
+// and each Piece of one that runs longer.
+func (r *Reader) split(data []byte, emit func([]byte) error) error {
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		part := data
+		if i >= 0 {
+			part = data[:i]
+		}
+		if err := r.add(part, emit); err != nil {
+			return err
+		}
+		if i < 0 {
+			return nil
+		}
+		if err := emit(r.line); err != nil {
+			return err
+		}
+		r.line = r.line[:0]
+		data = data[i+1:]
+	}
+	return nil
+}
+
+// add appends b to the line and hands on Piece-sized pieces, each cut at
+// a character's start, while it is longer than Piece.
+func (r *Reader) add(b []byte, emit func([]byte) error) error {
+	r.line = append(r.line, b...)
+	start := 0
+	for len(r.line)-start > Piece {
+		k := start + Piece
+		for k > start && !utf8.RuneStart(r.line[k]) {
+			k--
+		}
+		if k == start {
+			k = start + Piece
+		}
+		if err := emit(r.line[start:k]); err != nil {
+			return err
+		}
+		start = k
+	}
+	if start > 0 {
+		r.line = append(r.line[:0], r.line[start:]...)
+	}
+	return nil
+}
+
+func writeLine(w io.Writer, p []byte) error {
+	if _, err := w.Write(p); err != nil {
+		return err
+	}
+	_, err := w.Write([]byte{'\n'})
+	return err
+}

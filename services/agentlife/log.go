@@ -1,0 +1,82 @@
+package agentlife
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/ownerfile"
+)
+
+// LogName is the log's name for an agent: its harness's, "harness" when
+// it names none.
+func LogName(a *caps.Agent) string {
+	if a.Harness != "" {
+		return a.Harness
+	}
+	return "harness"
+}
+
+// logRule is what a log must be: a regular file of the owner's, 0600 or
+// stricter, with no other hard link (one to another file would have the
+// harness's output appended there).
+var logRule = ownerfile.Rule{Type: unix.S_IFREG, Forbid: 0o077, OneLink: true}
+
+// openAppend opens the log file in dirfd for appending (made 0600 where
+// missing), never through a link, refused unless it passes logRule.
+// O_NONBLOCK: a fifo put there fails at once (no reader), never hangs.
+func openAppend(dirfd int, dir, file string) (*os.File, error) {
+	fd, err := ownerfile.Open(dirfd, file, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NONBLOCK, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("the log %s/%s is refused: %w", dir, file, err)
+	}
+	if err := ownerfile.Check(fd, logRule); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("the log %s/%s is refused: %w", dir, file, err)
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), dir+"/"+file), nil
+}
+
+// openLog opens ~/.lnk/agents/<agent>/logs/<name>.log as openAppend does
+// and records its size now in <name>.start, atomically: where this start
+// begins, for lnk agent logs.
+func openLog(home, agent, name string) (*os.File, int64, error) {
+	d, err := logsDir(home, agent)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer d.Close()
+	f, err := openAppend(int(d.Fd()), d.Name(), name+".log")
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	mark := []byte(strconv.FormatInt(st.Size(), 10))
+	if err := ownerfile.WriteAtomic(int(d.Fd()), name+".start", mark, ownerfile.Write{Mode: 0o600}); err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("recording the start in %s/%s.start: %w", d.Name(), name, err)
+	}
+	return f, st.Size(), nil
+}
+
+// appendLog opens the log for one of the supervisor's own lines, outside
+// a start (no start offset recorded).
+func appendLog(home, agent, name string) (*os.File, error) {
+	d, err := logsDir(home, agent)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return openAppend(int(d.Fd()), d.Name(), name+".log")
+}

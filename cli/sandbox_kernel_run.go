@@ -29,8 +29,9 @@ import (
 // (lnk made it and keeps the sending end), what the sandbox is told of
 // the proxy, and the ask broker's channel. The brokers end with the
 // start (lnk ends it, or is gone); one that dies ends the start, and
-// the kernel kills the sandbox through its pidfd. A run of flag grants (no --agent) still starts its proxy and
-// ask broker in lnk (SECURITY.md, known gaps).
+// the kernel kills the sandbox through its pidfd and answers its watch
+// with why (sandbox_kernel.go). A run of flag grants (no --agent) still
+// starts its proxy and ask broker in lnk (SECURITY.md, known gaps).
 
 // kernelRun is the brokers of an agent's start the kernel holds for
 // this run; c is the start's connection (kernelStart's), not its own.
@@ -68,16 +69,8 @@ func holdsSecretsFile(home string) bool {
 	return len(files) >= 2
 }
 
-// Ended is closed when the kernel has ended the run's brokers (nil for
-// no run: never).
-func (r *kernelRun) Ended() <-chan struct{} {
-	if r == nil {
-		return nil
-	}
-	return r.ended
-}
-
-// endedErr says why the run was ended under its command, or nil.
+// endedErr says why the run's brokers ended under its command, or nil:
+// read before lnk ends the start itself, which ends them too.
 func (r *kernelRun) endedErr() error {
 	if r == nil {
 		return nil

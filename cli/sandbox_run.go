@@ -277,7 +277,6 @@ network. Returns the command's exit status (128+N for signal N).`,
 			if launch != nil {
 				s.Started = launch // the proxy starts beside bubblewrap's setup
 			}
-			s.Ended = kr.Ended() // the kernel ended the run's brokers: the sandbox ends
 			for _, n := range s.Notices {
 				fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
 			}
@@ -305,11 +304,14 @@ network. Returns the command's exit status (128+N for signal N).`,
 			if err != nil {
 				return err
 			}
+			// The brokers' end is read before the start's own end, which
+			// ends them too.
+			berr := kr.endedErr()
 			if kerr := ks.finish(context.Background()); kerr != nil {
 				return kerr // the kernel ended it: the status is not the command's
 			}
-			if kerr := kr.endedErr(); kerr != nil {
-				perr = kerr // its brokers ended under the command
+			if berr != nil {
+				perr = berr // its brokers ended under the command
 			}
 			if perr != nil {
 				// The command ran, its connections through the proxy

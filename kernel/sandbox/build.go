@@ -69,17 +69,13 @@ type Sandbox struct {
 	// it waits: what starts beside the sandbox's own setup (its proxy,
 	// Proxy.Launch). An error stops the sandbox, and Start returns it.
 	Started func() error
-	// Ended, if set, is closed when what the run depends on outside the
-	// sandbox has ended (the kernel's brokers of an agent's start):
-	// Start then hangs up the sandbox's lifeline, which ends it.
-	Ended  <-chan struct{}
-	args   []string // bubblewrap's arguments, fd numbers as placeholders
-	cmdAt  int      // where in args lnk-init's command line begins ("--")
-	fdArgs map[int]int
-	files  []*os.File          // handed to bubblewrap, by index; nil where raw holds it
-	raw    []int               // an fd handed as is (an /etc file: no *os.File to make), else -1
-	memory *cgroup.Group       // where the sandbox's memory cgroup is made (memory.go), nil where none
-	held   map[string]*os.File // Options.Held
+	args    []string // bubblewrap's arguments, fd numbers as placeholders
+	cmdAt   int      // where in args lnk-init's command line begins ("--")
+	fdArgs  map[int]int
+	files   []*os.File          // handed to bubblewrap, by index; nil where raw holds it
+	raw     []int               // an fd handed as is (an /etc file: no *os.File to make), else -1
+	memory  *cgroup.Group       // where the sandbox's memory cgroup is made (memory.go), nil where none
+	held    map[string]*os.File // Options.Held
 
 	// Attached, if set, is called by Start with bubblewrap's pidfd
 	// (Start's: valid until it returns) once bubblewrap runs, before

@@ -184,17 +184,6 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 			select {
 			case sig := <-sigs:
 				cmd.Process.Signal(sig)
-			case <-s.Ended:
-				// Hung up, the lifeline ends a sandbox still starting
-				// (lnk-init starts nothing). One running is ended by
-				// bubblewrap's end: its pid 1 dies with it
-				// (--die-with-parent), and the pid namespace with that.
-				// Not by the lifeline alone: its hang-up kills the
-				// command only while the proxy holds its copy, and the
-				// proxy may be what ended.
-				lw.Close()
-				cmd.Process.Kill()
-				return
 			case err := <-s.Abort: // a nil Abort never yields
 				aborted = err
 				lw.Close() // lnk-init kills what it started

@@ -65,7 +65,7 @@ func (k *Kernel) handleRunAsk(ctx context.Context, c *call, req *proto.RunAskReq
 	if bin == "" {
 		return nil, nil, wire.Errorf(proto.CodeFailed, "lnk-askbroker is not beside the kernel's program")
 	}
-	agent := r.comp.AgentName
+	agent := r.comp.LogName() // a harness's run is logged as its own
 	logEntry := func(line []byte) (audit.Entry, bool) {
 		return audit.Entry{Kind: audit.KindQuestion, Agent: agent, Reason: string(line)}, true
 	}

@@ -140,7 +140,7 @@ func (k *Kernel) handleRunProxy(ctx context.Context, c *call, req *proto.RunProx
 			return fs, nil
 		},
 		Log: k.brokerLog(r, name, "lnk-netbroker: ", func(line []byte) (audit.Entry, bool) {
-			return sandbox.ProxyLogEntry(line, comp.AgentName)
+			return sandbox.ProxyLogEntry(line, comp.LogName()) // a harness's run is logged as its own
 		}),
 		Connect: func(_ context.Context, ch *os.File) (io.Closer, error) { return chanCloser{ch}, nil },
 	})
@@ -181,7 +181,7 @@ func (k *Kernel) runSealed(ctx context.Context, req *proto.RunProxyRequest, r *s
 		Name: name, Path: bin, Args: args,
 		Files: func(k *Kernel) ([]*os.File, error) { return keybroker.StartFiles(comp.Home) },
 		Log: k.brokerLog(r, name, "lnk-keybroker: ", func(line []byte) (audit.Entry, bool) {
-			e := audit.Entry{Kind: audit.KindUse, Agent: comp.AgentName, Request: "sealed secret", Route: "keybroker", Reason: string(line)}
+			e := audit.Entry{Kind: audit.KindUse, Agent: comp.LogName(), Request: "sealed secret", Route: "keybroker", Reason: string(line)}
 			if strings.HasPrefix(string(line), "refused") {
 				e.Kind = audit.KindRefuse
 			}

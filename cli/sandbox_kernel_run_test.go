@@ -123,7 +123,7 @@ func TestAgentRunsProxyIsTheKernelsAndItsDeathEndsTheRun(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("the run went on for 60 s after its proxy was killed\n%s", errb.String())
 	}
-	if !strings.Contains(errb.String(), "the kernel ended the run") {
+	if !strings.Contains(errb.String(), "the kernel ended the sandbox: the start ended closed: its broker net/") {
 		t.Errorf("lnk does not say why the run ended:\n%s", errb.String())
 	}
 	if ps, _ := exec.Command("pgrep", "-f", "sleep "+nap).Output(); len(ps) > 0 {

@@ -65,6 +65,16 @@ func (s *sandboxes) attach(start uint64, c *conn, pid int, pidfd *os.File) bool 
 	return true
 }
 
+// connOf is the connection that made start, nil when it has ended.
+func (s *sandboxes) connOf(start uint64) *conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.m[start]; r != nil {
+		return r.conn
+	}
+	return nil
+}
+
 // pid is start's sandbox's pid, 0 before it is attached.
 func (s *sandboxes) pid(start uint64) int {
 	s.mu.Lock()

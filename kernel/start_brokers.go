@@ -132,8 +132,18 @@ func (k *Kernel) runBrokerDied(start uint64, name string, err error) {
 	r.why = why
 	r.mu.Unlock()
 	agent, _ := k.caps.Agent(start)
+	// As an end of its agent does (handleEndAgent): the connection's End
+	// and its watch are told why, and the sandbox is killed through its
+	// pidfd, here, not left to lnk.
+	closed := "the start ended closed: " + why
+	if c := k.sbx.connOf(start); c != nil {
+		c.markEnded(start, closed)
+	}
+	if pid := k.sbx.end(start, closed); pid != 0 {
+		closed += fmt.Sprintf("; its sandbox, pid %d, killed", pid)
+	}
 	n := k.endStart(start)
-	k.record(audit.Entry{Kind: audit.KindRevoke, Agent: agent, Start: start, Count: n, Reason: "the start ended closed: " + why})
+	k.record(audit.Entry{Kind: audit.KindRevoke, Agent: agent, Start: start, Count: n, Reason: closed})
 }
 
 // endRun stops a start's brokers, newest first, and removes its proxy's

@@ -184,9 +184,10 @@ func TestRunProxyIsTheKernelsChildAndEndsWithTheStart(t *testing.T) {
 // SIGKILL mid-run is never started again (it held the sandbox's
 // listener, which cannot be handed twice) and never leaves the start
 // running without it: the start ends closed — its capabilities revoked,
-// its socket removed, its lifeline told why and closed — and that is
-// logged. The kernel and its other starts go on (the positive control:
-// a new start gets a proxy).
+// its sandbox killed through its pidfd, its socket removed, its
+// lifeline, its watch and its End told why — and that is logged. The
+// kernel and its other starts go on (the positive control: a new start
+// gets a proxy).
 func TestRunProxyKilledEndsTheStartClosed(t *testing.T) {
 	testenv.Require(t, landlock.ABI() > 0, "landlock")
 	home := testenv.Home(t)
@@ -200,12 +201,38 @@ func TestRunProxyKilledEndsTheStartClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	files[0].Close()
+	// The start's sandbox (a child of the test's standing in for
+	// bubblewrap), recorded by its pidfd and watched, as lnk does.
+	_, sbx := sandboxChild(t)
+	if err := c.Attach(ctx(t), start, sbx); err != nil {
+		t.Fatal(err)
+	}
+	watched := make(chan string, 1)
+	go func() {
+		why, err := c.Watch(ctx(t), start)
+		if err != nil {
+			why = "watch: " + err.Error()
+		}
+		watched <- why
+	}()
 	pid := netBroker(t, c, start)
 	if err := unix.Kill(pid, unix.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if why := lifeline(t, lr); !strings.Contains(why, fmt.Sprintf("net/%d ended", start)) {
+	died := fmt.Sprintf("net/%d ended", start)
+	if why := lifeline(t, lr); !strings.Contains(why, died) {
 		t.Errorf("the lifeline said %q, want the proxy's end", why)
+	}
+	// The kernel kills the sandbox itself, and its watch and its
+	// connection's End are told why: the proxy's end, not a bare end.
+	if !ended(t, sbx, 30000) {
+		t.Error("the start's sandbox still runs after its proxy died")
+	}
+	if why := <-watched; !strings.Contains(why, died) {
+		t.Errorf("the watch said %q, want the proxy's end", why)
+	}
+	if end, err := c.EndStart(ctx(t), "demo", start); err != nil || !strings.Contains(end.Ended, died) {
+		t.Errorf("the start's own End: %+v, %v; want the proxy's end", end, err)
 	}
 	if _, err := os.Lstat(rep.Socket); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the dead proxy's socket is still there: %v", err)

@@ -31,7 +31,7 @@ run "$LNK" agent allow demo --command sleep
 rt_say '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"make-demo","version":"1"}}}'
 rt_answer 1
 rt_say '{"jsonrpc":"2.0","method":"notifications/initialized"}'
-rt_call 2 command '{"argv":["sh","-c","echo hello from a sandbox of its own, as uid $(id -u)"]}'
+rt_call 2 command '{"argv":["sh","-c","echo hello from a sandbox of its own"]}'
 holds "the run tool's call did not run" "hello from a sandbox of its own"
 holds "the call did not end with its exit status" "\[exit 0\]"
 rt_call 3 command '{"argv":["curl","https://example.com"]}'

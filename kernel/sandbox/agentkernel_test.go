@@ -196,7 +196,7 @@ func TestAgentSandboxIsRecordedAndEndedByTheKernel(t *testing.T) {
 	if code, out, _ := lnk(t, "kernel", "end", "demo"); code != 0 || !strings.Contains(out, "no running start") {
 		t.Fatalf("a second end: exit %d, %s", code, out)
 	}
-	if code, _, errs := lnk(t, "kernel", "end", "../demo"); code != 3 || !strings.HasPrefix(errs, "lnk: agent name \"../demo\" is not") ||
+	if code, _, errs := lnk(t, "kernel", "end", "../demo"); code != 3 || !strings.HasPrefix(errs, "lnk: refused: agent name \"../demo\" is not") ||
 		!strings.Contains(errs, "\n  hint: lnk agent list") {
 		t.Fatalf("a bad name: exit %d, %s", code, errs)
 	}
@@ -241,7 +241,7 @@ func TestKernelRefusalReachesTheOwner(t *testing.T) {
 	}
 	code, out, errs := lnk(t, "sandbox", "run", "--agent", "demo", "--", "sh", "-c", "echo ran")
 	lines := strings.Split(strings.TrimSuffix(errs, "\n"), "\n")
-	if code != 3 || out != "" || len(lines) != 2 || !strings.HasPrefix(lines[0], "lnk: the kernel refused agent demo's start: ") ||
+	if code != 3 || out != "" || len(lines) != 2 || !strings.HasPrefix(lines[0], "lnk: refused: the kernel refused agent demo's start: ") ||
 		!strings.HasPrefix(lines[1], "  hint: lnk agent show demo") {
 		t.Fatalf("exit %d, out %q, said:\n%s", code, out, errs)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/cloexec"
+	"lnk.dev/lnk/internal/procstat"
 )
 
 // Config is what Supervise runs.
@@ -134,11 +135,11 @@ type supervisor struct {
 // begin writes the first record, after sweeping what a supervisor
 // killed before this one left of its harness's group.
 func (s *supervisor) begin() error {
-	me, err := statOf(os.Getpid())
+	me, err := procstat.Read(os.Getpid())
 	if err != nil {
 		return err
 	}
-	boot, err := bootID()
+	boot, err := procstat.BootID()
 	if err != nil {
 		return err
 	}
@@ -259,7 +260,7 @@ func (s *supervisor) start(first bool) (*harness, error) {
 		defer logCopy.Close()
 		io.Copy(logCopy, out)
 	}()
-	st, err := statOf(h.pgid) // not reaped before wait: the pid is still its
+	st, err := procstat.Read(h.pgid) // not reaped before wait: the pid is still its
 	if err != nil {
 		h.kill()
 		return nil, fmt.Errorf("reading the harness's start: %w", err)

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"lnk.dev/lnk/services/runtool"
 )
@@ -12,11 +10,11 @@ import (
 // tool's, services/runtool) and removes their records and outputs: the
 // agent's delete or move. One that cannot be stopped refuses the delete.
 func endBackground(home, name string) error {
-	exe, err := os.Executable()
+	lnk, err := besideLnk("lnk")
 	if err != nil {
 		return err
 	}
-	a, err := runtool.LoadAgent(home, name, filepath.Join(filepath.Dir(exe), "lnk"))
+	a, err := runtool.LoadAgent(home, name, lnk)
 	if err != nil {
 		return err
 	}

@@ -87,10 +87,9 @@ func newAgentRestart() *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeAgents,
 		RunE: func(c *cobra.Command, args []string) error {
-			home := os.Getenv("HOME")
-			a, err := caps.LoadAgent(home, args[0])
+			home, a, err := loadAgent(args[0])
 			if err != nil {
-				return agentErr(err, args[0])
+				return err
 			}
 			if _, err := stopAgent(home, a); err != nil {
 				return err

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"text/tabwriter"
@@ -30,10 +29,9 @@ func init() {
 			Args:              cobra.ExactArgs(1),
 			ValidArgsFunction: completeAgents,
 			RunE: func(c *cobra.Command, args []string) error {
-				home := os.Getenv("HOME")
-				a, err := caps.LoadAgent(home, args[0])
+				home, a, err := loadAgent(args[0])
 				if err != nil {
-					return agentErr(err, args[0])
+					return err
 				}
 				was, err := stopAgent(home, a)
 				if err != nil {
@@ -61,10 +59,9 @@ func init() {
 			Args:              cobra.ExactArgs(1),
 			ValidArgsFunction: completeAgents,
 			RunE: func(c *cobra.Command, args []string) error {
-				home := os.Getenv("HOME")
-				a, err := caps.LoadAgent(home, args[0])
+				home, a, err := loadAgent(args[0])
 				if err != nil {
-					return agentErr(err, args[0])
+					return err
 				}
 				return printStatus(c, home, a, asJSON)
 			},

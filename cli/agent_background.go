@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"lnk.dev/lnk/internal/beside"
 	"lnk.dev/lnk/services/runtool"
 )
 
@@ -10,7 +11,7 @@ import (
 // tool's, services/runtool) and removes their records and outputs: the
 // agent's delete or move. One that cannot be stopped refuses the delete.
 func endBackground(home, name string) error {
-	lnk, err := besideLnk("lnk")
+	lnk, err := beside.Path("lnk") // the one running, beside itself
 	if err != nil {
 		return err
 	}

@@ -7,9 +7,19 @@ import (
 	"path/filepath"
 )
 
-// ErrMissing is returned, wrapped with the program's path, for one of
-// Link's programs that is not in its folder.
+// ErrMissing matches (errors.Is) the error for one of Link's programs
+// that is not a regular executable file in its folder, which names the
+// program and its path.
 var ErrMissing = errors.New("one of Link's programs is missing from the folder of Link's programs")
+
+// missingError is ErrMissing for one program, saying which and where.
+type missingError struct{ name, path string }
+
+func (e *missingError) Error() string {
+	return fmt.Sprintf("%s, one of Link's programs, is not beside lnk: %s", e.name, e.path)
+}
+
+func (e *missingError) Is(target error) bool { return target == ErrMissing }
 
 // Hint is what to run when a program is missing.
 const Hint = "install Link again: make install (or its package) puts every program of Link's in one folder"
@@ -56,7 +66,7 @@ func In(dir, name string) (string, error) {
 	case err != nil && !errors.Is(err, os.ErrNotExist):
 		return "", fmt.Errorf("%s, one of Link's programs: %w", p, err)
 	case err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0:
-		return "", fmt.Errorf("%s (%s is not a regular executable file there): %w", name, p, ErrMissing)
+		return "", &missingError{name: name, path: p}
 	}
 	return p, nil
 }

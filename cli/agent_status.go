@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -95,22 +96,25 @@ func stopAgent(home string, a *caps.Agent) (bool, error) {
 
 // agentStatus is lnk agent status --json.
 type agentStatus struct {
-	Agent      string            `json:"agent"`
-	ID         string            `json:"id"`
-	Running    bool              `json:"running"`
-	PID        int               `json:"pid,omitempty"` // the harness's
-	Supervisor int               `json:"supervisor_pid,omitempty"`
-	Mode       string            `json:"mode,omitempty"`
-	Since      *time.Time        `json:"since,omitempty"`
-	Starts     int               `json:"starts"`
-	Sandbox    bool              `json:"sandbox"`              // as the agent's setting says now
-	RunningIn  *bool             `json:"running_in,omitempty"` // whether the running harness is sandboxed
-	Ports      *caps.PortBlock   `json:"ports"`
-	Log        string            `json:"log,omitempty"`
-	LastExit   string            `json:"last_exit,omitempty"`
-	Enforces   []caps.Line       `json:"enforces"`
-	Background []map[string]any  `json:"background"`
-	Record     *agentlife.Record `json:"record,omitempty"`
+	Agent      string     `json:"agent"`
+	ID         string     `json:"id"`
+	Running    bool       `json:"running"`
+	PID        int        `json:"pid,omitempty"` // the harness's
+	Supervisor int        `json:"supervisor_pid,omitempty"`
+	Mode       string     `json:"mode,omitempty"`
+	Since      *time.Time `json:"since,omitempty"`
+	Starts     int        `json:"starts"`
+	Sandbox    bool       `json:"sandbox"`              // as the agent's setting says now
+	RunningIn  *bool      `json:"running_in,omitempty"` // whether the running harness is sandboxed
+	// SandboxRefused is why this machine refuses the setting's sandbox
+	// off (caps.ErrNoSandboxRefused): the agent does not start so.
+	SandboxRefused string            `json:"sandbox_refused,omitempty"`
+	Ports          *caps.PortBlock   `json:"ports"`
+	Log            string            `json:"log,omitempty"`
+	LastExit       string            `json:"last_exit,omitempty"`
+	Enforces       []caps.Line       `json:"enforces"`
+	Background     []map[string]any  `json:"background"`
+	Record         *agentlife.Record `json:"record,omitempty"`
 }
 
 func printStatus(c *cobra.Command, home string, a *caps.Agent, asJSON bool) error {
@@ -120,6 +124,11 @@ func printStatus(c *cobra.Command, home string, a *caps.Agent, asJSON bool) erro
 	}
 	s := agentStatus{Agent: a.Name, ID: a.ID, Running: st.Running, Sandbox: !a.NoSandbox, Ports: a.Ports,
 		Background: st.Background, Enforces: []caps.Line{}, Record: st.Record}
+	if _, err := a.SandboxOff(home); errors.Is(err, caps.ErrNoSandboxRefused) {
+		s.SandboxRefused = err.Error()
+	} else if err != nil {
+		return err
+	}
 	if r := st.Record; r != nil {
 		s.LastExit, s.Log, s.Starts = r.LastExit, r.Log, r.Starts
 		if st.Running {
@@ -154,6 +163,9 @@ func printStatus(c *cobra.Command, home string, a *caps.Agent, asJSON bool) erro
 	switch {
 	case a.NoSandbox:
 		fmt.Fprintf(w, "sandbox   OFF (lnk agent start --sandbox %s turns it back on)\n", a.Name)
+		if s.SandboxRefused != "" {
+			fmt.Fprintf(w, "          refused on this machine, so the agent does not start: %s\n", s.SandboxRefused)
+		}
 	default:
 		fmt.Fprintf(w, "sandbox   on\n")
 	}

@@ -106,7 +106,11 @@ func (k *Kernel) handleStart(ctx context.Context, c *call, req *proto.StartReque
 		return nil, nil, err
 	}
 	if served > 0 {
-		k.startFSBroker(start)
+		if err := k.startFSBroker(start); err != nil {
+			k.endStart(start)
+			k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Route: "file broker", Reason: err.Error()})
+			return nil, nil, wire.Errorf(proto.CodeFailed, "the start's file broker: %v", err)
+		}
 	}
 	c.conn.addStart(start) // revoked when this connection closes
 	k.sbx.begin(start, req.Agent, c.conn)

@@ -79,6 +79,21 @@ func (k *Kernel) startFSBroker(start uint64) error {
 
 // fsClient is the file broker of the capability's start.
 func (k *Kernel) fsClient(ctx context.Context, cp Cap) (*fs.Client, error) {
+	// Started at the start's first file request, once; never for a start
+	// already revoked (endStart revokes under fsMu, then removes it).
+	k.fsMu.Lock()
+	if _, live := k.caps.Agent(cp.Start); !live {
+		k.fsMu.Unlock()
+		return nil, capRefused(ErrRevokedHandle, cp.Handle.Short())
+	}
+	var err error
+	if !k.bro.has(fsBrokerName(cp.Start)) {
+		err = k.startFSBroker(cp.Start)
+	}
+	k.fsMu.Unlock()
+	if err != nil {
+		return nil, brokerErr("file", err)
+	}
 	cl, err := k.bro.client(ctx, fsBrokerName(cp.Start))
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package kernel_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -219,7 +220,13 @@ func TestFileBrokerStartsAtTheFirstFileRequest(t *testing.T) {
 	if err := write(t, c, "main", rw, "first.txt", []byte("1")); err != nil {
 		t.Fatalf("the first write: %v", err)
 	}
-	fsBrokerPID(t, c, 0)
+	pid := fsBrokerPID(t, c, 0)
+	// Undumpable: its /proc files are root's, not the owner's (telling
+	// only where the owner is not root: the user suite).
+	var st syscall.Stat_t
+	if err := syscall.Stat(fmt.Sprintf("/proc/%d/environ", pid), &st); err != nil || st.Uid != 0 {
+		t.Errorf("the file broker is dumpable: /proc/%d/environ is uid %d's (%v)", pid, st.Uid, err)
+	}
 	if got, err := read(t, c, "main", rw, "first.txt"); err != nil || string(got) != "1" {
 		t.Fatalf("read back: %q %v", got, err)
 	}

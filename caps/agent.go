@@ -128,14 +128,25 @@ const sandboxHeader = "# What you grant this agent, whichever harness runs it (l
 
 // LoadAgent reads agent name's Config/agent.toml.
 func LoadAgent(home, name string) (*Agent, error) {
+	_, a, err := agentIn(home, name)
+	return a, err
+}
+
+// agentIn is agent name under home and the layout it lies in: the name
+// checked (CheckName) before anything is read.
+func agentIn(home, name string) (Layout, *Agent, error) {
 	if err := CheckName(name); err != nil {
-		return nil, err
+		return Layout{}, nil, err
 	}
 	l, err := layoutFor(home)
 	if err != nil {
-		return nil, err
+		return Layout{}, nil, err
 	}
-	return loadAgent(l, name)
+	a, err := loadAgent(l, name)
+	if err != nil {
+		return Layout{}, nil, err
+	}
+	return l, a, nil
 }
 
 func loadAgent(l Layout, name string) (*Agent, error) {
@@ -222,11 +233,7 @@ func SetHarness(home, name, harness string) error {
 			return err
 		}
 	}
-	l, err := layoutFor(home)
-	if err != nil {
-		return err
-	}
-	a, err := loadAgent(l, name)
+	l, a, err := agentIn(home, name)
 	if err != nil {
 		return err
 	}

@@ -90,11 +90,7 @@ func (a *Agent) CheckStart() error {
 // Two updates at once are not serialised here: the caller holds its own
 // lock where that matters (the port blocks').
 func UpdateAgent(home, name string, change func(*Agent) error) (*Agent, error) {
-	l, err := layoutFor(home)
-	if err != nil {
-		return nil, err
-	}
-	a, err := loadAgent(l, name)
+	l, a, err := agentIn(home, name)
 	if err != nil {
 		return nil, err
 	}

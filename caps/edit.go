@@ -271,14 +271,8 @@ func heldBy(in Input, g Grants) string {
 // lockConfig holds an exclusive flock on agent name's Config folder,
 // opened through no link, until the returned func is called.
 func lockConfig(home, name string) (func(), error) {
-	if err := CheckName(name); err != nil {
-		return nil, err
-	}
-	l, err := layoutFor(home)
+	l, _, err := agentIn(home, name)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := loadAgent(l, name); err != nil {
 		return nil, err
 	}
 	fd, err := ownerfile.OpenPath(l.ConfigDir(name), unix.O_RDONLY|unix.O_DIRECTORY)

@@ -40,11 +40,7 @@ func CompileHarness(home, name, harness, profile string) (*Compiled, error) {
 	if err := CheckName(profile); err != nil {
 		return nil, err
 	}
-	l, err := layoutFor(home)
-	if err != nil {
-		return nil, err
-	}
-	a, err := loadAgent(l, name)
+	l, a, err := agentIn(home, name)
 	if err != nil {
 		return nil, err
 	}
@@ -171,14 +167,7 @@ type HarnessInfo struct {
 // out), and the harness agent.toml names, whether its home exists yet
 // or not. The Harnesses folder is reached through no link.
 func ListHarnesses(home, name string) ([]HarnessInfo, error) {
-	if err := CheckName(name); err != nil {
-		return nil, err
-	}
-	l, err := layoutFor(home)
-	if err != nil {
-		return nil, err
-	}
-	a, err := loadAgent(l, name)
+	l, a, err := agentIn(home, name)
 	if err != nil {
 		return nil, err
 	}

@@ -76,14 +76,7 @@ var keptInHistory = map[string]bool{"Agent": true, "Home": true, "logs": true}
 // (~/.lnk/agents/<name>/logs) into the entry, so an agent made later with
 // the name starts with none. It returns the entry's path.
 func DeleteAgent(home, name string) (string, error) {
-	if err := CheckName(name); err != nil {
-		return "", err
-	}
-	l, err := layoutFor(home)
-	if err != nil {
-		return "", err
-	}
-	a, err := loadAgent(l, name)
+	l, a, err := agentIn(home, name)
 	if err != nil {
 		return "", err
 	}

@@ -200,9 +200,9 @@ func configRefusal(err error, path string) error {
 func layoutHint(err error) string {
 	switch {
 	case errors.Is(err, ownerfile.ErrLink):
-		return "Link follows no link in its folders: remove the link, and the agent's next start makes the part again (empty); lnk agent show AGENT shows what it grants"
+		return "Link follows no link in its folders: remove the link, then lnk agent restart AGENT makes the part again (empty); lnk agent show AGENT shows what it grants"
 	case errors.Is(err, ownerfile.ErrNotOwners):
-		return "it must be yours and no looser than its mode: chown it to you, chmod 700 (a folder) or 600 (a file), then start the agent again"
+		return "it must be yours and no looser than its mode: chown it to you, chmod 700 (a folder) or 600 (a file), then lnk agent restart AGENT"
 	}
 	return "lnk agent list shows the agents; lnk agent create makes a new one"
 }

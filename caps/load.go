@@ -15,14 +15,7 @@ func CompileAgent(home, name string) (*Compiled, error) {
 
 // agentInput reads agent name's layers.
 func agentInput(home, name string) (Input, error) {
-	if err := CheckName(name); err != nil {
-		return Input{}, err
-	}
-	l, err := layoutFor(home)
-	if err != nil {
-		return Input{}, err
-	}
-	a, err := loadAgent(l, name)
+	l, a, err := agentIn(home, name)
 	if err != nil {
 		return Input{}, err
 	}

@@ -86,6 +86,16 @@ func init() {
 	})
 }
 
+// loadAgent reads agent name under HOME, its errors as agentErr says
+// them.
+func loadAgent(name string) (home string, a *caps.Agent, err error) {
+	home = os.Getenv("HOME")
+	if a, err = caps.LoadAgent(home, name); err != nil {
+		return "", nil, agentErr(err, name)
+	}
+	return home, a, nil
+}
+
 // agentErr maps caps' errors to exit codes: a missing agent is
 // ExitMissing; a rule's refusal keeps its Rule (exit 3) and hint.
 func agentErr(err error, name string) error {

@@ -2,9 +2,8 @@ package cli
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
+	"lnk.dev/lnk/internal/beside"
 	"lnk.dev/lnk/services/runtool"
 )
 
@@ -12,11 +11,7 @@ import (
 // tool's, services/runtool) and removes their records and outputs: the
 // agent's delete or move. One that cannot be stopped refuses the delete.
 func endBackground(home, name string) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	a, err := runtool.LoadAgent(home, name, filepath.Join(filepath.Dir(exe), "lnk"))
+	a, err := runToolAgent(home, name)
 	if err != nil {
 		return err
 	}
@@ -29,11 +24,7 @@ func endBackground(home, name string) error {
 // stopBackground ends every background command of agent name's (lnk
 // agent stop and restart), keeping their records until they were told.
 func stopBackground(home, name string) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	a, err := runtool.LoadAgent(home, name, filepath.Join(filepath.Dir(exe), "lnk"))
+	a, err := runToolAgent(home, name)
 	if err != nil {
 		return err
 	}
@@ -41,4 +32,14 @@ func stopBackground(home, name string) error {
 		return Fail(ExitFailure, fmt.Errorf("agent %s's background commands: %w", name, err), "lnk-run-tool stop-all --agent "+name+" stops them")
 	}
 	return nil
+}
+
+// runToolAgent is agent name as its run tool sees it, with the lnk that
+// runs (beside itself) as the program its calls run through.
+func runToolAgent(home, name string) (*runtool.Agent, error) {
+	lnk, err := beside.Path("lnk")
+	if err != nil {
+		return nil, err
+	}
+	return runtool.LoadAgent(home, name, lnk)
 }

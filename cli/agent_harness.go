@@ -72,7 +72,7 @@ func (s *sandboxSpec) request(plain string) string {
 // harnessSpec is the sandboxSpec of agent's harness (flagged, or the one
 // agent.toml names) for profile, after the checks every harness command
 // makes: the agent exists and is no link, the harness's name is a name,
-// and the agent's sandbox is on (sandboxOff).
+// and the agent's sandbox is on (caps.Agent.SandboxOff).
 func harnessSpec(home, agent, flagged, profile string, degraded bool) (*sandboxSpec, error) {
 	a, err := caps.LoadAgent(home, agent)
 	if err != nil {
@@ -89,12 +89,19 @@ func harnessSpec(home, agent, flagged, profile string, degraded bool) (*sandboxS
 	if err := caps.CheckName(h); err != nil {
 		return nil, Refused(fmt.Errorf("--harness: %w", err), "lnk agent harness list "+agent+" lists its harnesses by name")
 	}
-	if sandboxOff(a) {
+	off, err := a.SandboxOff(home)
+	if err != nil {
+		if errors.Is(err, caps.ErrNoSandboxRefused) {
+			return nil, Refused(err, "lnk agent start --sandbox "+agent+" turns its sandbox back on")
+		}
+		return nil, err
+	}
+	if off {
 		// With the sandbox off, check has nothing to check; run would
 		// run unconfined beside a proxy of its own, which this does not
 		// do yet: both refuse, never running less confined than asked.
 		return nil, Refused(fmt.Errorf("agent %s runs with its sandbox off (its no-sandbox setting): lnk agent harness %s runs only in a harness's sandbox", agent, profile),
-			"lnk agent show "+agent+" shows the setting, which agent start's --sandbox turns off")
+			"lnk agent show "+agent+" shows the setting; lnk agent start --sandbox "+agent+" turns its sandbox back on")
 	}
 	return &sandboxSpec{agent: agent, degraded: degraded, harness: harnessProfile{name: h, profile: profile}}, nil
 }

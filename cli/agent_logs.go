@@ -84,7 +84,7 @@ func showLogs(ctx context.Context, out, errw io.Writer, home, agent, harness str
 		}
 	}
 	if err != nil {
-		return Refused(fmt.Errorf("refused %s: %v", dirPath, err), "it must be your own folder, mode 0700, reached through no link: remove the link, and the agent's next start makes it again")
+		return Refused(fmt.Errorf("refused %s: %v", dirPath, err), "it must be your own folder, mode 0700, reached through no link: remove the link, then lnk agent restart "+agent+" makes it again")
 	}
 	defer unix.Close(dir)
 	logName := name + ".log"
@@ -94,12 +94,12 @@ func showLogs(ctx context.Context, out, errw io.Writer, home, agent, harness str
 		return Fail(ExitMissing, fmt.Errorf("agent %s has no log %s yet", agent, filepath.Join(dirPath, logName)), "a log begins at the agent's first start; lnk agent logs "+agent+" --harness NAME shows another harness's")
 	case err != nil:
 		return Refused(fmt.Errorf("refused the log %s: %v (a log that is a link, not a regular file, another user's or writable by others is never read)", filepath.Join(dirPath, logName), err),
-			"remove it (mv it aside to keep it): the agent's next start begins a new log, which lnk agent logs "+agent+" shows")
+			"remove it (mv it aside to keep it), then lnk agent restart "+agent+" begins a new log, which lnk agent logs "+agent+" shows")
 	}
 	defer f.Close()
 	start, err := readStart(dir, name)
 	if err != nil {
-		return Refused(fmt.Errorf("refused %s: %v", filepath.Join(dirPath, name+".start"), err), "remove it: the agent's next start records a new one, and lnk agent logs "+agent+" shows the log's end meanwhile")
+		return Refused(fmt.Errorf("refused %s: %v", filepath.Join(dirPath, name+".start"), err), "remove it, then lnk agent restart "+agent+" records a new one; lnk agent logs "+agent+" shows the log's end meanwhile")
 	}
 	if start < 0 {
 		fmt.Fprintf(errw, "lnk: agent %s: no start recorded for %s: showing the log's end\n", agent, logName)

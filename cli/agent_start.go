@@ -87,10 +87,9 @@ func newAgentRestart() *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeAgents,
 		RunE: func(c *cobra.Command, args []string) error {
-			home := os.Getenv("HOME")
-			a, err := caps.LoadAgent(home, args[0])
+			home, a, err := loadAgent(args[0])
 			if err != nil {
-				return agentErr(err, args[0])
+				return err
 			}
 			if _, err := stopAgent(home, a); err != nil {
 				return err
@@ -119,12 +118,9 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 	} else if st.Running {
 		return Fail(ExitFailure, fmt.Errorf("agent %s is already running", name), "lnk agent stop "+name+" first to change how it starts; lnk agent restart "+name+" starts it again", "lnk agent status "+name+" shows it")
 	}
-	if f.noSandbox {
-		if err := agentlife.UnsandboxedAllowed(home); err != nil {
-			if errors.Is(err, agentlife.ErrNoUnsandboxed) {
-				return auditRefusal("agent start", name, Refused(err, "lnk agent start "+name+" runs it in its sandbox"))
-			}
-			return err
+	if f.noSandbox { // refused before it is written
+		if err := caps.CheckNoSandbox(home); err != nil {
+			return noSandboxRefused(name, err, "lnk agent start "+name+" runs it in its sandbox")
 		}
 	}
 	if f.noSandbox || f.sandbox || len(program) > 0 {
@@ -147,13 +143,9 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 	if err := a.CheckStart(); err != nil {
 		return Refused(err, "lnk agent start "+name+" -- PROGRAM ARGS... names the program it starts")
 	}
-	if a.NoSandbox {
-		if err := agentlife.UnsandboxedAllowed(home); err != nil {
-			if errors.Is(err, agentlife.ErrNoUnsandboxed) {
-				return auditRefusal("agent start", name, Refused(err, "lnk agent start --sandbox "+name+" turns its sandbox back on"))
-			}
-			return err
-		}
+	off, err := a.SandboxOff(home)
+	if err != nil {
+		return noSandboxRefused(name, err, "lnk agent start --sandbox "+name+" turns its sandbox back on")
 	}
 	// What would stop the supervisor's first start is said here, in the
 	// terminal: its block of ports, free.
@@ -165,7 +157,7 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 	if err := agentlife.CheckPortsFree(name, ports); err != nil {
 		return auditRefusal("agent start", name, Refused(err))
 	}
-	if a.NoSandbox {
+	if off {
 		auditNotices("agent start", name, []string{agentlife.NoSandboxWarning(name)})
 		if !f.foreground { // in the foreground the supervisor says it here itself
 			fmt.Fprintln(c.ErrOrStderr(), agentlife.NoSandboxWarning(name))
@@ -229,10 +221,20 @@ func startErr(name string, err error) error {
 		return nil
 	case errors.As(err, &taken):
 		return auditRefusal("agent start", name, Refused(err))
-	case errors.Is(err, agentlife.ErrNoUnsandboxed):
-		return auditRefusal("agent start", name, Refused(err, "lnk agent start --sandbox "+name+" turns its sandbox back on"))
+	case errors.Is(err, caps.ErrNoSandboxRefused):
+		return noSandboxRefused(name, err, "lnk agent start --sandbox "+name+" turns its sandbox back on")
 	case errors.Is(err, agentlife.ErrRunning):
 		return Fail(ExitFailure, err, "lnk agent restart "+name+" starts it again")
+	}
+	return err
+}
+
+// noSandboxRefused is lnk agent start's refusal of a sandbox off the
+// machine refuses (caps.ErrNoSandboxRefused), audited, with hint; any
+// other error (machine.toml unreadable) is returned as it is.
+func noSandboxRefused(name string, err error, hint string) error {
+	if errors.Is(err, caps.ErrNoSandboxRefused) {
+		return auditRefusal("agent start", name, Refused(err, hint))
 	}
 	return err
 }

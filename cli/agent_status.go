@@ -2,8 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"text/tabwriter"
@@ -31,10 +31,9 @@ func init() {
 			Args:              cobra.ExactArgs(1),
 			ValidArgsFunction: completeAgents,
 			RunE: func(c *cobra.Command, args []string) error {
-				home := os.Getenv("HOME")
-				a, err := caps.LoadAgent(home, args[0])
+				home, a, err := loadAgent(args[0])
 				if err != nil {
-					return agentErr(err, args[0])
+					return err
 				}
 				was, err := stopAgent(home, a)
 				if err != nil {
@@ -62,10 +61,9 @@ func init() {
 			Args:              cobra.ExactArgs(1),
 			ValidArgsFunction: completeAgents,
 			RunE: func(c *cobra.Command, args []string) error {
-				home := os.Getenv("HOME")
-				a, err := caps.LoadAgent(home, args[0])
+				home, a, err := loadAgent(args[0])
 				if err != nil {
-					return agentErr(err, args[0])
+					return err
 				}
 				return printStatus(c, home, a, asJSON)
 			},
@@ -108,22 +106,25 @@ func stopAgent(home string, a *caps.Agent) (bool, error) {
 
 // agentStatus is lnk agent status --json.
 type agentStatus struct {
-	Agent      string            `json:"agent"`
-	ID         string            `json:"id"`
-	Running    bool              `json:"running"`
-	PID        int               `json:"pid,omitempty"` // the harness's
-	Supervisor int               `json:"supervisor_pid,omitempty"`
-	Mode       string            `json:"mode,omitempty"`
-	Since      *time.Time        `json:"since,omitempty"`
-	Starts     int               `json:"starts"`
-	Sandbox    bool              `json:"sandbox"`              // as the agent's setting says now
-	RunningIn  *bool             `json:"running_in,omitempty"` // whether the running harness is sandboxed
-	Ports      *caps.PortBlock   `json:"ports"`
-	Log        string            `json:"log,omitempty"`
-	LastExit   string            `json:"last_exit,omitempty"`
-	Enforces   []caps.Line       `json:"enforces"`
-	Background []map[string]any  `json:"background"`
-	Record     *agentlife.Record `json:"record,omitempty"`
+	Agent      string     `json:"agent"`
+	ID         string     `json:"id"`
+	Running    bool       `json:"running"`
+	PID        int        `json:"pid,omitempty"` // the harness's
+	Supervisor int        `json:"supervisor_pid,omitempty"`
+	Mode       string     `json:"mode,omitempty"`
+	Since      *time.Time `json:"since,omitempty"`
+	Starts     int        `json:"starts"`
+	Sandbox    bool       `json:"sandbox"`              // as the agent's setting says now
+	RunningIn  *bool      `json:"running_in,omitempty"` // whether the running harness is sandboxed
+	// SandboxRefused is why this machine refuses the setting's sandbox
+	// off (caps.ErrNoSandboxRefused): the agent does not start so.
+	SandboxRefused string            `json:"sandbox_refused,omitempty"`
+	Ports          *caps.PortBlock   `json:"ports"`
+	Log            string            `json:"log,omitempty"`
+	LastExit       string            `json:"last_exit,omitempty"`
+	Enforces       []caps.Line       `json:"enforces"`
+	Background     []map[string]any  `json:"background"`
+	Record         *agentlife.Record `json:"record,omitempty"`
 }
 
 func printStatus(c *cobra.Command, home string, a *caps.Agent, asJSON bool) error {
@@ -133,6 +134,11 @@ func printStatus(c *cobra.Command, home string, a *caps.Agent, asJSON bool) erro
 	}
 	s := agentStatus{Agent: a.Name, ID: a.ID, Running: st.Running, Sandbox: !a.NoSandbox, Ports: a.Ports,
 		Background: st.Background, Enforces: []caps.Line{}, Record: st.Record}
+	if _, err := a.SandboxOff(home); errors.Is(err, caps.ErrNoSandboxRefused) {
+		s.SandboxRefused = err.Error()
+	} else if err != nil {
+		return err
+	}
 	if r := st.Record; r != nil {
 		s.LastExit, s.Log, s.Starts = r.LastExit, r.Log, r.Starts
 		if st.Running {
@@ -167,6 +173,9 @@ func printStatus(c *cobra.Command, home string, a *caps.Agent, asJSON bool) erro
 	switch {
 	case a.NoSandbox:
 		fmt.Fprintf(w, "sandbox   OFF (lnk agent start --sandbox %s turns it back on)\n", a.Name)
+		if s.SandboxRefused != "" {
+			fmt.Fprintf(w, "          refused on this machine, so the agent does not start: %s\n", s.SandboxRefused)
+		}
 	default:
 		fmt.Fprintf(w, "sandbox   on\n")
 	}

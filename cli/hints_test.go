@@ -32,7 +32,9 @@ var notCommands = map[string]bool{"proof": true, "sealed": true, "question": tru
 // tree has, down to its last subcommand: words after a command group
 // must name one of its subcommands (cobra prints the group's help, exit
 // 0, for `lnk agent harness deny --help`, so help alone proves nothing).
-// Each command named then answers --help with its own usage.
+// Each command named then answers --help with its own usage. No string
+// leaves the owner waiting for "the agent's next start": it names the
+// command that starts it.
 func TestEveryCommandNamedExists(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	named := map[string]string{} // the command's words → where first named
@@ -59,6 +61,10 @@ func TestEveryCommandNamedExists(t *testing.T) {
 			s, err := strconv.Unquote(lit.Value)
 			if err != nil {
 				return true
+			}
+			if strings.Contains(s, "next start") { // since lnk agent start and restart exist
+				rel, _ := filepath.Rel(root, p)
+				t.Errorf("%s:%d says \"next start\": name the command (lnk agent restart NAME)", rel, fset.Position(lit.Pos()).Line)
 			}
 			for _, m := range commandNamed.FindAllStringSubmatch(s, -1) {
 				words := strings.TrimSpace(m[1])

@@ -58,6 +58,22 @@ func kernelClient(ctx context.Context) (*client.Client, error) {
 	return c, nil
 }
 
+// runningKernel connects to the kernel of this HOME, without starting
+// one: a nil client, and no error, when none runs.
+func runningKernel() (home string, cl *client.Client, err error) {
+	if home, err = homeDir(); err != nil {
+		return "", nil, err
+	}
+	cl, err = client.Connect(home)
+	if errors.Is(err, client.ErrNotRunning) {
+		return home, nil, nil
+	}
+	if err != nil {
+		return "", nil, connectErr(err)
+	}
+	return home, cl, nil
+}
+
 // connectErr says why the kernel could not be reached: a refused root
 // (a link, another's folder, a loose mode) is a rule's refusal.
 func connectErr(err error) error {
@@ -133,17 +149,13 @@ func init() {
 			Short: "Stop the kernel: it finishes what it is doing, stops its brokers and removes its socket",
 			Args:  cobra.NoArgs,
 			RunE: func(c *cobra.Command, _ []string) error {
-				home, err := homeDir()
+				home, cl, err := runningKernel()
 				if err != nil {
 					return err
 				}
-				cl, err := client.Connect(home)
-				if errors.Is(err, client.ErrNotRunning) {
+				if cl == nil {
 					fmt.Fprintln(c.OutOrStdout(), "no kernel is running")
 					return nil
-				}
-				if err != nil {
-					return connectErr(err)
 				}
 				err = cl.Stop(c.Context())
 				cl.Close()
@@ -174,19 +186,15 @@ func init() {
 			Short: "Say whether the kernel runs, and what it holds",
 			Args:  cobra.NoArgs,
 			RunE: func(c *cobra.Command, _ []string) error {
-				home, err := homeDir()
+				_, cl, err := runningKernel()
 				if err != nil {
 					return err
 				}
-				cl, err := client.Connect(home)
-				if errors.Is(err, client.ErrNotRunning) {
+				if cl == nil {
 					if asJSON {
 						return writeJSON(c.OutOrStdout(), map[string]bool{"running": false})
 					}
-					return Fail(ExitFailure, err, "lnk kernel start")
-				}
-				if err != nil {
-					return connectErr(err)
+					return Fail(ExitFailure, client.ErrNotRunning, "lnk kernel start")
 				}
 				defer cl.Close()
 				st, err := cl.Status(c.Context())

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/beside"
 	"lnk.dev/lnk/internal/cloexec"
 	"lnk.dev/lnk/kernel/sandbox"
 )
@@ -100,7 +101,7 @@ func buildSandbox(comp *caps.Compiled, argv []string, degraded bool, proxy *sand
 // buildSandboxWith is buildSandbox with the options adjusted by with
 // (nil: as they are) before the sandbox is built.
 func buildSandboxWith(comp *caps.Compiled, argv []string, degraded bool, proxy *sandbox.Proxy, with func(*sandbox.Options), extra ...string) (*sandbox.Sandbox, error) {
-	initPath, err := lnkProgram("lnk-init")
+	initPath, err := beside.Path("lnk-init")
 	if err != nil {
 		return nil, err
 	}

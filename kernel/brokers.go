@@ -68,7 +68,7 @@ type broker struct {
 }
 
 // brokers are the kernel's broker children, by name: the kernel-wide
-// ones of [Options].Brokers, and a file broker per running start.
+// ones of [Options].Brokers, and a file broker per running start from its first file request.
 type brokers struct {
 	k *Kernel
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -85,11 +86,12 @@ func runKernel(t testing.TB, home string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	bins := filepath.Dir(testenv.Bin(t, "lnk-fsbroker")) // a start with folders needs it
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- kernel.Run(ctx, kernel.Options{Home: home, Testing: true, Logf: t.Logf,
+		done <- kernel.Run(ctx, kernel.Options{Home: home, Testing: true, Logf: t.Logf, BinDir: bins,
 			Ready: func(string) { close(ready) },
 			Brokers: []kernel.BrokerSpec{{
 				Name: "test", Path: self, Env: []string{"LNK_KERNEL_TEST_BROKER=1"},

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"lnk.dev/lnk/helpers/fsbroker/fs"
+	"lnk.dev/lnk/internal/beside"
 	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/internal/resolve"
 	"lnk.dev/lnk/internal/wire"
@@ -22,35 +22,23 @@ const MaxWrite = 64 << 20
 // fsBrokerName names the file broker of a start.
 func fsBrokerName(start uint64) string { return "fs/" + strconv.FormatUint(start, 10) }
 
-// fsBrokerPath is lnk-fsbroker beside this program (or in BinDir), or ""
-// when it is not there.
-func (k *Kernel) fsBrokerPath() string { return k.brokerPath("lnk-fsbroker") }
-
-// brokerPath is the broker binary name beside this program (or in
-// BinDir), or "" when it is not there.
-func (k *Kernel) brokerPath(name string) string {
-	dir := k.opts.BinDir
-	if dir == "" {
-		self, err := os.Executable()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Dir(self)
+// brokerPath is the broker binary name in the folder of Link's programs
+// (or in BinDir), refused (beside.ErrMissing) when it is not there.
+func (k *Kernel) brokerPath(name string) (string, error) {
+	if k.opts.BinDir != "" {
+		return beside.In(k.opts.BinDir, name)
 	}
-	p := filepath.Join(dir, name)
-	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
-		return ""
-	}
-	return p
+	return beside.Program(name)
 }
 
 // startFSBroker starts (and keeps up) the file broker of a start: its
 // roots are exactly the start's folder capabilities, each named by its
-// handle, writable only where the capability is.
-func (k *Kernel) startFSBroker(start uint64) {
-	bin := k.fsBrokerPath()
-	if bin == "" {
-		return
+// handle, writable only where the capability is. Without lnk-fsbroker
+// the start is refused: its folders could not be served.
+func (k *Kernel) startFSBroker(start uint64) error {
+	bin, err := k.brokerPath("lnk-fsbroker")
+	if err != nil {
+		return err
 	}
 	var roots []fs.Root
 	k.bro.add(BrokerSpec{
@@ -86,10 +74,26 @@ func (k *Kernel) startFSBroker(start uint64) {
 			return c, nil
 		},
 	})
+	return nil
 }
 
 // fsClient is the file broker of the capability's start.
 func (k *Kernel) fsClient(ctx context.Context, cp Cap) (*fs.Client, error) {
+	// Started at the start's first file request, once; never for a start
+	// already revoked (endStart revokes under fsMu, then removes it).
+	k.fsMu.Lock()
+	if _, live := k.caps.Agent(cp.Start); !live {
+		k.fsMu.Unlock()
+		return nil, capRefused(ErrRevokedHandle, cp.Handle.Short())
+	}
+	var err error
+	if !k.bro.has(fsBrokerName(cp.Start)) {
+		err = k.startFSBroker(cp.Start)
+	}
+	k.fsMu.Unlock()
+	if err != nil {
+		return nil, brokerErr("file", err)
+	}
 	cl, err := k.bro.client(ctx, fsBrokerName(cp.Start))
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package kernel_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -191,5 +192,54 @@ func fsBrokerPID(t *testing.T, c *client.Client, not int) int {
 			t.Fatalf("no file broker up (pid not %d) within 30 s: %+v", not, st.Brokers)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestFileBrokerStartsAtTheFirstFileRequest: a start's file broker is no
+// process until the start's first file request; that request starts it
+// and is served; ending the start ends it, and a request naming the
+// ended start's capability is refused without starting one again.
+func TestFileBrokerStartsAtTheFirstFileRequest(t *testing.T) {
+	_, c, rw, _, start := fileKernel(t)
+	fsBrokers := func() int {
+		st, err := c.Status(ctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, b := range st.Brokers {
+			if strings.HasPrefix(b.Name, "fs/") {
+				n++
+			}
+		}
+		return n
+	}
+	if n := fsBrokers(); n != 0 {
+		t.Fatalf("a file broker runs before any file request: %d", n)
+	}
+	if err := write(t, c, "main", rw, "first.txt", []byte("1")); err != nil {
+		t.Fatalf("the first write: %v", err)
+	}
+	pid := fsBrokerPID(t, c, 0)
+	// Undumpable: its /proc files are root's, not the owner's (telling
+	// only where the owner is not root: the user suite).
+	var st syscall.Stat_t
+	if err := syscall.Stat(fmt.Sprintf("/proc/%d/environ", pid), &st); err != nil || st.Uid != 0 {
+		t.Errorf("the file broker is dumpable: /proc/%d/environ is uid %d's (%v)", pid, st.Uid, err)
+	}
+	if got, err := read(t, c, "main", rw, "first.txt"); err != nil || string(got) != "1" {
+		t.Fatalf("read back: %q %v", got, err)
+	}
+	if _, err := c.End(ctx(t), "main", start); err != nil {
+		t.Fatal(err)
+	}
+	if n := fsBrokers(); n != 0 {
+		t.Fatalf("the ended start's file broker still runs: %d", n)
+	}
+	if _, err := read(t, c, "main", rw, "first.txt"); err == nil {
+		t.Fatal("the ended start's capability was served")
+	}
+	if n := fsBrokers(); n != 0 {
+		t.Fatalf("a request naming a revoked capability started a file broker: %d", n)
 	}
 }

@@ -107,7 +107,15 @@ func (k *Kernel) handleStart(ctx context.Context, c *call, req *proto.StartReque
 		return nil, nil, err
 	}
 	if served > 0 {
-		k.startFSBroker(start)
+		// The start's file broker starts at its first file request
+		// (fsClient): a sandbox binds its folders itself and may never
+		// ask. Its program is checked now, so a start that could not be
+		// served is refused here, not at its first use.
+		if _, err := k.brokerPath("lnk-fsbroker"); err != nil {
+			k.endStart(start)
+			k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Route: "file broker", Reason: err.Error()})
+			return nil, nil, wire.Errorf(proto.CodeFailed, "the start's file broker: %v", err)
+		}
 	}
 	if comp != nil {
 		k.beginRun(start, comp) // its proxy and ask broker (start_brokers.go)
@@ -172,9 +180,13 @@ func (k *Kernel) grantFolder(agent string, start uint64, f proto.Folder, hidden 
 // endStart revokes a start's capabilities and lets go of its agent folder.
 func (k *Kernel) endStart(start uint64) int {
 	k.sbx.end(start, "its start ended") // kills its sandbox, if one still runs
+	// Revoked before its file broker goes, under fsMu: no file request
+	// can start a broker for it after (fsClient).
+	k.fsMu.Lock()
+	n := k.caps.Revoke(start)
+	k.fsMu.Unlock()
 	k.bro.remove(fsBrokerName(start))
 	k.dropAgentKey(start)
-	n := k.caps.Revoke(start)
 	k.mu.Lock()
 	if d := k.agentDirs[start]; d != nil {
 		d.Close()

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/internal/audit"
+	"lnk.dev/lnk/internal/procstat"
 	"lnk.dev/lnk/internal/wire"
 	"lnk.dev/lnk/kernel/proto"
 )
@@ -58,7 +59,8 @@ func (k *Kernel) handleAttach(ctx context.Context, c *call, req *proto.StartRef)
 	if err != nil {
 		return nil, nil, k.refuseStart(c, "attach", req.Start, err.Error())
 	}
-	parent, err := parentOf(pid)
+	st, err := procstat.Read(pid)
+	parent := st.PPID
 	if err != nil {
 		return nil, nil, k.refuseStart(c, "attach", req.Start, fmt.Sprintf("pid %d's parent cannot be learned: %v", pid, err))
 	}

@@ -55,15 +55,17 @@ type kernelProc struct {
 
 // startKernel runs `lnk kernel run` under home with LNK_KERNEL_TESTING=1
 // and returns once it listens (it says so on stderr). It is killed and
-// waited for at cleanup.
+// waited for at cleanup. The file broker is built beside lnk: a start
+// with folders is refused without it.
 func startKernel(t *testing.T, home string) *kernelProc {
 	t.Helper()
-	return startKernelFrom(t, home, testenv.Bin(t, "lnk"))
+	testenv.Bin(t, "lnk-fsbroker")
+	return startKernelOf(t, home, testenv.Bin(t, "lnk"))
 }
 
-// startKernelFrom is startKernel with the lnk at lnkPath: its brokers
-// are the binaries beside it.
-func startKernelFrom(t *testing.T, home, lnkPath string) *kernelProc {
+// startKernelOf is startKernel with the lnk binary at lnkPath: its
+// brokers are the binaries beside it.
+func startKernelOf(t *testing.T, home, lnkPath string) *kernelProc {
 	t.Helper()
 	cmd := exec.Command(lnkPath, "kernel", "run")
 	cmd.Env = append(os.Environ(), "HOME="+home, "LNK_KERNEL_TESTING=1")

@@ -53,6 +53,7 @@ type Kernel struct {
 	stopCh       chan struct{}
 
 	mu     sync.Mutex         // guards conns, agentDirs and the drain flag's setting
+	fsMu   sync.Mutex         // orders a start's revocation before a lazy start of its file broker (fsClient)
 	conns  map[*conn]struct{} // open connections
 	connWG sync.WaitGroup
 	// agentDirs hold each running start's agent folder

@@ -30,10 +30,15 @@ func (c keyClient) Close() error { return c.w.Close() }
 
 // defaultBrokers are the kernel-wide brokers whose binaries are beside
 // this program: lnk-keybroker (keybroker's "Starting it": fd 4 the keys
-// folder, fd 5 secrets.toml when there is one).
+// folder, fd 5 secrets.toml when there is one). One missing is said in
+// the kernel's log and the audit log, never left out in silence.
 func (k *Kernel) defaultBrokers() []BrokerSpec {
 	var out []BrokerSpec
-	if bin := k.brokerPath("lnk-keybroker"); bin != "" {
+	bin, err := k.brokerPath("lnk-keybroker")
+	if err != nil {
+		k.opts.Logf("the key broker is not started (no agent key is made): %v", err)
+		k.record(audit.Entry{Kind: audit.KindKernel, Route: keyBrokerName, Reason: "not started (no agent key is made): " + err.Error()})
+	} else {
 		out = append(out, BrokerSpec{
 			Name:  keyBrokerName,
 			Path:  bin,

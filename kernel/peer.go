@@ -3,11 +3,12 @@ package kernel
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/procstat"
 )
 
 // confinedPeer says why the peer pid (pinned by pidfd where the OS has
@@ -36,14 +37,14 @@ func confinedPeer(pid int, pidfd *os.File) string {
 			return "a process Link confined (seccomp filter, no_new_privs)"
 		}
 		for p, seen := pid, 0; p > 1 && seen < 4096; seen++ {
-			pp, err := parentOf(p)
+			st, err := procstat.Read(p)
 			if err != nil {
 				return "the peer's ancestry cannot be learned: " + err.Error()
 			}
-			if pp == self {
+			if st.PPID == self {
 				return "a process the kernel started, or one below it"
 			}
-			p = pp
+			p = st.PPID
 		}
 	}
 	// What was read is the peer's own only if the pid still names it.
@@ -87,32 +88,4 @@ func parseConfinement(status []byte) (nnp, filtered bool, err error) {
 		return false, false, errors.New("its status says nothing of no_new_privs")
 	}
 	return nnp, filtered, nil
-}
-
-// parentOf is pid's parent, from its stat.
-func parentOf(pid int) (int, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	return parseParent(b)
-}
-
-// parseParent reads the parent's pid in a /proc/PID/stat: the fields
-// after the command, which may hold any byte (a process names itself),
-// come after its last ')'.
-func parseParent(stat []byte) (int, error) {
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, errors.New("no command in the stat")
-	}
-	f := bytes.Fields(stat[i+1:])
-	if len(f) < 2 {
-		return 0, errors.New("a short stat")
-	}
-	ppid, err := strconv.Atoi(string(f[1]))
-	if err != nil || ppid < 0 {
-		return 0, fmt.Errorf("the stat's parent %q is no pid", f[1])
-	}
-	return ppid, nil
 }

@@ -61,9 +61,10 @@ func (k *Kernel) handleRunAsk(ctx context.Context, c *call, req *proto.RunAskReq
 	}
 	r.asked = true
 	r.mu.Unlock()
-	bin := k.brokerPath("lnk-askbroker")
-	if bin == "" {
-		return nil, nil, wire.Errorf(proto.CodeFailed, "lnk-askbroker is not beside the kernel's program")
+	bin, err := k.brokerPath("lnk-askbroker")
+	if err != nil { // logged once, as a missing file broker is
+		k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Start: req.Start, Request: "run-ask", Route: "ask broker", Reason: err.Error()})
+		return nil, nil, wire.Errorf(proto.CodeFailed, "the start's ask broker: %v", err)
 	}
 	agent := r.comp.LogName() // a harness's run is logged as its own
 	logEntry := func(line []byte) (audit.Entry, bool) {

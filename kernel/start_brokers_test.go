@@ -352,7 +352,7 @@ func TestRunProxyThatFailsSaysWhy(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "lnk-netbroker"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	startKernelFrom(t, home, filepath.Join(bin, "lnk"))
+	startKernelOf(t, home, filepath.Join(bin, "lnk"))
 	c := connect(t, home)
 	start := compiledStart(t, c)
 	lr, files := runProxyFiles(t)

@@ -76,12 +76,13 @@ func (k *Kernel) handleRunProxy(ctx context.Context, c *call, req *proto.RunProx
 		}
 		return reply, nil, nil
 	}
-	bin := k.brokerPath("lnk-netbroker")
-	if bin == "" {
+	bin, err := k.brokerPath("lnk-netbroker")
+	if err != nil {
 		if keys != nil {
 			keys.Close()
 		}
-		return nil, nil, wire.Errorf(proto.CodeFailed, "lnk-netbroker is not beside the kernel's program")
+		k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Start: req.Start, Request: "run-proxy", Route: "proxy", Reason: err.Error()})
+		return nil, nil, wire.Errorf(proto.CodeFailed, "the start's proxy: %v", err)
 	}
 	grants, err := json.Marshal(sandbox.NetGrants(comp))
 	if err != nil {
@@ -160,9 +161,10 @@ func (k *Kernel) runSealed(ctx context.Context, req *proto.RunProxyRequest, r *s
 	if comp.AgentID == "" {
 		return nil, []string{}, nil
 	}
-	bin := k.brokerPath("lnk-keybroker")
-	if bin == "" {
-		return nil, nil, wire.Errorf(proto.CodeFailed, "lnk-keybroker is not beside the kernel's program")
+	bin, err := k.brokerPath("lnk-keybroker")
+	if err != nil {
+		k.refuse(audit.Entry{Agent: req.Agent, Start: req.Start, Request: "run-proxy", Route: "key broker", Reason: err.Error()})
+		return nil, nil, wire.Errorf(proto.CodeFailed, "the start's key broker: %v", err)
 	}
 	probe, err := keybroker.StartFiles(comp.Home)
 	if err != nil {

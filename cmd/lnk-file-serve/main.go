@@ -17,11 +17,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"syscall"
 
+	"lnk.dev/lnk/internal/beside"
 	"lnk.dev/lnk/services/filetool"
 	"lnk.dev/lnk/services/filetool/stdpipe"
 )
@@ -45,11 +45,11 @@ func serve(args []string) {
 	case *agent != "" && len(argv) > 0:
 		fail(2, errors.New("serve takes --agent or a command after --, not both"))
 	case *agent != "":
-		exe, err := os.Executable()
+		lnk, err := beside.Program("lnk")
 		if err != nil {
 			fail(1, err)
 		}
-		argv = []string{filepath.Join(filepath.Dir(exe), "lnk"), "sandbox", "file", "--agent", *agent}
+		argv = []string{lnk, "sandbox", "file", "--agent", *agent}
 	case len(argv) == 0:
 		fail(2, errors.New("serve needs --agent NAME or a command after --, which runs the calls"))
 	}

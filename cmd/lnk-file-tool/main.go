@@ -26,11 +26,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"syscall"
 
+	"lnk.dev/lnk/internal/beside"
 	"lnk.dev/lnk/services/filetool/apply"
 	"lnk.dev/lnk/services/filetool/stdpipe"
 )
@@ -63,11 +63,10 @@ func fail(code int, err error) {
 
 // serve becomes lnk-file-serve, beside this program, with args.
 func serve(args []string) {
-	exe, err := os.Executable()
+	server, err := beside.Program("lnk-file-serve")
 	if err != nil {
 		fail(1, err)
 	}
-	server := filepath.Join(filepath.Dir(exe), "lnk-file-serve")
 	err = syscall.Exec(server, append([]string{server}, args...), os.Environ())
 	fail(1, fmt.Errorf("serve: run %s: %w", server, err))
 }

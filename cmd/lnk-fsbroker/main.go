@@ -11,6 +11,8 @@ import (
 	"log"
 	"os"
 
+	"golang.org/x/sys/unix"
+
 	"lnk.dev/lnk/helpers/fsbroker"
 	"lnk.dev/lnk/helpers/fsbroker/confine"
 	"lnk.dev/lnk/internal/brokerproc/child"
@@ -22,6 +24,13 @@ func main() { os.Exit(run()) }
 
 func run() int {
 	logger := log.New(os.Stderr, "lnk-fsbroker: ", 0)
+	// Out of reach of the owner's other processes (ptrace,
+	// /proc/PID/mem and environ), as every broker is: it holds the
+	// start's folders. First, so a landlock re-exec sets it again.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		logger.Printf("refusing to start: prctl(PR_SET_DUMPABLE): %v", err)
+		return 2
+	}
 	ch, st, err := hello()
 	if err != nil {
 		logger.Printf("refusing to start: %v", err)

@@ -16,12 +16,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"lnk.dev/lnk/internal/beside"
 	"lnk.dev/lnk/services/runtool"
 	"lnk.dev/lnk/services/runtool/server"
 )
@@ -52,11 +52,15 @@ func main() {
 	if *name == "" || fs.NArg() != 0 {
 		fail(2, errors.New(usage))
 	}
-	exe, err := os.Executable()
+	exe, err := os.Executable() // this program, its supervisor too
 	if err != nil {
 		fail(1, err)
 	}
-	a, err := runtool.LoadAgent(os.Getenv("HOME"), *name, filepath.Join(filepath.Dir(exe), "lnk"))
+	lnk, err := beside.Program("lnk")
+	if err != nil {
+		fail(1, err)
+	}
+	a, err := runtool.LoadAgent(os.Getenv("HOME"), *name, lnk)
 	if err != nil {
 		fail(1, err)
 	}

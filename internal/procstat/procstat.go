@@ -14,6 +14,7 @@ var ErrGone = errors.New("no such process")
 
 // Stat is what Link reads of a process's /proc/PID/stat.
 type Stat struct {
+	State byte // field 3: R, S, D, Z (ended, not yet reaped), …
 	PPID  int
 	PGID  int
 	SID   int
@@ -47,7 +48,7 @@ func Parse(stat []byte) (Stat, error) {
 	if len(f) < 20 {
 		return Stat{}, errors.New("a short stat")
 	}
-	var s Stat
+	s := Stat{State: f[0][0]}
 	var err error
 	for _, x := range []struct {
 		field int

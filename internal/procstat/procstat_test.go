@@ -1,6 +1,7 @@
 package procstat
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -38,9 +39,11 @@ func TestReadSelfAndAChild(t *testing.T) {
 // not shift the fields; a short or broken stat is refused.
 func TestParseSkipsTheCommand(t *testing.T) {
 	tail := " S 10 20 30 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0"
-	s, err := Parse([]byte("42 (a) 1 2 3 (b)" + tail))
-	if err != nil || s.PPID != 10 || s.PGID != 20 || s.SID != 30 || s.Start != 777 {
-		t.Fatalf("%+v %v", s, err)
+	for _, name := range []string{"(a) 1 2 3 (b)", "(a) b) (c d)", "(x\nS 1 2)"} {
+		s, err := Parse([]byte("42 " + name + tail))
+		if err != nil || s.State != 'S' || s.PPID != 10 || s.PGID != 20 || s.SID != 30 || s.Start != 777 {
+			t.Fatalf("%q: %+v %v", name, s, err)
+		}
 	}
 	for _, bad := range []string{"", "42 (x", "42 (x) S 1 2", "42 (x)" + strings.Replace(tail, "777", "x", 1), "42 (x)" + strings.Replace(tail, " 10 ", " -1 ", 1)} {
 		if _, err := Parse([]byte(bad)); err == nil {
@@ -59,13 +62,23 @@ func TestBootID(t *testing.T) {
 	}
 }
 
-// FuzzParse: no input panics, and a parsed stat's pids are never negative.
+// FuzzParse: no input panics, a parsed stat's pids are never negative,
+// and a command name that plays at being the fields after it moves no
+// field (the same fields behind any name read the same).
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("1 (init) S 0 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := Parse(b)
-		if err == nil && (s.PPID < 0 || s.PGID < 0 || s.SID < 0) {
+		if err != nil {
+			return
+		}
+		if s.PPID < 0 || s.PGID < 0 || s.SID < 0 {
 			t.Fatalf("%+v", s)
+		}
+		i := bytes.LastIndexByte(b, ')')
+		again, err := Parse(append([]byte("1 (a) b) c"), b[i:]...))
+		if err != nil || again != s {
+			t.Fatalf("a name moved the fields: %+v, then %+v (%v)", s, again, err)
 		}
 	})
 }

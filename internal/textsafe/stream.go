@@ -123,32 +123,10 @@ func (s *Stream) rune(dst []byte, r rune, size int, invalid bool) []byte {
 			return s.text(dst, r, invalid)
 		}
 		return dst
-	case stEscInter:
-		switch {
-		case r >= 0x20 && r <= 0x2f:
-		case r >= 0x30 && r <= 0x7e:
-			s.state, s.seq = stText, 0
-		case r == esc:
-			s.state, s.seq = stEsc, 1
-		case r < 0x20 && r != '\n' && r != can && r != sub:
-		default:
-			s.state, s.seq = stText, 0
-			return s.text(dst, r, invalid)
-		}
-		return dst
-	case stCSI:
-		switch {
-		case r >= 0x20 && r <= 0x3f:
-		case r >= 0x40 && r <= 0x7e:
-			s.state, s.seq = stText, 0
-		case r == esc:
-			s.state, s.seq = stEsc, 1
-		case r < 0x20 && r != '\n' && r != can && r != sub:
-		default:
-			s.state, s.seq = stText, 0
-			return s.text(dst, r, invalid)
-		}
-		return dst
+	case stEscInter: // intermediates 0x20–0x2f, then a final 0x30–0x7e
+		return s.inSequence(dst, r, 0x2f, invalid)
+	case stCSI: // parameters and intermediates 0x20–0x3f, then a final 0x40–0x7e
+		return s.inSequence(dst, r, 0x3f, invalid)
 	case stString:
 		switch {
 		case r == bel || r == 0x9c || r == can || r == sub:
@@ -169,6 +147,25 @@ func (s *Stream) rune(dst []byte, r rune, size int, invalid bool) []byte {
 		return s.rune(dst, r, 0, invalid)
 	}
 	return s.text(dst, r, invalid)
+}
+
+// inSequence handles r inside an escape sequence whose middle bytes are
+// 0x20 to last and whose final byte is after last, up to 0x7e: the
+// sequence goes on, ends, starts again at ESC, drops a control, or,
+// broken by anything else, ends with r kept as text.
+func (s *Stream) inSequence(dst []byte, r rune, last rune, invalid bool) []byte {
+	switch {
+	case r >= 0x20 && r <= last:
+	case r > last && r <= 0x7e:
+		s.state, s.seq = stText, 0
+	case r == esc:
+		s.state, s.seq = stEsc, 1
+	case r < 0x20 && r != '\n' && r != can && r != sub:
+	default:
+		s.state, s.seq = stText, 0
+		return s.text(dst, r, invalid)
+	}
+	return dst
 }
 
 // text handles r outside any sequence.

@@ -221,8 +221,15 @@ func TestNoSandboxKeptWarnedRefused(t *testing.T) {
 	if len(w.marked()) != 0 || w.status().Running {
 		t.Fatal("a refused start left something running")
 	}
+	// Status says the setting is refused here (caps.Agent.SandboxOff).
+	if out := w.mustLnk("agent", "status", w.agent); !strings.Contains(out, "refused on this machine") || !strings.Contains(out, "unsandboxed = false") {
+		t.Fatalf("status does not say the machine refuses the sandbox off:\n%s", out)
+	}
 	// Positive control: unsandboxed = true lets it run.
 	os.WriteFile(machine, []byte("unsandboxed = true\n"), 0o600)
+	if out := w.mustLnk("agent", "status", w.agent); !strings.Contains(out, "sandbox   OFF") || strings.Contains(out, "refused") {
+		t.Fatalf("status with unsandboxed = true:\n%s", out)
+	}
 	w.mustLnk("agent", "start", w.agent)
 	w.mustLnk("agent", "stop", w.agent)
 

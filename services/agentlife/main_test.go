@@ -70,7 +70,7 @@ func harnessMain(mark, mode string) {
 
 // world is one test's HOME, agent and harness.
 type world struct {
-	t     *testing.T
+	t     testing.TB
 	home  string
 	lnk   string
 	agent string
@@ -81,7 +81,7 @@ type world struct {
 
 // newWorld makes agent name, its [start] command this binary in mode,
 // and its block of ports a free pair (two ports: [start] ports = 1).
-func newWorld(t *testing.T, name, mode string) *world {
+func newWorld(t testing.TB, name, mode string) *world {
 	t.Helper()
 	testenv.Require(t, haveBwrap(), "bubblewrap")
 	w := &world{t: t, home: testenv.Home(t), lnk: testenv.Bin(t, "lnk"), agent: name}
@@ -161,7 +161,7 @@ func (w *world) appendAgentTOML(s string) {
 }
 
 // freePorts finds n consecutive ports nothing listens on now.
-func freePorts(t *testing.T, n int) int {
+func freePorts(t testing.TB, n int) int {
 	t.Helper()
 	for try := 0; try < 50; try++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")

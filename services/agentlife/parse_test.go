@@ -53,21 +53,6 @@ func TestParseListening(t *testing.T) {
 	}
 }
 
-// TestParseStat: the group and start time are counted from the last ')',
-// whatever the command's name holds.
-func TestParseStat(t *testing.T) {
-	line := "4242 (a) b) (c d) S 1 4200 4200 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 987654 1000 10\n"
-	st, err := parseStat([]byte(line))
-	if err != nil || st.PGID != 4200 || st.Start != 987654 {
-		t.Fatalf("%+v, %v", st, err)
-	}
-	for _, bad := range []string{"", "1 (x", "1 (x) S 1 2", "1 (x) S 1 -2 4 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9 1 1"} {
-		if _, err := parseStat([]byte(bad)); err == nil {
-			t.Errorf("%q read without an error", bad)
-		}
-	}
-}
-
 // TestParseRecord refuses what isn't a supervisor's record.
 func TestParseRecord(t *testing.T) {
 	if _, err := parseRecord([]byte(`{"id":"0123456789abcdef0123456789abcdef","pid":3,"starts":1}`)); err != nil {
@@ -92,15 +77,6 @@ func FuzzParseListening(f *testing.F) {
 					t.Fatalf("port %d", p)
 				}
 			}
-		}
-	})
-}
-
-func FuzzParseStat(f *testing.F) {
-	f.Add("4242 (a) b) (c d) S 1 4200 4200 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 987654 1000 10\n")
-	f.Fuzz(func(t *testing.T, s string) {
-		if st, err := parseStat([]byte(s)); err == nil && st.PGID < 0 {
-			t.Fatalf("negative group %d", st.PGID)
 		}
 	})
 }

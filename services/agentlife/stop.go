@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/procstat"
 )
 
 // stopPoll is how often Stop looks whether the supervisor let go.
@@ -67,7 +68,7 @@ func sweepLeft(rec *Record) error {
 	if rec == nil || rec.HarnessPID <= 0 {
 		return nil
 	}
-	boot, err := bootID()
+	boot, err := procstat.BootID()
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/cloexec"
+	"lnk.dev/lnk/internal/procstat"
 )
 
 // Config is what Supervise runs.
@@ -134,11 +135,11 @@ type supervisor struct {
 // begin writes the first record, after sweeping what a supervisor
 // killed before this one left of its harness's group.
 func (s *supervisor) begin() error {
-	me, err := statOf(os.Getpid())
+	me, err := procstat.Read(os.Getpid())
 	if err != nil {
 		return err
 	}
-	boot, err := bootID()
+	boot, err := procstat.BootID()
 	if err != nil {
 		return err
 	}
@@ -207,10 +208,9 @@ func (s *supervisor) start(first bool) (*harness, error) {
 	if err := a.CheckStart(); err != nil {
 		return nil, err
 	}
-	if a.NoSandbox {
-		if err := UnsandboxedAllowed(s.cfg.Home); err != nil {
-			return nil, err
-		}
+	off, err := a.SandboxOff(s.cfg.Home)
+	if err != nil {
+		return nil, err
 	}
 	ports, err := EnsurePorts(s.cfg.Home, a.Name)
 	if err != nil {
@@ -225,11 +225,11 @@ func (s *supervisor) start(first bool) (*harness, error) {
 	}
 	s.log = log
 	defer func() { log.Close(); s.log = nil }()
-	if a.NoSandbox {
+	if off {
 		s.say("%s", NoSandboxWarning(a.Name))
 	}
 	argv := a.Start.Command
-	if !a.NoSandbox {
+	if !off {
 		argv = append([]string{s.cfg.Lnk, "sandbox", "run", "--agent", a.Name, "--"}, argv...)
 	}
 	// The harness writes a pipe the supervisor copies to the log: never
@@ -259,12 +259,12 @@ func (s *supervisor) start(first bool) (*harness, error) {
 		defer logCopy.Close()
 		io.Copy(logCopy, out)
 	}()
-	st, err := statOf(h.pgid) // not reaped before wait: the pid is still its
+	st, err := procstat.Read(h.pgid) // not reaped before wait: the pid is still its
 	if err != nil {
 		h.kill()
 		return nil, fmt.Errorf("reading the harness's start: %w", err)
 	}
-	s.rec.State, s.rec.Sandbox, s.rec.Ports = StateRunning, !a.NoSandbox, ports
+	s.rec.State, s.rec.Sandbox, s.rec.Ports = StateRunning, !off, ports
 	s.rec.HarnessPID, s.rec.HarnessStart = h.pgid, st.Start
 	s.rec.Since, s.rec.Starts = time.Now().UTC(), s.rec.Starts+1
 	s.rec.Log = log.Name()

@@ -1,13 +1,14 @@
 package agentlife
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/procstat"
 )
 
 // sweepGroup SIGKILLs every process in group pgid that started no
@@ -40,10 +41,7 @@ func sweepGroup(pgid int, since uint64) (int, error) {
 		if err != nil {
 			continue
 		}
-		st, err := statOf(pid)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
+		st, err := procstat.Read(pid)
 		if err != nil {
 			continue // gone while read, or a zombie's half line
 		}
@@ -65,4 +63,14 @@ func sweepGroup(pgid int, since uint64) (int, error) {
 		}
 	}
 	return len(killed), nil
+}
+
+// alive says whether pid is still the process that started at start
+// (clock ticks) in this boot, and has not ended (a zombie has).
+func alive(pid int, start uint64) bool {
+	if pid <= 0 {
+		return false
+	}
+	st, err := procstat.Read(pid)
+	return err == nil && st.Start == start && st.State != 'Z'
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"lnk.dev/lnk/internal/beside"
 	"lnk.dev/lnk/services/toolbridge/hub"
 	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
@@ -35,11 +36,7 @@ func (h Hubs) bin() (string, error) {
 	if h.Bin != "" {
 		return h.Bin, nil
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(filepath.Dir(self), "lnk-toolhub"), nil
+	return beside.Program("lnk-toolhub")
 }
 
 // serverFor is a new session's server: a process of its own, or, for a

@@ -19,6 +19,7 @@ const mapMarker = "<!-- process map: read by services/toolbridge TestProcessMapM
 type mapRow struct {
 	proc, parent string // match keys: a name (argv[0]'s base), then argv words it must hold
 	optional     bool   // "with a display": may be absent
+	lazy         bool   // "at a file request": may be absent on any machine
 	seccomp      bool
 	noNewPrivs   bool
 	dumpable     bool
@@ -81,8 +82,10 @@ func readProcessMap(text string) ([]mapRow, error) {
 		case "always":
 		case "with a display":
 			r.optional = true
+		case "at a file request":
+			r.lazy = true
 		default:
-			return nil, fmt.Errorf("SECURITY.md:%d: runs %q, want always or with a display", n, cells[2])
+			return nil, fmt.Errorf("SECURITY.md:%d: runs %q, want always, with a display or at a file request", n, cells[2])
 		}
 		var err error
 		for i, p := range []*bool{&r.seccomp, &r.noNewPrivs, &r.dumpable} {
@@ -183,7 +186,7 @@ func checkProcessMap(rows []mapRow, procs []*liveProc, desktop bool) []string {
 		}
 	}
 	for i := range rows {
-		if r := &rows[i]; !seen[r] && (!r.optional || desktop) {
+		if r := &rows[i]; !seen[r] && !r.lazy && (!r.optional || desktop) {
 			bad = append(bad, fmt.Sprintf("%s under %s (SECURITY.md:%d) is not running", r.proc, r.parent, r.line))
 		}
 	}

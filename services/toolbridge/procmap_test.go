@@ -30,8 +30,9 @@ import (
 // for an agent holding a sealed secret and a tool (this binary as a real
 // go-sdk MCP server) whose sandboxed client holds a session open, walks
 // every process under lnk, and checks each against SECURITY.md's table:
-// none unlisted, each listed one running (a row "with a display" may be
-// absent), none of lnk's session outside the tree, each one's parent,
+// none unlisted, each listed one running (a row "with a display" or "at
+// a file request" may be absent), none of lnk's session outside the
+// tree, each one's parent,
 // its seccomp and no_new_privs (/proc/PID/status), whether it is
 // dumpable (who owns /proc/PID/environ), and that it holds no fd of a
 // kind its row does not allow (a socket by its family). Then the same

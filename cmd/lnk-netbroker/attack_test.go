@@ -23,7 +23,7 @@ func attackBins(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
-	for _, name := range []string{"lnk", "lnk-init", "lnk-keybroker"} {
+	for _, name := range []string{"lnk", "lnk-init", "lnk-keybroker", "lnk-fsbroker"} {
 		copyFile(t, testenv.Bin(t, name), filepath.Join(dir, name))
 	}
 	out := filepath.Join(dir, "lnk-netbroker")

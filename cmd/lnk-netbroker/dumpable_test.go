@@ -80,7 +80,7 @@ func TestLnkAndNetbrokerMemoryUnreadable(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(bin) })
 	os.Chmod(bin, 0o755)
-	for _, name := range []string{"lnk", "lnk-init", "lnk-keybroker", "lnk-netbroker"} {
+	for _, name := range []string{"lnk", "lnk-init", "lnk-keybroker", "lnk-fsbroker", "lnk-netbroker"} {
 		copyFile(t, testenv.Bin(t, name), filepath.Join(bin, name))
 	}
 	self, err := os.Executable()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -113,6 +114,19 @@ func TestBrokerIsConfinedBeforeItServes(t *testing.T) {
 		if !strings.Contains(string(status), want) {
 			t.Errorf("the serving broker's status lacks %q", want)
 		}
+	}
+	// The broker is undumpable: its /proc files are root's. Its fds can
+	// then be listed by root alone; as its owner, that it is out of reach
+	// is what the test can see.
+	var env syscall.Stat_t
+	if err := syscall.Stat(fmt.Sprintf("/proc/%d/environ", p.Pid()), &env); err != nil || env.Uid != 0 {
+		t.Fatalf("the serving broker is dumpable: /proc/%d/environ is uid %d's (%v)", p.Pid(), env.Uid, err)
+	}
+	if os.Geteuid() != 0 {
+		if _, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.Pid())); !errors.Is(err, os.ErrPermission) {
+			t.Errorf("the undumpable broker's fds are readable by its owner: %v", err)
+		}
+		return
 	}
 	// The broker holds its root and its channel, nothing it was not handed.
 	sockets := 0

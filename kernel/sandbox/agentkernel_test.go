@@ -273,24 +273,7 @@ func TestSandboxBindsTheKernelsHandleNotThePath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.Dial(context.Background(), w.home, testenv.Bin(t, "lnk"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	st, err := c.Start(context.Background(), &proto.StartRequest{Agent: "demo", Folders: []proto.Folder{}, Compile: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	held := map[string]*os.File{}
-	for _, ci := range st.Caps {
-		got, f, err := c.OpenFolder(context.Background(), st.Start, ci.Handle)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		held[got.Route] = f
-	}
+	held := startHeld(t, w.home, "demo")
 	if held[w.data] == nil {
 		t.Fatalf("the kernel holds no handle of %s: %v", w.data, held)
 	}
@@ -381,24 +364,7 @@ func TestNestedFoldersComeFromTheKernelsHandle(t *testing.T) {
 	if len(comp.NestedReadOnly) == 0 || len(comp.Pinned) == 0 {
 		t.Fatalf("caps found no nested repository: %+v", comp.NestedReadOnly)
 	}
-	c, err := client.Dial(context.Background(), w.home, testenv.Bin(t, "lnk"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	st, err := c.Start(context.Background(), &proto.StartRequest{Agent: "demo", Folders: []proto.Folder{}, Compile: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	held := map[string]*os.File{}
-	for _, ci := range st.Caps {
-		got, f, err := c.OpenFolder(context.Background(), st.Start, ci.Handle)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		held[got.Route] = f
-	}
+	held := startHeld(t, w.home, "demo")
 	// The same tree, another folder: every nested path now names it.
 	if err := os.Rename(w.data, w.data+".kernel-opened"); err != nil {
 		t.Fatal(err)
@@ -415,4 +381,30 @@ func TestNestedFoldersComeFromTheKernelsHandle(t *testing.T) {
 	if _, err := sandbox.Build(comp, sandbox.Options{Argv: read, InitPath: testenv.Bin(t, "lnk-init")}); err == nil {
 		t.Fatal("by their paths, the swapped folders were bound")
 	}
+}
+
+// startHeld starts agent in the kernel (compiled there) and returns the
+// folder handles it hands over, by path; the start lives, and the
+// handles stay open, until the test ends.
+func startHeld(t *testing.T, home, agent string) map[string]*os.File {
+	t.Helper()
+	c, err := client.Dial(context.Background(), home, testenv.Bin(t, "lnk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	st, err := c.Start(context.Background(), &proto.StartRequest{Agent: agent, Folders: []proto.Folder{}, Compile: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := map[string]*os.File{}
+	for _, ci := range st.Caps {
+		got, f, err := c.OpenFolder(context.Background(), st.Start, ci.Handle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		held[got.Route] = f
+	}
+	return held
 }

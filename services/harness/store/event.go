@@ -19,7 +19,7 @@ type Event struct {
 	Seq    int64     `json:"seq"`
 	Time   time.Time `json:"time"`
 	Kind   string    `json:"kind"`
-	From   string    `json:"from,omitempty"`    // "" the owner; else who: "schedule:<id>", "agent-<id>", "run:<id>", a stranger's name; a tool result's tool
+	From   string    `json:"from,omitempty"` // "" the owner; else who: "schedule:<id>", "agent-<id>", "run:<id>", a stranger's name; a tool result's tool
 	Text   string    `json:"text,omitempty"`
 	Calls  []Call    `json:"calls,omitempty"`   // an answer's tool calls
 	CallID string    `json:"call_id,omitempty"` // a tool_result's call

@@ -19,6 +19,10 @@ func (v *Conversation) Since(seq int64) ([]Event, error) {
 	if v.closed {
 		return nil, ErrClosed
 	}
+	return v.sinceLocked(seq)
+}
+
+func (v *Conversation) sinceLocked(seq int64) ([]Event, error) {
 	var out []Event
 	add := func(e Event) {
 		if e.Seq > seq {

@@ -128,7 +128,7 @@ func (v *Conversation) compactLocked() error {
 	var chunks [][]byte
 	var cur []byte
 	last := v.framed
-	_, err := readLines(io.NewSectionReader(v.log, 0, v.size), func(line []byte) error {
+	_, err := readLines(io.NewSectionReader(v.log, 0, v.size), MaxLine, func(line []byte) error {
 		e, err := decodeEvent(line)
 		if err != nil {
 			return err

@@ -19,15 +19,16 @@ const MaxLine = 16_000_000
 var ErrLineTooLong = errors.New("a line past 16 MB, which Link never reads")
 
 // readLines calls each with every whole line of r (its newline cut off),
-// holding at most MaxLine+1 bytes of one line, and returns what follows
-// the last newline: a torn line, which is not an event.
-func readLines(r io.Reader, each func(line []byte) error) (torn []byte, err error) {
+// holding at most about max bytes of one line (a line past max is
+// refused), and returns what follows the last newline: a torn line,
+// which is not an event.
+func readLines(r io.Reader, max int, each func(line []byte) error) (torn []byte, err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var long []byte
 	for {
 		frag, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			if len(long)+len(frag) > MaxLine {
+			if len(long)+len(frag) > max {
 				return nil, ErrLineTooLong
 			}
 			long = append(long, frag...)
@@ -39,7 +40,7 @@ func readLines(r io.Reader, each func(line []byte) error) (torn []byte, err erro
 			long = nil
 		}
 		if err == io.EOF {
-			if len(line) > MaxLine {
+			if len(line) > max {
 				return nil, ErrLineTooLong
 			}
 			return bytes.Clone(line), nil
@@ -48,7 +49,7 @@ func readLines(r io.Reader, each func(line []byte) error) (torn []byte, err erro
 			return nil, err
 		}
 		line = line[:len(line)-1]
-		if len(line) > MaxLine {
+		if len(line) > max {
 			return nil, ErrLineTooLong
 		}
 		if err := each(line); err != nil {
@@ -122,9 +123,14 @@ func knownKind(k string) bool {
 // Lines numbered at most skip are already in a frame (a compaction cut
 // short) and are left out.
 func parseLog(r io.Reader, after, skip int64, add func(Event)) (last int64, torn []byte, err error) {
+	return parseLines(r, MaxLine, after, skip, add)
+}
+
+// parseLines is parseLog with a line's limit of max bytes.
+func parseLines(r io.Reader, max int, after, skip int64, add func(Event)) (last int64, torn []byte, err error) {
 	last = after
 	n := 0
-	torn, err = readLines(r, func(line []byte) error {
+	torn, err = readLines(r, max, func(line []byte) error {
 		n++
 		e, err := decodeEvent(line)
 		if err != nil {

@@ -23,7 +23,7 @@ func (v *Conversation) readTail() error {
 		return err
 	}
 	size := st.Size
-	end, line, err := lastLine(v.log, size)
+	end, line, err := lastLine(v.log, size, MaxLine)
 	if err != nil {
 		return fmt.Errorf("%s: %w", logName, err)
 	}
@@ -49,8 +49,8 @@ func (v *Conversation) readTail() error {
 
 // lastLine finds, in the first size bytes of f, where its whole lines
 // end (after the last newline) and the last whole line (nil when there
-// is none). A torn tail or a last line past MaxLine is refused.
-func lastLine(f io.ReaderAt, size int64) (end int64, line []byte, err error) {
+// is none). A torn tail or a last line past max bytes is refused.
+func lastLine(f io.ReaderAt, size int64, max int) (end int64, line []byte, err error) {
 	nl := -1 // the last newline's offset, found by reading backwards
 	var tail []byte
 	for pos := size; pos > 0 && nl < 0; {
@@ -63,7 +63,7 @@ func lastLine(f io.ReaderAt, size int64) (end int64, line []byte, err error) {
 		tail = append(chunk, tail...)
 		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
 			nl = int(pos) + i
-		} else if int64(len(tail)) > MaxLine+1 {
+		} else if int64(len(tail)) > int64(max)+1 {
 			return 0, nil, ErrLineTooLong
 		}
 	}
@@ -83,7 +83,7 @@ func lastLine(f io.ReaderAt, size int64) (end int64, line []byte, err error) {
 		if base == 0 {
 			break
 		}
-		if end-base > MaxLine+1 {
+		if end-base > int64(max)+1 {
 			return 0, nil, ErrLineTooLong
 		}
 		n := min(int64(tailChunk), base)
@@ -94,7 +94,7 @@ func lastLine(f io.ReaderAt, size int64) (end int64, line []byte, err error) {
 		}
 		buf = append(chunk, buf...)
 	}
-	if end-1-start > MaxLine {
+	if end-1-start > int64(max) {
 		return 0, nil, ErrLineTooLong
 	}
 	return end, buf[len(buf)-int(end-start) : len(buf)-1], nil

@@ -73,9 +73,11 @@ func TestAnOlderChatsFileIsRefusedAsTheLogIs(t *testing.T) {
 	elsewhere := filepath.Join(t.TempDir(), "secret")
 	os.WriteFile(elsewhere, []byte(line(3, "SECRET")), 0o600)
 	for name, put := range map[string]func(th string){
-		"link":         func(th string) { os.Symlink(elsewhere, filepath.Join(th, "3.json")) },
-		"fifo":         func(th string) { unix.Mkfifo(filepath.Join(th, "3.json"), 0o600) },
-		"over 16 MiB":  func(th string) { os.WriteFile(filepath.Join(th, "3.json"), []byte(line(3, strings.Repeat("a", MaxMessageFile))), 0o600) },
+		"link": func(th string) { os.Symlink(elsewhere, filepath.Join(th, "3.json")) },
+		"fifo": func(th string) { unix.Mkfifo(filepath.Join(th, "3.json"), 0o600) },
+		"over 16 MiB": func(th string) {
+			os.WriteFile(filepath.Join(th, "3.json"), []byte(line(3, strings.Repeat("a", MaxMessageFile))), 0o600)
+		},
 		"not an event": func(th string) { os.WriteFile(filepath.Join(th, "3.json"), []byte("[1,2]"), 0o600) },
 		"number":       func(th string) { os.WriteFile(filepath.Join(th, "3.json"), []byte(line(4, "four")), 0o600) },
 		"named twice":  func(th string) { os.WriteFile(filepath.Join(th, "01.json"), []byte(line(1, "one again")), 0o600) },

@@ -193,3 +193,39 @@ func TestListNamesEachConversation(t *testing.T) {
 		t.Errorf("list: %q %v", got, err)
 	}
 }
+
+// TestOneAgentsChatsAreNotAnothers: two agents' conversations of the
+// same name, each opened from its own Agent/ folder's handle, hold only
+// their own events; a thread's name can't reach the other's (".." and
+// paths are refused before anything is opened).
+func TestOneAgentsChatsAreNotAnothers(t *testing.T) {
+	dirA, fa := agent(t)
+	dirB, fb := agent(t)
+	a, err := chats(t, fa).Open("main", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := chats(t, fb).Open("main", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	says(t, a, "a's")
+	says(t, b, "b's")
+	if got := texts(t, a); strings.Join(got, ",") != "a's" {
+		t.Errorf("a reads %q", got)
+	}
+	if got := texts(t, b); strings.Join(got, ",") != "b's" {
+		t.Errorf("b reads %q", got)
+	}
+	rel, _ := filepath.Rel(filepath.Join(dirA, "chats"), filepath.Join(dirB, "chats", "main"))
+	for _, th := range []string{rel, "..", "../../" + filepath.Base(filepath.Dir(dirB))} {
+		if _, err := chats(t, fa).Open(th, Options{}); err == nil {
+			t.Errorf("a opened %q", th)
+		}
+	}
+	if got := lines(read(t, filepath.Join(dirB, "chats/main/events.jsonl"))); len(got) != 1 {
+		t.Errorf("b's log: %q", got)
+	}
+}

@@ -259,3 +259,28 @@ func crashWriter(dir string) {
 		v.Compact()
 	}
 }
+
+// TestWhatACutShortWriterLeftIsSwept: a new events.zst or
+// conversation.md a crash left before its rename is removed at the next
+// Open, said; other files stay.
+func TestWhatACutShortWriterLeftIsSwept(t *testing.T) {
+	var l logs
+	c, th := prepared(t, func(th string) {
+		os.WriteFile(filepath.Join(th, ".events.zst.tmp-0123"), []byte("part"), 0o600)
+		os.WriteFile(filepath.Join(th, ".conversation.md.tmp-4567"), []byte("part"), 0o600)
+		os.WriteFile(filepath.Join(th, "kept.txt"), []byte("mine"), 0o600)
+	})
+	v, err := c.Open("t", Options{Logf: l.f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	ents, _ := os.ReadDir(th)
+	var got []string
+	for _, e := range ents {
+		got = append(got, e.Name())
+	}
+	if strings.Join(got, ",") != "conversation.md,events.jsonl,kept.txt" || strings.Count(l.String(), "cut short") != 2 {
+		t.Errorf("left %q; said %q", got, l.String())
+	}
+}

@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// TestCheckThread: letters, digits, -, _, ., one : and at most one ~,
-// at most 128 bytes, never a path.
-func TestCheckThread(t *testing.T) {
+// TestThreadNamesAreAtMost128BytesNeverAPath: letters, digits, -, _, .,
+// one : and at most one ~, at most 128 bytes, never a path.
+func TestThreadNamesAreAtMost128BytesNeverAPath(t *testing.T) {
 	for _, ok := range []string{"main", "link:bob", "schedule:daily~2", "a.b-c_d", strings.Repeat("a", 128), "~", ":", "..."} {
 		if err := CheckThread(ok); err != nil {
 			t.Errorf("%q refused: %v", ok, err)

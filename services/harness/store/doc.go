@@ -25,8 +25,9 @@
 // whole lines into a new frame under the same lock: events.zst is
 // written anew beside itself and renamed over the old one, then the log
 // is emptied through its handle. A crash between the two leaves lines in
-// the log that are already in a frame; a reader skips every line whose
-// number a frame holds, so a crash leaves the old chat or the new one. A
+// the log that are already in a frame: the next Open, seeing the log's
+// last number in a frame, empties the log then, so a crash leaves the
+// old chat or the new one. A
 // frame is read only whole, and one that would decompress past 64 MiB is
 // refused before it does.
 //

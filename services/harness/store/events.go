@@ -44,9 +44,11 @@ func (v *Conversation) sinceLocked(seq int64) ([]Event, error) {
 }
 
 // readLog reads the log's whole lines (its first size bytes) after the
-// number after; lines a frame already holds are skipped.
+// number after. (A log whose lines a frame holds too, a compaction cut
+// short, was emptied when the conversation opened: such a line here is
+// a number written twice, refused.)
 func (v *Conversation) readLog(after int64, add func(Event)) (int64, error) {
-	last, torn, err := parseLog(io.NewSectionReader(v.log, 0, v.size), after, v.framed, add)
+	last, torn, err := parseLog(io.NewSectionReader(v.log, 0, v.size), after, add)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", logName, err)
 	}

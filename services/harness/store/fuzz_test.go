@@ -42,7 +42,7 @@ func FuzzLogReader(f *testing.F) {
 			t.Fatalf("the reader failed otherwise: %v", rerr)
 		}
 		prev := int64(0)
-		parseLines(bytes.NewReader(data), fuzzMax, 0, 0, func(e Event) {
+		parseLines(bytes.NewReader(data), fuzzMax, 0, func(e Event) {
 			if e.Seq <= prev || checkEvent(&e) != nil {
 				t.Fatalf("took %+v after %d", e, prev)
 			}

@@ -120,14 +120,12 @@ func knownKind(k string) bool {
 
 // parseLog reads every event of a log (or a frame's lines) from r,
 // numbers rising past after; torn is what follows the last newline.
-// Lines numbered at most skip are already in a frame (a compaction cut
-// short) and are left out.
-func parseLog(r io.Reader, after, skip int64, add func(Event)) (last int64, torn []byte, err error) {
-	return parseLines(r, MaxLine, after, skip, add)
+func parseLog(r io.Reader, after int64, add func(Event)) (last int64, torn []byte, err error) {
+	return parseLines(r, MaxLine, after, add)
 }
 
 // parseLines is parseLog with a line's limit of max bytes.
-func parseLines(r io.Reader, max int, after, skip int64, add func(Event)) (last int64, torn []byte, err error) {
+func parseLines(r io.Reader, max int, after int64, add func(Event)) (last int64, torn []byte, err error) {
 	last = after
 	n := 0
 	torn, err = readLines(r, max, func(line []byte) error {
@@ -135,9 +133,6 @@ func parseLines(r io.Reader, max int, after, skip int64, add func(Event)) (last 
 		e, err := decodeEvent(line)
 		if err != nil {
 			return fmt.Errorf("line %d: %w", n, err)
-		}
-		if e.Seq <= skip {
-			return nil
 		}
 		if e.Seq <= last {
 			return fmt.Errorf("line %d: number %d after %d: a number written twice or out of order", n, e.Seq, last)

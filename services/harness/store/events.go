@@ -12,7 +12,10 @@ func (v *Conversation) Events() ([]Event, error) {
 	return v.Since(0)
 }
 
-// Since returns the events numbered after seq.
+// Since returns the events numbered after seq. When the log holds an
+// event numbered seq or less, it reads the log from its end back to
+// there and no further, so a turn that needs only its window's events
+// reads only those; else it reads as [Conversation.Events] does.
 func (v *Conversation) Since(seq int64) ([]Event, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -23,6 +26,11 @@ func (v *Conversation) Since(seq int64) ([]Event, error) {
 }
 
 func (v *Conversation) sinceLocked(seq int64) ([]Event, error) {
+	if seq > 0 {
+		if out, ok, err := v.sinceInLog(seq); err != nil || ok {
+			return out, err
+		}
+	}
 	var out []Event
 	add := func(e Event) {
 		if e.Seq > seq {

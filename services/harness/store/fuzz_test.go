@@ -17,6 +17,9 @@ const fuzzMax = 256
 // events of this store's, numbers rising; and the tail reader Open uses
 // agrees with it on where the whole lines end and which is the last.
 func FuzzLogReader(f *testing.F) {
+	chunk := tailChunk
+	tailChunk = 7
+	f.Cleanup(func() { tailChunk = chunk })
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var all [][]byte
 		torn, rerr := readLines(bytes.NewReader(data), fuzzMax, func(l []byte) error {
@@ -37,6 +40,18 @@ func FuzzLogReader(f *testing.F) {
 			}
 			if !bytes.Equal(last, want) || (last == nil) != (len(all) == 0) {
 				t.Fatalf("last line %q, the tail reader says %q", want, last)
+			}
+			// Read backwards, the same lines, last first.
+			i := len(all)
+			err := linesBack(bytes.NewReader(data), end, fuzzMax, func(l []byte) (bool, error) {
+				i--
+				if i < 0 || !bytes.Equal(l, all[i]) {
+					t.Fatalf("backwards, line %d is %q", i, l)
+				}
+				return false, nil
+			})
+			if err != nil || i != 0 {
+				t.Fatalf("backwards: %d lines left, %v", i, err)
 			}
 		} else if !errors.Is(rerr, ErrLineTooLong) {
 			t.Fatalf("the reader failed otherwise: %v", rerr)

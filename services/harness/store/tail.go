@@ -10,9 +10,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// tailChunk is how much of the log's end is read at a time, looking for
-// its last line.
-const tailChunk = 64 << 10
+// tailChunk is how much of the log is read at a time from its end (a
+// variable only so the fuzz target can make it small, reaching every
+// way a line can fall across chunks).
+var tailChunk = 64 << 10
 
 // readTail learns the log's last number from its last whole line,
 // reading backwards from the end (never more than one line's limit), and

@@ -80,3 +80,24 @@ func (v *Conversation) sinceInLog(seq int64) ([]Event, bool, error) {
 	}
 	return rev, true, nil
 }
+
+// recordedWindow finds the latest answer's recorded window reading the
+// log from its end; nil when the log holds none.
+func (v *Conversation) recordedWindow() (*Window, error) {
+	var w *Window
+	err := linesBack(v.log, v.size, MaxLine, func(line []byte) (bool, error) {
+		e, err := decodeEvent(line)
+		if err != nil {
+			return false, err
+		}
+		if e.Kind == KindAnswer && e.Window != nil {
+			w = e.Window
+			return true, nil
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", logName, err)
+	}
+	return w, nil
+}

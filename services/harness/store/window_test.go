@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -79,5 +80,42 @@ func TestWindowStartKeepsARecordedWindowThatFitsTheMessagesItNames(t *testing.T)
 	}
 	if s := WindowStart(nil, budget(0)); s.Index != 0 || !s.Fits {
 		t.Errorf("no events: %+v", s)
+	}
+}
+
+// TestConversationWindowIsWindowStartOfEveryEvent: the conversation's
+// Window, which reads the log from its end when it can, gives what
+// WindowStart gives on every event, as answers record windows that are
+// kept, outgrown and made anew, or name a message whose time changed.
+func TestConversationWindowIsWindowStartOfEveryEvent(t *testing.T) {
+	v, _ := conv(t, "t", Options{})
+	fits := budget(60)
+	check := func(step string) Start {
+		t.Helper()
+		got, s, err := v.Window(fits)
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		all, _ := v.Events()
+		want := WindowStart(all, fits)
+		at := want.Index
+		want.Index = 0
+		if s != want || len(got) != len(all)-at || (len(got) > 0 && got[0].Seq != want.Window.Seq) {
+			t.Fatalf("%s: %+v, %d events; want %+v", step, s, len(got), want)
+		}
+		return s
+	}
+	check("empty")
+	for i := 0; i < 12; i++ {
+		says(t, v, strings.Repeat("m", 10))
+		s := check(fmt.Sprint("message ", i))
+		v.Append(&Event{Kind: KindAnswer, Text: strings.Repeat("a", 10), Window: &Window{Seq: s.Window.Seq, Time: s.Window.Time}})
+		check(fmt.Sprint("answer ", i))
+	}
+	// A window naming a message with another time: made anew.
+	all, _ := v.Events()
+	v.Append(&Event{Kind: KindAnswer, Window: &Window{Seq: all[len(all)-2].Seq, Time: minute(0)}})
+	if s := check("a window naming another time"); !s.Anew {
+		t.Errorf("kept: %+v", s)
 	}
 }

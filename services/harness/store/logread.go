@@ -58,33 +58,63 @@ func readLines(r io.Reader, max int, each func(line []byte) error) (torn []byte,
 	}
 }
 
-// fields are the keys an event's line may hold, each at most once and
-// spelled exactly so (encoding/json would take "SEQ" for "seq").
-var fields = map[string]bool{
-	"seq": true, "time": true, "kind": true, "from": true, "text": true, "calls": true,
-	"call_id": true, "model": true, "tokens": true, "window": true, "hops": true,
-}
+// keySet is the keys an object may hold, each at most once and spelled
+// exactly so (encoding/json would take "SEQ" for "seq"); the objects
+// within are checked by the sets their keys name.
+type keySet map[string]keySet
 
-// decodeEvent decodes one line strictly: one JSON object, no key
-// unknown, repeated or in another case, and an event [checkEvent] takes.
-func decodeEvent(line []byte) (Event, error) {
-	var e Event
+var (
+	callKeys   = keySet{"id": nil, "name": nil, "arguments": nil}
+	tokenKeys  = keySet{"input": nil, "output": nil, "cost": nil}
+	windowKeys = keySet{"seq": nil, "time": nil, "tokens": nil}
+	eventKeys  = keySet{
+		"seq": nil, "time": nil, "kind": nil, "from": nil, "text": nil, "calls": callKeys,
+		"call_id": nil, "model": nil, "tokens": tokenKeys, "window": windowKeys, "hops": nil,
+	}
+)
+
+// checkKeys refuses an object (or, for calls, an array of objects) with
+// a key set does not name, or one written twice.
+func checkKeys(obj []byte, set keySet, in string) error {
+	if len(obj) > 0 && obj[0] == '[' {
+		var items []json.RawMessage
+		if err := json.Unmarshal(obj, &items); err != nil {
+			return fmt.Errorf("%s: %w", in, err)
+		}
+		for _, it := range items {
+			if err := checkKeys(it, set, in); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	seen := map[string]bool{}
 	var bad error
-	if err := jsonscan.Members(line, func(k string, _ jsonscan.Span) {
+	if err := jsonscan.Members(obj, func(k string, v jsonscan.Span) {
+		sub, ok := set[k]
 		switch {
 		case bad != nil:
-		case !fields[k]:
-			bad = fmt.Errorf("unknown key %q", k)
+		case !ok:
+			bad = fmt.Errorf("unknown key %q%s", k, in)
 		case seen[k]:
-			bad = fmt.Errorf("key %q twice", k)
+			bad = fmt.Errorf("key %q twice%s", k, in)
+		case sub != nil && obj[v.Start] != 'n': // null is no object
+			bad = checkKeys(obj[v.Start:v.End], sub, " in "+k)
 		}
 		seen[k] = true
 	}); err != nil {
-		return e, fmt.Errorf("not one JSON object")
+		return fmt.Errorf("not one JSON object%s", in)
 	}
-	if bad != nil {
-		return e, bad
+	return bad
+}
+
+// decodeEvent decodes one line strictly: one JSON object, no key
+// unknown, repeated or in another case (in the objects within too), and
+// an event [checkEvent] takes.
+func decodeEvent(line []byte) (Event, error) {
+	var e Event
+	if err := checkKeys(line, eventKeys, ""); err != nil {
+		return e, err
 	}
 	d := json.NewDecoder(bytes.NewReader(line))
 	d.DisallowUnknownFields()

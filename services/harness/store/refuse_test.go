@@ -218,6 +218,9 @@ func TestALogThatIsNotEventsIsRefused(t *testing.T) {
 		"key twice":    `{"seq":2,"time":"2026-12-07T09:00:00Z","kind":"message","from":"","from":"x"}` + "\n",
 		"key in caps":  `{"seq":2,"time":"2026-12-07T09:00:00Z","kind":"message","FROM":"x"}` + "\n",
 		"no time":      `{"seq":2,"kind":"message"}` + "\n",
+		"nested caps":  `{"seq":2,"time":"2026-12-07T09:00:00Z","kind":"answer","window":{"SEQ":1,"time":"2026-12-07T09:00:00Z","tokens":1}}` + "\n",
+		"nested twice": `{"seq":2,"time":"2026-12-07T09:00:00Z","kind":"answer","tokens":{"input":1,"input":2,"output":0}}` + "\n",
+		"a call's key": `{"seq":2,"time":"2026-12-07T09:00:00Z","kind":"answer","calls":[{"id":"a","name":"x"},{"id":"b","Name":"y"}]}` + "\n",
 		"a seq again":  line(1, "again"),
 		"an empty one": "\n",
 	} {

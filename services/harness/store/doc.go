@@ -34,10 +34,16 @@
 // # The lock, the numbers, a torn line
 //
 // [Chats.Open] takes an exclusive flock on events.jsonl itself (the file
-// is never renamed or replaced, only added to and, after a crash,
-// trimmed), so writers, in this process or another, take turns; it
-// waits at most [Options].LockWait. Each event's number is one past the
-// last, and one already written (at most the last) is refused.
+// is never renamed or replaced: only added to, trimmed of a torn line,
+// emptied by a compaction), so writers, in this process or another, take
+// turns; it waits at most [Options].LockWait. Each event's number is one
+// past the last, and one already written (at most the last) is refused.
+//
+// Open reads only the log's last line (and a compact chat's last frame,
+// and the names in the folder), so appending to a long conversation
+// never reads it whole; [Conversation.Since] and [Conversation.Window]
+// read the log from its end back only as far as they need.
+// [Conversation.Events] reads, and checks, everything.
 //
 // An append is one write(2) of a whole line, the file opened O_APPEND.
 // A crash (or a full disk) can still leave a last line without its

@@ -229,3 +229,44 @@ func TestOneAgentsChatsAreNotAnothers(t *testing.T) {
 		t.Errorf("b's log: %q", got)
 	}
 }
+
+// TestGoroutinesAppendingTogetherEachGetANumber: appends and reads from
+// several goroutines on one conversation: every number once, the log
+// whole lines only.
+func TestGoroutinesAppendingTogetherEachGetANumber(t *testing.T) {
+	v, dir := conv(t, "t", Options{})
+	const n, each = 4, 50
+	done := make(chan map[int64]bool, n)
+	for g := 0; g < n; g++ {
+		go func() {
+			got := map[int64]bool{}
+			for i := 0; i < each; i++ {
+				s, err := v.Append(&Event{Kind: KindMessage, Text: "x"})
+				if err != nil {
+					t.Error(err)
+				}
+				got[s] = true
+				v.Since(s - 1)
+			}
+			done <- got
+		}()
+	}
+	all := map[int64]bool{}
+	for g := 0; g < n; g++ {
+		for s := range <-done {
+			if all[s] {
+				t.Errorf("number %d given twice", s)
+			}
+			all[s] = true
+		}
+	}
+	if len(all) != n*each || v.Last() != n*each {
+		t.Errorf("%d numbers, last %d", len(all), v.Last())
+	}
+	if es, err := v.Events(); err != nil || len(es) != n*each {
+		t.Errorf("%d events, %v", len(es), err)
+	}
+	if got := lines(read(t, filepath.Join(dir, "chats/t/events.jsonl"))); len(got) != n*each {
+		t.Errorf("%d lines", len(got))
+	}
+}

@@ -9,9 +9,9 @@ import (
 
 // linesBack calls each with the whole lines of r's first end bytes (end
 // just past a newline, or 0), the last first, until each says stop,
-// holding at most about a line's limit (max) and a chunk at a time. A
-// line past max is refused.
-func linesBack(r io.ReaderAt, end int64, max int, each func(line []byte) (stop bool, err error)) error {
+// holding at most about a line's limit and what it read last. A line
+// past limit bytes is refused.
+func linesBack(r io.ReaderAt, end int64, limit int, each func(line []byte) (stop bool, err error)) error {
 	var buf []byte // the bytes [base, lineEnd): buf ends in the newline at lineEnd-1
 	base, lineEnd := end, end
 	for lineEnd > 0 {
@@ -20,10 +20,10 @@ func linesBack(r io.ReaderAt, end int64, max int, each func(line []byte) (stop b
 			i = bytes.LastIndexByte(buf[:len(buf)-1], '\n')
 		}
 		if i < 0 && base > 0 {
-			if lineEnd-base > int64(max)+1 {
+			if lineEnd-base > int64(limit)+1 {
 				return ErrLineTooLong
 			}
-			n := min(int64(tailChunk), base)
+			n := grow(len(buf), base, limit)
 			base -= n
 			chunk, err := readAt(r, base, n)
 			if err != nil {
@@ -33,7 +33,7 @@ func linesBack(r io.ReaderAt, end int64, max int, each func(line []byte) (stop b
 			continue
 		}
 		line := buf[i+1 : len(buf)-1]
-		if len(line) > max {
+		if len(line) > limit {
 			return ErrLineTooLong
 		}
 		stop, err := each(line)

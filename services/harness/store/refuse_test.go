@@ -124,7 +124,7 @@ func TestTheConversationsFolderIsRefusedAsALink(t *testing.T) {
 }
 
 // TestALinePast16MBIsRefused: a log whose last line is 17 MB is refused
-// at Open, reading at most a line's limit of it; one with a 17 MB line
+// at Open (the tail reader stops at the limit); one with a 17 MB line
 // before its last is refused when read; Append refuses an event whose
 // line would pass 16 MB. A line of 16 MB exactly is read (the positive
 // control, at the limit).
@@ -275,5 +275,38 @@ func TestAppendIsOneWriteNeverARewrite(t *testing.T) {
 	got := read(t, p)
 	if after.Ino != before.Ino || !strings.HasPrefix(got, old) || !bytes.Equal([]byte(got[len(old):]), []byte(strings.TrimSpace(got[len(old):])+"\n")) {
 		t.Errorf("the log was rewritten: inode %d→%d, %q", before.Ino, after.Ino, got)
+	}
+}
+
+// endless is a line that never ends: it counts what is read of it.
+type endless struct{ read int64 }
+
+func (e *endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'a'
+	}
+	e.read += int64(len(p))
+	return len(p), nil
+}
+
+func (e *endless) ReadAt(p []byte, off int64) (int, error) { return e.Read(p) }
+
+// TestALineIsNeverReadPastItsLimit: a line that never ends is refused
+// once 16 MB of it is read, forwards and from the end alike: never read
+// whole, whatever its length.
+func TestALineIsNeverReadPastItsLimit(t *testing.T) {
+	limit := int64(MaxLine) + 2*int64(tailChunk)
+	fw := &endless{}
+	if _, err := readLines(fw, MaxLine, func([]byte) error { return nil }); !errors.Is(err, ErrLineTooLong) || fw.read > limit {
+		t.Errorf("forwards: read %d bytes, %v", fw.read, err)
+	}
+	bw := &endless{}
+	if _, _, err := lastLine(bw, 1<<40, MaxLine); !errors.Is(err, ErrLineTooLong) || bw.read > limit {
+		t.Errorf("the tail: read %d bytes, %v", bw.read, err)
+	}
+	back := &endless{}
+	err := linesBack(back, 1<<40, MaxLine, func([]byte) (bool, error) { return false, nil })
+	if !errors.Is(err, ErrLineTooLong) || back.read > limit {
+		t.Errorf("backwards: read %d bytes, %v", back.read, err)
 	}
 }

@@ -95,14 +95,15 @@ func (in *instruction) arguments(s *schema) map[string]any {
 
 // pendingInstruction is the obedient way: the instructions found in the
 // context (every message but the model's own), the latest message's
-// first, past those the model already made the same call for after it.
+// first, past those the model already made the same call for after it
+// and those whose words make no call.
 func pendingInstruction(msgs []Message) *instruction {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == "assistant" {
 			continue
 		}
 		for _, in := range anywhereInstructions(msgs[i].Text()) {
-			if in.bad != "" || !calledAfter(msgs, i, in) {
+			if in.bad == "" && !calledAfter(msgs, i, in) {
 				return in
 			}
 		}

@@ -102,11 +102,16 @@ func firstLineInstruction(text string) *instruction {
 // anywhereInstructions is the obedient way: every instruction found in
 // text, in order, one a line at most: at a line's start (past quote and
 // list marks), after a sentence's end, a colon or a semicolon, or after
-// "please"; and the same in every string of text when it is JSON (a
-// tool's answer), so an instruction escaped inside one is found too.
+// "please", "and", "then" or "now"; when text is JSON (a tool's answer),
+// in each of its strings instead, so an instruction escaped inside one
+// is found as it would read.
 func anywhereInstructions(text string) []*instruction {
 	var out []*instruction
-	for _, s := range append([]string{text}, jsonStrings(text)...) {
+	texts := jsonStrings(text)
+	if texts == nil {
+		texts = []string{text}
+	}
+	for _, s := range texts {
 		for _, line := range strings.Split(s, "\n") {
 			if in := lineInstruction(line); in != nil {
 				out = append(out, in)
@@ -116,7 +121,7 @@ func anywhereInstructions(text string) []*instruction {
 	return out
 }
 
-var rePlease = regexp.MustCompile(`(?i)\bplease,?\s+`)
+var rePlease = regexp.MustCompile(`(?i)\b(?:please|and|then|now),?\s+`)
 
 func lineInstruction(line string) *instruction {
 	starts := []int{len(line) - len(strings.TrimLeft(line, " \t>-*#\"'`"))}

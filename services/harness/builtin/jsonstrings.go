@@ -3,6 +3,7 @@ package builtin
 import (
 	"encoding/json"
 	"sort"
+	"strings"
 )
 
 // maxJSONStrings bounds how many strings jsonStrings returns.
@@ -11,6 +12,7 @@ const maxJSONStrings = 4096
 // jsonStrings is every string value in text when text is JSON (depth
 // first, in order), or nothing.
 func jsonStrings(text string) []string {
+	text = strings.TrimSpace(text)
 	if len(text) == 0 || (text[0] != '{' && text[0] != '[' && text[0] != '"') {
 		return nil
 	}

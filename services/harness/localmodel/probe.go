@@ -153,7 +153,7 @@ func (p *prober) llama(ctx context.Context, port int) ([]Model, error) {
 	}
 	if perr := p.get(ctx, port, "/props", &props); perr != nil || props.ModelPath == nil || *props.ModelPath == "" {
 		if err == nil {
-			err = errors.New("it serves /v1/models, but no llama.cpp model (owned_by \"llamacpp\") nor /props")
+			err = errors.New("it serves /v1/models, but not a llama.cpp model (none owned_by \"llamacpp\"), and no /props")
 		}
 		return nil, err
 	}

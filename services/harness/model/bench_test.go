@@ -47,8 +47,8 @@ func chunksOf(stream []byte) [][]byte {
 func BenchmarkParseStream(b *testing.B) {
 	for _, c := range []struct {
 		name, file, mark string
-		parse      func([]byte) error
-		decode     func([]byte) error
+		parse            func([]byte) error
+		decode           func([]byte) error
 	}{
 		{"openai", "openai/stream_text.http", `"delta":{"content":"`,
 			func(s []byte) error {

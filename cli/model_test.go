@@ -63,8 +63,9 @@ func startBuiltin(t *testing.T, home string, args ...string) (*exec.Cmd, string,
 
 // TestModelBuiltinServesUntilSignalled: lnk model builtin serves on
 // 127.0.0.1, prints its base URL, records its port (600, in a 700
-// folder), answers a real turn, is found by lnk model list --json, and
-// at SIGTERM (and SIGINT) ends with status 0, its record gone.
+// folder), answers a real turn, is found by lnk model list --json, logs
+// a refusal on stderr, and at SIGTERM (and SIGINT) ends with status 0,
+// its record gone.
 func TestModelBuiltinServesUntilSignalled(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
@@ -120,6 +121,9 @@ func TestModelBuiltinServesUntilSignalled(t *testing.T) {
 			if code != 0 || !strings.Contains(out, "RUNTIME") || !strings.Contains(out, "builtin  link-builtin  openai  "+url) {
 				t.Fatalf("list: %d %q", code, out)
 			}
+			if resp, err := http.Get(url + "/nothing"); err != nil || resp.StatusCode != 404 {
+				t.Fatalf("%v %v", resp, err)
+			}
 			cmd.Process.Signal(sig)
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
@@ -133,6 +137,9 @@ func TestModelBuiltinServesUntilSignalled(t *testing.T) {
 			}
 			if _, err := os.Lstat(rec); !os.IsNotExist(err) {
 				t.Fatalf("the record stays: %v", err)
+			}
+			if !strings.Contains(stderr.String(), "lnk: model builtin: refused GET /v1/nothing: 404") {
+				t.Fatalf("the refusal is not logged: %q", stderr.String())
 			}
 		})
 	}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"lnk.dev/lnk/internal/textsafe"
 )
 
 // reply is what the model answers: words, or calls.
@@ -191,23 +193,13 @@ func firstLines(text string) string {
 		lines = lines[:quoteLines]
 	}
 	for i, l := range lines {
-		lines[i] = cut(clean(l), quoteLineSize)
+		lines[i] = cut(textsafe.Line(l), quoteLineSize)
 	}
 	s := strings.Join(lines, "\n")
 	if more {
 		s += "\n…"
 	}
 	return s
-}
-
-// clean drops control characters but tab.
-func clean(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\t' || (r >= 0x20 && r != 0x7f && !(r >= 0x80 && r < 0xa0)) {
-			return r
-		}
-		return -1
-	}, s)
 }
 
 // cut is s in at most n bytes, never splitting a character, "…" after a cut.

@@ -44,21 +44,30 @@ type Request struct {
 	Modalities        json.RawMessage `json:"modalities,omitempty"`
 	Functions         json.RawMessage `json:"functions,omitempty"`
 	FunctionCall      json.RawMessage `json:"function_call,omitempty"`
+	Audio             json.RawMessage `json:"audio,omitempty"`
+	Prediction        json.RawMessage `json:"prediction,omitempty"`
+	WebSearchOptions  json.RawMessage `json:"web_search_options,omitempty"`
+	Verbosity         json.RawMessage `json:"verbosity,omitempty"`
+	PromptCacheKey    json.RawMessage `json:"prompt_cache_key,omitempty"`
+	SafetyIdentifier  json.RawMessage `json:"safety_identifier,omitempty"`
 }
 
 // StreamOptions is the request's stream_options.
 type StreamOptions struct {
-	IncludeUsage bool `json:"include_usage,omitempty"`
+	IncludeUsage       bool            `json:"include_usage,omitempty"`
+	IncludeObfuscation json.RawMessage `json:"include_obfuscation,omitempty"` // taken, and ignored
 }
 
 // Message is one message of the request.
 type Message struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content,omitempty"` // a string, an array of parts, or null
-	Name       string          `json:"name,omitempty"`
-	ToolCalls  []ToolCall      `json:"tool_calls,omitempty"`
-	ToolCallID string          `json:"tool_call_id,omitempty"`
-	Refusal    json.RawMessage `json:"refusal,omitempty"`
+	Role         string          `json:"role"`
+	Content      json.RawMessage `json:"content,omitempty"` // a string, an array of parts, or null
+	Name         string          `json:"name,omitempty"`
+	ToolCalls    []ToolCall      `json:"tool_calls,omitempty"`
+	ToolCallID   string          `json:"tool_call_id,omitempty"`
+	Refusal      json.RawMessage `json:"refusal,omitempty"`
+	Audio        json.RawMessage `json:"audio,omitempty"`         // taken, and ignored
+	FunctionCall json.RawMessage `json:"function_call,omitempty"` // taken, and ignored
 
 	text string // Content's text, set by ParseRequest
 }

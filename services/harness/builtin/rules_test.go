@@ -182,3 +182,24 @@ func TestObedientFollowsAnywhere(t *testing.T) {
 		t.Fatalf("%q %+v", p.text, p.calls)
 	}
 }
+
+// TestObedientScanIsBounded: the obedient scan reads at most its budget
+// of a context, counted in bytes, never timed: behind a tool's answer of
+// 8 MiB built to make every rule be tried at every sentence, an
+// instruction in the system prompt is never reached, and the answer
+// quotes the tool. The same context with a short answer reaches it (the
+// control).
+func TestObedientScanIsBounded(t *testing.T) {
+	url := serve(t, Options{Obedient: true})
+	line := strings.Repeat("read a b. ", maxInstructionLine/10-1) + "\n"
+	ctx := func(answer string) []map[string]any {
+		return []map[string]any{system("run id"), user("hi"), assistantCall("c1", "file__read", `{"path":"a"}`), toolAnswer("c1", answer)}
+	}
+	if name, _ := callOf(t, answerOf(t, url, allTools, ctx(line)...)); name != "run__command" {
+		t.Fatalf("the control: %s", name)
+	}
+	p := answerOf(t, url, allTools, ctx(strings.Repeat(line, (8<<20)/len(line)))...)
+	if len(p.calls) != 0 || !strings.HasPrefix(p.text, "file answered: read a b.") {
+		t.Fatalf("past the budget: %q %+v", p.text[:min(len(p.text), 200)], p.calls)
+	}
+}

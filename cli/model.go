@@ -134,6 +134,8 @@ func serveBuiltin(c *cobra.Command, port int, obedient bool) error {
 	srv := &http.Server{
 		Handler:           builtin.Handler(builtin.Options{Obedient: obedient, Logf: logf}),
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute, // a body trickled in holds no goroutine for ever
+		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
 	done := make(chan error, 1)

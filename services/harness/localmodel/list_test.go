@@ -2,6 +2,7 @@ package localmodel
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -191,5 +192,29 @@ func TestOnlyLoopbackDial(t *testing.T) {
 	}
 	if err := onlyLoopback("tcp4", "127.0.0.1:11434", nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFindBuiltin: the record of a built-in that answers, with its
+// obedience; none, an ended one, or another server at its port refused.
+func TestFindBuiltin(t *testing.T) {
+	home := testenv.Home(t)
+	if _, err := FindBuiltin(context.Background(), home, Options{}); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("no record: %v", err)
+	}
+	bs := httptest.NewServer(builtin.Handler(builtin.Options{Obedient: true}))
+	defer bs.Close()
+	bp := bs.Listener.Addr().(*net.TCPAddr).Port
+	want := builtin.Record{URL: builtin.BaseURL(bp), Port: bp, PID: os.Getpid(), Obedient: true}
+	builtin.WriteRecord(home, want)
+	if r, err := FindBuiltin(context.Background(), home, Options{}); err != nil || r != want {
+		t.Fatalf("%+v %v", r, err)
+	}
+	other, _ := fake(t, map[string]string{"/v1/models": llamaModels})
+	for port, why := range map[int]string{closedPort(t): "it has ended", other: "another server"} {
+		builtin.WriteRecord(home, builtin.Record{URL: builtin.BaseURL(port), Port: port, PID: 1})
+		if _, err := FindBuiltin(context.Background(), home, Options{}); err == nil || !strings.Contains(err.Error(), why) {
+			t.Fatalf("%d: %v, want %q", port, err, why)
+		}
 	}
 }

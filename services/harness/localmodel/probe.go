@@ -167,17 +167,25 @@ func (p *prober) builtin(ctx context.Context, home string) ([]Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := p.answersAsBuiltin(ctx, r); err != nil {
+		return nil, err
+	}
+	return []Model{{Runtime: "builtin", Name: builtin.ModelName, Format: "openai", BaseURL: r.URL, Obedient: r.Obedient}}, nil
+}
+
+// answersAsBuiltin checks that r's port lists link-builtin, owned by link.
+func (p *prober) answersAsBuiltin(ctx context.Context, r builtin.Record) error {
 	var list openAIModels
 	if err := p.get(ctx, r.Port, "/v1/models", &list); err != nil {
 		if errors.Is(err, errNothing) {
-			return nil, fmt.Errorf("its record names port %d, where nothing answers: it has ended", r.Port)
+			return fmt.Errorf("its record names port %d, where nothing answers: it has ended", r.Port)
 		}
-		return nil, err
+		return err
 	}
 	for _, m := range list.Data {
 		if m.ID == builtin.ModelName && m.OwnedBy == "link" {
-			return []Model{{Runtime: "builtin", Name: builtin.ModelName, Format: "openai", BaseURL: r.URL, Obedient: r.Obedient}}, nil
+			return nil
 		}
 	}
-	return nil, fmt.Errorf("port %d, which its record names, answers as another server", r.Port)
+	return fmt.Errorf("port %d, which its record names, answers as another server", r.Port)
 }

@@ -29,8 +29,11 @@ const (
 // calls' ids.
 func answer(req *Request, obedient bool, seed [32]byte) reply {
 	offered := map[string]*Tool{}
+	only, none := req.toolChoice()
 	for i := range req.Tools {
-		offered[req.Tools[i].Function.Name] = &req.Tools[i]
+		if n := req.Tools[i].Function.Name; !none && (only == "" || n == only) {
+			offered[n] = &req.Tools[i]
+		}
 	}
 	var in *instruction
 	if obedient {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -105,7 +106,7 @@ func TestLineBound(t *testing.T) {
 		ok   bool
 	}{
 		{"at the bound", MaxLine - frame, true},
-		{"one past", MaxLine - frame + 1 + len("data: "), false},
+		{"one past", MaxLine - frame + 1, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := newProvider(t, recorded{200, hdr("text/event-stream"), chunk(c.text)})
@@ -122,6 +123,35 @@ func TestLineBound(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSSELineHeld: a line that never ends is refused once it is past
+// MaxLine, having read little more than it: never held whole.
+func TestSSELineHeld(t *testing.T) {
+	src := &countingReader{r: bytes.NewReader(bytes.Repeat([]byte("a"), 4*MaxLine))}
+	_, err := newSSEReader(src).Next()
+	if !errors.Is(err, errLine) {
+		t.Fatalf("got %v, want the line refused", err)
+	}
+	if src.n > MaxLine+256<<10 {
+		t.Errorf("read %d bytes of a line before refusing it", src.n)
+	}
+	// A line under the bound, ended, is an event.
+	ev, err := newSSEReader(strings.NewReader("data: " + strings.Repeat("a", MaxLine-6) + "\n\n")).Next()
+	if err != nil || len(ev.Data) != MaxLine-6 {
+		t.Fatalf("a line at the bound: %d bytes, %v", len(ev.Data), err)
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
 }
 
 // TestAnswerBound: a whole answer past 32 MiB, streamed in lines each

@@ -168,20 +168,40 @@ func TestAnswerBound(t *testing.T) {
 		b.Write(end)
 		return b.Bytes()
 	}
-	t.Run("under", func(t *testing.T) {
-		p := newProvider(t, recorded{200, hdr("text/event-stream"), stream(MaxAnswer)})
-		if _, err := mustNew(t, endpointFor(p, FormatOpenAI)).Complete(context.Background(), aRequest(), nil); err != nil {
-			t.Fatal(err)
-		}
-	})
-	t.Run("over", func(t *testing.T) {
-		p := newProvider(t, recorded{200, hdr("text/event-stream"), stream(MaxAnswer + 2*len(line))})
-		_, err := mustNew(t, endpointFor(p, FormatOpenAI)).Complete(context.Background(), aRequest(), nil)
-		var me *Error
-		if !errors.As(err, &me) || me.Kind != KindBadResponse || !strings.Contains(me.Message, "32 MiB") {
-			t.Fatalf("got %v, want bad_response past 32 MiB", err)
-		}
-	})
+	// exactly is a stream of exactly n bytes, its last the end of
+	// "[DONE]": a comment line pads it.
+	exactly := func(n int) []byte {
+		b := stream(n - 64<<10)
+		pad := n - len(b)
+		return append(append([]byte(": "+strings.Repeat("x", pad-3)+"\n"), b[:0:0]...), b...)
+	}
+	for _, c := range []struct {
+		name string
+		body []byte
+		ok   bool
+	}{
+		{"at the bound", exactly(MaxAnswer), true},
+		{"one byte over", exactly(MaxAnswer + 1), false},
+		{"far over", stream(MaxAnswer + 2*len(line)), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name != "far over" && len(c.body) != MaxAnswer && len(c.body) != MaxAnswer+1 {
+				t.Fatalf("a test stream of %d bytes", len(c.body))
+			}
+			p := newProvider(t, recorded{200, hdr("text/event-stream"), c.body})
+			_, err := mustNew(t, endpointFor(p, FormatOpenAI)).Complete(context.Background(), aRequest(), nil)
+			if c.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var me *Error
+			if !errors.As(err, &me) || me.Kind != KindBadResponse || !strings.Contains(me.Message, "32 MiB") {
+				t.Fatalf("got %v, want bad_response past 32 MiB", err)
+			}
+		})
+	}
 	t.Run("whole over", func(t *testing.T) {
 		body := append([]byte(`{"choices":[{"index":0,"message":{"content":"`), bytes.Repeat([]byte("c"), MaxAnswer)...)
 		body = append(body, `"},"finish_reason":"stop"}]}`...)

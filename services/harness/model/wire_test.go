@@ -294,6 +294,7 @@ func TestGarbage(t *testing.T) {
 		name, format string
 		ans          recorded
 	}{
+		{"a 2xx other than 200", FormatOpenAI, recorded{206, hdr("application/json"), []byte(`{"choices":[]}`)}},
 		{"html page", FormatOpenAI, recorded{200, hdr("text/html"), []byte("<html><body>captive portal</body></html>")}},
 		{"json of another shape", FormatOpenAI, recorded{200, hdr("application/json"), []byte(`{"hello":"world"}`)}},
 		{"chunk not json", FormatOpenAI, recorded{200, hdr("text/event-stream"), []byte("data: {not json\n\ndata: [DONE]\n\n")}},

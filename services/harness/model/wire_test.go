@@ -420,3 +420,34 @@ func TestNewRefuses(t *testing.T) {
 		t.Errorf("a plain https base was refused: %v", err)
 	}
 }
+
+// TestStreamEnds: an OpenAI-compatible stream that said its finish
+// reason and then ended, without [DONE], after a keep-alive comment or
+// not, is whole; one that ended inside an event after it is cut.
+func TestStreamEnds(t *testing.T) {
+	const finish = `data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}` + "\n\n"
+	for _, c := range []struct {
+		name, body string
+		kind       string
+	}{
+		{"finish reason, no [DONE]", finish, ""},
+		{"a keep-alive after it", finish + ": keep-alive\n", ""},
+		{"an event begun after it", finish + "data: {\"choices\":[]}\n", KindCut},
+		{"a line begun after it", finish + "data: {\"cho", KindCut},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := newProvider(t, recorded{200, hdr("text/event-stream"), []byte(c.body)})
+			got, err := mustNew(t, endpointFor(p, FormatOpenAI)).Complete(context.Background(), aRequest(), nil)
+			if c.kind == "" {
+				if err != nil || got.Text != "hi" || got.Stop != StopEnd {
+					t.Fatalf("got %+v, %v", got, err)
+				}
+				return
+			}
+			var me *Error
+			if !errors.As(err, &me) || me.Kind != c.kind {
+				t.Fatalf("got %+v, %v; want %s", got, err, c.kind)
+			}
+		})
+	}
+}

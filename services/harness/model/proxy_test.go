@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"lnk.dev/lnk/helpers/netbroker"
 )
@@ -78,9 +79,12 @@ func TestThroughSandboxProxy(t *testing.T) {
 	if n := len(model.requests()); n != 1 {
 		t.Fatalf("the model was asked %d times", n)
 	}
+	// The proxy logs a request after its answer: wait for the line.
 	passed := false
-	for _, e := range events() {
-		passed = passed || (e.Decision == "allow" && e.Port == mport)
+	for deadline := time.Now().Add(20 * time.Second); !passed && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for _, e := range events() {
+			passed = passed || (e.Decision == "allow" && e.Port == mport)
+		}
 	}
 	if !passed {
 		t.Errorf("the proxy logged no request to the model: %+v", events())

@@ -114,6 +114,7 @@ func TestRecordedErrors(t *testing.T) {
 func TestRecordedCut(t *testing.T) {
 	for _, c := range []struct{ file, format string }{
 		{"openai/stream_cut.http", FormatOpenAI},
+		{"openai/stream_cut_between.http", FormatOpenAI},
 		{"anthropic/stream_cut.http", FormatAnthropic},
 	} {
 		t.Run(c.file, func(t *testing.T) {

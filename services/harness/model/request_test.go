@@ -44,6 +44,21 @@ func TestRequestBodies(t *testing.T) {
 			`"max_tokens":1000,"stream":true}`
 		sameJSON(t, p.requests()[0].Body, want)
 	})
+	t.Run("reasoning model", func(t *testing.T) {
+		// OpenAI's reasoning models refuse max_tokens.
+		for model, field := range map[string]string{"gpt-5-mini": "max_completion_tokens", "o3": "max_completion_tokens",
+			"openai/o4-mini": "max_completion_tokens", "gpt-4o": "max_tokens", "llama3.1:8b": "max_tokens", "o1x": "max_tokens"} {
+			b, err := openAIBody(aRequest(), model, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			json.Unmarshal(b, &m)
+			if m[field] != float64(DefaultMaxTokens) || len(m) != 6 {
+				t.Errorf("%s: %s = %v in %v", model, field, m[field], m)
+			}
+		}
+	})
 	t.Run("whole", func(t *testing.T) {
 		p := newProvider(t, loadRecorded(t, "openai/whole_text.http"))
 		e := endpointFor(p, FormatOpenAI)

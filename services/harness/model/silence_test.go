@@ -68,6 +68,27 @@ func TestSilence(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	t.Run("headers start it again", func(t *testing.T) {
+		// Headers that come, then nothing: the bound starts again
+		// from them.
+		fc := newFakeClock()
+		p := heldStream(t)
+		p.holdAt = 0
+		c := mustNew(t, endpointFor(p, FormatOpenAI))
+		c.clock = fc.clock()
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Complete(context.Background(), aRequest(), nil)
+			done <- err
+		}()
+		tm := fc.waitTimer(t, 1)
+		waitResets(t, fc, tm, 1)
+		tm.fire()
+		var me *Error
+		if err := <-done; !errors.As(err, &me) || me.Kind != KindSilent {
+			t.Fatalf("got %v, want silent", err)
+		}
+	})
 	t.Run("real timer", func(t *testing.T) {
 		// The real clock's timer, with a short bound: the wiring
 		// that cancels the request, not the fake's.

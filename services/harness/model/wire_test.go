@@ -125,8 +125,10 @@ func TestOff(t *testing.T) {
 	}
 }
 
-// TestNewRefuses: a format New doesn't speak, and a base URL that is
-// not http(s) or carries credentials, a query or a fragment.
+// TestNewRefuses: a format New doesn't speak, a base URL that is not
+// http(s) or carries credentials, a query or a fragment, and a key over
+// http:// off this machine's loopback; https://, the proxy's routes, a
+// local model and a key-less LAN model are taken.
 func TestNewRefuses(t *testing.T) {
 	for _, e := range []Endpoint{
 		{Format: "gemini", BaseURL: "http://127.0.0.1:1/v1"},
@@ -135,12 +137,23 @@ func TestNewRefuses(t *testing.T) {
 		{Format: FormatOpenAI, BaseURL: "http://127.0.0.1:1/v1?key=x"},
 		{Format: FormatOpenAI, BaseURL: "http://127.0.0.1:1/v1#x"},
 		{Format: FormatOpenAI, BaseURL: "127.0.0.1:1/v1"},
+		{Format: FormatOpenAI, BaseURL: "http://192.168.1.5:8000/v1", Key: "k"},
+		{Format: FormatAnthropic, BaseURL: "http://api.anthropic.com", Key: "k"},
+		{Format: FormatOpenAI, BaseURL: "http://127.0.0.1.example.com/v1", Key: "k"},
 	} {
 		if _, err := New(e); err == nil {
 			t.Errorf("New(%+v) was taken", e)
 		}
 	}
-	if _, err := New(Endpoint{Format: FormatAnthropic, BaseURL: "https://api.anthropic.com"}); err != nil {
-		t.Errorf("a plain https base was refused: %v", err)
+	for _, e := range []Endpoint{
+		{Format: FormatAnthropic, BaseURL: "https://api.anthropic.com", Key: "k"},
+		{Format: FormatOpenAI, BaseURL: "http://127.0.0.1:20001/_link/s/x/sealed/AGENT_A_MODEL_KEY/v1", Key: "placeholder"},
+		{Format: FormatOpenAI, BaseURL: "http://[::1]:11434/v1", Key: "k"},
+		{Format: FormatOpenAI, BaseURL: "http://localhost:8080/v1", Key: "k"},
+		{Format: FormatOpenAI, BaseURL: "http://192.168.1.5:8000/v1"},
+	} {
+		if _, err := New(e); err != nil {
+			t.Errorf("New(%+v) was refused: %v", e, err)
+		}
 	}
 }

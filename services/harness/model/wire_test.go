@@ -157,3 +157,18 @@ func TestNewRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestBadResponseWordsBounded: what a bad answer quotes of itself (here
+// an event's name of 512 KiB) comes back as one bounded line.
+func TestBadResponseWordsBounded(t *testing.T) {
+	name := strings.Repeat("n\x1b", 256<<10)
+	p := newProvider(t, recorded{200, hdr("text/event-stream"), []byte("event: " + name + "\ndata: {\"type\":\"message_start\",\"message\":{}}\n\n")})
+	_, err := mustNew(t, endpointFor(p, FormatAnthropic)).Complete(context.Background(), aRequest(), nil)
+	var me *Error
+	if !errors.As(err, &me) || me.Kind != KindBadResponse {
+		t.Fatalf("got %v", err)
+	}
+	if len(me.Message) > maxMessage+len("…") || strings.ContainsRune(me.Message, '\x1b') {
+		t.Errorf("a message of %d bytes", len(me.Message))
+	}
+}

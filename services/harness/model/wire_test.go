@@ -79,13 +79,16 @@ func TestNoRedirect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = mustNew(t, Endpoint{Format: FormatOpenAI, BaseURL: redirect.URL + "/v1", Model: "m", Key: testKey, HTTPClient: hc}).Complete(context.Background(), aRequest(), nil)
-	var me *Error
-	if !errors.As(err, &me) || me.Status != 307 || me.Kind != KindBadResponse {
-		t.Fatalf("got %v; want the redirect refused", err)
-	}
-	if n := len(target.requests()); n != 0 {
-		t.Errorf("the redirect's target was asked %d times", n)
+	// The default client, and one given that would follow redirects.
+	for _, given := range []*http.Client{nil, redirect.Client()} {
+		_, err = mustNew(t, Endpoint{Format: FormatOpenAI, BaseURL: redirect.URL + "/v1", Model: "m", Key: testKey, HTTPClient: given}).Complete(context.Background(), aRequest(), nil)
+		var me *Error
+		if !errors.As(err, &me) || me.Status != 307 || me.Kind != KindBadResponse {
+			t.Fatalf("got %v; want the redirect refused", err)
+		}
+		if n := len(target.requests()); n != 0 {
+			t.Errorf("the redirect's target was asked %d times", n)
+		}
 	}
 	// The same client reaches the target itself.
 	if _, err := mustNew(t, Endpoint{Format: FormatOpenAI, BaseURL: target.URL + "/v1", Model: "m", HTTPClient: hc}).Complete(context.Background(), aRequest(), nil); err != nil {

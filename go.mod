@@ -5,17 +5,20 @@ go 1.26.4
 require (
 	filippo.io/age v1.3.2
 	github.com/BurntSushi/toml v1.6.0
+	github.com/JohannesKaufmann/html-to-markdown/v2 v2.5.2
 	github.com/c2sp/wycheproof v0.0.0-20260902155932-3fa63dd0344a
 	github.com/cloudflare/circl v1.6.5
 	github.com/cyphar/filepath-securejoin v0.7.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/seccomp/libseccomp-golang v0.11.1
 	github.com/spf13/cobra v1.10.2
+	golang.org/x/net v0.57.0
 	golang.org/x/sys v0.50.0
 )
 
 require (
 	filippo.io/hpke v0.4.0 // indirect
+	github.com/JohannesKaufmann/dom v0.3.1 // indirect
 	github.com/aymanbagabas/go-udiff v0.4.2 // indirect
 	github.com/cpuguy83/go-md2man/v2 v2.0.6 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect

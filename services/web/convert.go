@@ -1,0 +1,169 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"net/url"
+	"strings"
+
+	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// dropped are the elements left out of a page with all they hold:
+// nothing on a page runs, nothing is loaded, no form is offered.
+var dropped = map[atom.Atom]bool{
+	atom.Script: true, atom.Style: true, atom.Noscript: true, atom.Template: true,
+	atom.Img: true, atom.Picture: true, atom.Source: true, atom.Svg: true, atom.Math: true,
+	atom.Canvas: true, atom.Video: true, atom.Audio: true, atom.Track: true,
+	atom.Iframe: true, atom.Frame: true, atom.Frameset: true, atom.Object: true, atom.Embed: true,
+	atom.Form: true, atom.Input: true, atom.Button: true, atom.Select: true, atom.Textarea: true,
+	atom.Link: true, atom.Meta: true, atom.Base: true,
+}
+
+// toMarkdown reads body as HTML (golang.org/x/net/html, the parser Go
+// keeps), leaves out what [dropped] names, and makes it markdown with
+// html-to-markdown, MaxConverts pages at a time. A page nested deeper
+// than MaxDepth elements is given as plain text instead: the converter
+// walks the tree by recursion, and its stack must not grow with what a
+// page chooses. The parse and the walks here are iterative.
+func (w *Web) toMarkdown(ctx context.Context, body []byte, base *url.URL, p *Page) error {
+	select {
+	case w.convert <- struct{}{}:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	defer func() { <-w.convert }()
+	title, text, plain, err := convertHTML(ctx, body, base)
+	if err != nil {
+		return err
+	}
+	p.Title, p.Text, p.Plain = title, text, plain
+	return nil
+}
+
+// convertHTML is toMarkdown's work, without the limit on conversions at
+// once (fuzzed and benchmarked alone).
+func convertHTML(ctx context.Context, body []byte, base *url.URL) (title, text string, plain bool, err error) {
+	doc, err := html.Parse(bytes.NewReader(body))
+	if err != nil {
+		return "", "", false, err
+	}
+	depth := prune(doc)
+	title = findTitle(doc)
+	if depth > MaxDepth {
+		return title, plainText(doc), true, nil
+	}
+	opts := []converter.ConvertOptionFunc{converter.WithContext(ctx)}
+	if base != nil {
+		opts = append(opts, converter.WithDomain(base.String()))
+	}
+	md, err := htmltomarkdown.ConvertNode(doc, opts...)
+	if err != nil {
+		return "", "", false, err
+	}
+	return title, strings.ToValidUTF8(string(md), "\uFFFD"), false, nil
+}
+
+// prune removes the dropped elements and comments and returns how deep
+// the elements left are nested, walking without recursion.
+func prune(doc *html.Node) int {
+	type item struct {
+		n     *html.Node
+		depth int
+	}
+	deepest := 0
+	stack := []item{{doc, 0}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if it.depth > deepest {
+			deepest = it.depth
+		}
+		for c := it.n.FirstChild; c != nil; {
+			next := c.NextSibling
+			switch {
+			case c.Type == html.CommentNode || c.Type == html.ElementNode && (dropped[c.DataAtom] || c.DataAtom == 0 && c.Namespace != ""):
+				it.n.RemoveChild(c)
+			case c.Type == html.ElementNode:
+				stack = append(stack, item{c, it.depth + 1})
+			}
+			c = next
+		}
+	}
+	return deepest
+}
+
+// findTitle is the text of the document's first <title>.
+func findTitle(doc *html.Node) string {
+	stack := []*html.Node{doc}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.Type == html.ElementNode && n.DataAtom == atom.Title {
+			var b strings.Builder
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				if c.Type == html.TextNode {
+					b.WriteString(c.Data)
+				}
+			}
+			return strings.Join(strings.Fields(strings.ToValidUTF8(b.String(), "\uFFFD")), " ")
+		}
+		for c := n.LastChild; c != nil; c = c.PrevSibling {
+			stack = append(stack, c)
+		}
+	}
+	return ""
+}
+
+// plainText is the document's text in order, a line break after each
+// block, without recursion.
+func plainText(doc *html.Node) string {
+	var b strings.Builder
+	type item struct {
+		n     *html.Node
+		after bool // the closing of an element: a block ends its line
+	}
+	stack := []item{{n: doc}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n := it.n
+		if it.after {
+			if isBlock(n.DataAtom) && !strings.HasSuffix(b.String(), "\n") {
+				b.WriteByte('\n')
+			}
+			continue
+		}
+		switch n.Type {
+		case html.TextNode:
+			if t := strings.Join(strings.Fields(n.Data), " "); t != "" {
+				if s := b.String(); s != "" && !strings.HasSuffix(s, "\n") && !strings.HasSuffix(s, " ") {
+					b.WriteByte(' ')
+				}
+				b.WriteString(t)
+			}
+			continue
+		case html.ElementNode:
+			if n.DataAtom == atom.Title || n.DataAtom == atom.Head {
+				continue
+			}
+			stack = append(stack, item{n: n, after: true})
+		}
+		for c := n.LastChild; c != nil; c = c.PrevSibling {
+			stack = append(stack, item{n: c})
+		}
+	}
+	return strings.ToValidUTF8(strings.TrimSpace(b.String()), "\uFFFD") + "\n"
+}
+
+func isBlock(a atom.Atom) bool {
+	switch a {
+	case atom.P, atom.Div, atom.Br, atom.Li, atom.Tr, atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6,
+		atom.Pre, atom.Blockquote, atom.Section, atom.Article, atom.Header, atom.Footer, atom.Table, atom.Ul, atom.Ol:
+		return true
+	}
+	return false
+}

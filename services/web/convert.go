@@ -26,9 +26,9 @@ var dropped = map[atom.Atom]bool{
 // toMarkdown reads body as HTML (golang.org/x/net/html, the parser Go
 // keeps), leaves out what [dropped] names, and makes it markdown with
 // html-to-markdown, MaxConverts pages at a time. A page nested deeper
-// than MaxDepth elements is given as plain text instead: the converter
-// walks the tree by recursion, and its stack must not grow with what a
-// page chooses. The parse and the walks here are iterative.
+// than MaxDepth elements is given as plain text instead ([plainText]):
+// the converter walks the tree by recursion, and its stack must not grow
+// with what a page chooses. The parse and the walks here are iterative.
 func (w *Web) toMarkdown(ctx context.Context, body []byte, base *url.URL, p *Page) error {
 	select {
 	case w.convert <- struct{}{}:
@@ -49,13 +49,17 @@ func (w *Web) toMarkdown(ctx context.Context, body []byte, base *url.URL, p *Pag
 func convertHTML(ctx context.Context, body []byte, base *url.URL) (title, text string, plain bool, err error) {
 	doc, err := html.Parse(bytes.NewReader(body))
 	if err != nil {
-		return "", "", false, err
+		// The parser refuses a page whose open elements pass 512 (its
+		// own limit, the spec's too): such a page comes as plain text.
+		title, text = plainText(body)
+		return title, text, true, nil
 	}
 	depth := prune(doc)
-	title = findTitle(doc)
 	if depth > MaxDepth {
-		return title, plainText(doc), true, nil
+		title, text = plainText(body)
+		return title, text, true, nil
 	}
+	title = findTitle(doc)
 	opts := []converter.ConvertOptionFunc{converter.WithContext(ctx)}
 	if base != nil {
 		opts = append(opts, converter.WithDomain(base.String()))
@@ -118,45 +122,54 @@ func findTitle(doc *html.Node) string {
 	return ""
 }
 
-// plainText is the document's text in order, a line break after each
-// block, without recursion.
-func plainText(doc *html.Node) string {
+// plainText is the page's text in order, a line break after each block,
+// read token by token (html.Tokenizer: no tree, no stack), the contents
+// of what [dropped] names left out; and its first <title>.
+func plainText(body []byte) (title, text string) {
+	z := html.NewTokenizer(bytes.NewReader(body))
 	var b strings.Builder
-	type item struct {
-		n     *html.Node
-		after bool // the closing of an element: a block ends its line
-	}
-	stack := []item{{n: doc}}
-	for len(stack) > 0 {
-		it := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		n := it.n
-		if it.after {
-			if isBlock(n.DataAtom) && !strings.HasSuffix(b.String(), "\n") {
+	skip := atom.Atom(0) // inside a dropped raw-text element: its end tag ends the skip
+	inTitle := false
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			return oneLine(title), strings.ToValidUTF8(strings.TrimSpace(b.String()), "\uFFFD") + "\n"
+		case html.StartTagToken, html.EndTagToken, html.SelfClosingTagToken:
+			name, _ := z.TagName()
+			a := atom.Lookup(name)
+			switch {
+			case skip != 0:
+				if tt == html.EndTagToken && a == skip {
+					skip = 0
+				}
+			case tt == html.StartTagToken && (a == atom.Script || a == atom.Style || a == atom.Noscript || a == atom.Template || a == atom.Textarea || a == atom.Svg || a == atom.Math):
+				skip = a
+			case a == atom.Title:
+				inTitle = tt == html.StartTagToken
+			case isBlock(a) && b.Len() > 0 && !strings.HasSuffix(b.String(), "\n"):
 				b.WriteByte('\n')
 			}
-			continue
-		}
-		switch n.Type {
-		case html.TextNode:
-			if t := strings.Join(strings.Fields(n.Data), " "); t != "" {
-				if s := b.String(); s != "" && !strings.HasSuffix(s, "\n") && !strings.HasSuffix(s, " ") {
-					b.WriteByte(' ')
-				}
-				b.WriteString(t)
-			}
-			continue
-		case html.ElementNode:
-			if n.DataAtom == atom.Title || n.DataAtom == atom.Head {
+		case html.TextToken:
+			if skip != 0 {
 				continue
 			}
-			stack = append(stack, item{n: n, after: true})
-		}
-		for c := n.LastChild; c != nil; c = c.PrevSibling {
-			stack = append(stack, item{n: c})
+			t := strings.Join(strings.Fields(string(z.Text())), " ")
+			if inTitle {
+				if title == "" {
+					title = t
+				}
+				continue
+			}
+			if t == "" {
+				continue
+			}
+			if s := b.String(); s != "" && !strings.HasSuffix(s, "\n") {
+				b.WriteByte(' ')
+			}
+			b.WriteString(t)
 		}
 	}
-	return strings.ToValidUTF8(strings.TrimSpace(b.String()), "\uFFFD") + "\n"
 }
 
 func isBlock(a atom.Atom) bool {

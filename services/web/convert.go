@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/url"
 	"strings"
 
@@ -35,18 +36,42 @@ func (w *Web) toMarkdown(ctx context.Context, body []byte, base *url.URL, p *Pag
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
-	defer func() { <-w.convert }()
-	title, text, plain, err := convertHTML(ctx, body, base)
-	if err != nil {
-		return err
+	type result struct {
+		title, text string
+		plain       bool
+		err         error
 	}
-	p.Title, p.Text, p.Plain = title, text, plain
-	return nil
+	done := make(chan result, 1)
+	// Neither the parser nor the converter can be stopped midway: the
+	// conversion runs apart, and the call returns when its time is up.
+	// The slot is given back only when the work ends, so no more than
+	// MaxConverts run at once whatever their callers do.
+	go func() {
+		defer func() { <-w.convert }()
+		defer func() {
+			if r := recover(); r != nil {
+				done <- result{err: fmt.Errorf("the page could not be made markdown: %v", r)}
+			}
+		}()
+		var r result
+		r.title, r.text, r.plain, r.err = convertHTML(body, base)
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return r.err
+		}
+		p.Title, p.Text, p.Plain = r.title, r.text, r.plain
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 // convertHTML is toMarkdown's work, without the limit on conversions at
 // once (fuzzed and benchmarked alone).
-func convertHTML(ctx context.Context, body []byte, base *url.URL) (title, text string, plain bool, err error) {
+func convertHTML(body []byte, base *url.URL) (title, text string, plain bool, err error) {
 	doc, err := html.Parse(bytes.NewReader(body))
 	if err != nil {
 		// The parser refuses a page whose open elements pass 512 (its
@@ -60,7 +85,7 @@ func convertHTML(ctx context.Context, body []byte, base *url.URL) (title, text s
 		return title, text, true, nil
 	}
 	title = findTitle(doc)
-	opts := []converter.ConvertOptionFunc{converter.WithContext(ctx)}
+	var opts []converter.ConvertOptionFunc
 	if base != nil {
 		opts = append(opts, converter.WithDomain(base.String()))
 	}

@@ -140,18 +140,18 @@ func TestDeepPage(t *testing.T) {
 	deep := func(n int) []byte {
 		return []byte("<html><head><title>Deep</title><style>p{}</style></head><body>" + strings.Repeat("<div>", n) + "<b>bottom</b> words<script>evil()</script>" + strings.Repeat("</div>", n) + "<p>after</p></body></html>")
 	}
-	title, text, plain, err := convertHTML(context.Background(), deep(600), nil)
+	title, text, plain, err := convertHTML(deep(600), nil)
 	if err != nil || !plain || title != "Deep" || !strings.Contains(text, "bottom words") || !strings.Contains(text, "after") || strings.Contains(text, "evil") || strings.Contains(text, "p{}") {
 		t.Fatalf("600 deep: plain %v, title %q, %v:\n%s", plain, title, err, text)
 	}
 	if s := pageText(&Page{URL: "https://example.com/", Status: 200, Title: title, Text: text, Plain: plain}); !strings.Contains(s, "nested more than 512 elements deep") {
 		t.Fatalf("the answer does not say why it is plain text:\n%s", s)
 	}
-	_, text, plain, err = convertHTML(context.Background(), deep(100), nil)
+	_, text, plain, err = convertHTML(deep(100), nil)
 	if err != nil || plain || !strings.Contains(text, "**bottom** words") || strings.Contains(text, "evil") {
 		t.Fatalf("100 deep: plain %v, %v:\n%s", plain, err, text)
 	}
-	_, text, _, _ = convertHTML(context.Background(), []byte(`<p>x<img src="https://example.com/t.png" alt="pixel"><form><input value="secret-field"><button>Go</button></form><iframe src="https://example.com/"></iframe></p>`), nil)
+	_, text, _, _ = convertHTML([]byte(`<p>x<img src="https://example.com/t.png" alt="pixel"><form><input value="secret-field"><button>Go</button></form><iframe src="https://example.com/"></iframe></p>`), nil)
 	for _, gone := range []string{"t.png", "pixel", "secret-field", "Go", "iframe"} {
 		if strings.Contains(text, gone) {
 			t.Errorf("%q is in the page's markdown:\n%s", gone, text)

@@ -89,7 +89,10 @@ func TestSearchBraveAndTavily(t *testing.T) {
 	}{
 		{brave, "fail", braveKey, blog, "429"},
 		{wrongB, "x", "BSA-wrong-key-999", wlog, "401"},
-		{func() *Web { tl, _ := w.tool(Config{TavilyKey: "tvly-wrong", TavilyURL: "http://search.example.com/search"}); return tl }(), "x", "tvly-wrong", tlog, "401"},
+		{func() *Web {
+			tl, _ := w.tool(Config{TavilyKey: "tvly-wrong", TavilyURL: "http://search.example.com/search"})
+			return tl
+		}(), "x", "tvly-wrong", tlog, "401"},
 	} {
 		_, err := c.tool.Search(context.Background(), c.q, 3)
 		if err == nil || strings.Contains(err.Error(), c.key) || !strings.Contains(err.Error(), c.wants) {

@@ -61,10 +61,12 @@ func (w *Web) refuseClass(h netclass.Host, a netip.Addr, cl netclass.Class) *Ref
 	return r
 }
 
-// guard is one call's transport: each hop's URL is read and its host
+// guard is the tool's transport: each hop's URL is read and its host
 // checked before the hop is sent, and the dialer connects only to the
-// addresses that check returned for that host and port, or to the
-// owner's proxy.
+// addresses the latest check returned for that host and port, or to the
+// owner's proxy. A connection it keeps for a host was dialled to an
+// address checked for it; a host refused now is refused before any
+// connection is looked for.
 type guard struct {
 	w     *Web
 	inner *http.Transport

@@ -43,9 +43,7 @@ func (w *Web) fetch(ctx context.Context, rawURL string) (*Page, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, w.cfg.timeout(),
 		refusef("the page, its redirects and body together took longer than %s: cut", w.cfg.timeout()))
 	defer cancel()
-	g := w.newGuard()
-	defer g.inner.CloseIdleConnections()
-	client := &http.Client{Transport: g, CheckRedirect: checkRedirect}
+	client := &http.Client{Transport: w.guard, CheckRedirect: checkRedirect}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, refusef("not a URL: %v", firstLine(err))

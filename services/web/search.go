@@ -142,9 +142,7 @@ func (w *Web) tavily(ctx context.Context, query string, count int) ([]Result, er
 // into v. Another status is an error with the status alone: an API's
 // words about a failed call may hold the key.
 func (w *Web) api(req *http.Request, name string, v any) error {
-	g := w.newGuard()
-	defer g.inner.CloseIdleConnections()
-	client := &http.Client{Transport: g, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	client := &http.Client{Transport: w.guard, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := client.Do(req)
 	if err != nil {
 		return err

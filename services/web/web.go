@@ -15,6 +15,10 @@ type Web struct {
 	convert  chan struct{} // MaxConverts pages made markdown at a time
 	// tlsConfig, where set (tests: their own CA), is the hops' TLS.
 	tlsConfig *tls.Config
+	// guard is the transport every call's hops go through: a connection
+	// it keeps was dialled to an address checked for its host and port,
+	// and each hop is checked again before it is sent.
+	guard *guard
 }
 
 // New is a tool with cfg's settings. A --private-host that is no host
@@ -28,11 +32,16 @@ func New(cfg Config) (*Web, error) {
 	if w.resolver == nil {
 		w.resolver = net.DefaultResolver
 	}
+	w.guard = w.newGuard()
 	return w, nil
 }
 
-// SetTLS sets the hops' TLS settings (tests: a CA of their own).
-func (w *Web) SetTLS(c *tls.Config) { w.tlsConfig = c }
+// SetTLS sets the hops' TLS settings (tests: a CA of their own), before
+// any call.
+func (w *Web) SetTLS(c *tls.Config) {
+	w.tlsConfig = c
+	w.guard = w.newGuard()
+}
 
 // logf writes one line to the log, if there is one.
 func (w *Web) logf(format string, a ...any) {

@@ -78,6 +78,10 @@ func TestGoSDKClientListsAndCalls(t *testing.T) {
 func TestInspectorCLIListsAndCalls(t *testing.T) {
 	cli, _ := filepath.Abs(filepath.Join("..", "filetool", "testdata", "npm", "node_modules", ".bin", "mcp-inspector"))
 	_, err := os.Stat(cli)
+	if err != nil { // run elsewhere (scripts/test-as-user.sh): the checkout's
+		cli = filepath.Join(testenv.RepoRoot(t), "services", "filetool", "testdata", "npm", "node_modules", ".bin", "mcp-inspector")
+		_, err = os.Stat(cli)
+	}
 	testenv.Require(t, err == nil, "the npm inspector CLI in services/filetool/testdata/npm (make deps installs it)")
 	_, err = exec.LookPath("node")
 	testenv.Require(t, err == nil, "node")

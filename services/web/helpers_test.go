@@ -212,7 +212,11 @@ func refused(t *testing.T, tool *Web, u, want string) {
 	p, err := tool.Fetch(ctx, u)
 	r, ok := asRefusal(err)
 	if !ok || !strings.Contains(r.Reason, want) {
-		t.Errorf("fetch %s = %+v, %v; want a refusal saying %q", u, p, err, want)
+		got := "no page"
+		if p != nil {
+			got = fmt.Sprintf("a page (status %d, %d bytes)", p.Status, len(p.Text))
+		}
+		t.Errorf("fetch %s = %s, %v; want a refusal saying %q", u, got, err, want)
 	}
 }
 

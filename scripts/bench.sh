@@ -48,6 +48,15 @@ runcall=$(awk '$1 ~ /^BenchmarkRunToolCallTrue-/ {
   if (l != "") printf "run tool call of true: %.1f ms; bare bwrap, same namespaces: %.1f ms; ratio %.2fx (target: at most 1.5x, %s; floor, bare bwrap and two Go starts: %.2fx)\n", l/1e6, b/1e6, r, (r <= 1.5 ? "met" : "NOT MET"), f
 }' "$results")
 [ -n "$runcall" ] && echo "run tool: $runcall"
+# Link Web (issue #26): a fetch of a 100 KB page from a loopback host
+# beside a plain http.Get of it (p50 of each, at most 2x), and HTML made
+# markdown (at least 20 MB/s).
+web=$(awk '$1 ~ /^BenchmarkWebFetch100KB-/ {
+  for (i = 3; i < NF; i++) { if ($(i+1) == "link-ns/op") l = $i; if ($(i+1) == "base-ns/op") b = $i; if ($(i+1) == "x-baseline") r = $i; if ($(i+1) == "html-ns/op") h = $i }
+  if (l != "") printf "fetch of 100 KB: %.2f ms p50; plain http.Get: %.2f ms p50; ratio %.2fx (target: at most 2x, %s); as HTML made markdown: %.2f ms p50\n", l/1e6, b/1e6, r, (r <= 2 ? "met" : "NOT MET"), h/1e6
+}
+$1 ~ /^BenchmarkWebConvert-/ { for (i = 3; i < NF; i++) if ($(i+1) == "MB/s") printf "conversion: %s MB/s (target: at least 20, %s)\n", $i, ($i >= 20 ? "met" : "NOT MET") }' "$results")
+[ -n "$web" ] && echo "web: $web"
 # Every figure of the run goes to docs/PERFORMANCE.md, the one place
 # figures live (code comments say what and why, never a measurement):
 # the part between its bench markers is written anew; the analyses below
@@ -75,6 +84,12 @@ if [ -z "${BENCH:-}" ]; then
       echo "## Run tool call"
       echo
       echo "$runcall"
+    fi
+    if [ -n "$web" ]; then
+      echo
+      echo "## Link Web"
+      echo
+      echo "$web"
     fi
     echo
     echo "## Every benchmark"

@@ -57,7 +57,7 @@ func (w *Web) refuseClass(h netclass.Host, a netip.Addr, cl netclass.Class) *Ref
 	if h.IsAddr() {
 		r.Reason = fmt.Sprintf("%s is %s %s: Link Web never fetches this machine or its networks", h, cl.Article(), cl)
 	}
-	r.Hint = "lnk sandbox tool add web -- lnk-web --private-host " + h.String() + "   (fetches that host wherever it resolves)"
+	r.Hint = "lnk sandbox tool add web -- lnk-web --private-host " + h.String() + " (with the --env it had: add replaces the tool; that host is then fetched wherever it resolves)"
 	return r
 }
 

@@ -58,7 +58,9 @@ func (c *gateConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.mu.Unlock()
 			return msg, nil
 		}
-		c.mu.Unlock() // an id already open: it holds a slot already
+		// An id already open: the go-sdk refuses the repeat unrun, its
+		// error answered under no id, so it takes no slot of its own.
+		c.mu.Unlock()
 	}
 	<-c.slots
 	return msg, err

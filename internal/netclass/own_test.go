@@ -3,6 +3,7 @@ package netclass
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,4 +111,35 @@ func TestOwnWatch(t *testing.T) {
 	if own, err := w.AnyOwn(netip.MustParseAddr(ownAddr4)); err == nil {
 		t.Fatalf("a closed watch answered %v, no error", own)
 	}
+}
+
+// A namespace with no address at all (loopback's taken away): the watch
+// does not start there, never with an empty set that calls every
+// address not own; with loopback's back (the control) it starts.
+func TestOwnWatchRefusesAnEmptyList(t *testing.T) {
+	if !testenv.InNetns(t) {
+		return
+	}
+	lo := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/8"), netip.MustParsePrefix("::1/128")}
+	for _, p := range lo {
+		if err := testenv.DelAddr("lo", p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w, err := WatchOwnAddrs(); err == nil || !strings.Contains(err.Error(), "listed none") {
+		if w != nil {
+			t.Errorf("the set: %v", w.Addrs())
+		}
+		t.Fatalf("with no address: %v", err)
+	}
+	for _, p := range lo {
+		if err := testenv.AddAddr("lo", p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := WatchOwnAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
 }

@@ -27,9 +27,18 @@ type Page struct {
 func (w *Web) Fetch(ctx context.Context, rawURL string) (*Page, error) {
 	p, err := w.fetch(ctx, rawURL)
 	if err != nil {
-		w.logf("fetch %q refused: %v", rawURL, err)
+		w.logf("fetch %q refused: %v", redacted(rawURL), err)
 	}
 	return p, err
+}
+
+// redacted is rawURL for the log: a login's password never in it.
+func redacted(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "(not a URL)"
+	}
+	return u.Redacted()
 }
 
 func (w *Web) fetch(ctx context.Context, rawURL string) (*Page, error) {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"lnk.dev/lnk/internal/testenv"
 )
 
 // TestRedirects: ten redirects are followed, the eleventh refused;
@@ -57,10 +59,16 @@ func TestRedirects(t *testing.T) {
 // TestURLsRefused: only http:// and https://, never with a login, and a
 // host that reads strictly; nothing is sent for any of them.
 func TestURLsRefused(t *testing.T) {
-	tool, err := New(Config{Resolver: &mapResolver{m: nil}})
+	log := &testenv.SyncBuffer{}
+	tool, err := New(Config{Resolver: &mapResolver{m: nil}, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer func() {
+		if strings.Contains(log.String(), "pass@") || !strings.Contains(log.String(), "https://user:xxxxx@example.com/") {
+			t.Errorf("the log shows a login's password, or not the refusal:\n%s", log.String())
+		}
+	}()
 	for u, want := range map[string]string{
 		"ftp://example.com/":              "only http:// and https://",
 		"file:///etc/passwd":              "only http:// and https://",

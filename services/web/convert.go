@@ -117,12 +117,43 @@ func prune(doc *html.Node) int {
 			case c.Type == html.CommentNode || c.Type == html.ElementNode && (dropped[c.DataAtom] || c.DataAtom == 0 && c.Namespace != ""):
 				it.n.RemoveChild(c)
 			case c.Type == html.ElementNode:
+				keepLinks(c)
 				stack = append(stack, item{c, it.depth + 1})
 			}
 			c = next
 		}
 	}
 	return deepest
+}
+
+// keepLinks drops a link whose target is no web page: javascript:,
+// data:, file: and the like, which a client that shows the markdown
+// could run or open. Its text stays.
+func keepLinks(n *html.Node) {
+	if n.DataAtom != atom.A && n.DataAtom != atom.Area {
+		return
+	}
+	kept := n.Attr[:0]
+	for _, a := range n.Attr {
+		if a.Namespace == "" && strings.EqualFold(a.Key, "href") && !webLink(a.Val) {
+			continue
+		}
+		kept = append(kept, a)
+	}
+	n.Attr = kept
+}
+
+// webLink reports whether href is relative, or http:, https: or mailto:.
+func webLink(href string) bool {
+	u, err := url.Parse(strings.TrimSpace(href))
+	if err != nil {
+		return false
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "", "http", "https", "mailto":
+		return u.Scheme != "" || u.Opaque == ""
+	}
+	return false
 }
 
 // findTitle is the text of the document's first <title>.

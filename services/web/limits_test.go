@@ -165,6 +165,18 @@ func TestDeepPage(t *testing.T) {
 			t.Errorf("%q is in the page's markdown:\n%s", gone, text)
 		}
 	}
+	// Only web links stay links: javascript:, data:, vbscript: and file:
+	// targets go, their words stay; a relative link is made absolute.
+	base, _ := url.Parse("https://example.com/a/")
+	_, text, _, _ = convertHTML([]byte(`<p><a href="javascript:alert(1)">js</a> <a href=" JaVaScRiPt:x">js2</a> <a href="data:text/html,x">data</a> <a href="vbscript:x">vb</a> <a href="file:///etc/passwd">file</a> <a href="/rel">rel</a> <a href="https://example.org/">abs</a></p>`), base)
+	if !strings.Contains(text, "[rel](https://example.com/rel)") || !strings.Contains(text, "[abs](https://example.org/)") || !strings.Contains(text, "js2") {
+		t.Errorf("web links:\n%s", text)
+	}
+	for _, gone := range []string{"javascript", "JaVaScRiPt", "data:", "vbscript", "file:"} {
+		if strings.Contains(text, gone) {
+			t.Errorf("%q is in the page's markdown:\n%s", gone, text)
+		}
+	}
 }
 
 // TestAnswerSaysTheWordsAreTheWebs: a page that pretends to end the

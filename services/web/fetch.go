@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -78,8 +79,10 @@ func (w *Web) fetch(ctx context.Context, rawURL string) (*Page, error) {
 		if err := w.toMarkdown(ctx, body, resp.Request.URL, p); err != nil {
 			return nil, w.callError(ctx, err)
 		}
-	case strings.HasPrefix(mt, "text/") || mt == "application/json" || mt == "application/xml" || strings.HasSuffix(mt, "+json") || strings.HasSuffix(mt, "+xml") || mt == "":
+	case strings.HasPrefix(mt, "text/") || mt == "application/json" || mt == "application/xml" || strings.HasSuffix(mt, "+json") || strings.HasSuffix(mt, "+xml") || mt == "" && !bytes.ContainsRune(body, 0):
 		p.Text = strings.ToValidUTF8(string(body), "\uFFFD")
+	case mt == "":
+		return nil, refusef("the page says no type and holds NUL bytes: not text, and only HTML and text are read")
 	default:
 		return nil, refusef("the page is %s, not text: only HTML and text are read", mt)
 	}

@@ -129,6 +129,10 @@ func TestPageLimits(t *testing.T) {
 		rw.Header().Set("Content-Type", "image/png")
 		rw.Write([]byte("\x89PNG\r\n\x1a\n"))
 	})
+	w.mux.HandleFunc("/untyped", func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header()["Content-Type"] = nil // no type, and none sniffed
+		rw.Write([]byte("\x00\x01binary"))
+	})
 	tool, _ := w.tool(Config{Timeout: 2 * time.Second})
 	refused(t, tool, "http://pub.example.com/big?mb=6", "larger than 5 MB")
 	if p := fetched(t, tool, "http://pub.example.com/big?mb=5"); len(p.Text) != 5<<20-100 {
@@ -136,6 +140,7 @@ func TestPageLimits(t *testing.T) {
 	}
 	refused(t, tool, "http://pub.example.com/slow", "took longer than 2s: cut")
 	refused(t, tool, "http://pub.example.com/png", "image/png, not text")
+	refused(t, tool, "http://pub.example.com/untyped", "holds NUL bytes")
 	if p := fetched(t, tool, "http://pub.example.com/page"); p.Status != 200 {
 		t.Fatalf("the control: %+v", p)
 	}

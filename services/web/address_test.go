@@ -132,3 +132,30 @@ func TestPrivateHost(t *testing.T) {
 		t.Fatal("a --private-host that is no host was taken")
 	}
 }
+
+// TestIPv6Hosts: over IPv6 too, the public host is fetched by address
+// and by name, and a ULA host is refused by address, by name and among
+// public answers; the ULA host is never reached.
+func TestIPv6Hosts(t *testing.T) {
+	w := newWorld(t)
+	if w == nil {
+		return
+	}
+	w.res.set("six.example.com", publicHost6)
+	w.res.set("ula.example.com", "fd00:9::2")
+	w.res.set("mixed.example.com", publicHost6, "fd00:9::2")
+	tool, _ := w.tool(Config{})
+	if p := fetched(t, tool, "http://["+publicHost6+"]/page"); p.Title != "A test page" {
+		t.Fatalf("the public IPv6 host by address: %+v", p)
+	}
+	if p := fetched(t, tool, "https://six.example.com/page"); p.Title != "A test page" {
+		t.Fatalf("the public IPv6 host by name: %+v", p)
+	}
+	refused(t, tool, "http://[fd00:9::2]/page", "private network")
+	refused(t, tool, "http://ula.example.com/page", "private network")
+	refused(t, tool, "http://mixed.example.com/page", "private network")
+	refused(t, tool, "http://[2001:db8:9::1]/page", "this machine's own")
+	if w.hits.count(publicHost6) != 2 || w.hits.count("fd00:9::2") != 0 || w.hits.count("2001:db8:9::1") != 0 {
+		t.Fatalf("hits: %v", w.hits.by)
+	}
+}

@@ -26,8 +26,9 @@ import (
 // prefixes. No address names anything off this machine: the public ones
 // are documentation addresses, in namespaces the test made.
 const (
-	publicHost = "203.0.113.2" // the public test host
-	ownAddr    = "203.0.113.1" // the test's own end: one of this machine's addresses
+	publicHost  = "203.0.113.2"   // the public test host
+	ownAddr     = "203.0.113.1"   // the test's own end: one of this machine's addresses
+	publicHost6 = "2001:db8:9::2" // the public test host's IPv6 address
 )
 
 var classHosts = map[string]netclass.Class{
@@ -57,6 +58,8 @@ func pairs() []testenv.AddrPair {
 		p("168.63.129.1/24", "168.63.129.16/24"),
 		p("100.100.100.1/24", "100.100.100.200/24"),
 		p("198.18.9.1/24", "198.18.9.2/24"),
+		p("2001:db8:9::1/64", publicHost6+"/64"),
+		p("fd00:9::1/64", "fd00:9::2/64"),
 	}
 }
 

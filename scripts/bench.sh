@@ -52,8 +52,8 @@ runcall=$(awk '$1 ~ /^BenchmarkRunToolCallTrue-/ {
 # beside a plain http.Get of it (p50 of each, at most 2x), and HTML made
 # markdown (at least 20 MB/s).
 web=$(awk '$1 ~ /^BenchmarkWebFetch100KB-/ {
-  for (i = 3; i < NF; i++) { if ($(i+1) == "link-ns/op") l = $i; if ($(i+1) == "base-ns/op") b = $i; if ($(i+1) == "x-baseline") r = $i; if ($(i+1) == "html-ns/op") h = $i }
-  if (l != "") printf "fetch of 100 KB: %.2f ms p50; plain http.Get: %.2f ms p50; ratio %.2fx (target: at most 2x, %s); as HTML made markdown: %.2f ms p50\n", l/1e6, b/1e6, r, (r <= 2 ? "met" : "NOT MET"), h/1e6
+  for (i = 3; i < NF; i++) { if ($(i+1) == "link-ns/op") l = $i; if ($(i+1) == "base-ns/op") b = $i; if ($(i+1) == "x-baseline") r = $i; if ($(i+1) == "html-ns/op") h = $i; if ($(i+1) == "fetch-ns/op") f = $i }
+  if (l != "") printf "fetch call of 100 KB through MCP: %.2f ms p50; plain http.Get: %.2f ms p50; ratio %.2fx (target: at most 2x, %s); the fetch without MCP: %.2f ms p50 (%.2fx); as HTML made markdown: %.2f ms p50\n", l/1e6, b/1e6, r, (r <= 2 ? "met" : "NOT MET"), f/1e6, f/b, h/1e6
 }
 $1 ~ /^BenchmarkWebConvert-/ { for (i = 3; i < NF; i++) if ($(i+1) == "MB/s") printf "conversion: %s MB/s (target: at least 20, %s)\n", $i, ($i >= 20 ? "met" : "NOT MET") }' "$results")
 [ -n "$web" ] && echo "web: $web"

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // benchPage is a page of about 100 KB: headings, paragraphs, links and
@@ -33,9 +35,11 @@ func p50(d []time.Duration) time.Duration {
 // BenchmarkWebFetch100KB: a fetch of a 100 KB page from a loopback test
 // host (named by --private-host), beside a plain Go http.Get of the same
 // page in the same run, each op one of each, p50 of each reported:
-// link-ns/op is the tool's fetch served as text (what the tool adds:
-// reading the URL, the check, the guarded dial, the limits);
-// html-ns/op the same page as HTML, made markdown too.
+// link-ns/op is the tool's fetch call through its MCP server (in-memory
+// transport, the gate included) of the page served as text: what the
+// tool adds is the call's framing, reading the URL, the check, the
+// guarded dial and the limits; fetch-ns/op the same without MCP;
+// html-ns/op the page as HTML, made markdown too.
 func BenchmarkWebFetch100KB(b *testing.B) {
 	page := benchPage()
 	s := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
@@ -51,8 +55,16 @@ func BenchmarkWebFetch100KB(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
-	var link, base, htm []time.Duration
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ct, st := mcp.NewInMemoryTransports()
+	go tool.MCP().Run(ctx, Gate(st, 0))
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	var link, direct, base, htm []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
@@ -65,21 +77,27 @@ func BenchmarkWebFetch100KB(b *testing.B) {
 		}
 		resp.Body.Close()
 		t1 := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fetch", Arguments: map[string]any{"url": s.URL + "/text"}})
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+		t2 := time.Now()
 		if _, err := tool.Fetch(ctx, s.URL+"/text"); err != nil {
 			b.Fatal(err)
 		}
-		t2 := time.Now()
+		t3 := time.Now()
 		if _, err := tool.Fetch(ctx, s.URL+"/html"); err != nil {
 			b.Fatal(err)
 		}
-		t3 := time.Now()
-		base, link, htm = append(base, t1.Sub(t0)), append(link, t2.Sub(t1)), append(htm, t3.Sub(t2))
+		t4 := time.Now()
+		base, link, direct, htm = append(base, t1.Sub(t0)), append(link, t2.Sub(t1)), append(direct, t3.Sub(t2)), append(htm, t4.Sub(t3))
 	}
 	b.StopTimer()
 	l, bs := p50(link), p50(base)
 	b.ReportMetric(float64(l.Nanoseconds()), "link-ns/op")
 	b.ReportMetric(float64(bs.Nanoseconds()), "base-ns/op")
 	b.ReportMetric(float64(l)/float64(bs), "x-baseline")
+	b.ReportMetric(float64(p50(direct).Nanoseconds()), "fetch-ns/op")
 	b.ReportMetric(float64(p50(htm).Nanoseconds()), "html-ns/op")
 }
 

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -28,6 +29,8 @@ import (
 	"lnk.dev/lnk/internal/netclass"
 	"lnk.dev/lnk/services/web"
 )
+
+const usage = "usage: lnk-web [--private-host HOST]...\nhint: lnk sandbox tool add web -- lnk-web"
 
 type hosts []string
 
@@ -43,11 +46,12 @@ func main() {
 	var private hosts
 	fs := flag.NewFlagSet("lnk-web", flag.ContinueOnError)
 	fs.Var(&private, "private-host", "a host fetched wherever it resolves, even on this machine or its networks (repeatable)")
+	fs.SetOutput(io.Discard)
 	if err := fs.Parse(os.Args[1:]); err != nil {
-		os.Exit(2)
+		fail(2, fmt.Errorf("%v\n%s", err, usage))
 	}
 	if fs.NArg() != 0 {
-		fail(2, errors.New("usage: lnk-web [--private-host HOST]...\nhint: lnk sandbox tool add web -- lnk-web"))
+		fail(2, errors.New(usage))
 	}
 	own, err := netclass.WatchOwnAddrs()
 	if err != nil {

@@ -20,6 +20,7 @@ func TestBadCommandLines(t *testing.T) {
 		{[]string{"--private-host", "user@intranet"}, "--private-host \"user@intranet\""},
 		{[]string{"--private-host", "exa mple"}, "--private-host"},
 		{[]string{"serve"}, "usage: lnk-web"},
+		{[]string{"--privat-host", "x"}, "flag provided but not defined: -privat-host"},
 	} {
 		out, err := exec.Command(bin, c.args...).CombinedOutput()
 		var ee *exec.ExitError

@@ -91,13 +91,14 @@ func (w *Web) fetch(ctx context.Context, rawURL string) (*Page, error) {
 
 // checkRedirect allows at most MaxRedirects redirects, never from
 // https:// to http://; each hop's URL and host are checked again by the
-// guard before it is sent.
+// guard before it is sent. A URL a site chose is quoted in a refusal,
+// and said to be the site's: the model reads refusals as the tool's.
 func checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > MaxRedirects {
-		return refusef("more than %d redirects: not followed past %s", MaxRedirects, via[len(via)-1].URL)
+		return refusef("more than %d redirects: not followed past the site's %q", MaxRedirects, via[len(via)-1].URL.Redacted())
 	}
 	if prev := via[len(via)-1]; prev.URL.Scheme == "https" && req.URL.Scheme != "https" {
-		return refusef("a redirect from https:// to %s:// (%s) is never followed", req.URL.Scheme, req.URL.Redacted())
+		return refusef("a redirect from https:// to %s:// (the site's %q) is never followed", req.URL.Scheme, req.URL.Redacted())
 	}
 	_, err := parseTarget(req.URL)
 	return err

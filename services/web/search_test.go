@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -126,6 +127,19 @@ func TestSearchBraveAndTavily(t *testing.T) {
 	_, err = none.Search(context.Background(), "x", 1)
 	if r, ok := asRefusal(err); !ok || !strings.Contains(r.Hint, "lnk sandbox tool add web --env BRAVE_API_KEY") {
 		t.Fatalf("no key: %v", err)
+	}
+	// A search that takes longer than the call's time is cut, saying so.
+	stall := make(chan struct{})
+	defer close(stall)
+	w.mux.HandleFunc("/slow/res/v1/web/search", func(rw http.ResponseWriter, r *http.Request) {
+		select {
+		case <-stall:
+		case <-r.Context().Done():
+		}
+	})
+	slow, _ := w.tool(Config{BraveKey: braveKey, BraveURL: "http://search.example.com/slow/res/v1/web/search", Timeout: time.Second})
+	if _, err := slow.Search(context.Background(), "x", 1); err == nil || !strings.Contains(err.Error(), "the search took longer than 1s: cut") {
+		t.Fatalf("a stalled search: %v", err)
 	}
 	// A search API's host is checked like a page's.
 	w.res.set("inside.example.com", "10.9.0.2")

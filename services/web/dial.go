@@ -82,8 +82,8 @@ func (w *Web) newGuard() *guard {
 		DialContext:            g.dial,
 		ForceAttemptHTTP2:      true,
 		MaxResponseHeaderBytes: 64 << 10,
-		ResponseHeaderTimeout:  w.cfg.timeout(),
-		TLSHandshakeTimeout:    w.cfg.timeout(),
+		// No timeout of the transport's own: each call's context bounds
+		// the whole of it (the call's time), and says so when it ends.
 	}
 	if w.cfg.Proxy != nil {
 		g.inner.Proxy = func(r *http.Request) (*url.URL, error) { return w.cfg.Proxy(r.URL) }

@@ -56,6 +56,15 @@ storeappend=$(awk '$1 ~ /^BenchmarkAppendTo100000Events-/ {
   if (l != "") printf "append to a conversation of 100,000 events: p50 %.1f µs; bare O_APPEND write of the line: %.1f µs; ratio %.2fx (target: p50 at most 200 µs, %s)\n", l/1e3, b/1e3, r, (l <= 200000 ? "met" : "NOT MET")
 }' "$results")
 [ -n "$storeappend" ] && echo "conversation store: $storeappend"
+# Link Web (issue #26): a fetch of a 100 KB page from a loopback host
+# beside a plain http.Get of it (p50 of each, at most 2x), and HTML made
+# markdown (at least 20 MB/s).
+web=$(awk '$1 ~ /^BenchmarkWebFetch100KB-/ {
+  for (i = 3; i < NF; i++) { if ($(i+1) == "link-ns/op") l = $i; if ($(i+1) == "base-ns/op") b = $i; if ($(i+1) == "x-baseline") r = $i; if ($(i+1) == "html-ns/op") h = $i; if ($(i+1) == "fetch-ns/op") f = $i }
+  if (l != "") printf "fetch call of 100 KB through MCP: %.2f ms p50; plain http.Get: %.2f ms p50; ratio %.2fx (target: at most 2x, %s); the fetch without MCP: %.2f ms p50 (%.2fx); as HTML made markdown: %.2f ms p50\n", l/1e6, b/1e6, r, (r <= 2 ? "met" : "NOT MET"), f/1e6, f/b, h/1e6
+}
+$1 ~ /^BenchmarkWebConvert-/ { for (i = 3; i < NF; i++) if ($(i+1) == "MB/s") printf "conversion: %s MB/s (target: at least 20, %s)\n", $i, ($i >= 20 ? "met" : "NOT MET") }' "$results")
+[ -n "$web" ] && echo "web: $web"
 # Every figure of the run goes to docs/PERFORMANCE.md, the one place
 # figures live (code comments say what and why, never a measurement):
 # the part between its bench markers is written anew; the analyses below
@@ -89,6 +98,12 @@ if [ -z "${BENCH:-}" ]; then
       echo "## Conversation store"
       echo
       echo "$storeappend"
+    fi
+    if [ -n "$web" ]; then
+      echo
+      echo "## Link Web"
+      echo
+      echo "$web"
     fi
     echo
     echo "## Every benchmark"

@@ -2,10 +2,10 @@ package netbroker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/netip"
 
+	"lnk.dev/lnk/internal/netclass"
 	"lnk.dev/lnk/internal/refusal"
 )
 
@@ -28,28 +28,8 @@ type Checker struct {
 	Own OwnSet
 }
 
-// classify is Classify, knowing this machine's own addresses: a, its
-// IPv4-mapped form, and the IPv4 address any other IPv6 form carries
-// (NAT64, 6to4, Teredo, …: a gateway would deliver it there) are each
-// compared with them. An error (they cannot be known now) refuses a.
-func (c *Checker) classify(a netip.Addr) (Class, error) {
-	cl := Classify(a)
-	if cl == Loopback || cl == Metadata || cl == Invalid {
-		return cl, nil
-	}
-	if c.Own == nil {
-		return Invalid, errors.New("this machine's own addresses are not known to the proxy")
-	}
-	forms := append([]netip.Addr{a.Unmap().WithZone("")}, embedded4(a.WithZone(""))...)
-	own, err := c.Own.AnyOwn(forms...)
-	if err != nil {
-		return Invalid, err
-	}
-	if own {
-		return Own, nil
-	}
-	return cl, nil
-}
+// classify is netclass.Judge with the proxy's own set.
+func (c *Checker) classify(a netip.Addr) (Class, error) { return netclass.Judge(c.Own, a) }
 
 // Check decides h:port and returns the addresses to dial, in order.
 //

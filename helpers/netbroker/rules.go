@@ -195,9 +195,9 @@ func (r *Rules) refuseLocalhost(port uint16) error {
 // refuseAddress is the refusal for an address of class c met while
 // reaching h.
 func (r *Rules) refuseAddress(h Host, port uint16, c Class) error {
-	ref := &Refusal{Status: 403, Class: c, Refusal: refusal.Refusal{Rule: KindAddress, Reason: fmt.Sprintf("%s resolves to %s %s, which the proxy never dials without a grant", h, c.article(), c)}}
+	ref := &Refusal{Status: 403, Class: c, Refusal: refusal.Refusal{Rule: KindAddress, Reason: fmt.Sprintf("%s resolves to %s %s, which the proxy never dials without a grant", h, c.Article(), c)}}
 	if h.IsAddr() {
-		ref.Reason = fmt.Sprintf("%s is %s %s, which the proxy never dials without a grant", h, c.article(), c)
+		ref.Reason = fmt.Sprintf("%s is %s %s, which the proxy never dials without a grant", h, c.Article(), c)
 	}
 	switch c {
 	case Loopback:
@@ -205,9 +205,9 @@ func (r *Rules) refuseAddress(h Host, port uint16, c Class) error {
 	case Private, CGNAT, LinkLocal:
 		ref.Hint = fmt.Sprintf("lnk agent allow %s --lan-host %s", r.Agent, h)
 	case Metadata, Own:
-		ref.Reason = fmt.Sprintf("%s is %s %s: never reachable from a sandbox", h, c.article(), c)
+		ref.Reason = fmt.Sprintf("%s is %s %s: never reachable from a sandbox", h, c.Article(), c)
 		if !h.IsAddr() {
-			ref.Reason = fmt.Sprintf("%s resolves to %s %s: never reachable from a sandbox", h, c.article(), c)
+			ref.Reason = fmt.Sprintf("%s resolves to %s %s: never reachable from a sandbox", h, c.Article(), c)
 		}
 	}
 	return ref

@@ -33,6 +33,12 @@ var budget = map[string][]string{
 	// lnk-run-tool holds no key and builds no sandbox (each call is lnk
 	// sandbox run's): no key broker, no secret, no sandbox builder, no
 	// seccomp.
+	// lnk-web fetches and searches: it holds no key of Link's, builds no
+	// sandbox, and judges addresses by internal/netclass without linking
+	// the proxy that shares it. (os/exec comes with the go-sdk's mcp
+	// package, as in every MCP server here; lnk-web starts nothing.)
+	"lnk-web": {"lnk.dev/lnk/helpers/keybroker", "lnk.dev/lnk/internal/secret", "lnk.dev/lnk/kernel/sandbox",
+		"github.com/seccomp/libseccomp-golang", "lnk.dev/lnk/helpers/netbroker"},
 	"lnk-run-tool": {"lnk.dev/lnk/helpers/keybroker", "lnk.dev/lnk/internal/secret", "lnk.dev/lnk/kernel/sandbox", "github.com/seccomp/libseccomp-golang"},
 }
 

@@ -107,6 +107,26 @@ func AddAddr(name string, p netip.Prefix) error {
 	return nil
 }
 
+// DelAddr takes the address p from interface name.
+func DelAddr(name string, p netip.Prefix) error {
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		return err
+	}
+	msg := make([]byte, unix.SizeofIfAddrmsg)
+	msg[0] = unix.AF_INET
+	if p.Addr().Is6() {
+		msg[0] = unix.AF_INET6
+	}
+	msg[1] = byte(p.Bits())
+	binary.NativeEndian.PutUint32(msg[4:], uint32(ifi.Index))
+	msg = append(msg, rtattr(unix.IFA_LOCAL, p.Addr().AsSlice())...)
+	if err := rtnetlink(unix.RTM_DELADDR, 0, msg); err != nil {
+		return fmt.Errorf("taking %s from %s: %w", p, name, err)
+	}
+	return nil
+}
+
 // LinkUp brings interface name up.
 func LinkUp(name string) error {
 	ifi, err := net.InterfaceByName(name)

@@ -1,16 +1,17 @@
-package netbroker
+package netclass
 
 import (
 	"net/netip"
 	"strings"
 )
 
-// Class is what an address is, for the proxy's rules. The zero value is
-// Invalid, and only Public is reachable through an [internet] grant.
+// Class is what an address is. The zero value is Invalid.
 type Class int
 
-// The address classes. Every class but Public is refused unless [lan] or
-// [localhost] grants it; Metadata and Own are refused always.
+// The address classes. What each may reach is its user's rule: the
+// sandbox proxy refuses every class but Public unless [lan] or
+// [localhost] grants it, and Metadata and Own always; Link Web fetches
+// only Public.
 const (
 	Invalid     Class = iota
 	Public            // global unicast, reachable with an [internet] grant
@@ -41,8 +42,8 @@ var classNames = [...]string{
 	Own:         "address of this machine's own",
 }
 
-// article is the indefinite article that goes before the class's name.
-func (c Class) article() string {
+// Article is the indefinite article that goes before the class's name.
+func (c Class) Article() string {
 	if strings.ContainsRune("aeiou", rune(c.String()[0])) {
 		return "an"
 	}
@@ -107,7 +108,7 @@ var global6 = netip.MustParsePrefix("2000::/3")
 // Classify says what a is, judging an IPv6 address that carries an IPv4
 // one (mapped, compatible, SIIT, NAT64, 6to4, Teredo) as the IPv4 it
 // carries. A zone is ignored: fe80::1%eth0 is link-local like fe80::1.
-// It does not know this machine's own addresses; see [Checker].
+// It does not know this machine's own addresses; see [Judge].
 func Classify(a netip.Addr) Class {
 	if !a.IsValid() {
 		return Invalid
@@ -128,7 +129,7 @@ func Classify(a netip.Addr) Class {
 	if a == netip.IPv6Unspecified() {
 		return Unspecified
 	}
-	if v4s := embedded4(a); v4s != nil {
+	if v4s := Embedded4(a); v4s != nil {
 		for _, v4 := range v4s {
 			if c := classify4(v4); c != Public {
 				return c
@@ -168,8 +169,8 @@ var (
 	teredo   = netip.MustParsePrefix("2001::/32")
 )
 
-// embedded4 returns the IPv4 addresses an IPv6 address carries, if any.
-func embedded4(a netip.Addr) []netip.Addr {
+// Embedded4 returns the IPv4 addresses an IPv6 address carries, if any.
+func Embedded4(a netip.Addr) []netip.Addr {
 	b := a.As16()
 	last := netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
 	switch {

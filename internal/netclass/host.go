@@ -1,14 +1,12 @@
-package netbroker
+package netclass
 
 import (
 	"net/netip"
 	"strconv"
 	"strings"
-
-	"lnk.dev/lnk/internal/refusal"
 )
 
-// Host is a host as the proxy judges it, after strict parsing: either a
+// Host is a host as Link judges it, after strict parsing: either a
 // name (lowercase ASCII, no trailing dot) or an address, never both.
 type Host struct {
 	Name string
@@ -35,9 +33,16 @@ func (h Host) HostPort(port uint16) string {
 	return h.String() + ":" + p
 }
 
-func malformed(reason string) *Refusal {
-	return &Refusal{Status: 400, Refusal: refusal.Refusal{Rule: KindMalformed, Reason: reason}}
+// HostError is why a host is refused: userinfo, or a host that does
+// not read strictly.
+type HostError struct {
+	Userinfo bool   // user@host
+	Reason   string // one lowercase line
 }
+
+func (e *HostError) Error() string { return e.Reason }
+
+func malformed(reason string) *HostError { return &HostError{Reason: reason} }
 
 // ParseHost parses a host as it appears in a request: a name, an IPv4
 // address in any spelling a C library accepts (decimal, octal, hex, short
@@ -57,7 +62,7 @@ func ParseHost(s string) (Host, error) {
 		c := s[i]
 		switch {
 		case c == '@':
-			return Host{}, &Refusal{Status: 400, Refusal: refusal.Refusal{Rule: KindUserinfo, Reason: "userinfo (user@host) in a request's host is refused"}}
+			return Host{}, &HostError{Userinfo: true, Reason: "userinfo (user@host) in a request's host is refused"}
 		case c == '%':
 			return Host{}, malformed("an address with a zone or a percent-encoded host is refused")
 		case c >= 0x80:

@@ -1,4 +1,4 @@
-package netbroker
+package netclass
 
 import (
 	"encoding/binary"
@@ -89,6 +89,12 @@ func WatchOwnAddrs() (*OwnWatch, error) {
 	if err := w.dump(); err != nil {
 		w.f.Close()
 		return nil, fmt.Errorf("listing this machine's addresses: %w", err)
+	}
+	if len(w.addrs) == 0 {
+		// Loopback's own is always there: a list without it was not read
+		// right, and an empty set would call every address not own.
+		w.f.Close()
+		return nil, errors.New("listing this machine's addresses: the kernel listed none, not even loopback's")
 	}
 	return w, nil
 }

@@ -1,4 +1,4 @@
-package netbroker
+package netclass
 
 import (
 	"encoding/binary"

@@ -1,0 +1,130 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Page is what a fetch answers.
+type Page struct {
+	URL    string // the final URL, after redirects
+	Status int
+	Title  string
+	Text   string // markdown, or the page's text as it came
+	Plain  bool   // HTML nested past MaxDepth, given as plain text
+}
+
+// Fetch reads rawURL, following at most MaxRedirects redirects, each
+// hop checked as the first, within the call's time, and gives the page
+// as markdown (HTML) or as it is (other text). What it refuses is a
+// *Refusal. Each refusal and failure is logged once, with its reason.
+func (w *Web) Fetch(ctx context.Context, rawURL string) (*Page, error) {
+	p, err := w.fetch(ctx, rawURL)
+	if err != nil {
+		w.logf("fetch %q refused: %v", redacted(rawURL), err)
+	}
+	return p, err
+}
+
+// redacted is rawURL for the log: a login's password never in it.
+func redacted(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "(not a URL)"
+	}
+	return u.Redacted()
+}
+
+func (w *Web) fetch(ctx context.Context, rawURL string) (*Page, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, refusef("not a URL: %v", firstLine(err))
+	}
+	if _, err := parseTarget(u); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, w.cfg.timeout(),
+		refusef("the page, its redirects and body together took longer than %s: cut", w.cfg.timeout()))
+	defer cancel()
+	client := &http.Client{Transport: w.guard, CheckRedirect: checkRedirect}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, refusef("not a URL: %v", firstLine(err))
+	}
+	req.Header.Set("User-Agent", "lnk-web/1")
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, w.callError(ctx, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxPage+1))
+	if err != nil {
+		return nil, w.callError(ctx, err)
+	}
+	if len(body) > MaxPage {
+		return nil, refusef("the page is larger than %d MB: cut at %d bytes, nothing of it given", MaxPage>>20, MaxPage)
+	}
+	p := &Page{URL: resp.Request.URL.String(), Status: resp.StatusCode}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case mt == "text/html" || mt == "application/xhtml+xml" || mt == "" && looksHTML(body):
+		if err := w.toMarkdown(ctx, body, resp.Request.URL, p); err != nil {
+			return nil, w.callError(ctx, err)
+		}
+	case strings.HasPrefix(mt, "text/") || mt == "application/json" || mt == "application/xml" || strings.HasSuffix(mt, "+json") || strings.HasSuffix(mt, "+xml") || mt == "" && !bytes.ContainsRune(body, 0):
+		p.Text = strings.ToValidUTF8(string(body), "\uFFFD")
+	case mt == "":
+		return nil, refusef("the page says no type and holds NUL bytes: not text, and only HTML and text are read")
+	default:
+		return nil, refusef("the page is %s, not text: only HTML and text are read", mt)
+	}
+	return p, nil
+}
+
+// checkRedirect allows at most MaxRedirects redirects, never from
+// https:// to http://; each hop's URL and host are checked again by the
+// guard before it is sent. A URL a site chose is quoted in a refusal,
+// and said to be the site's: the model reads refusals as the tool's.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) > MaxRedirects {
+		return refusef("more than %d redirects: not followed past the site's %q", MaxRedirects, via[len(via)-1].URL.Redacted())
+	}
+	if prev := via[len(via)-1]; prev.URL.Scheme == "https" && req.URL.Scheme != "https" {
+		return refusef("a redirect from https:// to %s:// (the site's %q) is never followed", req.URL.Scheme, req.URL.Redacted())
+	}
+	_, err := parseTarget(req.URL)
+	return err
+}
+
+// callError is the refusal inside err, the call's time running out, or
+// err's first line.
+func (w *Web) callError(ctx context.Context, err error) error {
+	if r, ok := asRefusal(err); ok {
+		return r
+	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return fmt.Errorf("the fetch failed: %s", firstLine(err))
+}
+
+func firstLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+func looksHTML(b []byte) bool {
+	head := strings.ToLower(strings.TrimSpace(string(b[:min(len(b), 512)])))
+	return strings.HasPrefix(head, "<!doctype html") || strings.HasPrefix(head, "<html")
+}

@@ -16,6 +16,7 @@ import (
 	"lnk.dev/lnk/internal/audit"
 	"lnk.dev/lnk/internal/settings"
 	"lnk.dev/lnk/kernel/sandbox"
+	"lnk.dev/lnk/services/sandboxrun"
 	"lnk.dev/lnk/services/toolbridge"
 	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
@@ -35,7 +36,7 @@ type sandboxBridge struct {
 // startBridge starts the bridge when grants comp name tools and reach
 // them through a proxy; nil when not. kr (nil: none) is the agent's
 // start in the kernel, which starts its ask broker.
-func startBridge(comp *caps.Compiled, degraded bool, kr *kernelRun) (*sandboxBridge, error) {
+func startBridge(comp *caps.Compiled, degraded bool, kr *sandboxrun.Brokers) (*sandboxBridge, error) {
 	if len(comp.Tools) == 0 {
 		return nil, nil
 	}
@@ -61,8 +62,8 @@ func startBridge(comp *caps.Compiled, degraded bool, kr *kernelRun) (*sandboxBri
 		return nil, fmt.Errorf("tool bridge: the audit log: %w", err)
 	}
 	if kr != nil {
-		if sb.asker, sb.endAsk, err = kr.ask(set.AskWait, degraded); err != nil {
-			return nil, err
+		if sb.asker, sb.endAsk, err = kr.Ask(set.AskWait, degraded); err != nil {
+			return nil, kernelErr(err)
 		}
 	} else {
 		var p *askproc.Procs

@@ -5,8 +5,10 @@
 //	lnk-run-tool supervise --agent NAME --id ID   a background command's supervisor (serve starts it)
 //	lnk-run-tool stop-all --agent NAME        stop every background command of the agent
 //
-// Each call runs `lnk sandbox run --agent NAME -- ARGV` with the lnk
-// beside this program (lnk.dev/lnk/services/runtool).
+// Each call runs in the agent's sandbox through the kernel, in-process
+// by services/sandboxrun (the orchestrator lnk sandbox run --agent
+// calls), with the lnk beside this program starting the kernel on
+// demand (lnk.dev/lnk/services/runtool).
 package main
 
 import (
@@ -20,6 +22,7 @@ import (
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/internal/beside"
 	"lnk.dev/lnk/services/runtool"
@@ -51,6 +54,12 @@ func main() {
 	fs.Parse(os.Args[2:])
 	if *name == "" || fs.NArg() != 0 {
 		fail(2, errors.New(usage))
+	}
+	// The run tool holds, for each call, what its sandbox is told of
+	// its proxy (its secret): out of core dumps and out of reach of the
+	// owner's other processes (/proc/PID/mem, ptrace), as lnk is.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fail(1, fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err))
 	}
 	exe, err := os.Executable() // this program, its supervisor too
 	if err != nil {

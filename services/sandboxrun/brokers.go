@@ -1,4 +1,4 @@
-package cli
+package sandboxrun
 
 import (
 	"bufio"
@@ -19,23 +19,15 @@ import (
 	"lnk.dev/lnk/kernel/sandbox"
 )
 
-// A run for an agent (lnk sandbox run --agent) starts none of Link's
-// brokers itself: on the start the kernel made from the agent's own
-// grants (sandbox_kernel.go, on its connection), it starts, as its
-// children, the run's
-// proxy with the key broker of its sealed secrets, and its ask broker
-// with the dialog launcher (kernel/start_brokers.go). lnk is handed only
-// what the sandbox and the tool bridge use: the proxy's relay channel
-// (lnk made it and keeps the sending end), what the sandbox is told of
-// the proxy, and the ask broker's channel. The brokers end with the
-// start (lnk ends it, or is gone); one that dies ends the start, and
-// the kernel kills the sandbox through its pidfd and answers its watch
-// with why (sandbox_kernel.go). A run of flag grants (no --agent) still
-// starts its proxy and ask broker in lnk (SECURITY.md, known gaps).
-
-// kernelRun is the brokers of an agent's start the kernel holds for
-// this run; c is the start's connection (kernelStart's), not its own.
-type kernelRun struct {
+// Brokers are the brokers of an agent's start the kernel holds for one
+// run, on the start's own connection: the kernel starts them as its
+// children (kernel/start_brokers.go) and hands the caller only what the
+// sandbox and the tool bridge use: the proxy's relay channel (the caller
+// made it and keeps the sending end), what the sandbox is told of the
+// proxy, and the ask broker's channel. They end with the start; one that
+// dies ends the start, and the kernel kills the sandbox through its
+// pidfd and answers its watch with why.
+type Brokers struct {
 	c     *client.Client
 	agent string
 	start uint64
@@ -46,15 +38,13 @@ type kernelRun struct {
 	why   string
 }
 
-// beginKernelRun readies the brokers of the agent's start ks (made by
-// startInKernel, on its connection) when its run needs one: a proxy, a
-// sealed secret or a tool. Nil when it needs none, or for a run of flag
-// grants (no start).
-func beginKernelRun(ks *kernelStart, comp *caps.Compiled) *kernelRun {
+// BeginBrokers readies the brokers of the agent's start ks when its run
+// needs one: a proxy, a sealed secret or a tool. Nil when it needs none.
+func BeginBrokers(ks *Start, comp *caps.Compiled) *Brokers {
 	if ks == nil || !(sandbox.NeedsProxy(comp) || len(comp.Tools) > 0 || holdsSecretsFile(comp.Home)) {
 		return nil
 	}
-	return &kernelRun{c: ks.cl, agent: ks.agent, start: ks.start, ended: make(chan struct{})}
+	return &Brokers{c: ks.cl, agent: ks.Agent, start: ks.ID, ended: make(chan struct{})}
 }
 
 // holdsSecretsFile reports whether secrets.toml is there (a sealed
@@ -69,9 +59,9 @@ func holdsSecretsFile(home string) bool {
 	return len(files) >= 2
 }
 
-// endedErr says why the run's brokers ended under its command, or nil:
-// read before lnk ends the start itself, which ends them too.
-func (r *kernelRun) endedErr() error {
+// EndedErr says why the run's brokers ended under its command, or nil:
+// read before the caller ends the start itself, which ends them too.
+func (r *Brokers) EndedErr() error {
 	if r == nil {
 		return nil
 	}
@@ -83,9 +73,32 @@ func (r *kernelRun) endedErr() error {
 	}
 }
 
-// proxy has the kernel start the run's proxy; nil when it needs none.
-// sk is never set: the kernel holds the sealed secrets' key broker.
-func (r *kernelRun) proxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge) (*sandbox.Proxy, error) {
+// SealedError refuses a run of an agent granted sealed secrets with no
+// proxy to add them ([network] mode = "host"): security.txt says it does
+// not start without them, rather than start without them.
+type SealedError struct {
+	Agent string
+	Names []string
+}
+
+func (e *SealedError) Error() string {
+	return fmt.Sprintf("agent %s holds sealed secrets (%s) and [network] mode = \"host\" leaves it no proxy to add them: it does not start without them", e.Agent, strings.Join(e.Names, ", "))
+}
+
+// Hints are the commands that would let it run: the network back behind
+// its proxy, or each secret taken from it.
+func (e *SealedError) Hints() []string {
+	hints := []string{"lnk agent deny " + e.Agent + " --network-mode host"}
+	for _, n := range e.Names {
+		hints = append(hints, "lnk secret remove "+n+" --agent "+e.Agent)
+	}
+	return hints
+}
+
+// Proxy has the kernel start the run's proxy (with the key broker of
+// its sealed secrets); nil when it needs none. bridge is the tool
+// bridge's channel and route, passed to the kernel as it is, or nil.
+func (r *Brokers) Proxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge) (*sandbox.Proxy, error) {
 	lr, lw, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -110,13 +123,17 @@ func (r *kernelRun) proxy(comp *caps.Compiled, degraded bool, bridge *sandbox.To
 	if _, err := r.c.Call(ctx, proto.RunProxy, req, &rep, files...); err != nil {
 		lr.Close()
 		relaySend.Close()
-		return nil, kernelErr(err)
+		return nil, err
 	}
 	go r.watch(lr)
 	if !rep.Proxy {
 		relaySend.Close()
 		if len(rep.Sealed) > 0 {
-			return nil, auditRefusal("sandbox run", r.agent, noProxyForSealed(comp, rep.Sealed))
+			agent := comp.AgentName
+			if agent == "" {
+				agent = comp.AgentID
+			}
+			return nil, &SealedError{Agent: agent, Names: rep.Sealed}
 		}
 		return nil, nil
 	}
@@ -131,7 +148,7 @@ func (r *kernelRun) proxy(comp *caps.Compiled, degraded bool, bridge *sandbox.To
 }
 
 // watch reads the lifeline until the kernel closes it.
-func (r *kernelRun) watch(lr *os.File) {
+func (r *Brokers) watch(lr *os.File) {
 	defer lr.Close()
 	var said []string
 	sc := bufio.NewScanner(lr)
@@ -145,10 +162,10 @@ func (r *kernelRun) watch(lr *os.File) {
 	close(r.ended)
 }
 
-// ask has the kernel start the run's ask broker (with its dialog
+// Ask has the kernel start the run's ask broker (with its dialog
 // launcher where the desktop shows one), asking on the owner's terminal
-// when lnk has one; it returns the asker and what ends it.
-func (r *kernelRun) ask(wait time.Duration, degraded bool) (*askbroker.Remote, func(), error) {
+// when the caller has one; it returns the asker and what ends it.
+func (r *Brokers) Ask(wait time.Duration, degraded bool) (*askbroker.Remote, func(), error) {
 	if wait == 0 {
 		wait = askbroker.DefaultWait
 	}
@@ -167,7 +184,7 @@ func (r *kernelRun) ask(wait time.Duration, degraded bool) (*askbroker.Remote, f
 	defer cancel()
 	got, err := r.c.Call(ctx, proto.RunAsk, req, &proto.Empty{}, files...)
 	if err != nil {
-		return nil, nil, kernelErr(err)
+		return nil, nil, err
 	}
 	wc, err := wire.NewClient(got[0])
 	if err != nil {

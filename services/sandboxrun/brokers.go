@@ -3,15 +3,17 @@ package sandboxrun
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/askbroker"
 	"lnk.dev/lnk/helpers/askbroker/askproc"
-	"lnk.dev/lnk/helpers/keybroker"
 	"lnk.dev/lnk/internal/connpass"
 	"lnk.dev/lnk/internal/wire"
 	"lnk.dev/lnk/kernel/client"
@@ -47,16 +49,12 @@ func BeginBrokers(ks *Start, comp *caps.Compiled) *Brokers {
 	return &Brokers{c: ks.cl, agent: ks.Agent, start: ks.ID, ended: make(chan struct{})}
 }
 
-// holdsSecretsFile reports whether secrets.toml is there (a sealed
-// secret may be granted); what cannot be learned says yes: the kernel
-// then looks.
+// holdsSecretsFile reports whether ~/.lnk/secrets.toml is there (a
+// sealed secret may be granted): only whether to ask the kernel, which
+// opens it itself and decides. What cannot be learned says yes.
 func holdsSecretsFile(home string) bool {
-	files, err := keybroker.StartFiles(home)
-	if err != nil {
-		return true
-	}
-	wire.CloseFiles(files)
-	return len(files) >= 2
+	_, err := os.Lstat(filepath.Join(home, ".lnk", "secrets.toml"))
+	return err == nil || !errors.Is(err, fs.ErrNotExist)
 }
 
 // EndedErr says why the run's brokers ended under its command, or nil:

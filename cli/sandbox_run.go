@@ -30,6 +30,9 @@ type sandboxSpec struct {
 	degraded bool
 	tools    toolNames      // every --tool given (tool_flag.go)
 	harness  harnessProfile // lnk agent harness run|check: the harness's own sandbox (agent_harness.go)
+	// unconfined: lnk agent harness run with the agent's sandbox off
+	// (agent_harness_off.go).
+	unconfined bool
 }
 
 func (s *sandboxSpec) bind(c *cobra.Command) {

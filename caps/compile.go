@@ -248,7 +248,7 @@ func lnkDir() (string, error) {
 	if err != nil {
 		return "", &Refusal{Rule: ErrLinkOwn.Rule, Err: err,
 			Reason: fmt.Sprintf("refused: where Link's own programs are cannot be learned (%v), so no grant can be checked against them (rule %s)", err, ErrLinkOwn.Rule),
-			Hint:   "run lnk by its installed path (make install puts it in PREFIX/bin), with /proc mounted"}
+			Hint:   "mount /proc, and run Link from where make install put it"}
 	}
 	return filepath.Dir(exe), nil
 }

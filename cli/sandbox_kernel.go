@@ -47,7 +47,11 @@ func runErr(err error, agent string) error {
 	var se *sandboxrun.StartError
 	var missing *sandboxrun.InstallError
 	var sealed *sandboxrun.SealedError
+	var gone *sandboxrun.GoneError
+	var ended *sandboxrun.EndedError
 	switch {
+	case errors.As(err, &gone), errors.As(err, &ended):
+		return Fail(ExitFailure, err, sandboxrun.Hint(err)) // said as it is
 	case errors.As(err, &se):
 		return kernelStartErr(se.Err, agent)
 	case errors.As(err, &sealed):

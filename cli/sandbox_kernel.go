@@ -73,6 +73,9 @@ func runErr(err error, agent string) error {
 // it.
 func kernelStartErr(err error, agent string) error {
 	var we *wire.Error
+	if errors.As(err, &we) && agent == "" && we.Code == proto.CodeRefused { // a run of flag grants or a sandbox file
+		return Refused(fmt.Errorf("the kernel refused this run's grants: %s", we.Message), "lnk sandbox run --help names the grants")
+	}
 	if errors.As(err, &we) {
 		switch we.Code {
 		case proto.CodeRefused:

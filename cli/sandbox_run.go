@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ import (
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/beside"
 	"lnk.dev/lnk/internal/cloexec"
+	"lnk.dev/lnk/kernel/proto"
 	"lnk.dev/lnk/kernel/sandbox"
 	"lnk.dev/lnk/services/sandboxrun"
 )
@@ -225,7 +227,16 @@ network. Returns the command's exit status (128+N for signal N).`,
 				}
 			}
 			if spec.agent != "" {
-				return runAgent(c, spec, comp, args, status)
+				return runInKernel(c, spec, comp, args, status, nil)
+			}
+			if sandbox.NeedsProxy(comp) || len(comp.Tools) > 0 {
+				// Its brokers are the kernel's children, as an
+				// agent's are: the kernel compiles the same grants.
+				g, err := spec.runGrants()
+				if err != nil {
+					return err
+				}
+				return runInKernel(c, spec, comp, args, status, g)
 			}
 			return runGrants(c, spec, comp, args, status, jsonStatus)
 		},
@@ -235,11 +246,12 @@ network. Returns the command's exit status (128+N for signal N).`,
 	return c
 }
 
-// runAgent runs args in an agent's sandbox through the kernel, by
-// services/sandboxrun, the one orchestrator of an agent's run: the
-// kernel compiles its grants, holds its folders and starts its brokers
-// as its children; lnk hosts the tool bridge (sandbox_bridge.go).
-func runAgent(c *cobra.Command, spec *sandboxSpec, comp *caps.Compiled, args []string, status func(sandbox.Status)) error {
+// runInKernel runs args through the kernel by services/sandboxrun, the
+// one orchestrator of a run: the kernel compiles its grants (the
+// agent's, or with g those of the flags or the sandbox file), holds its
+// folders and starts its brokers as its children; lnk hosts the tool
+// bridge (sandbox_bridge.go).
+func runInKernel(c *cobra.Command, spec *sandboxSpec, comp *caps.Compiled, args []string, status func(sandbox.Status), g *proto.RunGrants) error {
 	cl, err := kernelClient(c.Context())
 	if err != nil {
 		return err
@@ -254,7 +266,7 @@ func runAgent(c *cobra.Command, spec *sandboxSpec, comp *caps.Compiled, args []s
 	var bridge *sandboxBridge
 	defer func() { bridge.Close() }()
 	code, err := sandboxrun.Run(c.Context(), sandboxrun.Options{
-		Client: cl, Comp: comp, Agent: spec.agent, Harness: sandboxrun.Harness{Name: spec.harness.name, Profile: spec.harness.profile},
+		Client: cl, Comp: comp, Agent: spec.agent, Harness: sandboxrun.Harness{Name: spec.harness.name, Profile: spec.harness.profile}, Grants: g,
 		Request: spec.request("sandbox run"), LogName: spec.logName(),
 		Argv: args, Dir: cwd, InitPath: initPath, Degraded: spec.degraded,
 		Stdin: os.Stdin, Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(), Status: status,
@@ -287,59 +299,51 @@ func runAgent(c *cobra.Command, spec *sandboxSpec, comp *caps.Compiled, args []s
 	return &ExitError{Code: code, Silent: true, Err: fmt.Errorf("exit %d", code)}
 }
 
-// runGrants runs args in a sandbox of flag grants or a sandbox file:
-// lnk starts its proxy and the tool bridge's ask broker itself.
+// runGrants runs args in a sandbox of flag grants or a sandbox file
+// that needs no broker: lnk execs bubblewrap (or, for --json-status,
+// waits beside it), and the kernel has nothing to hold.
 func runGrants(c *cobra.Command, spec *sandboxSpec, comp *caps.Compiled, args []string, status func(sandbox.Status), jsonStatus bool) error {
-	bridge, err := startBridge(comp, spec.degraded, nil) // nil without [tools] (sandbox_bridge.go)
-	if err != nil {
-		return err
-	}
-	defer bridge.Close()
-	// lnk readies the proxy (its socket, secret and relay channel),
-	// builds and starts the sandbox, and starts the proxy beside
-	// bubblewrap's own setup, never waiting for it to serve.
-	hook, err := bridge.hook()
-	if err != nil {
-		return err
-	}
-	proxy, launch, err := newProxy(comp, spec.degraded, hook)
-	if err != nil {
-		return err // a refusal is logged once, by whoever made it
-	}
-	if proxy != nil {
-		defer stopProxy(proxy)
-	}
-	s, err := buildSandbox(comp, args, spec.degraded, proxy)
+	s, err := buildSandbox(comp, args, spec.degraded, nil)
 	if err != nil {
 		return auditRefusal(spec.request("sandbox run"), spec.logName(), err)
-	}
-	if launch != nil {
-		s.Started = launch // the proxy starts beside bubblewrap's setup
 	}
 	for _, n := range s.Notices {
 		fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
 	}
 	auditNotices(spec.request("sandbox run"), spec.logName(), s.Notices)
-	if !jsonStatus && proxy == nil {
+	if !jsonStatus {
 		return s.Exec() // nothing of Link's needs to outlive this process
 	}
-	// With a proxy, lnk waits and then stops it itself.
 	lockForChildren() // bubblewrap's PR_SET_PDEATHSIG comes from this thread
 	code, err := s.Start(os.Stdin, c.OutOrStdout(), c.ErrOrStderr(), status)
-	var perr error
-	if proxy != nil {
-		perr = stopProxy(proxy) // its own lines come first
-	}
 	if err != nil {
 		return err
 	}
-	if perr != nil {
-		// The command ran, its connections through the proxy refused:
-		// its status stands, but never as success.
-		if code == 0 {
-			code = ExitFailure
-		}
-		return &ExitError{Code: code, Err: perr}
-	}
 	return &ExitError{Code: code, Silent: true, Err: fmt.Errorf("exit %d", code)}
+}
+
+// runGrants is what the kernel compiles for a run of flag grants or a
+// sandbox file: the flags as compile adjusted them, or the file's path
+// made absolute, and the folder relative paths start from (as compile
+// took it: "" from /).
+func (s *sandboxSpec) runGrants() (*proto.RunGrants, error) {
+	cwd, _ := os.Getwd()
+	if cwd == "/" {
+		cwd = ""
+	}
+	g := &proto.RunGrants{Dir: cwd}
+	if s.file != "" {
+		abs, err := filepath.Abs(s.file)
+		if err != nil {
+			return nil, err
+		}
+		g.File = abs
+		return g, nil
+	}
+	b, err := json.Marshal(s.g)
+	if err != nil {
+		return nil, err
+	}
+	g.Flags = b
+	return g, nil
 }

@@ -43,7 +43,7 @@ type Brokers struct {
 // BeginBrokers readies the brokers of the agent's start ks when its run
 // needs one: a proxy, a sealed secret or a tool. Nil when it needs none.
 func BeginBrokers(ks *Start, comp *caps.Compiled) *Brokers {
-	if ks == nil || !(sandbox.NeedsProxy(comp) || len(comp.Tools) > 0 || holdsSecretsFile(comp.Home)) {
+	if ks == nil || !(sandbox.NeedsProxy(comp) || len(comp.Tools) > 0 || (comp.AgentID != "" && holdsSecretsFile(comp.Home))) {
 		return nil
 	}
 	return &Brokers{c: ks.cl, agent: ks.Agent, start: ks.ID, ended: make(chan struct{})}

@@ -10,6 +10,7 @@ import (
 	"lnk.dev/lnk/internal/audit"
 	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/kernel/client"
+	"lnk.dev/lnk/kernel/proto"
 	"lnk.dev/lnk/kernel/sandbox"
 )
 
@@ -22,6 +23,9 @@ type Options struct {
 	Comp    *caps.Compiled
 	Agent   string
 	Harness Harness
+	// Grants, set, makes the run a start of no agent (Agent empty):
+	// flag grants or a sandbox file, compiled again by the kernel.
+	Grants *proto.RunGrants
 	// Request and LogName are how the run's own refusals and notices
 	// are logged ("sandbox run", the agent or <agent>/<harness>-run).
 	Request, LogName string
@@ -58,7 +62,12 @@ type Options struct {
 // command ran but whose brokers or kernel ended it says so, beside the
 // status.
 func Run(ctx context.Context, o Options) (code int, err error) {
-	ks, err := StartAgent(ctx, o.Client, o.Comp, o.Agent, o.Harness)
+	var ks *Start
+	if o.Grants != nil {
+		ks, err = StartGrants(ctx, o.Client, o.Comp, *o.Grants)
+	} else {
+		ks, err = StartAgent(ctx, o.Client, o.Comp, o.Agent, o.Harness)
+	}
 	if err != nil {
 		return 0, o.refused(err)
 	}

@@ -57,7 +57,19 @@ var ErrGrantsChanged = refusal.Sentinel("grants-changed", "the agent's grants ch
 // itself, and takes its folders' handles: what the kernel granted must
 // be what comp says.
 func StartAgent(ctx context.Context, cl *client.Client, comp *caps.Compiled, agent string, h Harness) (*Start, error) {
-	st, err := cl.Start(ctx, &proto.StartRequest{Agent: agent, Folders: []proto.Folder{}, Compile: true, Harness: h.Name, Profile: h.Profile})
+	return start(ctx, cl, comp, &proto.StartRequest{Agent: agent, Folders: []proto.Folder{}, Compile: true, Harness: h.Name, Profile: h.Profile})
+}
+
+// StartGrants is StartAgent for a start of no agent (lnk sandbox run
+// with flag grants or a sandbox file, whose run needs a broker): the
+// kernel compiles g itself, and its grants must be comp's.
+func StartGrants(ctx context.Context, cl *client.Client, comp *caps.Compiled, g proto.RunGrants) (*Start, error) {
+	return start(ctx, cl, comp, &proto.StartRequest{Folders: []proto.Folder{}, Grants: &g})
+}
+
+func start(ctx context.Context, cl *client.Client, comp *caps.Compiled, req *proto.StartRequest) (*Start, error) {
+	agent := req.Agent
+	st, err := cl.Start(ctx, req)
 	if err != nil {
 		cl.Close()
 		return nil, &StartError{Agent: agent, Err: err}
@@ -120,7 +132,7 @@ func sameGrants(comp *caps.Compiled, got []proto.CapInfo) error {
 	sort.Strings(diff)
 	return &refusal.Refusal{Rule: ErrGrantsChanged.Rule, Err: ErrGrantsChanged,
 		Reason: fmt.Sprintf("the kernel's grants of agent %s differ from what this run compiled (%s): they changed meanwhile", comp.AgentName, strings.Join(diff, ", ")),
-		Hint:   "run it again: lnk sandbox run --agent " + comp.AgentName + " -- COMMAND"}
+		Hint:   "run it again: lnk sandbox run … -- COMMAND"}
 }
 
 // Hook makes s run under the start: its pidfd goes to the kernel once it

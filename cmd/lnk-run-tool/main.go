@@ -73,6 +73,11 @@ func main() {
 	if err != nil {
 		fail(1, err)
 	}
+	// The kernel this process may start on demand, and every sandbox it
+	// starts, get only what finds the owner's HOME and programs.
+	if err := a.KeepOnlyChildEnv(); err != nil {
+		fail(1, err)
+	}
 	switch os.Args[1] {
 	case "serve":
 		s := &server.Server{Agent: a, Supervisor: []string{exe, "supervise"}, Log: os.Stderr}

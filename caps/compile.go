@@ -2,6 +2,7 @@ package caps
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -40,7 +41,10 @@ func Compile(in Input) (*Compiled, error) {
 		return nil, at(ErrBadPath, quote(in.Home), "HOME must be an existing absolute folder")
 	}
 	l := Layout{Home: home}
-	c := newChecker(l, "")
+	c, err := newChecker(l, "")
+	if err != nil {
+		return nil, err
+	}
 	out := &Compiled{Home: home, Tools: map[string]Tool{}, Teams: map[string]TeamGrant{}, Limits: DefaultLimits}
 	base := in.Base
 	if in.Agent != nil {
@@ -227,15 +231,24 @@ func appendNew(list []string, v string) []string {
 	return append(list, v)
 }
 
+// executable is os.Executable; a seam, so a test can make it fail.
+var executable = os.Executable
+
 // lnkDir is the folder holding the running program when it is lnk (never
-// a test binary): writing it would change what runs outside the sandbox.
-func lnkDir() string {
-	exe, err := os.Executable()
-	if err != nil || !strings.HasPrefix(filepath.Base(exe), "lnk") {
-		return ""
+// a test binary, ""): writing it would change what runs outside the
+// sandbox. Where the program's path cannot be learned the rule cannot be
+// checked, and the compile is refused (fail closed), never run without it.
+func lnkDir() (string, error) {
+	exe, err := executable()
+	if err == nil && strings.HasPrefix(filepath.Base(exe), "lnk") {
+		exe, err = filepath.EvalSymlinks(exe)
+	} else if err == nil {
+		return "", nil
 	}
-	if real, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = real
+	if err != nil {
+		return "", &Refusal{Rule: ErrLinkOwn.Rule, Err: err,
+			Reason: fmt.Sprintf("refused: where Link's own programs are cannot be learned (%v), so no grant can be checked against them (rule %s)", err, ErrLinkOwn.Rule),
+			Hint:   "mount /proc, and run Link from where make install put it"}
 	}
-	return filepath.Dir(exe)
+	return filepath.Dir(exe), nil
 }

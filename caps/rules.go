@@ -24,9 +24,14 @@ type checker struct {
 }
 
 // newChecker is the checker for layout l and agent self, with PATH and
-// the runtime folders from this process's environment.
-func newChecker(l Layout, self string) checker {
-	c := checker{l: l, self: self, lnkDir: lnkDir()}
+// the runtime folders from this process's environment. It fails where
+// lnk's own folder cannot be learned (lnkDir).
+func newChecker(l Layout, self string) (checker, error) {
+	dir, err := lnkDir()
+	if err != nil {
+		return checker{}, err
+	}
+	c := checker{l: l, self: self, lnkDir: dir}
 	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
 		if filepath.IsAbs(d) {
 			c.pathDirs = appendNew(c.pathDirs, filepath.Clean(d))
@@ -36,7 +41,7 @@ func newChecker(l Layout, self string) checker {
 	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
 		c.runtimeDirs = appendNew(c.runtimeDirs, filepath.Clean(d))
 	}
-	return c
+	return c, nil
 }
 
 // checkLinkFolders refuses what every grant, read or written, keeps out:

@@ -42,6 +42,10 @@ func TestAgentDeleteEndsItsBackgroundCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The supervisor says it started once the sandbox runs: the
+	// command inside starts a moment later.
+	for end := time.Now().Add(10 * time.Second); !sleeping(mark) && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+	}
 	if !sleeping(mark) {
 		t.Fatal("not running")
 	}

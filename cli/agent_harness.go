@@ -96,14 +96,16 @@ func harnessSpec(home, agent, flagged, profile string, degraded bool) (*sandboxS
 		}
 		return nil, err
 	}
-	if off {
-		// With the sandbox off, check has nothing to check; run would
-		// run unconfined beside a proxy of its own, which this does not
-		// do yet: both refuse, never running less confined than asked.
+	if off && profile != "run" {
+		// With the sandbox off, check has nothing to check: it refuses,
+		// never reporting on a sandbox that does not run.
 		return nil, Refused(fmt.Errorf("agent %s runs with its sandbox off (its no-sandbox setting): lnk agent harness %s runs only in a harness's sandbox", agent, profile),
 			"lnk agent show "+agent+" shows the setting; lnk agent start --sandbox "+agent+" turns its sandbox back on")
 	}
-	return &sandboxSpec{agent: agent, degraded: degraded, harness: harnessProfile{name: h, profile: profile}}, nil
+	// With the sandbox off, run warns and runs the command unconfined,
+	// as the harness runs, beside a proxy of its own on a free port
+	// (security.txt, "Running a command in its sandbox"; agent_harness_off.go).
+	return &sandboxSpec{agent: agent, degraded: degraded, harness: harnessProfile{name: h, profile: profile}, unconfined: off}, nil
 }
 
 // harnessFlags binds --harness and --degraded.
@@ -141,6 +143,9 @@ calls are logged as AGENT/HARNESS-run. Returns the command's exit status
 				var run sandboxSpec
 				cmd := sandboxRunCommand(&run)
 				run.agent, run.degraded, run.harness = spec.agent, spec.degraded, spec.harness
+				if spec.unconfined {
+					return runUnconfined(c, spec, args[1:])
+				}
 				return cmd.RunE(c, args[1:])
 			},
 		}

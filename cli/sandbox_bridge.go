@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -12,30 +11,29 @@ import (
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/askbroker"
-	"lnk.dev/lnk/helpers/askbroker/askproc"
 	"lnk.dev/lnk/internal/audit"
 	"lnk.dev/lnk/internal/settings"
 	"lnk.dev/lnk/kernel/sandbox"
+	"lnk.dev/lnk/services/sandboxrun"
 	"lnk.dev/lnk/services/toolbridge"
 	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
 
 // sandboxBridge is one sandbox's tool bridge, run in lnk for the
-// sandbox's life: its calls asked through a confined lnk-askbroker (the
-// kernel's child for an agent's run, kernel/start_ask.go; else one this
-// run starts, askproc), each call a line of the audit log.
+// sandbox's life: its calls asked through a confined lnk-askbroker, the
+// kernel's child, the run's start's (kernel/start_ask.go), each call a
+// line of the audit log.
 type sandboxBridge struct {
 	run    *toolbridge.Running
 	asker  *askbroker.Remote
 	endAsk func()
 	log    *audit.Log
-	asked  chan struct{} // closed once the ask broker's log is all written (lnk's own)
 }
 
 // startBridge starts the bridge when grants comp name tools and reach
-// them through a proxy; nil when not. kr (nil: none) is the agent's
-// start in the kernel, which starts its ask broker.
-func startBridge(comp *caps.Compiled, degraded bool, kr *kernelRun) (*sandboxBridge, error) {
+// them through a proxy; nil when not. kr is the run's start in the
+// kernel, which starts its ask broker.
+func startBridge(comp *caps.Compiled, degraded bool, kr *sandboxrun.Brokers) (*sandboxBridge, error) {
 	if len(comp.Tools) == 0 {
 		return nil, nil
 	}
@@ -60,16 +58,13 @@ func startBridge(comp *caps.Compiled, degraded bool, kr *kernelRun) (*sandboxBri
 	if sb.log, err = openAuditLog(comp.Home); err != nil {
 		return nil, fmt.Errorf("tool bridge: the audit log: %w", err)
 	}
-	if kr != nil {
-		if sb.asker, sb.endAsk, err = kr.ask(set.AskWait, degraded); err != nil {
-			return nil, err
-		}
-	} else {
-		var p *askproc.Procs
-		if p, sb.asked, err = startAsking(comp, set.AskWait, degraded); err != nil {
-			return nil, err
-		}
-		sb.asker, sb.endAsk = p.Asker, p.Close
+	if kr == nil {
+		// Every run that reaches a tool is a start of the kernel's,
+		// whose ask broker asks: none is started here (fail closed).
+		return nil, fmt.Errorf("tool bridge: the run has no start of the kernel's to ask through")
+	}
+	if sb.asker, sb.endAsk, err = kr.Ask(set.AskWait, degraded); err != nil {
+		return nil, kernelErr(err)
 	}
 	name := toolbridge.SandboxName(comp.AgentName)
 	logged := toolbridge.AuditLog(sb.log, name)
@@ -110,12 +105,6 @@ func (sb *sandboxBridge) Close() {
 	}
 	if sb.endAsk != nil {
 		sb.endAsk()
-	}
-	if sb.asked != nil {
-		select { // its last lines reach the audit log
-		case <-sb.asked:
-		case <-time.After(5 * time.Second):
-		}
 	}
 	if sb.log != nil {
 		sb.log.Close()

@@ -12,6 +12,7 @@ import (
 
 	"lnk.dev/lnk/kernel/sandbox"
 	"lnk.dev/lnk/kernel/sandbox/probe"
+	"lnk.dev/lnk/services/sandboxrun"
 )
 
 // lnk sandbox check [spec flags | --agent NAME | --sandbox-file FILE] [--json]
@@ -86,26 +87,26 @@ func runProbes(c *cobra.Command, spec *sandboxSpec, comp any) ([]probe.Result, e
 	// take that much of the owner's memory first.
 	// An agent's check runs with the kernel's folder handles, as its
 	// run does (sandbox_kernel.go).
-	var ks *kernelStart
+	var ks *sandboxrun.Start
 	if spec.agent != "" {
 		if ks, err = startInKernel(c.Context(), cc, spec.agent, spec.harness); err != nil {
 			return nil, err
 		}
-		defer ks.close(context.Background())
+		defer ks.Close(context.Background())
 	}
 	s, err := buildSandboxWith(cc, []string{exe, "sandbox", "probe"}, spec.degraded, proxy,
 		func(o *sandbox.Options) {
 			o.MemoryMax = checkMemory
 			if ks != nil {
-				o.Held = ks.held
+				o.Held = ks.Held
 			}
 		}, exe)
-	ks.dropHeld()
+	ks.DropHeld()
 	if err != nil {
 		return nil, err
 	}
 	if ks != nil {
-		ks.hook(c.Context(), s)
+		ks.Hook(c.Context(), s)
 	}
 	for _, n := range s.Notices {
 		fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
@@ -127,7 +128,7 @@ func runProbes(c *cobra.Command, spec *sandboxSpec, comp any) ([]probe.Result, e
 	if err != nil {
 		return nil, err
 	}
-	if err := ks.finish(context.Background()); err != nil {
+	if err := ks.Finish(context.Background()); err != nil {
 		return nil, err
 	}
 	var results []probe.Result

@@ -63,14 +63,14 @@ Calls are JSON lines on stdin, answers on stdout. lnk-file-tool serve
 				if err != nil {
 					return err
 				}
-				defer ks.close(context.Background())
+				defer ks.Close(context.Background())
 				// apply starts no child and needs no network: it is the
 				// sandbox's PID 1, one process fewer in each session.
 				s, err := buildSandboxWith(fs.Grants, fs.Argv, degraded, nil, func(o *sandbox.Options) {
 					o.AsPid1 = true
-					o.Held = ks.held
+					o.Held = ks.Held
 				}, tool)
-				ks.dropHeld()
+				ks.DropHeld()
 				if err != nil {
 					return err
 				}
@@ -78,13 +78,13 @@ Calls are JSON lines on stdin, answers on stdout. lnk-file-tool serve
 					fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
 				}
 				// lnk stays beside it, holding the kernel's connection.
-				ks.hook(c.Context(), s)
+				ks.Hook(c.Context(), s)
 				lockForChildren() // bubblewrap's PR_SET_PDEATHSIG comes from this thread
 				code, err := s.Start(os.Stdin, c.OutOrStdout(), c.ErrOrStderr(), nil)
 				if err != nil {
 					return err
 				}
-				if kerr := ks.finish(context.Background()); kerr != nil {
+				if kerr := ks.Finish(context.Background()); kerr != nil {
 					return kerr
 				}
 				return &ExitError{Code: code, Silent: true, Err: fmt.Errorf("exit %d", code)}

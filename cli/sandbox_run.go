@@ -1,11 +1,11 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -14,7 +14,9 @@ import (
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/beside"
 	"lnk.dev/lnk/internal/cloexec"
+	"lnk.dev/lnk/kernel/proto"
 	"lnk.dev/lnk/kernel/sandbox"
+	"lnk.dev/lnk/services/sandboxrun"
 )
 
 // lnk sandbox run [spec flags | --agent NAME | --sandbox-file FILE] -- COMMAND...
@@ -30,6 +32,9 @@ type sandboxSpec struct {
 	degraded bool
 	tools    toolNames      // every --tool given (tool_flag.go)
 	harness  harnessProfile // lnk agent harness run|check: the harness's own sandbox (agent_harness.go)
+	// unconfined: lnk agent harness run with the agent's sandbox off
+	// (agent_harness_off.go).
+	unconfined bool
 }
 
 func (s *sandboxSpec) bind(c *cobra.Command) {
@@ -99,48 +104,40 @@ func buildSandbox(comp *caps.Compiled, argv []string, degraded bool, proxy *sand
 }
 
 // buildSandboxWith is buildSandbox with the options adjusted by with
-// (nil: as they are) before the sandbox is built.
+// (nil: as they are) before the sandbox is built (sandboxrun.Build, the
+// agent's run's own), with lnk-init beside lnk.
 func buildSandboxWith(comp *caps.Compiled, argv []string, degraded bool, proxy *sandbox.Proxy, with func(*sandbox.Options), extra ...string) (*sandbox.Sandbox, error) {
 	initPath, err := beside.Path("lnk-init")
 	if err != nil {
 		return nil, err
 	}
 	cwd, _ := os.Getwd()
-	opt := sandbox.Options{
-		Argv: argv, Dir: cwd, InitPath: initPath,
-		Degraded: degraded, ExtraExec: extra,
+	s, err := sandboxrun.Build(comp, argv, cwd, initPath, degraded, proxy, with, extra...)
+	var missing *sandboxrun.InstallError
+	if errors.As(err, &missing) {
+		return nil, Fail(ExitFailure, err, missing.Hint())
 	}
-	if proxy != nil {
-		opt.RelayChannel, proxy.Relay = proxy.Relay, nil // Build takes it
-		opt.ToolRoute = proxy.ToolRoute                  // the tool bridge's, when there is one (sandbox_bridge.go)
-		opt.Proxy = proxy                                // its secret and sealed secrets (sandbox_sealed.go)
-	}
-	if with != nil {
-		with(&opt)
-	}
-	s, err := sandbox.Build(comp, opt)
+	return s, buildErr(err)
+}
+
+// buildErr maps a build's refusal to lnk's exit codes (err as it is
+// otherwise).
+func buildErr(err error) error {
 	var missing *sandbox.MissingError
 	switch {
 	case errors.As(err, &missing):
-		return nil, Fail(ExitNoSandbox, err, missing.Hint())
+		return Fail(ExitNoSandbox, err, missing.Hint())
 	case errors.Is(err, sandbox.ErrFolderChanged):
-		return nil, Refused(err, "check the folder, then run again")
-	case err == nil:
-		// Checked once the grants and the command are taken, so that a
-		// refusal of what was asked comes before a fault of the install.
-		if _, err := besideLnk("lnk-init"); err != nil {
-			s.Close()
-			return nil, err
-		}
+		return Refused(err, "check the folder, then run again")
 	}
-	return s, err
+	return err
 }
 
 // startProxy starts the grants' proxy when they need one; nil when not.
 // It never waits for the proxy to serve: lnk made its socket, and a
 // connection made before the proxy serves waits in its backlog.
-func startProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, sealed ...*sandbox.SealedKeys) (*sandbox.Proxy, error) {
-	p, launch, err := newProxy(nil, comp, degraded, bridge, sealed...)
+func startProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge) (*sandbox.Proxy, error) {
+	p, launch, err := newProxy(comp, degraded, bridge)
 	if p == nil || err != nil {
 		return nil, err
 	}
@@ -153,19 +150,10 @@ func startProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, 
 // newProxy readies the grants' proxy when they need one (nil when not),
 // and returns the function that starts it: lnk sandbox run builds and
 // starts the sandbox first, and starts the proxy beside bubblewrap's own
-// setup (Sandbox.Started), from the thread lockForChildren locked. For
-// an agent's start in the kernel (kr) the kernel starts it, at once, as
-// its child, and there is nothing for lnk to start (launch is nil).
-func newProxy(kr *kernelRun, comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge, sealed ...*sandbox.SealedKeys) (*sandbox.Proxy, func() error, error) {
-	if kr != nil {
-		p, err := kr.proxy(comp, degraded, bridge)
-		return p, nil, err
-	}
-	var sk *sandbox.SealedKeys
-	if len(sealed) > 0 {
-		sk = sealed[0]
-	}
-	if !sandbox.NeedsProxy(comp) && sk == nil {
+// setup (Sandbox.Started), from the thread lockForChildren locked. An
+// agent's run has the kernel start its proxy instead (sandboxrun).
+func newProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge) (*sandbox.Proxy, func() error, error) {
+	if !sandbox.NeedsProxy(comp) {
 		return nil, nil, nil
 	}
 	lockForChildren()
@@ -177,7 +165,7 @@ func newProxy(kr *kernelRun, comp *caps.Compiled, degraded bool, bridge *sandbox
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := sandbox.NewProxy(comp, netbroker, degraded, stderr, bridge, sk)
+	p, err := sandbox.NewProxy(comp, netbroker, degraded, stderr, bridge, nil)
 	if err != nil {
 		proxyLogs.Wait()
 		return nil, nil, err
@@ -231,63 +219,6 @@ network. Returns the command's exit status (128+N for signal N).`,
 			if err != nil {
 				return auditRefusal(spec.request("sandbox run"), spec.logName(), err) // sandbox_audit.go
 			}
-			// An agent's sandbox runs with what the kernel holds
-			// (sandbox_kernel.go); the kernel logs its own refusals.
-			var ks *kernelStart
-			var held func(*sandbox.Options)
-			if spec.agent != "" {
-				if ks, err = startInKernel(c.Context(), comp, spec.agent, spec.harness); err != nil {
-					return err
-				}
-				defer ks.close(context.Background())
-				held = func(o *sandbox.Options) { o.Held = ks.held }
-			}
-			// An agent's brokers are the kernel's children, its start's
-			// (sandbox_kernel_run.go); nil for flag grants.
-			kr := beginKernelRun(ks, comp)
-			bridge, err := startBridge(comp, spec.degraded, kr) // nil without [tools] (sandbox_bridge.go)
-			if err != nil {
-				return err
-			}
-			defer bridge.Close()
-			keys, err := startSealed(comp, spec.degraded, kr) // nil without sealed secrets
-			if err != nil {
-				return auditRefusal(spec.request("sandbox run"), spec.logName(), err)
-			}
-			defer keys.Close()
-			// lnk readies the proxy (its socket, secret and relay
-			// channel), builds and starts the sandbox, and starts the
-			// proxy beside bubblewrap's own setup, never waiting for it
-			// to serve.
-			hook, err := bridge.hook()
-			if err != nil {
-				return err
-			}
-			proxy, launch, err := newProxy(kr, comp, spec.degraded, hook, keys.sealedKeys())
-			if err != nil {
-				return err // a refusal is logged once, by whoever made it
-			}
-			if proxy != nil {
-				defer stopProxy(proxy)
-			}
-			s, err := buildSandboxWith(comp, args, spec.degraded, proxy, held)
-			ks.dropHeld() // the sandbox holds its own copies of the kernel's handles
-			if err != nil {
-				return auditRefusal(spec.request("sandbox run"), spec.logName(), err)
-			}
-			if launch != nil {
-				s.Started = launch // the proxy starts beside bubblewrap's setup
-			}
-			for _, n := range s.Notices {
-				fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
-			}
-			auditNotices(spec.request("sandbox run"), spec.logName(), s.Notices)
-			if !jsonStatus && proxy == nil && ks == nil {
-				return s.Exec() // nothing of Link's needs to outlive this process
-			}
-			if ks != nil {
-				ks.hook(c.Context(), s) // the kernel records it, and may end it
-			}
 			var status func(sandbox.Status)
 			if jsonStatus {
 				status = func(st sandbox.Status) {
@@ -295,37 +226,124 @@ network. Returns the command's exit status (128+N for signal N).`,
 					fmt.Fprintf(c.ErrOrStderr(), "%s\n", b)
 				}
 			}
-			// With a proxy, lnk waits and then stops it itself.
-			lockForChildren() // bubblewrap's PR_SET_PDEATHSIG comes from this thread
-			code, err := s.Start(os.Stdin, c.OutOrStdout(), c.ErrOrStderr(), status)
-			var perr error
-			if proxy != nil {
-				perr = stopProxy(proxy) // its own lines come first
+			if spec.agent != "" {
+				return runInKernel(c, spec, comp, args, status, nil)
 			}
-			if err != nil {
-				return err
-			}
-			// The brokers' end is read before the start's own end, which
-			// ends them too.
-			berr := kr.endedErr()
-			if kerr := ks.finish(context.Background()); kerr != nil {
-				return kerr // the kernel ended it: the status is not the command's
-			}
-			if berr != nil {
-				perr = berr // its brokers ended under the command
-			}
-			if perr != nil {
-				// The command ran, its connections through the proxy
-				// refused: its status stands, but never as success.
-				if code == 0 {
-					code = ExitFailure
+			if sandbox.NeedsProxy(comp) || len(comp.Tools) > 0 {
+				// Its brokers are the kernel's children, as an
+				// agent's are: the kernel compiles the same grants.
+				g, err := spec.runGrants()
+				if err != nil {
+					return err
 				}
-				return &ExitError{Code: code, Err: perr}
+				return runInKernel(c, spec, comp, args, status, g)
 			}
-			return &ExitError{Code: code, Silent: true, Err: fmt.Errorf("exit %d", code)}
+			return runGrants(c, spec, comp, args, status, jsonStatus)
 		},
 	}
 	spec.bind(c)
 	c.Flags().BoolVar(&jsonStatus, "json-status", false, "print the sandbox's pid and what it enforces as one JSON line on stderr")
 	return c
+}
+
+// runInKernel runs args through the kernel by services/sandboxrun, the
+// one orchestrator of a run: the kernel compiles its grants (the
+// agent's, or with g those of the flags or the sandbox file), holds its
+// folders and starts its brokers as its children; lnk hosts the tool
+// bridge (sandbox_bridge.go).
+func runInKernel(c *cobra.Command, spec *sandboxSpec, comp *caps.Compiled, args []string, status func(sandbox.Status), g *proto.RunGrants) error {
+	cl, err := kernelClient(c.Context())
+	if err != nil {
+		return err
+	}
+	initPath, err := beside.Path("lnk-init")
+	if err != nil {
+		cl.Close()
+		return err
+	}
+	cwd, _ := os.Getwd()
+	lockForChildren() // bubblewrap's and the bridge's PR_SET_PDEATHSIG come from this thread
+	var bridge *sandboxBridge
+	defer func() { bridge.Close() }()
+	code, err := sandboxrun.Run(c.Context(), sandboxrun.Options{
+		Client: cl, Comp: comp, Agent: spec.agent, Harness: sandboxrun.Harness{Name: spec.harness.name, Profile: spec.harness.profile}, Grants: g,
+		Request: spec.request("sandbox run"), LogName: spec.logName(),
+		Argv: args, Dir: cwd, InitPath: initPath, Degraded: spec.degraded,
+		Stdin: os.Stdin, Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(), Status: status,
+		Bridge: func(br *sandboxrun.Brokers) (*sandbox.ToolBridge, func(), error) {
+			var err error
+			if bridge, err = startBridge(comp, spec.degraded, br); err != nil { // nil without [tools]
+				return nil, nil, err
+			}
+			hook, err := bridge.hook()
+			return hook, nil, err
+		},
+		Notices: func(ns []string) {
+			for _, n := range ns {
+				fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
+			}
+		},
+	})
+	var be *sandboxrun.BrokerError
+	switch {
+	case errors.As(err, &be):
+		// The command ran, its connections through the proxy refused
+		// or its brokers ended: its status stands, but never as success.
+		if code == 0 {
+			code = ExitFailure
+		}
+		return &ExitError{Code: code, Err: err}
+	case err != nil:
+		return runErr(err, spec.agent)
+	}
+	return &ExitError{Code: code, Silent: true, Err: fmt.Errorf("exit %d", code)}
+}
+
+// runGrants runs args in a sandbox of flag grants or a sandbox file
+// that needs no broker: lnk execs bubblewrap (or, for --json-status,
+// waits beside it), and the kernel has nothing to hold.
+func runGrants(c *cobra.Command, spec *sandboxSpec, comp *caps.Compiled, args []string, status func(sandbox.Status), jsonStatus bool) error {
+	s, err := buildSandbox(comp, args, spec.degraded, nil)
+	if err != nil {
+		return auditRefusal(spec.request("sandbox run"), spec.logName(), err)
+	}
+	for _, n := range s.Notices {
+		fmt.Fprintf(c.ErrOrStderr(), "lnk: %s\n", n)
+	}
+	auditNotices(spec.request("sandbox run"), spec.logName(), s.Notices)
+	if !jsonStatus {
+		return s.Exec() // nothing of Link's needs to outlive this process
+	}
+	lockForChildren() // bubblewrap's PR_SET_PDEATHSIG comes from this thread
+	code, err := s.Start(os.Stdin, c.OutOrStdout(), c.ErrOrStderr(), status)
+	if err != nil {
+		return err
+	}
+	return &ExitError{Code: code, Silent: true, Err: fmt.Errorf("exit %d", code)}
+}
+
+// runGrants is what the kernel compiles for a run of flag grants or a
+// sandbox file: the flags as compile adjusted them, or the file's path
+// made absolute, and the folder relative paths start from (as compile
+// took it: "" from /).
+func (s *sandboxSpec) runGrants() (*proto.RunGrants, error) {
+	cwd, _ := os.Getwd()
+	if cwd == "/" {
+		cwd = ""
+	}
+	g := &proto.RunGrants{Dir: cwd}
+	if s.file != "" {
+		abs, err := filepath.Abs(s.file)
+		if err != nil {
+			return nil, err
+		}
+		g.File = abs
+		return g, nil
+	}
+	b, err := json.Marshal(s.g)
+	if err != nil {
+		return nil, err
+	}
+	g.Flags = b
+	return g, nil
 }

@@ -34,6 +34,8 @@ func (k *Kernel) checkFolder(agent, p string) error {
 		return fmt.Errorf("folder %s holds Link's settings, which no agent is granted", p)
 	case within(agents, p):
 		return fmt.Errorf("folder %s holds every agent's folder (~/Link/Agents); an agent is granted its own alone", p)
+	case within(p, agents) && agent == "":
+		return fmt.Errorf("folder %s is an agent's, which a start of no agent is not granted", p)
 	case within(p, agents) && !within(p, filepath.Join(agents, agent)):
 		return fmt.Errorf("folder %s is another agent's, which agent %s is not granted", p, agent)
 	case within(p, filepath.Join(home, "Link", "History")):

@@ -22,6 +22,7 @@ func FuzzKernelRequest(f *testing.F) {
 	}
 	add(proto.Ping, `{}`)
 	add(proto.Start, `{"agent":"main","folders":[{"path":"/h/Link","read":true,"write":false}]}`)
+	add(proto.Start, `{"agent":"","folders":[],"grants":{"flags":{"Read":["/h/data"],"Internet":true},"dir":"/h"}}`)
 	add(proto.End, `{"agent":"main","start":3}`)
 	add(proto.Check, `{"agent":"main","handle":"0123456789abcdef0123456789abcdef"}`)
 	add(proto.Write, `{"agent":"a","handle":"00","path":"x"}`)

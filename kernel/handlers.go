@@ -47,6 +47,9 @@ func (k *Kernel) handleStop(ctx context.Context, c *call, _ *proto.Empty) (*prot
 }
 
 func (k *Kernel) handleStart(ctx context.Context, c *call, req *proto.StartRequest) (*proto.StartReply, []*os.File, error) {
+	if req.Grants != nil {
+		return k.startGrants(ctx, c, req)
+	}
 	if !agentName().MatchString(req.Agent) || req.Agent == "." || req.Agent == ".." {
 		k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Reason: "agent name is not letters, digits, '-', '_' and '.'"})
 		return nil, nil, wire.Errorf(proto.CodeRefused, "agent name %q is not letters, digits, '-', '_' and '.'", req.Agent)
@@ -83,9 +86,19 @@ func (k *Kernel) handleStart(ctx context.Context, c *call, req *proto.StartReque
 			req.Folders = append(req.Folders, proto.Folder{Path: f.Path, Read: f.Access.Read || f.Access.Write, Write: f.Access.Write})
 		}
 	}
+	return k.begin(ctx, c, req, comp, hidden, adir)
+}
+
+// begin makes the start of req: its folders' capabilities, the agent's
+// key, the file broker's program checked, and (comp not nil) the run's
+// brokers readied; adir is the agent's folder (nil for a start of no
+// agent), held until the start ends.
+func (k *Kernel) begin(ctx context.Context, c *call, req *proto.StartRequest, comp *caps.Compiled, hidden []string, adir *os.File) (*proto.StartReply, []*os.File, error) {
 	start := k.caps.Begin(req.Agent)
 	k.mu.Lock()
-	k.agentDirs[start] = adir
+	if adir != nil {
+		k.agentDirs[start] = adir
+	}
 	k.mu.Unlock()
 	reply := &proto.StartReply{Start: start, Caps: []proto.CapInfo{}}
 	served := 0 // folders the fsbroker serves: every one but a bind-only

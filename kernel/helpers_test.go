@@ -60,6 +60,7 @@ type kernelProc struct {
 func startKernel(t *testing.T, home string) *kernelProc {
 	t.Helper()
 	testenv.Bin(t, "lnk-fsbroker")
+	testenv.Bin(t, "lnk-keybroker") // a start naming an agent ID needs it
 	return startKernelOf(t, home, testenv.Bin(t, "lnk"))
 }
 

@@ -36,8 +36,8 @@ func (k *Kernel) defaultBrokers() []BrokerSpec {
 	var out []BrokerSpec
 	bin, err := k.brokerPath("lnk-keybroker")
 	if err != nil {
-		k.opts.Logf("the key broker is not started (no agent key is made): %v", err)
-		k.record(audit.Entry{Kind: audit.KindKernel, Route: keyBrokerName, Reason: "not started (no agent key is made): " + err.Error()})
+		k.opts.Logf("the key broker is not started (a start naming an agent ID is refused): %v", err)
+		k.record(audit.Entry{Kind: audit.KindKernel, Route: keyBrokerName, Reason: "not started (a start naming an agent ID is refused): " + err.Error()})
 	} else {
 		out = append(out, BrokerSpec{
 			Name:  keyBrokerName,
@@ -55,14 +55,24 @@ func (k *Kernel) defaultBrokers() []BrokerSpec {
 	return out
 }
 
-// makeAgentKey has the key broker make the agent's key for this start,
-// when there is a key broker and an agent ID.
+// makeAgentKey has the key broker make the agent's key for a start
+// naming an agent ID. Without a key broker (lnk-keybroker was missing
+// when the kernel started) the start is refused, naming the missing
+// program, as a start with folders is without lnk-fsbroker: it never
+// runs without the agent's key.
 func (k *Kernel) makeAgentKey(ctx context.Context, start uint64, agent, id string) error {
-	if id == "" || !k.bro.has(keyBrokerName) {
+	if id == "" {
 		return nil
 	}
 	if !agentID().MatchString(id) {
 		return wire.Errorf(proto.CodeRefused, "agent ID %q is not 32 lowercase hex digits", id)
+	}
+	if !k.bro.has(keyBrokerName) {
+		_, err := k.brokerPath("lnk-keybroker")
+		if err == nil { // there now, but not when the kernel started
+			err = errors.New("lnk-keybroker was missing when the kernel started (lnk kernel stop, and the next use starts it again)")
+		}
+		return wire.Errorf(proto.CodeFailed, "the agent's key: %v", err)
 	}
 	cl, err := k.bro.client(ctx, keyBrokerName)
 	if err != nil {

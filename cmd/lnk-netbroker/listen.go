@@ -13,7 +13,8 @@ import (
 )
 
 // listenFD is --listen-fd: the proxy's socket made by lnk
-// (netbroker.Listen), listening already, so lnk starts the sandbox
+// (netbroker.Listen; for a command with no sandbox a TCP socket on
+// 127.0.0.1, sandbox.NewLoopbackProxy), listening already, so lnk starts the sandbox
 // without waiting for this process. Connections made before it serves
 // wait in the socket's backlog; only this process accepts them.
 var listenFD int
@@ -34,8 +35,13 @@ func starterSocket(dec *json.Decoder) (net.Listener, netbroker.Told, error) {
 	dom, err1 := unix.GetsockoptInt(listenFD, unix.SOL_SOCKET, unix.SO_DOMAIN)
 	typ, err2 := unix.GetsockoptInt(listenFD, unix.SOL_SOCKET, unix.SO_TYPE)
 	acc, err3 := unix.GetsockoptInt(listenFD, unix.SOL_SOCKET, unix.SO_ACCEPTCONN)
-	if err := errors.Join(err1, err2, err3); err != nil || dom != unix.AF_UNIX || typ != unix.SOCK_STREAM || acc != 1 {
+	if err := errors.Join(err1, err2, err3); err != nil || (dom != unix.AF_UNIX && dom != unix.AF_INET) || typ != unix.SOCK_STREAM || acc != 1 {
 		return nil, told, fmt.Errorf("--listen-fd %d is no listening unix stream socket", listenFD)
+	}
+	if dom == unix.AF_INET && !onLoopback(listenFD) {
+		// A command with no sandbox reaches its proxy on a port
+		// (sandbox.NewLoopbackProxy): this machine's loopback alone.
+		return nil, told, fmt.Errorf("--listen-fd %d is a TCP socket not bound to 127.0.0.1 alone", listenFD)
 	}
 	if err := dec.Decode(&told); err != nil {
 		return nil, told, fmt.Errorf("reading the secret and placeholders on stdin: %w", err)
@@ -50,4 +56,11 @@ func starterSocket(dec *json.Decoder) (net.Listener, netbroker.Told, error) {
 		return nil, told, fmt.Errorf("--listen-fd %d: %w", listenFD, err)
 	}
 	return ln, told, nil
+}
+
+// onLoopback reports whether the IPv4 socket fd is bound to 127.0.0.1.
+func onLoopback(fd int) bool {
+	sa, err := unix.Getsockname(fd)
+	in, ok := sa.(*unix.SockaddrInet4)
+	return err == nil && ok && in.Addr == [4]byte{127, 0, 0, 1}
 }

@@ -16,7 +16,9 @@ import (
 	"lnk.dev/lnk/internal/testenv"
 )
 
-// --listen-fd takes only a listening unix stream socket, and after the
+// --listen-fd takes only a listening unix stream socket (or a TCP one
+// on 127.0.0.1 alone, for a command with no sandbox: its acceptance is
+// TestHarnessCommandsWithTheSandboxOff's), and after the
 // grants only a strict netbroker.Told with a full secret; anything else
 // is refused, said, before the proxy serves anything.
 func TestListenFDRefusesWhatIsNotItsSocket(t *testing.T) {
@@ -51,6 +53,21 @@ func TestListenFDRefusesWhatIsNotItsSocket(t *testing.T) {
 			}
 			f := os.NewFile(uintptr(fd), "unbound")
 			t.Cleanup(func() { f.Close() })
+			return f
+		}},
+		{"a TCP socket on every address", string(grants) + string(told), "not bound to 127.0.0.1 alone", func(t *testing.T) *os.File {
+			fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := os.NewFile(uintptr(fd), "any")
+			t.Cleanup(func() { f.Close() })
+			if err := unix.Bind(fd, &unix.SockaddrInet4{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := unix.Listen(fd, 1); err != nil {
+				t.Fatal(err)
+			}
 			return f
 		}},
 		{"no secret told", string(grants), "reading the secret and placeholders on stdin", listening},

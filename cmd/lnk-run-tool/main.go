@@ -5,8 +5,10 @@
 //	lnk-run-tool supervise --agent NAME --id ID   a background command's supervisor (serve starts it)
 //	lnk-run-tool stop-all --agent NAME        stop every background command of the agent
 //
-// Each call runs `lnk sandbox run --agent NAME -- ARGV` with the lnk
-// beside this program (lnk.dev/lnk/services/runtool).
+// Each call runs in the agent's sandbox through the kernel, in-process
+// by services/sandboxrun (the orchestrator lnk sandbox run --agent
+// calls), with the lnk beside this program starting the kernel on
+// demand (lnk.dev/lnk/services/runtool).
 package main
 
 import (
@@ -20,6 +22,7 @@ import (
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/internal/beside"
 	"lnk.dev/lnk/services/runtool"
@@ -52,6 +55,12 @@ func main() {
 	if *name == "" || fs.NArg() != 0 {
 		fail(2, errors.New(usage))
 	}
+	// The run tool holds, for each call, what its sandbox is told of
+	// its proxy (its secret): out of core dumps and out of reach of the
+	// owner's other processes (/proc/PID/mem, ptrace), as lnk is.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fail(1, fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err))
+	}
 	exe, err := os.Executable() // this program, its supervisor too
 	if err != nil {
 		fail(1, err)
@@ -62,6 +71,11 @@ func main() {
 	}
 	a, err := runtool.LoadAgent(os.Getenv("HOME"), *name, lnk)
 	if err != nil {
+		fail(1, err)
+	}
+	// The kernel this process may start on demand, and every sandbox it
+	// starts, get only what finds the owner's HOME and programs.
+	if err := a.KeepOnlyChildEnv(); err != nil {
 		fail(1, err)
 	}
 	switch os.Args[1] {

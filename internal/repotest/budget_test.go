@@ -30,16 +30,18 @@ var budget = map[string][]string{
 		"lnk.dev/lnk/services/filetool", "github.com/modelcontextprotocol/go-sdk/mcp", "net", "net/http", "os/exec"},
 	// lnk-file-serve holds no key and builds no sandbox (Link's command does).
 	"lnk-file-serve": {"lnk.dev/lnk/helpers/keybroker", "lnk.dev/lnk/internal/secret", "lnk.dev/lnk/kernel/sandbox", "github.com/seccomp/libseccomp-golang"},
-	// lnk-run-tool holds no key and builds no sandbox (each call is lnk
-	// sandbox run's): no key broker, no secret, no sandbox builder, no
-	// seccomp.
 	// lnk-web fetches and searches: it holds no key of Link's, builds no
 	// sandbox, and judges addresses by internal/netclass without linking
 	// the proxy that shares it. (os/exec comes with the go-sdk's mcp
 	// package, as in every MCP server here; lnk-web starts nothing.)
 	"lnk-web": {"lnk.dev/lnk/helpers/keybroker", "lnk.dev/lnk/internal/secret", "lnk.dev/lnk/kernel/sandbox",
 		"github.com/seccomp/libseccomp-golang", "lnk.dev/lnk/helpers/netbroker"},
-	"lnk-run-tool": {"lnk.dev/lnk/helpers/keybroker", "lnk.dev/lnk/internal/secret", "lnk.dev/lnk/kernel/sandbox", "github.com/seccomp/libseccomp-golang"},
+	// lnk-run-tool builds each call's sandbox in-process
+	// (services/sandboxrun, the orchestrator lnk sandbox run --agent
+	// calls), so it links the sandbox builder and holds, for a call, what
+	// the sandbox is told of its proxy; the kernel starts every broker:
+	// no key broker, no libseccomp.
+	"lnk-run-tool": {"lnk.dev/lnk/helpers/keybroker", "github.com/seccomp/libseccomp-golang"},
 }
 
 func TestDependencyBudget(t *testing.T) {

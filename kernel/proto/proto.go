@@ -14,6 +14,7 @@
 package proto
 
 import (
+	"encoding/json"
 	"errors"
 
 	"lnk.dev/lnk/internal/wire"
@@ -125,6 +126,22 @@ type StartRequest struct {
 	// agent's; both empty for the agent's own.
 	Harness string `json:"harness,omitempty"`
 	Profile string `json:"profile,omitempty"`
+	// Grants, set, makes a start of no agent (lnk sandbox run with flag
+	// grants or --sandbox-file, when its run needs a broker): the kernel
+	// compiles them itself, as for an agent's start, and starts the
+	// run's brokers as its children. Agent, AgentID, Folders, Compile,
+	// Harness and Profile are then empty.
+	Grants *RunGrants `json:"grants,omitempty"`
+}
+
+// RunGrants are the grants of a start of no agent, as the owner gave
+// them: the flags (caps.Grants, as JSON, strictly decoded) or the path of
+// a sandbox spec file, exactly one, and the folder relative paths start
+// from ("": a relative path is refused).
+type RunGrants struct {
+	Flags json.RawMessage `json:"flags,omitempty"`
+	File  string          `json:"file,omitempty"`
+	Dir   string          `json:"dir"`
 }
 
 // Folder is one granted folder: an absolute path and its rights.

@@ -251,11 +251,13 @@ func TestKernelRefusalReachesTheOwner(t *testing.T) {
 	}
 }
 
-// TestFlagSandboxNeedsNoKernel: a sandbox of flag grants is no agent's:
-// it runs without a kernel, and starts none.
+// TestFlagSandboxNeedsNoKernel: a sandbox of flag grants that needs no
+// broker (the internet off, no tool) holds nothing of the kernel's: it
+// runs without a kernel, and starts none. One that needs a broker is a
+// start of the kernel's (TestGrantsRunBrokersAreTheKernels).
 func TestFlagSandboxNeedsNoKernel(t *testing.T) {
 	w := newWorld(t)
-	if code, out, errs := lnk(t, "sandbox", "run", "--read", w.data, "--", "sh", "-c", "echo ran"); code != 0 || out != "ran\n" {
+	if code, out, errs := lnk(t, "sandbox", "run", "--internet=false", "--read", w.data, "--", "sh", "-c", "echo ran"); code != 0 || out != "ran\n" {
 		t.Fatalf("exit %d, %q %s", code, out, errs)
 	}
 	if _, err := os.Lstat(filepath.Join(w.home, ".lnk", "run", "kernel.sock")); !os.IsNotExist(err) {

@@ -85,6 +85,18 @@ type Sandbox struct {
 	// (the kernel ended its start, or the kernel is gone): Start closes
 	// its lifeline, kills bubblewrap, and returns that error.
 	Abort <-chan error
+	// Session, if set, makes Start run bubblewrap as the leader of a
+	// session, so a process group, of its own (its pgid its pid), for a
+	// caller that lives on beside many sandboxes (the run tool): signals
+	// to the caller are not forwarded (nor taken from it), an Abort
+	// kills the whole group, and once the leader has exited the whole
+	// group is killed before the leader is reaped, so the group's ID is
+	// no other process's by then.
+	Session bool
+	// Leader, if set, is called by Start with bubblewrap's pid once it
+	// runs, before Attached (the run tool records the group by it). An
+	// error stops the sandbox.
+	Leader func(pid int) error
 }
 
 // Enforced is what the sandbox enforces, for --json-status and check.

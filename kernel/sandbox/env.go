@@ -116,6 +116,12 @@ func addProxyEnv(env map[string]string, relay uint16, p *Proxy) (skipped []strin
 	return skipped
 }
 
+// ProxyEnv sets in env what a command with no sandbox is told of its
+// loopback proxy p (NewLoopbackProxy), as a sandbox is of its own.
+func ProxyEnv(env map[string]string, p *Proxy) {
+	addProxyEnv(env, p.Port, p)
+}
+
 // SealedURLName is the variable naming sealed secret name's route.
 func SealedURLName(name string) string { return "LNK_SEALED_" + name + "_URL" }
 

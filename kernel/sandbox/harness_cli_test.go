@@ -2,8 +2,11 @@ package sandbox_test
 
 import (
 	"encoding/json"
+	"lnk.dev/lnk/internal/testenv"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -212,43 +215,76 @@ func TestHarnessCheckPassesThenFindsAPlantedHole(t *testing.T) {
 	}
 }
 
-// TestHarnessCommandsRefusedWithTheSandboxOff: with the agent's
-// no-sandbox setting on, lnk agent harness check and run refuse (exit 3,
-// one line and a hint, logged once) and run nothing; with it off again
-// (the positive control) run runs.
-func TestHarnessCommandsRefusedWithTheSandboxOff(t *testing.T) {
+// TestHarnessCommandsWithTheSandboxOff: with the agent's no-sandbox
+// setting on, lnk agent harness check refuses (exit 3, one line and a
+// hint, logged once) and runs nothing; lnk agent harness run, as
+// security.txt ("Running a command in its sandbox") says, warns (on
+// stderr and in the log) and runs the command unconfined (no seccomp
+// filter, no_new_privs off) with the harness's home as HOME, beside a
+// proxy of its own on a free loopback port, which it is told as a
+// sandbox is and which logs its calls under the harness's name
+// (a/h-run): a connection through it to a loopback port the harness is
+// not granted is refused and logged so. With the sandbox on again (the
+// positive control) the same command runs confined.
+func TestHarnessCommandsWithTheSandboxOff(t *testing.T) {
 	w := newHarnessWorld(t)
+	testenv.Bin(t, "lnk-netbroker")
+	curl, err := exec.LookPath("curl")
+	testenv.Require(t, err == nil, "curl, the proxy's client in this test")
 	file := filepath.Join(w.agentDir, "Config", "agent.toml")
 	on, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	write(t, file, string(on)+"no_sandbox = true\n")
-	marker := filepath.Join(w.agentDir, "Harnesses", "h", "ran")
-	for _, args := range [][]string{
-		{"agent", "harness", "check", "a"},
-		{"agent", "harness", "run", "a", "--", "sh", "-c", "echo > \"$HOME/ran\""},
-	} {
-		code, out, errs := lnk(t, args...)
-		if code != 3 || !strings.Contains(errs, "runs with its sandbox off") || !strings.Contains(errs, "\n  hint: lnk agent show a") || out != "" {
-			t.Fatalf("%v with the sandbox off: exit %d, want 3 and the reason\n%s\n%s", args, code, out, errs)
+	code, out, errs := lnk(t, "agent", "harness", "check", "a")
+	if code != 3 || !strings.Contains(errs, "runs with its sandbox off") || !strings.Contains(errs, "\n  hint: lnk agent show a") || out != "" {
+		t.Fatalf("check with the sandbox off: exit %d, want 3 and the reason\n%s\n%s", code, out, errs)
+	}
+	if strings.Count(errs, "\n") != 2 {
+		t.Errorf("check: not one line and its hint:\n%s", errs)
+	}
+	if n := auditLines(t, w.home, "refuse", "sandbox off"); n != 1 {
+		t.Errorf("%d refusals logged, want one", n)
+	}
+	probe := `echo "home=$HOME"; grep -E '^(Seccomp|NoNewPrivs):' /proc/self/status; echo "proxy=$ALL_PROXY"; ` +
+		curl + ` -sS -o /dev/null -w 'http=%{http_code}\n' --max-time 20 -x "$ALL_PROXY" http://127.0.0.1:9/ 2>&1; true`
+	code, out, errs = lnk(t, "agent", "harness", "run", "a", "--", "sh", "-c", probe)
+	if code != 0 {
+		t.Fatalf("run with the sandbox off: exit %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(errs, "WITHOUT its sandbox") || !strings.Contains(errs, "hint: lnk agent start --sandbox a") {
+		t.Fatalf("no warning on stderr:\n%s", errs)
+	}
+	if n := auditLines(t, w.home, "warn", "WITHOUT its sandbox"); n != 1 {
+		t.Errorf("%d warnings logged, want one", n)
+	}
+	hh := filepath.Join(w.agentDir, "Harnesses", "h")
+	if !strings.Contains(out, "home="+hh+"\n") || !strings.Contains(out, "Seccomp:\t0") || !strings.Contains(out, "NoNewPrivs:\t0") {
+		t.Fatalf("the command did not run unconfined with the harness's home:\n%s", out)
+	}
+	if !regexp.MustCompile(`proxy=socks5h://lnk:[^@\s]+@127\.0\.0\.1:[0-9]+\n`).MatchString(out) {
+		t.Fatalf("the command was not told its loopback proxy:\n%s", out)
+	}
+	if strings.Contains(out, "http=200") {
+		t.Fatalf("an ungranted loopback port was reached through the proxy:\n%s", out)
+	}
+	var refused int
+	b, _ := os.ReadFile(filepath.Join(w.home, ".lnk", "log", "audit.log"))
+	for _, l := range strings.Split(string(b), "\n") {
+		var e struct{ Kind, Agent, Route string }
+		if json.Unmarshal([]byte(l), &e) == nil && e.Kind == "refuse" && e.Agent == "a/h-run" && e.Route == "127.0.0.1:9" {
+			refused++
 		}
-		if strings.Count(errs, "\n") != 2 {
-			t.Errorf("%v: not one line and its hint:\n%s", args, errs)
-		}
 	}
-	if n := auditLines(t, w.home, "refuse", "sandbox off"); n != 2 {
-		t.Errorf("%d refusals logged, want one each", n)
+	if refused == 0 {
+		t.Fatalf("the proxy logged no refusal under a/h-run:\n%s", b)
 	}
-	if _, err := os.Stat(marker); !os.IsNotExist(err) {
-		t.Fatalf("the command ran with the sandbox off: %v", err)
-	}
+
 	write(t, file, string(on))
-	if code, out, errs := lnk(t, "agent", "harness", "run", "a", "--", "sh", "-c", "echo > \"$HOME/ran\""); code != 0 {
-		t.Fatalf("with the sandbox on: exit %d\n%s\n%s", code, out, errs)
-	}
-	if _, err := os.Stat(marker); err != nil {
-		t.Fatalf("the command did not run with the sandbox on: %v", err)
+	code, out, errs = lnk(t, "agent", "harness", "run", "a", "--", "sh", "-c", "grep -E '^Seccomp:' /proc/self/status")
+	if code != 0 || strings.Contains(out, "Seccomp:\t0") || strings.Contains(errs, "WITHOUT") {
+		t.Fatalf("with the sandbox on: exit %d, want it confined and no warning\n%s\n%s", code, out, errs)
 	}
 }
 

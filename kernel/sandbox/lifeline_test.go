@@ -23,9 +23,18 @@ import (
 // this; the lifeline (lnk-init --lifeline-fd) does.
 func TestKilledLnkLeavesNothing(t *testing.T) {
 	w := newWorld(t)
-	lnk := testenv.Bin(t, "lnk")
+	lnkBin := testenv.Bin(t, "lnk")
 	testenv.Bin(t, "lnk-init")
 	testenv.Bin(t, "lnk-netbroker")
+	// The run needs a proxy, which the kernel starts: the owner's kernel
+	// runs already (lnk kernel start), no process of the run's; when lnk
+	// is killed its connection closes, and the kernel ends the start and
+	// kills what it recorded.
+	if code, _, errs := lnk(t, "kernel", "start"); code != 0 {
+		t.Fatal(errs)
+	}
+	t.Cleanup(func() { lnk(t, "kernel", "stop") })
+	lnk := lnkBin
 	// Not "bubblewrap started": killed before lnk-init runs, bubblewrap's
 	// child itself now and then lives on (seen spinning, or exiting for
 	// seconds, before it execs anything), which no lifeline of lnk-init's
@@ -142,8 +151,11 @@ func runProcesses(marker string, ns map[string]bool) []string {
 	for _, p := range all {
 		n, _ := os.Readlink(filepath.Join("/proc", p, "ns", "pid"))
 		argv := cmdline(p)
-		if strings.Contains(argv, "lnk-netbroker") {
-			continue // the proxy: lnk's child, not the sandbox's (it ends on its own SIGTERM)
+		if strings.Contains(argv, "lnk-netbroker") || strings.Contains(argv, "\x00kernel\x00run\x00") || statField(p, 3) == "Z" {
+			// The proxy (the kernel's child, not the sandbox's: it ends
+			// with the start), the owner's kernel, which outlives every
+			// run, and what has exited already (runs nothing).
+			continue
 		}
 		if (marked(p, argv, marker) || ns[n]) && !ended(p, argv) {
 			left = append(left, p)

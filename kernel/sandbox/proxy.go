@@ -28,6 +28,9 @@ func NeedsProxy(c *caps.Compiled) bool {
 // what it sends before the proxy serves waits in the socket's backlog,
 // and only the proxy accepts it.
 type Proxy struct {
+	// Port is the loopback port a proxy for a command with no sandbox
+	// listens on (NewLoopbackProxy); 0 for a sandbox's.
+	Port   uint16
 	Socket string
 	// ToolRoute is the tool bridge's route prefix, "/_link/s/<secret>/mcp/"
 	// ("" with no bridge): Build puts it in $LNK_TOOL_<NAME>.

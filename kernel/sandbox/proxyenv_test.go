@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -12,10 +13,12 @@ import (
 	"time"
 
 	"lnk.dev/lnk/internal/testenv"
+	"lnk.dev/lnk/kernel/client"
 )
 
 // TestProxyGetsNoneOfTheOwnersEnvironment: a token in the owner's shell
-// never reaches lnk-netbroker's environment, nor does an fd lnk's own
+// never reaches lnk-netbroker's environment (the kernel's child, started
+// on demand by lnk with lnk's environment), nor does an fd lnk's own
 // parent left open.
 func TestProxyGetsNoneOfTheOwnersEnvironment(t *testing.T) {
 	w := newWorld(t)
@@ -62,9 +65,10 @@ func TestProxyGetsNoneOfTheOwnersEnvironment(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for environ == nil {
 		if time.Now().After(deadline) {
-			t.Fatalf("no lnk-netbroker child of lnk appeared: %s", errb.String())
+			t.Fatalf("no lnk-netbroker child of the kernel appeared: %s", errb.String())
 		}
-		pid, environ = childEnviron(cmd.Process.Pid, "lnk-netbroker")
+		// The run's proxy is the kernel's child (a start of no agent).
+		pid, environ = childEnviron(kernelPID(w.home), "lnk-netbroker")
 		if pid != "" && environ == nil && os.Geteuid() != 0 {
 			// Undumpable once it confined itself: not even the owner's
 			// other processes read its environment or fds. Only root
@@ -85,8 +89,8 @@ func TestProxyGetsNoneOfTheOwnersEnvironment(t *testing.T) {
 	if bytes.Contains(environ, []byte("tok-from-the-shell")) {
 		t.Fatalf("the proxy's environment holds the owner's token: %q", environ)
 	}
-	if !bytes.Contains(environ, []byte("PATH=")) {
-		t.Fatalf("read no environment: %q", environ)
+	if !bytes.Contains(environ, []byte("LNK_BROKER_FDS=")) {
+		t.Fatalf("read no environment (a broker of the kernel's has its fixed one): %q", environ)
 	}
 }
 
@@ -122,4 +126,18 @@ func childEnviron(ppid int, comm string) (string, []byte) {
 		}
 	}
 	return "", nil
+}
+
+// kernelPID is the pid of home's running kernel, or 0.
+func kernelPID(home string) int {
+	c, err := client.Connect(home)
+	if err != nil {
+		return 0
+	}
+	defer c.Close()
+	st, err := c.Status(context.Background())
+	if err != nil {
+		return 0
+	}
+	return st.PID
 }

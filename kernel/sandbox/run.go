@@ -105,7 +105,7 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 	cmd := exec.Command(s.Bwrap, append([]string{"--args", fmt.Sprint(3 + len(s.files) - 1)}, tail...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.ExtraFiles = s.files
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: s.Session}
 	pidfd := -1
 	if s.Attached != nil {
 		cmd.SysProcAttr.PidFD = &pidfd // made by clone itself: never another's pid
@@ -130,8 +130,10 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 	// pipes.
 	cmd.WaitDelay = 5 * time.Second
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
+	if !s.Session { // a session's caller keeps its own signals
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+		defer signal.Stop(sigs)
+	}
 	err = cmd.Start()
 	if mem != nil && s.memory.Version == 1 {
 		// v1 cannot start a child in a cgroup: lnk was in it for the
@@ -153,6 +155,18 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 		cmd.Process.Kill()
 		cmd.Wait()
 		return 0, errors.New("sandbox: this system gives no pidfd of bubblewrap, which the kernel records the sandbox by")
+	}
+	kill := func() { cmd.Process.Kill() }
+	if s.Session {
+		kill = func() { unix.Kill(-cmd.Process.Pid, unix.SIGKILL) }
+	}
+	if s.Leader != nil {
+		if err := s.Leader(cmd.Process.Pid); err != nil {
+			lw.Close()
+			kill()
+			cmd.Wait()
+			return 0, err
+		}
 	}
 	if pidfd >= 0 {
 		pf := os.NewFile(uintptr(pidfd), "bwrap-pidfd")
@@ -187,7 +201,7 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 			case err := <-s.Abort: // a nil Abort never yields
 				aborted = err
 				lw.Close() // lnk-init kills what it started
-				cmd.Process.Kill()
+				kill()
 				return
 			case <-done:
 				return
@@ -200,6 +214,10 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 			status(Status{Pid: pid, Enforced: s.Enforced})
 		}
 	}
+	if s.Session {
+		leaderExited(cmd.Process.Pid)
+		kill() // what is left of its group, before the leader is reaped
+	}
 	err = cmd.Wait()
 	close(done)
 	<-forwarder // aborted is set, or never will be
@@ -207,6 +225,15 @@ func (s *Sandbox) Start(stdin io.Reader, stdout, stderr io.Writer, status func(S
 		return 0, aborted
 	}
 	return exitCode(cmd, err)
+}
+
+// leaderExited waits until process pid has exited, leaving it unreaped
+// (waitid WNOWAIT): its pid, and its group's ID, stay no other
+// process's until it is reaped.
+func leaderExited(pid int) {
+	var info unix.Siginfo
+	for unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+	}
 }
 
 // childPid reads bubblewrap's first status document.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"lnk.dev/lnk/caps"
 )
@@ -55,6 +56,21 @@ func (a *Agent) RunLimits() (caps.RunLimits, error) {
 // sandboxArgv is the command that runs argv in the agent's sandbox.
 func (a *Agent) sandboxArgv(argv []string) []string {
 	return append([]string{a.Lnk, "sandbox", "run", "--agent", a.Name, "--"}, argv...)
+}
+
+// KeepOnlyChildEnv makes this process's environment childEnv: the kernel
+// it may start on demand, and the sandboxes and supervisors it starts,
+// get nothing more of what a harness's launcher handed it.
+func (a *Agent) KeepOnlyChildEnv() error {
+	env := a.childEnv()
+	os.Clearenv()
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if err := os.Setenv(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // childEnv is what lnk sandbox run is started with: enough to find the

@@ -48,8 +48,7 @@ func (a *Agent) Run(ctx context.Context, c Call) (*Result, error) {
 		return nil, err
 	}
 	defer r.Close()
-	g, err := a.startGroup(c.Argv, dir.Fd(), w)
-	w.Close()
+	g, err := a.startGroup(comp, c.Argv, dir.Fd(), w) // closes w
 	if err != nil {
 		return nil, err
 	}

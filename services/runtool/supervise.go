@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -63,10 +64,14 @@ func (a *Agent) Supervise(id string, lock, out, dir, ready *os.File) (err error)
 		return err
 	}
 	defer pr.Close()
-	g, err := a.startGroup(r.Argv, int(dir.Fd()), pw)
-	pw.Close()
+	g, err := a.startGroup(comp, r.Argv, int(dir.Fd()), pw) // closes pw
 	if err != nil {
 		return a.recordEnd(s, r, EndFailed, -1, 0, false, err)
+	}
+	if g.pgid == 0 { // it ended before it ran: what lnk would have said is why
+		code := g.end()
+		msg, _ := io.ReadAll(io.LimitReader(pr, 4096))
+		return a.recordEnd(s, r, EndFailed, code, 0, false, fmt.Errorf("the sandbox did not start: %s", strings.TrimSpace(string(msg))))
 	}
 	lead, err := procstat.Read(g.pgid)
 	self, serr := procstat.Read(os.Getpid())

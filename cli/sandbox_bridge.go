@@ -20,11 +20,15 @@ import (
 	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
 
-// sandboxBridge is one sandbox's tool bridge, run in lnk for the
-// sandbox's life: its calls asked through a confined lnk-askbroker (the
-// kernel's child for an agent's run, kernel/start_ask.go; else one this
-// run starts, askproc), each call a line of the audit log.
+// sandboxBridge is one sandbox's tool bridge. For an agent's start it
+// is the kernel's confined child (lnk-toolbridge, kernel/start_bridge.go)
+// and lnk holds only its route. For a run of flag grants (no start in
+// the kernel yet) it still runs in lnk for the sandbox's life
+// (SECURITY.md, known gaps): its calls asked through a confined
+// lnk-askbroker this run starts (askproc), each call a line of the audit
+// log.
 type sandboxBridge struct {
+	route  string // for an agent's start: the kernel's confined bridge's route (lnk-toolbridge)
 	run    *toolbridge.Running
 	asker  *askbroker.Remote
 	endAsk func()
@@ -43,6 +47,16 @@ func startBridge(comp *caps.Compiled, degraded bool, kr *kernelRun) (*sandboxBri
 		fmt.Fprintln(os.Stderr, `lnk: tools: not reachable with [network] mode = "host" (they are reached through the proxy)`)
 		return nil, nil
 	}
+	if kr != nil {
+		// An agent's start: the kernel starts its bridge, confined, as
+		// its child (lnk-toolbridge), and its tools' servers at the
+		// bridge's request; lnk parses nothing the sandbox sends.
+		route, err := kr.bridge(degraded)
+		if err != nil {
+			return nil, err
+		}
+		return &sandboxBridge{route: route}, nil
+	}
 	lockForChildren() // the bridge's processes' parent thread (sandbox_run.go)
 	sb := &sandboxBridge{}
 	ok := false
@@ -60,17 +74,11 @@ func startBridge(comp *caps.Compiled, degraded bool, kr *kernelRun) (*sandboxBri
 	if sb.log, err = openAuditLog(comp.Home); err != nil {
 		return nil, fmt.Errorf("tool bridge: the audit log: %w", err)
 	}
-	if kr != nil {
-		if sb.asker, sb.endAsk, err = kr.ask(set.AskWait, degraded); err != nil {
-			return nil, err
-		}
-	} else {
-		var p *askproc.Procs
-		if p, sb.asked, err = startAsking(comp, set.AskWait, degraded); err != nil {
-			return nil, err
-		}
-		sb.asker, sb.endAsk = p.Asker, p.Close
+	var p *askproc.Procs
+	if p, sb.asked, err = startAsking(comp, set.AskWait, degraded); err != nil {
+		return nil, err
 	}
+	sb.asker, sb.endAsk = p.Asker, p.Close
 	name := toolbridge.SandboxName(comp.AgentName)
 	logged := toolbridge.AuditLog(sb.log, name)
 	b := &toolbridge.Bridge{Agent: comp.AgentName, Grants: comp.Tools, Defs: tooldef.Store{Home: comp.Home},
@@ -91,6 +99,9 @@ func startBridge(comp *caps.Compiled, degraded bool, kr *kernelRun) (*sandboxBri
 func (sb *sandboxBridge) hook() (*sandbox.ToolBridge, error) {
 	if sb == nil {
 		return nil, nil
+	}
+	if sb.run == nil { // the kernel's: it hands the proxy the channel itself
+		return &sandbox.ToolBridge{Route: sb.route}, nil
 	}
 	ch, err := sb.run.ProxyChannel()
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"lnk.dev/lnk/helpers/askbroker/askproc"
 	"lnk.dev/lnk/helpers/keybroker"
 	"lnk.dev/lnk/internal/connpass"
+	"lnk.dev/lnk/internal/settings"
 	"lnk.dev/lnk/internal/wire"
 	"lnk.dev/lnk/kernel/client"
 	"lnk.dev/lnk/kernel/proto"
@@ -38,6 +39,7 @@ import (
 type kernelRun struct {
 	c     *client.Client
 	agent string
+	home  string
 	start uint64
 	// ended is closed once the kernel has closed the run's lifeline:
 	// the start's brokers ended (one died: the run ends closed), or the
@@ -54,7 +56,7 @@ func beginKernelRun(ks *kernelStart, comp *caps.Compiled) *kernelRun {
 	if ks == nil || !(sandbox.NeedsProxy(comp) || len(comp.Tools) > 0 || holdsSecretsFile(comp.Home)) {
 		return nil
 	}
-	return &kernelRun{c: ks.cl, agent: ks.agent, start: ks.start, ended: make(chan struct{})}
+	return &kernelRun{c: ks.cl, agent: ks.agent, home: comp.Home, start: ks.start, ended: make(chan struct{})}
 }
 
 // holdsSecretsFile reports whether secrets.toml is there (a sealed
@@ -99,11 +101,7 @@ func (r *kernelRun) proxy(comp *caps.Compiled, degraded bool, bridge *sandbox.To
 	defer relayRecv.Close() // likewise
 	files := []*os.File{lw, relayRecv}
 	req := &proto.RunProxyRequest{Agent: r.agent, Start: r.start, Degraded: degraded}
-	if bridge != nil {
-		files = append(files, bridge.Channel)
-		req.ToolBridge = true
-		defer bridge.Channel.Close() // the kernel hands it to the proxy
-	}
+
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var rep proto.RunProxyReply
@@ -145,10 +143,10 @@ func (r *kernelRun) watch(lr *os.File) {
 	close(r.ended)
 }
 
-// ask has the kernel start the run's ask broker (with its dialog
+// startAsk has the kernel start the run's ask broker (with its dialog
 // launcher where the desktop shows one), asking on the owner's terminal
-// when lnk has one; it returns the asker and what ends it.
-func (r *kernelRun) ask(wait time.Duration, degraded bool) (*askbroker.Remote, func(), error) {
+// when lnk has one; it returns lnk's copy of the broker's channel.
+func (r *kernelRun) startAsk(wait time.Duration, degraded bool) (*os.File, error) {
 	if wait == 0 {
 		wait = askbroker.DefaultWait
 	}
@@ -167,12 +165,32 @@ func (r *kernelRun) ask(wait time.Duration, degraded bool) (*askbroker.Remote, f
 	defer cancel()
 	got, err := r.c.Call(ctx, proto.RunAsk, req, &proto.Empty{}, files...)
 	if err != nil {
-		return nil, nil, kernelErr(err)
+		return nil, kernelErr(err)
 	}
-	wc, err := wire.NewClient(got[0])
+	return got[0], nil
+}
+
+// bridge has the kernel start the run's tool bridge (lnk-toolbridge,
+// confined, its child) after the run's ask broker, on which the bridge
+// asks; it returns the route the sandbox reaches its tools at. The
+// kernel hands the proxy the bridge's channel itself (RunProxy).
+func (r *kernelRun) bridge(degraded bool) (string, error) {
+	set, err := settings.Load(r.home)
 	if err != nil {
-		got[0].Close()
-		return nil, nil, err
+		return "", Fail(ExitFailure, err, "fix ~/"+settings.File+" (its keys: ask_wait, tool_sessions, tool_idle, tool_starts)")
 	}
-	return &askbroker.Remote{C: wc}, func() { wc.Close() }, nil
+	ch, err := r.startAsk(set.AskWait, degraded)
+	if err != nil {
+		return "", err
+	}
+	// The bridge holds its own copy of the ask broker's channel: this one
+	// is closed, never shut down (which would end the broker).
+	ch.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var rep proto.RunBridgeReply
+	if _, err := r.c.Call(ctx, proto.RunBridge, &proto.RunBridgeRequest{Agent: r.agent, Start: r.start, Degraded: degraded}, &rep); err != nil {
+		return "", kernelErr(err)
+	}
+	return rep.Route, nil
 }

@@ -120,7 +120,7 @@ func runForMap(t *testing.T, env []string, ready func(), calls ...string) ([]map
 		t.Fatal(err)
 	}
 	os.Chmod(bin, 0o755)
-	for _, name := range []string{"lnk", "lnk-init", "lnk-keybroker", "lnk-netbroker", "lnk-askbroker", "lnk-fsbroker"} {
+	for _, name := range []string{"lnk", "lnk-init", "lnk-keybroker", "lnk-netbroker", "lnk-askbroker", "lnk-fsbroker", "lnk-toolbridge"} {
 		copyExec(t, testenv.Bin(t, name), filepath.Join(bin, name))
 	}
 	self, err := os.Executable()

@@ -17,7 +17,7 @@ import (
 // ToolServers starts tools' servers for a start's tool bridge, outside
 // every sandbox and unconfined, as their definitions say: that is their
 // contract. lnk kernel run wires in the one launcher
-// (services/toolbridge's KernelServers over services/toolbridge/launch),
+// (services/toolbridge/kernelstart's Servers over services/toolbridge/launch),
 // which a lower layer cannot import; the kernel decides which tool may
 // start, the launcher only how.
 type ToolServers interface {

@@ -1,4 +1,18 @@
-package toolbridge
+// Package kernelstart is what lnk kernel run starts for a start's
+// confined tool bridge (lnk-toolbridge, which may execute nothing): the
+// kernel's [kernel.ToolServers], over the one launcher
+// (services/toolbridge/launch) and a shared tool's hub launcher. It is a
+// package of its own so that the bridge's binary, which links
+// services/toolbridge, never links the kernel.
+//
+// # Security
+//
+// Holds: nothing between calls. May: read a tool's definition (never
+// through a link), start its server (in /, its definition's environment
+// alone, a process group of its own), start or dial a shared tool's hub.
+// Trusts: the kernel, which has checked the tool against the start's
+// compiled grants before it asks.
+package kernelstart
 
 import (
 	"context"
@@ -11,25 +25,26 @@ import (
 
 	"lnk.dev/lnk/internal/beside"
 	"lnk.dev/lnk/kernel"
+	"lnk.dev/lnk/services/toolbridge"
 	"lnk.dev/lnk/services/toolbridge/hub"
 	"lnk.dev/lnk/services/toolbridge/launch"
 	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
 
-// KernelServers is the kernel's [kernel.ToolServers]: lnk kernel run
+// Servers is the kernel's [kernel.ToolServers]: lnk kernel run
 // starts the servers a start's confined bridge (lnk-toolbridge) asks for
 // through the one launcher (package launch), and dials shared tools'
 // hubs, once the kernel has checked the tool against the start's grants.
-type KernelServers struct {
+type Servers struct {
 	HubBin string // lnk-toolhub ("": beside this program)
 }
 
-var _ kernel.ToolServers = KernelServers{}
+var _ kernel.ToolServers = Servers{}
 
 // Start starts the server of home's tool, not a shared one, from its
 // definition read now (never through a link): in /, with the
 // definition's environment alone, in a process group of its own.
-func (KernelServers) Start(home, tool string) (*kernel.ToolServer, error) {
+func (Servers) Start(home, tool string) (*kernel.ToolServer, error) {
 	def, err := tooldef.Store{Home: home}.Load(tool)
 	if err != nil {
 		return nil, err
@@ -81,7 +96,7 @@ func (KernelServers) Start(home, tool string) (*kernel.ToolServer, error) {
 
 // Dial connects to the hub of home's shared tool, starting it if none
 // listens, within ctx.
-func (s KernelServers) Dial(ctx context.Context, home, tool string) (*os.File, string, error) {
+func (s Servers) Dial(ctx context.Context, home, tool string) (*os.File, string, error) {
 	def, err := tooldef.Store{Home: home}.Load(tool)
 	if err != nil {
 		return nil, "", err
@@ -96,7 +111,7 @@ func (s KernelServers) Dial(ctx context.Context, home, tool string) (*os.File, s
 			return nil, "", err
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, DefaultSettings.StartWait)
+	ctx, cancel := context.WithTimeout(ctx, toolbridge.DefaultSettings.StartWait)
 	defer cancel()
 	c, err := hub.Launcher{Bin: bin, Systemd: hub.SystemdUser()}.Dial(ctx, filepath.Join(home, ".lnk"), def)
 	if err != nil {

@@ -287,6 +287,35 @@ func wrongMaps(t *testing.T, rows []mapRow, procs []*liveProc) {
 		rowNamed(rs, "lnk-netbroker").parent = "lnk sandbox run"
 		return rs
 	})
+	wrong("lnk-toolbridge without seccomp", func(rs []mapRow) []mapRow {
+		rowNamed(rs, "lnk-toolbridge").seccomp = false
+		return rs
+	})
+	wrong("lnk-toolbridge dumpable", func(rs []mapRow) []mapRow {
+		rowNamed(rs, "lnk-toolbridge").dumpable = true
+		return rs
+	})
+	wrong("lnk-toolbridge under lnk, as the bridge's goroutines were", func(rs []mapRow) []mapRow {
+		rowNamed(rs, "lnk-toolbridge").parent = "lnk sandbox run"
+		return rs
+	})
+	wrong("the tool's server under lnk", func(rs []mapRow) []mapRow {
+		rowNamed(rs, "mcp-server").parent = "lnk sandbox run"
+		return rs
+	})
+	wrong("no row for lnk-toolbridge", func(rs []mapRow) []mapRow {
+		var kept []mapRow
+		for _, r := range rs {
+			if r.proc != "lnk-toolbridge" {
+				kept = append(kept, r)
+			}
+		}
+		return kept
+	})
+	wrong("the tool's server under landlock", func(rs []mapRow) []mapRow {
+		rowNamed(rs, "mcp-server").landlock = true
+		return rs
+	})
 	wrong("lnk-askbroker under lnk", func(rs []mapRow) []mapRow {
 		rowNamed(rs, "lnk-askbroker").parent = "lnk sandbox run"
 		return rs
@@ -298,7 +327,7 @@ func wrongMaps(t *testing.T, rows []mapRow, procs []*liveProc) {
 	// An fd the map does not allow, planted in what was read: a folder of
 	// ~/.lnk in the netbroker, a TCP socket in the keybroker (whose fds,
 	// unreadable to their owner, are then only the planted one).
-	for _, plant := range []struct{ name, kind string }{{"lnk-netbroker", "~/.lnk/agents"}, {"lnk-keybroker", "socket:tcp"}} {
+	for _, plant := range []struct{ name, kind string }{{"lnk-netbroker", "~/.lnk/agents"}, {"lnk-keybroker", "socket:tcp"}, {"lnk-toolbridge", "~/.lnk/sandbox/tools"}, {"lnk-toolbridge", "memfd"}} {
 		planted := false
 		for i, p := range procs {
 			if p.name != plant.name {

@@ -21,7 +21,6 @@ import (
 // (lnk-toolbridge, the kernel's child) and its proxy (lnk-netbroker),
 // the tool's server started by the kernel at the bridge's request.
 func newKernelBenchRoute(b testing.TB, tiny bool) *benchRoute {
-	home := testenv.Home(b)
 	self, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
@@ -32,6 +31,12 @@ func newKernelBenchRoute(b testing.TB, tiny bool) *benchRoute {
 		d.Command = []string{"/bin/sh", "-c", tinyServer}
 		d.Env = map[string]*secret.Value{}
 	}
+	return kernelRoute(b, testenv.Home(b), d)
+}
+
+// kernelRoute is the route of an agent's start whose tool "test" is d,
+// through the kernel's confined bridge and its proxy.
+func kernelRoute(b testing.TB, home string, d *tooldef.Definition) *benchRoute {
 	d.Env["PATH"], _ = secret.FromString("/usr/bin:/bin")
 	if err := (tooldef.Store{Home: home}).Save(d); err != nil {
 		b.Fatal(err)

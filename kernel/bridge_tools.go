@@ -124,12 +124,31 @@ func (k *Kernel) toolStart(start uint64, r *startRun, req *proto.ToolRequest) (*
 	if err != nil {
 		return nil, nil, err
 	}
+	r.mu.Lock()
+	full := r.servers >= r.maxServers
+	if !full {
+		r.servers++
+	}
+	r.mu.Unlock()
+	if full {
+		agent, _ := k.caps.Agent(start)
+		why := fmt.Sprintf("tool %s: the start's bridge runs %d servers already, its most", tool, r.maxServers)
+		k.refuse(audit.Entry{Agent: agent, Start: start, Request: "tool-start", Route: "tool bridge", Reason: why})
+		return nil, nil, wire.Errorf(proto.CodeRefused, "%s", why)
+	}
+	done := func() {
+		r.mu.Lock()
+		r.servers--
+		r.mu.Unlock()
+	}
 	lr, lw, err := os.Pipe()
 	if err != nil {
+		done()
 		return nil, nil, err
 	}
 	ts, err := k.opts.Tools.Start(r.comp.Home, tool)
 	if err != nil {
+		done()
 		lr.Close()
 		lw.Close()
 		agent, _ := k.caps.Agent(start)
@@ -139,6 +158,7 @@ func (k *Kernel) toolStart(start uint64, r *startRun, req *proto.ToolRequest) (*
 	go func() {
 		io.Copy(io.Discard, lr) // until every copy of the write end is closed
 		lr.Close()
+		done() // before it is killed: the bridge's place frees only after
 		ts.Stop()
 	}()
 	return &proto.ToolReply{Digest: ts.Digest, URL: ts.URL}, []*os.File{ts.Stdin, ts.Stdout, ts.Stderr, lw}, nil

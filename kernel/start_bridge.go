@@ -137,6 +137,10 @@ func (k *Kernel) handleRunBridge(ctx context.Context, c *call, req *proto.RunBri
 	}
 	r.mu.Lock()
 	r.bridgeSend = send // the proxy's, at RunProxy
+	// Twice the sessions the bridge keeps (tool_sessions): room for one
+	// ending while its place is taken again, never a compromised
+	// bridge's flood of servers.
+	r.maxServers = 2 * max(set.ToolSessions, 1)
 	r.mu.Unlock()
 	return &proto.RunBridgeReply{Route: "/_link/s/" + cfg.Secret + "/mcp/"}, nil, nil
 }

@@ -50,6 +50,26 @@ func fakeBridge() int {
 	files[3].Close() // its life: the kernel kills it
 	io.Copy(io.Discard, files[1])
 	say("cat: ended")
+	// tool_sessions = 1: two servers at most at once.
+	var lives []*os.File
+	for range 2 {
+		fs, err := c.Call(ctx, proto.ToolStart, &proto.ToolRequest{Tool: "cat"}, &rep)
+		if err != nil {
+			say("held: %v", err)
+			return 1
+		}
+		lives = append(lives, fs[3])
+	}
+	_, err = c.Call(ctx, proto.ToolStart, &proto.ToolRequest{Tool: "cat"}, &rep)
+	say("third: %v", err)
+	lives[0].Close()
+	for i := 0; i < 200; i++ {
+		if _, err = c.Call(ctx, proto.ToolStart, &proto.ToolRequest{Tool: "cat"}, &rep); err == nil {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	say("room: %v", err)
 	err = c.CallRaw(ctx, proto.ToolStart, []byte(`{"tool":"cat","pid":1}`), nil, func(wire.Record, []int) error { return nil })
 	say("malformed: %v", err)
 	_, err = c.Call(ctx, proto.ToolStart, &proto.ToolRequest{Tool: "cat"}, &rep)
@@ -63,7 +83,8 @@ func fakeBridge() int {
 // owner added, but did not grant — is refused and that logged once; the
 // granted tool (the positive control) is started through the one
 // launcher and its stdio handed over, a line written to it coming back,
-// and closing its life ends it. A record the bridge's table does not
+// and closing its life ends it. Servers beyond twice tool_sessions at
+// once are refused, one ending makes room. A record the bridge's table does not
 // hold closes the channel (logged), after which nothing starts; the
 // bridge's death ends the start closed, its last line said.
 func TestBridgeLaunchOfAToolNotGrantedIsRefused(t *testing.T) {
@@ -78,6 +99,9 @@ func TestBridgeLaunchOfAToolNotGrantedIsRefused(t *testing.T) {
 		if out, code := lnk(t, home, args...); code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, out)
 		}
+	}
+	if err := os.WriteFile(filepath.Join(home, ".lnk", "settings.toml"), []byte("tool_sessions = 1\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	bin := t.TempDir()
 	for _, name := range []string{"lnk", "lnk-fsbroker", "lnk-askbroker"} {
@@ -130,20 +154,31 @@ func TestBridgeLaunchOfAToolNotGrantedIsRefused(t *testing.T) {
 	if !strings.Contains(log, `"lnk-toolbridge: cat: ended"`) {
 		t.Errorf("the granted tool's server never ended:\n%s", log)
 	}
+	if got := said("third"); !strings.Contains(got, "runs 2 servers already, its most") {
+		t.Errorf("a third server at once: %s", got)
+	}
+	if got := said("room"); got != "<nil>" {
+		t.Errorf("no room once a server ended: %s", got)
+	}
 	if got := said("after"); got == "<nil>" {
 		t.Error("a server was started after the channel broke the table")
 	}
-	refusals := 0
+	ungranted, most := 0, 0
 	for _, e := range auditLines(t, home) {
-		if e.Kind == audit.KindRefuse && e.Request == "tool-start" {
-			refusals++
-			if !strings.Contains(e.Reason, `tool "other"`) {
-				t.Errorf("refusal of %q", e.Reason)
-			}
+		if e.Kind != audit.KindRefuse || e.Request != "tool-start" {
+			continue
+		}
+		switch {
+		case strings.Contains(e.Reason, `tool "other"`):
+			ungranted++
+		case strings.Contains(e.Reason, "its most"):
+			most++ // the third, and any retry before the first's end was seen
+		default:
+			t.Errorf("refusal of %q", e.Reason)
 		}
 	}
-	if refusals != 1 {
-		t.Errorf("%d refusals of tool-start logged, want 1:\n%s", refusals, log)
+	if ungranted != 1 || most < 1 {
+		t.Errorf("%d refusals of the ungranted tool logged (want 1), %d of a server too many (want some):\n%s", ungranted, most, log)
 	}
 	if !strings.Contains(log, `"request":"tool bridge"`) || !strings.Contains(log, "its channel closed") {
 		t.Errorf("the malformed record's violation was not logged:\n%s", log)

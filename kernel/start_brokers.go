@@ -51,9 +51,12 @@ type startRun struct {
 	// bridgeSend is the sending end of the tool bridge's channel until
 	// the proxy takes it (RunProxy).
 	bridgeSend *os.File
-	ended      bool
-	why        string // why it ends, when not the start's own end
-	said       map[string]*brokerSaid
+	// servers counts the tool servers the kernel started for the start's
+	// bridge that still run; maxServers caps them (bridge_tools.go).
+	servers, maxServers int
+	ended               bool
+	why                 string // why it ends, when not the start's own end
+	said                map[string]*brokerSaid
 	// launcher is the dialog launcher's channel until the ask broker
 	// takes it (start_ask.go).
 	launcher *os.File

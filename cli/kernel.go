@@ -16,6 +16,7 @@ import (
 	"lnk.dev/lnk/kernel"
 	"lnk.dev/lnk/kernel/client"
 	"lnk.dev/lnk/kernel/proto"
+	"lnk.dev/lnk/services/toolbridge/kernelstart"
 )
 
 // lnk kernel run|start|stop|status: thin wrappers over kernel and
@@ -112,6 +113,7 @@ func init() {
 					return err
 				}
 				err = kernel.Run(c.Context(), kernel.Options{Home: home, Testing: os.Getenv("LNK_KERNEL_TESTING") == "1",
+					Tools: kernelstart.Servers{}, // the one launcher, for the starts' confined tool bridges
 					Ready: func(string) { fmt.Fprintf(c.ErrOrStderr(), "lnk kernel: listening, pid %d\n", os.Getpid()) }})
 				switch {
 				case errors.Is(err, kernel.ErrRunning):

@@ -10,29 +10,22 @@ import (
 	"lnk.dev/lnk/internal/ownerfile"
 
 	"lnk.dev/lnk/caps"
-	"lnk.dev/lnk/helpers/askbroker"
 	"lnk.dev/lnk/internal/audit"
-	"lnk.dev/lnk/internal/settings"
 	"lnk.dev/lnk/kernel/sandbox"
 	"lnk.dev/lnk/services/sandboxrun"
-	"lnk.dev/lnk/services/toolbridge"
-	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
 
-// sandboxBridge is one sandbox's tool bridge, run in lnk for the
-// sandbox's life: its calls asked through a confined lnk-askbroker, the
-// kernel's child, the run's start's (kernel/start_ask.go), each call a
-// line of the audit log.
+// sandboxBridge is one sandbox's tool bridge: the kernel's confined
+// child (lnk-toolbridge, kernel/start_bridge.go), started on the run's
+// start in the kernel, which starts its tools' servers at its request.
+// lnk holds only its route and parses nothing the sandbox sends.
 type sandboxBridge struct {
-	run    *toolbridge.Running
-	asker  *askbroker.Remote
-	endAsk func()
-	log    *audit.Log
+	route string // the kernel's confined bridge's route (lnk-toolbridge)
 }
 
-// startBridge starts the bridge when grants comp name tools and reach
-// them through a proxy; nil when not. kr is the run's start in the
-// kernel, which starts its ask broker.
+// startBridge has the kernel start the bridge when grants comp name
+// tools and reach them through a proxy; nil when not. kr is the run's
+// start in the kernel: every run that reaches a tool has one.
 func startBridge(comp *caps.Compiled, degraded bool, kr *sandboxrun.Brokers) (*sandboxBridge, error) {
 	if len(comp.Tools) == 0 {
 		return nil, nil
@@ -41,75 +34,28 @@ func startBridge(comp *caps.Compiled, degraded bool, kr *sandboxrun.Brokers) (*s
 		fmt.Fprintln(os.Stderr, `lnk: tools: not reachable with [network] mode = "host" (they are reached through the proxy)`)
 		return nil, nil
 	}
-	lockForChildren() // the bridge's processes' parent thread (sandbox_run.go)
-	sb := &sandboxBridge{}
-	ok := false
-	defer func() {
-		if !ok {
-			sb.Close()
-		}
-	}()
-	// The limits are Link's settings (~/.lnk/settings.toml), never
-	// anything a sandbox can write.
-	set, err := settings.Load(comp.Home)
-	if err != nil {
-		return nil, Fail(ExitFailure, err, "fix ~/"+settings.File+" (its keys: ask_wait, tool_sessions, tool_idle, tool_starts)")
-	}
-	if sb.log, err = openAuditLog(comp.Home); err != nil {
-		return nil, fmt.Errorf("tool bridge: the audit log: %w", err)
-	}
 	if kr == nil {
-		// Every run that reaches a tool is a start of the kernel's,
-		// whose ask broker asks: none is started here (fail closed).
-		return nil, fmt.Errorf("tool bridge: the run has no start of the kernel's to ask through")
+		// Fail closed: no bridge runs in lnk.
+		return nil, fmt.Errorf("tool bridge: the run has no start of the kernel's to start its bridge on")
 	}
-	if sb.asker, sb.endAsk, err = kr.Ask(set.AskWait, degraded); err != nil {
+	route, err := kr.Bridge(degraded)
+	if err != nil {
 		return nil, kernelErr(err)
 	}
-	name := toolbridge.SandboxName(comp.AgentName)
-	logged := toolbridge.AuditLog(sb.log, name)
-	b := &toolbridge.Bridge{Agent: comp.AgentName, Grants: comp.Tools, Defs: tooldef.Store{Home: comp.Home},
-		Asker:      &toolbridge.OwnerAsker{Broker: sb.asker, Sandbox: name},
-		Log:        func(e toolbridge.Event) { e.Agent = comp.LogName(); logged(e) }, // a harness's run is logged as its own
-		OnRefusal:  func() { sb.asker.CountRefusal(name) },
-		Settings:   toolbridge.Settings{Sessions: set.ToolSessions, Idle: set.ToolIdle, Starts: set.ToolStarts},
-		AdaptProcs: true}
-	if sb.run, err = toolbridge.Start(comp.Home, name, b); err != nil {
-		return nil, err
-	}
-	ok = true
-	return sb, nil
+	return &sandboxBridge{route: route}, nil
 }
 
-// hook is the bridge as the proxy reaches it: a new channel to pass its
-// tool calls' connections on; nil for no bridge.
+// hook is the bridge as the sandbox is told of it (the kernel hands the
+// proxy the bridge's channel itself); nil for no bridge.
 func (sb *sandboxBridge) hook() (*sandbox.ToolBridge, error) {
 	if sb == nil {
 		return nil, nil
 	}
-	ch, err := sb.run.ProxyChannel()
-	if err != nil {
-		return nil, fmt.Errorf("tool bridge: the proxy's channel: %w", err)
-	}
-	return &sandbox.ToolBridge{Channel: ch, Route: sb.run.Route()}, nil
+	return &sandbox.ToolBridge{Route: sb.route}, nil
 }
 
-// Close ends the bridge's sessions and the ask broker, and lets go of
-// the log.
-func (sb *sandboxBridge) Close() {
-	if sb == nil {
-		return
-	}
-	if sb.run != nil {
-		sb.run.Close()
-	}
-	if sb.endAsk != nil {
-		sb.endAsk()
-	}
-	if sb.log != nil {
-		sb.log.Close()
-	}
-}
+// Close lets go of the bridge: it ends with the run's start.
+func (sb *sandboxBridge) Close() {}
 
 // openAuditLog opens ~/.lnk/log/audit.log for appending (the kernel may
 // append beside; each line is one O_APPEND write), never through a link.

@@ -30,9 +30,14 @@
 // folders (0700); bind its socket (0600, in a 0700 folder); remove that
 // socket, or a stale one of this uid's; start its brokers as children:
 // the kernel-wide key broker, and each start's file broker, proxy (with
-// the key broker of its sealed secrets) and ask broker (with its dialog
-// launcher), stopped when the start ends; a start's broker that dies
-// ends its start closed.
+// the key broker of its sealed secrets), ask broker (with its dialog
+// launcher) and tool bridge (lnk-toolbridge, start_bridge.go), stopped
+// when the start ends; a start's broker that dies ends its start closed;
+// start the tools' servers a start's bridge asks for, outside every
+// sandbox as their definitions say, through the one launcher lnk kernel
+// run wires in (Options.Tools), only for a tool the start's compiled
+// grants name, and kill each one's process group once the bridge lets it
+// go or dies (bridge_tools.go).
 //
 // It trusts: only connections whose SO_PEERCRED uid is its own, from
 // the owner's own clients. Another uid's connection is refused and logged
@@ -41,7 +46,9 @@
 // sandboxed command is), from a process the kernel started or one below
 // it, or from a peer whose confinement cannot be learned (peer.go). A
 // start is its connection's: only that connection ends it, and it is
-// revoked when the connection closes. Within a
+// revoked when the connection closes. A start's tool bridge is served on
+// its own channel, through a table of its two requests alone, each read
+// strictly. Within a
 // connection it trusts no record: a malformed, truncated or oversized
 // record, an unknown type, a type not permitted now, or a wrong fd count
 // closes the connection and is logged; a handle that does not exist, was

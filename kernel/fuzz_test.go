@@ -29,6 +29,7 @@ func FuzzKernelRequest(f *testing.F) {
 	add(proto.Hold, `{}`)
 	add(proto.RunProxy, `{"agent":"main","start":3,"degraded":true,"tool_bridge":false}`)
 	add(proto.RunAsk, `{"agent":"main","start":3,"wait":"2m0s","terminal":false,"desktop":["DISPLAY=:1"]}`)
+	add(proto.RunBridge, `{"agent":"main","start":3,"degraded":true}`)
 	// The rest of the table as the shared server serves it: inline
 	// (status), with a reply fd (read), and the stop that runs after its
 	// answer.

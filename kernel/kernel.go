@@ -33,6 +33,9 @@ type Options struct {
 	// Brokers are the kernel-wide brokers to start and keep up (nil: the
 	// key broker, when lnk-keybroker is in BinDir).
 	Brokers []BrokerSpec
+	// Tools starts the tools' servers a start's tool bridge asks for
+	// (bridge_tools.go); nil: a start gets no tool bridge.
+	Tools ToolServers
 }
 
 // Kernel is one running kernel.

@@ -47,9 +47,16 @@ type startRun struct {
 	sock    *netbroker.Socket // the proxy's socket, removed at the end
 	proxied bool              // RunProxy was answered
 	asked   bool              // RunAsk was answered
-	ended   bool
-	why     string // why it ends, when not the start's own end
-	said    map[string]*brokerSaid
+	bridged bool              // RunBridge was asked
+	// bridgeSend is the sending end of the tool bridge's channel until
+	// the proxy takes it (RunProxy).
+	bridgeSend *os.File
+	// servers counts the tool servers the kernel started for the start's
+	// bridge that still run; maxServers caps them (bridge_tools.go).
+	servers, maxServers int
+	ended               bool
+	why                 string // why it ends, when not the start's own end
+	said                map[string]*brokerSaid
 	// launcher is the dialog launcher's channel until the ask broker
 	// takes it (start_ask.go).
 	launcher *os.File
@@ -159,8 +166,8 @@ func (k *Kernel) endRun(start uint64, why string) {
 	}
 	r.mu.Lock()
 	r.ended = true
-	names, life, sock, launcher := r.brokers, r.life, r.sock, r.launcher
-	r.brokers, r.life, r.sock, r.launcher = nil, nil, nil, nil
+	names, life, sock, launcher, bridgeSend := r.brokers, r.life, r.sock, r.launcher, r.bridgeSend
+	r.brokers, r.life, r.sock, r.launcher, r.bridgeSend = nil, nil, nil, nil, nil
 	if r.why != "" {
 		why = r.why
 	}
@@ -170,6 +177,9 @@ func (k *Kernel) endRun(start uint64, why string) {
 	}
 	if launcher != nil {
 		launcher.Close()
+	}
+	if bridgeSend != nil {
+		bridgeSend.Close()
 	}
 	if sock != nil {
 		sock.Remove()

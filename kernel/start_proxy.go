@@ -24,17 +24,20 @@ import (
 // the kernel's child) and, when the agent holds sealed secrets, the key
 // broker that hands it their values (lnk-keybroker --agent ID, for that
 // agent alone). The proxy is handed its socket (made here), the relay
-// channel's receiving end and the tool bridge's channel the caller sent,
-// and the key broker's channel; the caller is told its socket, secret
-// and placeholders, and keeps only the relay's sending end. The lifeline
-// the caller sent is held until the start's brokers end.
+// channel's receiving end, the key broker's channel and the sending end
+// of the start's tool bridge's channel (made at RunBridge, before; never
+// the caller's). The caller is told its socket, secret and placeholders,
+// and keeps only the relay's sending end. The lifeline the caller sent is
+// held until the start's brokers end.
 func (k *Kernel) handleRunProxy(ctx context.Context, c *call, req *proto.RunProxyRequest) (*proto.RunProxyReply, []*os.File, error) {
 	refuse := func(why string) error {
 		k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Start: req.Start, Request: "run-proxy", Reason: why})
 		return wire.Errorf(proto.CodeRefused, "%s", why)
 	}
-	if req.ToolBridge != (len(c.files) == 3) {
-		return nil, nil, refuse("tool_bridge says otherwise than the fds carried")
+	if req.ToolBridge || len(c.files) == 3 {
+		// The bridge is the kernel's child (RunBridge): a caller's own
+		// would parse what the sandbox sends outside every confinement.
+		return nil, nil, refuse("a tool bridge's channel from the caller: the start's tool bridge is the kernel's (run-bridge)")
 	}
 	if err := checkPipeWriter(c.files[0]); err != nil {
 		return nil, nil, refuse("the lifeline: " + err.Error())
@@ -119,8 +122,12 @@ func (k *Kernel) handleRunProxy(ctx context.Context, c *call, req *proto.RunProx
 		files = append(files, f)
 		return strconv.Itoa(3 + len(files))
 	}
-	if req.ToolBridge {
-		args = append(args, "--tool-bridge-fd", fd(c.take(2)))
+	r.mu.Lock()
+	bridge := r.bridgeSend
+	r.bridgeSend = nil
+	r.mu.Unlock()
+	if bridge != nil {
+		args = append(args, "--tool-bridge-fd", fd(bridge))
 	}
 	if keys != nil {
 		args = append(args, "--sealed", strings.Join(names, ","), "--keys-fd", fd(keys))

@@ -77,6 +77,7 @@ func (k *Kernel) table() map[wire.Type]*wire.Route {
 		handle(proto.Write, needWrite, k.handleWrite),
 		handle(proto.RunProxy, needNothing, k.handleRunProxy),     // start_proxy.go
 		handle(proto.RunAsk, needNothing, k.handleRunAsk),         // start_ask.go
+		handle(proto.RunBridge, needNothing, k.handleRunBridge),   // start_bridge.go
 		handle(proto.OpenFolder, needNothing, k.handleOpenFolder), // handlers_sandbox.go
 		handle(proto.Attach, needNothing, k.handleAttach),
 		handle(proto.Watch, needNothing, k.handleWatch),

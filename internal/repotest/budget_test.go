@@ -22,7 +22,10 @@ var budget = map[string][]string{
 	"lnk-init":       {"net/http", "crypto/tls"},
 	"lnk-mcp-remote": {"os/exec"},
 	// lnk-toolhub starts one server and listens on one unix socket: no HTTP, no TLS, no sandbox or keys.
-	"lnk-toolhub": {"net/http", "crypto/tls", "lnk.dev/lnk/helpers/keybroker", "lnk.dev/lnk/kernel/sandbox"},
+	// lnk-toolbridge parses what a sandbox sends its tools, confined: it
+	// links no kernel (the kernel starts its servers), no key or proxy.
+	"lnk-toolbridge": {"lnk.dev/lnk/kernel", "lnk.dev/lnk/kernel/sandbox", "lnk.dev/lnk/helpers/keybroker", "lnk.dev/lnk/helpers/netbroker"},
+	"lnk-toolhub":    {"net/http", "crypto/tls", "lnk.dev/lnk/helpers/keybroker", "lnk.dev/lnk/kernel/sandbox"},
 	// lnk-file-tool is what the file tool's sandbox runs: apply alone, no
 	// MCP server, no network, no process of its own to start (serve is
 	// an exec of lnk-file-serve).

@@ -24,12 +24,13 @@ var forbidden = map[string][]string{
 // openerAllowed lists where those calls may stay (a folder ends in /),
 // each with its reason: none of them opens one of Link's own files.
 var openerAllowed = map[string]string{
-	"internal/ownerfile/":        "the one routine itself",
-	"internal/resolve/":          "the resolver of the agent's files, sandbox side, with its own tests and fuzzing",
-	"kernel/sandbox/system.go":   "copies /etc (system files, each checked regular and bounded) into the sandbox",
-	"kernel/sandbox/probe/":      "the sandbox's own probe: tries, from inside, what the sandbox must refuse",
-	"cmd/lnk-askbroker/probe.go": "the ask broker's probe: tries, from inside its sandbox, a write it must or must not be allowed",
-	"kernel/folders.go":          "walks .. up from a folder the kernel holds, O_PATH, to compare device and inode with Link's own folders; opens nothing by name",
+	"internal/ownerfile/":         "the one routine itself",
+	"internal/resolve/":           "the resolver of the agent's files, sandbox side, with its own tests and fuzzing",
+	"kernel/sandbox/system.go":    "copies /etc (system files, each checked regular and bounded) into the sandbox",
+	"kernel/sandbox/probe/":       "the sandbox's own probe: tries, from inside, what the sandbox must refuse",
+	"cmd/lnk-askbroker/probe.go":  "the ask broker's probe: tries, from inside its sandbox, a write it must or must not be allowed",
+	"cmd/lnk-toolbridge/probe.go": "the tool bridge's probe: tries, once confined, a read and a write it must or must not be allowed",
+	"kernel/folders.go":           "walks .. up from a folder the kernel holds, O_PATH, to compare device and inode with Link's own folders; opens nothing by name",
 }
 
 // TestOwnerFilesOpenedOnlyByOwnerfile fails on any non-test Go file that

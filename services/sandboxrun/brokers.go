@@ -15,6 +15,7 @@ import (
 	"lnk.dev/lnk/helpers/askbroker"
 	"lnk.dev/lnk/helpers/askbroker/askproc"
 	"lnk.dev/lnk/internal/connpass"
+	"lnk.dev/lnk/internal/settings"
 	"lnk.dev/lnk/internal/wire"
 	"lnk.dev/lnk/kernel/client"
 	"lnk.dev/lnk/kernel/proto"
@@ -32,6 +33,7 @@ import (
 type Brokers struct {
 	c     *client.Client
 	agent string
+	home  string
 	start uint64
 	// ended is closed once the kernel has closed the run's lifeline:
 	// the start's brokers ended (one died: the run ends closed), or the
@@ -46,7 +48,7 @@ func BeginBrokers(ks *Start, comp *caps.Compiled) *Brokers {
 	if ks == nil || !(sandbox.NeedsProxy(comp) || len(comp.Tools) > 0 || (comp.AgentID != "" && holdsSecretsFile(comp.Home))) {
 		return nil
 	}
-	return &Brokers{c: ks.cl, agent: ks.Agent, start: ks.ID, ended: make(chan struct{})}
+	return &Brokers{c: ks.cl, agent: ks.Agent, home: comp.Home, start: ks.ID, ended: make(chan struct{})}
 }
 
 // holdsSecretsFile reports whether ~/.lnk/secrets.toml is there (a
@@ -110,11 +112,7 @@ func (r *Brokers) Proxy(comp *caps.Compiled, degraded bool, bridge *sandbox.Tool
 	defer relayRecv.Close() // likewise
 	files := []*os.File{lw, relayRecv}
 	req := &proto.RunProxyRequest{Agent: r.agent, Start: r.start, Degraded: degraded}
-	if bridge != nil {
-		files = append(files, bridge.Channel)
-		req.ToolBridge = true
-		defer bridge.Channel.Close() // the kernel hands it to the proxy
-	}
+
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var rep proto.RunProxyReply
@@ -164,6 +162,21 @@ func (r *Brokers) watch(lr *os.File) {
 // launcher where the desktop shows one), asking on the owner's terminal
 // when the caller has one; it returns the asker and what ends it.
 func (r *Brokers) Ask(wait time.Duration, degraded bool) (*askbroker.Remote, func(), error) {
+	ch, err := r.startAsk(wait, degraded)
+	if err != nil {
+		return nil, nil, err
+	}
+	wc, err := wire.NewClient(ch)
+	if err != nil {
+		ch.Close()
+		return nil, nil, err
+	}
+	return &askbroker.Remote{C: wc}, func() { wc.Close() }, nil
+}
+
+// startAsk has the kernel start the run's ask broker and returns the
+// caller's copy of the broker's channel.
+func (r *Brokers) startAsk(wait time.Duration, degraded bool) (*os.File, error) {
 	if wait == 0 {
 		wait = askbroker.DefaultWait
 	}
@@ -182,12 +195,32 @@ func (r *Brokers) Ask(wait time.Duration, degraded bool) (*askbroker.Remote, fun
 	defer cancel()
 	got, err := r.c.Call(ctx, proto.RunAsk, req, &proto.Empty{}, files...)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	wc, err := wire.NewClient(got[0])
+	return got[0], nil
+}
+
+// Bridge has the kernel start the run's tool bridge (lnk-toolbridge,
+// confined, its child) after the run's ask broker, on which the bridge
+// asks; it returns the route the sandbox reaches its tools at. The
+// kernel hands the proxy the bridge's channel itself (RunProxy).
+func (r *Brokers) Bridge(degraded bool) (string, error) {
+	set, err := settings.Load(r.home)
 	if err != nil {
-		got[0].Close()
-		return nil, nil, err
+		return "", fmt.Errorf("~/%s (its keys: ask_wait, tool_sessions, tool_idle, tool_starts): %w", settings.File, err)
 	}
-	return &askbroker.Remote{C: wc}, func() { wc.Close() }, nil
+	ch, err := r.startAsk(set.AskWait, degraded)
+	if err != nil {
+		return "", err
+	}
+	// The bridge holds its own copy of the ask broker's channel: this one
+	// is closed, never shut down (which would end the broker).
+	ch.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var rep proto.RunBridgeReply
+	if _, err := r.c.Call(ctx, proto.RunBridge, &proto.RunBridgeRequest{Agent: r.agent, Start: r.start, Degraded: degraded}, &rep); err != nil {
+		return "", err
+	}
+	return rep.Route, nil
 }

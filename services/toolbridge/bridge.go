@@ -37,6 +37,9 @@ type Bridge struct {
 	Log      func(Event) // nil: nothing logged
 	Settings Settings
 	Hubs     Hubs // where shared tools' hubs are reached (shared.go)
+	// Kernel, if set, is where the bridge gets its servers: a confined
+	// bridge (lnk-toolbridge) starts none itself (kernel_channel.go).
+	Kernel *KernelChannel
 	// OnRefusal, if set, is told of each call refused by the tool's rules
 	// or the bridge (askbroker's CountRefusal, toward a pause), but not of
 	// one its Asker counted itself ([RefusalCounter]: askbroker counts an
@@ -308,11 +311,19 @@ func (b *Bridge) start(ctx context.Context, tool string, def *tooldef.Definition
 		return b.notStarted(ctx, tool)
 	}
 	defer func() { <-b.starts }()
-	srv, err := b.serverFor(ctx, def)
+	srv, started, err := b.serverFor(ctx, def)
 	if err != nil {
 		<-b.slots
 		b.log(tool, "initialize", "failed: "+err.Error())
 		return Reply{Status: http.StatusBadGateway, Body: errorResponse(m.ID, codeGone, err.Error())}
+	}
+	if started != digest {
+		// The kernel read the definition after the bridge did, and found
+		// another: the session would not run as the tool read here.
+		srv.stop()
+		<-b.slots
+		b.log(tool, "initialize", "refused: the tool was added again or removed while its session started")
+		return Reply{Status: http.StatusNotFound, Body: errorResponse(m.ID, codeGone, "the tool was added again or removed while this session started: start another with initialize")}
 	}
 	params, err := stripParams(m)
 	if err != nil {

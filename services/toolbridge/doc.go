@@ -15,6 +15,13 @@
 // arguments or uri is written twice or in another case, which a server
 // could read as another call than the one judged.
 //
+// For an agent's start it runs confined in a process of its own
+// (cmd/lnk-toolbridge, the kernel's child), and starts no server itself:
+// [KernelChannel] asks the kernel, which starts them through the one
+// launcher (package launch, wired into the kernel by package
+// kernelstart). For a run of flag grants it still runs in lnk, and
+// starts its servers itself.
+//
 // A sandbox's requests reach it through its proxy, which passes each
 // one's connection on a channel the bridge made ([Running.ProxyChannel],
 // internal/connpass): the bridge reads the rest of the request from the

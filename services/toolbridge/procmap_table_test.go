@@ -22,6 +22,7 @@ type mapRow struct {
 	lazy         bool   // "at a file request": may be absent on any machine
 	seccomp      bool
 	noNewPrivs   bool
+	landlock     bool // its column starts "yes": not readable from outside, but it implies no_new_privs
 	dumpable     bool
 	fds          map[string]bool
 	line         int
@@ -93,6 +94,7 @@ func readProcessMap(text string) ([]mapRow, error) {
 				return nil, err
 			}
 		}
+		r.landlock = strings.HasPrefix(cells[6], "yes")
 		for _, m := range keyRe.FindAllStringSubmatch(cells[7], -1) {
 			r.fds[m[1]] = true
 		}
@@ -171,6 +173,11 @@ func checkProcessMap(rows []mapRow, procs []*liveProc, desktop bool) []string {
 			if c.got != c.want {
 				bad = append(bad, fmt.Sprintf("%s (pid %d, SECURITY.md:%d): %s is %v, the map says %v", r.proc, p.pid, r.line, c.what, c.got, c.want))
 			}
+		}
+		if r.landlock && !p.noNewPrivs {
+			// An unprivileged process enters a landlock domain only under
+			// no_new_privs: without it the map's landlock cannot hold.
+			bad = append(bad, fmt.Sprintf("%s (pid %d, SECURITY.md:%d): the map says landlock, and it runs without no_new_privs", r.proc, p.pid, r.line))
 		}
 		if p.fds == nil {
 			// Only an undumpable process's fds are kept from its owner.

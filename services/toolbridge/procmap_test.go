@@ -43,7 +43,7 @@ import (
 // every fd; as an unprivileged owner (scripts/test-as-user.sh) it checks
 // that an undumpable process's fds are refused to it.
 func TestProcessMapMatchesSecurityMd(t *testing.T) {
-	rows, procs := runForMap(t, nil, nil)
+	rows, procs, _ := runForMap(t, nil, nil)
 	if bad := checkProcessMap(rows, procs, false); len(bad) > 0 {
 		t.Errorf("the running processes differ from SECURITY.md's process map:\n  %s", strings.Join(bad, "\n  "))
 	}
@@ -64,7 +64,7 @@ func TestProcessMapWithADisplay(t *testing.T) {
 			t.Fatalf("the dialog never showed: %v", err)
 		}
 	}
-	rows, procs := runForMap(t, []string{display}, shown, "delete")
+	rows, procs, _ := runForMap(t, []string{display}, shown, "delete")
 	if bad := checkProcessMap(rows, procs, true); len(bad) > 0 {
 		t.Errorf("the running processes differ from SECURITY.md's process map:\n  %s", strings.Join(bad, "\n  "))
 	}
@@ -86,7 +86,7 @@ func TestProcessMapWithADisplay(t *testing.T) {
 // echo and then each of calls without waiting), calls ready (if any)
 // once the client holds its session, and returns SECURITY.md's rows and
 // the processes under lnk.
-func runForMap(t *testing.T, env []string, ready func(), calls ...string) ([]mapRow, []*liveProc) {
+func runForMap(t *testing.T, env []string, ready func(), calls ...string) ([]mapRow, []*liveProc, *mapRun) {
 	t.Helper()
 	requireSandbox(t)
 	text, err := os.ReadFile(filepath.Join("..", "..", "SECURITY.md"))
@@ -120,7 +120,7 @@ func runForMap(t *testing.T, env []string, ready func(), calls ...string) ([]map
 		t.Fatal(err)
 	}
 	os.Chmod(bin, 0o755)
-	for _, name := range []string{"lnk", "lnk-init", "lnk-keybroker", "lnk-netbroker", "lnk-askbroker", "lnk-fsbroker"} {
+	for _, name := range []string{"lnk", "lnk-init", "lnk-keybroker", "lnk-netbroker", "lnk-askbroker", "lnk-fsbroker", "lnk-toolbridge"} {
 		copyExec(t, testenv.Bin(t, name), filepath.Join(bin, name))
 	}
 	self, err := os.Executable()
@@ -228,7 +228,59 @@ func runForMap(t *testing.T, env []string, ready func(), calls ...string) ([]map
 		fmt.Fprintf(&seen, "  %d ppid %d (%s) %s seccomp=%v nnp=%v dumpable=%v fds=%v %v\n", p.pid, p.ppid, p.comm, strings.Join(p.argv, " "), p.seccomp, p.noNewPrivs, p.dumpable, kinds, p.fdsErr)
 	}
 	t.Logf("the processes under lnk:\n%s", seen.String())
-	return rows, procs
+	return rows, procs, &mapRun{cmd: run, stderr: &errb}
+}
+
+// mapRun is runForMap's lnk sandbox run, still running.
+type mapRun struct {
+	cmd    *exec.Cmd
+	stderr *strings.Builder // read once it has ended
+}
+
+// TestBridgeKilledEndsTheRun: the same run, its tool bridge
+// (lnk-toolbridge, the kernel's child) killed with SIGKILL mid-session:
+// the run ends closed — the sandbox killed, lnk failing and saying the
+// bridge ended — and the tool's server it had asked for is gone with it
+// (its life closed). A bridge is never started again.
+func TestBridgeKilledEndsTheRun(t *testing.T) {
+	_, procs, run := runForMap(t, nil, nil)
+	var bridge, server int
+	for _, p := range procs {
+		switch p.name {
+		case "lnk-toolbridge":
+			bridge = p.pid
+		case "mcp-server":
+			server = p.pid
+		}
+	}
+	if bridge == 0 || server == 0 {
+		t.Fatalf("no bridge (%d) or tool server (%d) running", bridge, server)
+	}
+	if err := syscall.Kill(bridge, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- run.cmd.Wait() }()
+	select {
+	case err := <-ended:
+		if err == nil {
+			t.Errorf("lnk sandbox run succeeded after its tool bridge was killed:\n%s", run.stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the run did not end within 60 s of its bridge's death (its client holds its session open)")
+	}
+	if msg := run.stderr.String(); !strings.Contains(msg, "its broker tools/") {
+		t.Errorf("lnk did not say its tool bridge ended:\n%s", msg)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", server))
+		if err != nil || strings.Contains(string(b), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the tool's server (pid %d) outlived the bridge that asked for it", server)
+		}
+	}
 }
 
 // wrongMaps: wrong copies of the map each fail against the same
@@ -287,6 +339,35 @@ func wrongMaps(t *testing.T, rows []mapRow, procs []*liveProc) {
 		rowNamed(rs, "lnk-netbroker").parent = "lnk sandbox run"
 		return rs
 	})
+	wrong("lnk-toolbridge without seccomp", func(rs []mapRow) []mapRow {
+		rowNamed(rs, "lnk-toolbridge").seccomp = false
+		return rs
+	})
+	wrong("lnk-toolbridge dumpable", func(rs []mapRow) []mapRow {
+		rowNamed(rs, "lnk-toolbridge").dumpable = true
+		return rs
+	})
+	wrong("lnk-toolbridge under lnk, as the bridge's goroutines were", func(rs []mapRow) []mapRow {
+		rowNamed(rs, "lnk-toolbridge").parent = "lnk sandbox run"
+		return rs
+	})
+	wrong("the tool's server under lnk", func(rs []mapRow) []mapRow {
+		rowNamed(rs, "mcp-server").parent = "lnk sandbox run"
+		return rs
+	})
+	wrong("no row for lnk-toolbridge", func(rs []mapRow) []mapRow {
+		var kept []mapRow
+		for _, r := range rs {
+			if r.proc != "lnk-toolbridge" {
+				kept = append(kept, r)
+			}
+		}
+		return kept
+	})
+	wrong("the tool's server under landlock", func(rs []mapRow) []mapRow {
+		rowNamed(rs, "mcp-server").landlock = true
+		return rs
+	})
 	wrong("lnk-askbroker under lnk", func(rs []mapRow) []mapRow {
 		rowNamed(rs, "lnk-askbroker").parent = "lnk sandbox run"
 		return rs
@@ -298,7 +379,7 @@ func wrongMaps(t *testing.T, rows []mapRow, procs []*liveProc) {
 	// An fd the map does not allow, planted in what was read: a folder of
 	// ~/.lnk in the netbroker, a TCP socket in the keybroker (whose fds,
 	// unreadable to their owner, are then only the planted one).
-	for _, plant := range []struct{ name, kind string }{{"lnk-netbroker", "~/.lnk/agents"}, {"lnk-keybroker", "socket:tcp"}} {
+	for _, plant := range []struct{ name, kind string }{{"lnk-netbroker", "~/.lnk/agents"}, {"lnk-keybroker", "socket:tcp"}, {"lnk-toolbridge", "~/.lnk/sandbox/tools"}, {"lnk-toolbridge", "memfd"}} {
 		planted := false
 		for i, p := range procs {
 			if p.name != plant.name {

@@ -33,8 +33,12 @@ import (
 // bridge's (cancelled.go). What the server asks of the client is refused
 // here; its notifications stay here.
 type server struct {
-	cmd    *exec.Cmd // nil for a shared tool's hub connection (shared.go)
-	stdin  io.WriteCloser
+	cmd   *exec.Cmd // nil for a shared tool's hub connection (shared.go), or a server the kernel started
+	stdin io.WriteCloser
+	// life, for a server the kernel started (KernelChannel), is the
+	// write end of the pipe the kernel waits on: closing it has the
+	// kernel kill the server's process group and reap it.
+	life   io.Closer
 	stderr *capBuffer
 
 	writeMu sync.Mutex
@@ -127,12 +131,16 @@ func (s *server) read(r io.Reader) {
 			break
 		}
 	}
-	if s.cmd != nil {
+	switch {
+	case s.cmd != nil:
 		// The leader is not yet waited for, so its group's id is still
 		// its own.
 		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 		s.exitErr = s.cmd.Wait()
-	} else {
+	case s.life != nil:
+		s.stdin.Close()
+		s.life.Close() // the kernel kills its group and reaps it
+	default:
 		s.stdin.Close() // a hub's connection: the hub ends the session
 	}
 	s.mu.Lock()
@@ -348,6 +356,9 @@ func (s *server) stop() {
 		default:
 			syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 		}
+	}
+	if s.life != nil {
+		s.life.Close() // the kernel kills its group: its output ends
 	}
 	<-s.done
 }

@@ -40,26 +40,35 @@ func (h Hubs) bin() (string, error) {
 }
 
 // serverFor is a new session's server: a process of its own, or, for a
-// shared tool, a connection to the hub, which it starts if none listens.
-func (b *Bridge) serverFor(ctx context.Context, def *tooldef.Definition) (*server, error) {
+// shared tool, a connection to the hub, which it starts if none listens;
+// for a confined bridge, what the kernel started or dialled
+// (KernelChannel). It returns the digest of the definition the server
+// runs as.
+func (b *Bridge) serverFor(ctx context.Context, def *tooldef.Definition) (*server, string, error) {
+	if b.Kernel != nil {
+		dctx, cancel := context.WithTimeout(ctx, b.Settings.StartWait)
+		defer cancel()
+		return b.Kernel.server(dctx, def)
+	}
 	if !def.Shared {
-		return startServer(def)
+		s, err := startServer(def)
+		return s, def.Digest(), err
 	}
 	dir, err := b.Hubs.dir()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	bin, err := b.Hubs.bin()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	dctx, cancel := context.WithTimeout(ctx, b.Settings.StartWait)
 	defer cancel()
 	c, err := hub.Launcher{Bin: bin, Systemd: hub.SystemdUser()}.Dial(dctx, dir, def)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return hubServer(c), nil
+	return hubServer(c), def.Digest(), nil
 }
 
 // hubServer is a session's server that is a connection to a hub: the

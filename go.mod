@@ -8,6 +8,7 @@ require (
 	github.com/c2sp/wycheproof v0.0.0-20260902155932-3fa63dd0344a
 	github.com/cloudflare/circl v1.6.5
 	github.com/cyphar/filepath-securejoin v0.7.0
+	github.com/klauspost/compress v1.20.5
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/seccomp/libseccomp-golang v0.11.1
 	github.com/spf13/cobra v1.10.2

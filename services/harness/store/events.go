@@ -1,0 +1,58 @@
+package store
+
+import (
+	"fmt"
+	"io"
+)
+
+// Events returns every event of the conversation in order: an older
+// harness's files, then a compact chat's frames, then the log. Anything
+// refused on the way (see the package doc) fails the whole read.
+func (v *Conversation) Events() ([]Event, error) {
+	return v.Since(0)
+}
+
+// Since returns the events numbered after seq.
+func (v *Conversation) Since(seq int64) ([]Event, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		return nil, ErrClosed
+	}
+	return v.sinceLocked(seq)
+}
+
+func (v *Conversation) sinceLocked(seq int64) ([]Event, error) {
+	var out []Event
+	add := func(e Event) {
+		if e.Seq > seq {
+			out = append(out, e)
+		}
+	}
+	last, err := readOld(v.dirFd(), add)
+	if err != nil {
+		return nil, err
+	}
+	last, err = v.readFrames(last, add)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := v.readLog(last, add); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readLog reads the log's whole lines (its first size bytes) after the
+// number after; lines a frame already holds are skipped.
+func (v *Conversation) readLog(after int64, add func(Event)) (int64, error) {
+	last, torn, err := parseLog(io.NewSectionReader(v.log, 0, v.size), after, v.framed, add)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", logName, err)
+	}
+	if len(torn) > 0 {
+		// Open cut any torn line off and every append is whole.
+		return 0, fmt.Errorf("%s: %d bytes past its last line", logName, len(torn))
+	}
+	return last, nil
+}

@@ -38,6 +38,7 @@ func init() {
 
 type startFlags struct {
 	foreground, noSandbox, sandbox, asJSON bool
+	model                                  string // --model: Link Harness's (agent_start_model.go)
 }
 
 func newAgentStart() *cobra.Command {
@@ -76,6 +77,7 @@ never implies it; ~/.lnk/machine.toml's unsandboxed = false refuses it.`,
 	c.Flags().BoolVar(&f.noSandbox, "no-sandbox", false, "turn the agent's sandbox OFF, kept until --sandbox (warned at every start)")
 	c.Flags().BoolVar(&f.sandbox, "sandbox", false, "turn the agent's sandbox back on")
 	c.Flags().BoolVar(&f.asJSON, "json", false, "print the agent's status as JSON once started")
+	c.Flags().StringVar(&f.model, "model", "", "Link Harness's model, kept in agent.toml: builtin, or FORMAT:URL:MODEL (openai:http://127.0.0.1:11434/v1:llama3.2)")
 	return c
 }
 
@@ -140,6 +142,11 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 			return Refused(err, "lnk agent start "+name+" -- PROGRAM ARGS... names the program it starts")
 		}
 	}
+	if f.model != "" {
+		if a, err = setModel(home, name, f.model); err != nil {
+			return err
+		}
+	}
 	if err := a.CheckStart(); err != nil {
 		return Refused(err, "lnk agent start "+name+" -- PROGRAM ARGS... names the program it starts")
 	}
@@ -173,6 +180,11 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 			return err
 		}
 		kc.Close()
+	}
+	if !off {
+		if a, err = ensureModel(c.Context(), home, a); err != nil {
+			return err
+		}
 	}
 	self, err := os.Executable()
 	if err != nil {

@@ -17,7 +17,6 @@ import (
 	"lnk.dev/lnk/internal/settings"
 	"lnk.dev/lnk/kernel/sandbox"
 	"lnk.dev/lnk/services/toolbridge"
-	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
 
 // sandboxBridge is one sandbox's tool bridge, run in lnk for the
@@ -73,7 +72,7 @@ func startBridge(comp *caps.Compiled, degraded bool, kr *kernelRun) (*sandboxBri
 	}
 	name := toolbridge.SandboxName(comp.AgentName)
 	logged := toolbridge.AuditLog(sb.log, name)
-	b := &toolbridge.Bridge{Agent: comp.AgentName, Grants: comp.Tools, Defs: tooldef.Store{Home: comp.Home},
+	b := &toolbridge.Bridge{Agent: comp.AgentName, Grants: comp.Tools, Defs: ownDefs(comp),
 		Asker:      &toolbridge.OwnerAsker{Broker: sb.asker, Sandbox: name},
 		Log:        func(e toolbridge.Event) { e.Agent = comp.LogName(); logged(e) }, // a harness's run is logged as its own
 		OnRefusal:  func() { sb.asker.CountRefusal(name) },

@@ -39,6 +39,7 @@ func (s *sandboxSpec) bind(c *cobra.Command) {
 	f.StringVar(&s.agent, "agent", "", "run under agent NAME's grants")
 	f.StringVar(&s.file, "sandbox-file", "", "run under a sandbox spec file's grants")
 	f.BoolVar(&s.degraded, "degraded", false, "run even where landlock or seccomp is missing (said at every start)")
+	linkHarnessFlag(c, s) // link_harness.go
 	f.SetInterspersed(false)
 }
 
@@ -241,6 +242,11 @@ network. Returns the command's exit status (128+N for signal N).`,
 				}
 				defer ks.close(context.Background())
 				held = func(o *sandbox.Options) { o.Held = ks.held }
+			}
+			if spec.harness.isLinkHarness() {
+				if held, err = linkHarnessExec(held); err != nil {
+					return err
+				}
 			}
 			// An agent's brokers are the kernel's children, its start's
 			// (sandbox_kernel_run.go); nil for flag grants.

@@ -228,9 +228,18 @@ func (s *supervisor) start(first bool) (*harness, error) {
 	if off {
 		s.say("%s", NoSandboxWarning(a.Name))
 	}
-	argv := a.Start.Command
-	if !off {
-		argv = append([]string{s.cfg.Lnk, "sandbox", "run", "--agent", a.Name, "--"}, argv...)
+	var argv []string
+	switch {
+	case a.RunsLinkHarness() && off:
+		return nil, fmt.Errorf("agent %s runs Link Harness, which runs only in its sandbox (lnk agent start --sandbox %s turns it back on)", a.Name, a.Name)
+	case a.RunsLinkHarness():
+		if argv, err = linkHarnessArgv(s.cfg.Home, s.cfg.Lnk, a, ports); err != nil {
+			return nil, err
+		}
+	case off:
+		argv = a.Start.Command
+	default:
+		argv = append([]string{s.cfg.Lnk, "sandbox", "run", "--agent", a.Name, "--"}, a.Start.Command...)
 	}
 	// The harness writes a pipe the supervisor copies to the log: never
 	// the log's own descriptor, through which it could truncate it.

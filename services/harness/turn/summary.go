@@ -16,7 +16,7 @@ var errNoMessage = errors.New("turn: the conversation's log holds no message")
 
 // The harness's words for the summary's steps.
 const (
-	notesAsk = "[Link Harness] The conversation above is leaving your window. Before it is summarized, save to your notes with memory__remember what you need to keep. No other call is allowed now. Answer in words when you are done."
+	notesAsk   = "[Link Harness] The conversation above is leaving your window. Before it is summarized, save to your notes with memory__remember what you need to keep. No other call is allowed now. Answer in words when you are done."
 	summaryAsk = "[Link Harness] Write a summary of the conversation above for yourself: what was asked, what was done and found, what is still open. It replaces the conversation in your window. Answer with the summary alone."
 )
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"lnk.dev/lnk/helpers/keybroker/proof"
+	"lnk.dev/lnk/internal/refusal"
 )
 
 // agentState is one agent served: its own key, proof checker and
@@ -61,10 +62,14 @@ func (a *agentState) takeThread(ctx context.Context, thread string) (func(), err
 	}
 }
 
-// refusal is a request refused: its status and why.
-type refusal struct {
+// refused is a request refused: why, and its HTTP status.
+type refused struct {
+	refusal.Refusal
 	status int
-	why    string
+}
+
+func refuse(status int, why string) *refused {
+	return &refused{Refusal: refusal.Refusal{Reason: why}, status: status}
 }
 
 // named is the agents a request's Link-Agent, Link-Agent-Id and
@@ -72,10 +77,10 @@ type refusal struct {
 // another agent's name or ID is refused (403), an ID and a name that
 // disagree 404, a name two owners share given alone 409. More than one
 // agent comes back only for an ID two owners share, which the key decides.
-func (s *Server) named(r *http.Request) ([]*agentState, *refusal) {
+func (s *Server) named(r *http.Request) ([]*agentState, *refused) {
 	name, id, owner := r.Header.Get(HeaderAgent), r.Header.Get(HeaderAgentID), r.Header.Get(HeaderOwner)
 	if name == "" && id == "" {
-		return nil, &refusal{http.StatusBadRequest, "the request names no agent (" + HeaderAgent + ")"}
+		return nil, refuse(http.StatusBadRequest, "the request names no agent ("+HeaderAgent+")")
 	}
 	var out []*agentState
 	nameKnown, idKnown := false, false
@@ -91,12 +96,12 @@ func (s *Server) named(r *http.Request) ([]*agentState, *refusal) {
 	}
 	if len(out) == 0 {
 		if nameKnown && idKnown {
-			return nil, &refusal{http.StatusNotFound, "its " + HeaderAgentID + " and " + HeaderAgent + " name different agents"}
+			return nil, refuse(http.StatusNotFound, "its "+HeaderAgentID+" and "+HeaderAgent+" name different agents")
 		}
-		return nil, &refusal{http.StatusForbidden, "it names an agent this harness doesn't run"}
+		return nil, refuse(http.StatusForbidden, "it names an agent this harness doesn't run")
 	}
 	if id == "" && len(out) > 1 {
-		return nil, &refusal{http.StatusConflict, "it names by name alone an agent two owners share: name it by " + HeaderAgentID}
+		return nil, refuse(http.StatusConflict, "it names by name alone an agent two owners share: name it by "+HeaderAgentID)
 	}
 	return out, nil
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"lnk.dev/lnk/helpers/keybroker/proof"
+	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/internal/textsafe"
 	"lnk.dev/lnk/services/harness/config"
 )
@@ -148,19 +149,17 @@ func (c *Client) checkProof(ctx context.Context, hc *http.Client, base string) e
 	return nil
 }
 
-// RefusedError is a request the endpoint refused.
+// RefusedError is a request the endpoint refused: its HTTP status, and
+// why in the harness's words (cleaned to one line).
 type RefusedError struct {
+	refusal.Refusal
 	Status int
-	Why    string
-}
-
-func (e *RefusedError) Error() string {
-	return fmt.Sprintf("the agent's harness refused the message (%d): %s", e.Status, e.Why)
 }
 
 func refusedBy(resp *http.Response) error {
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	return &RefusedError{Status: resp.StatusCode, Why: errorOf(data)}
+	return &RefusedError{Status: resp.StatusCode,
+		Refusal: refusal.Refusal{Reason: fmt.Sprintf("the agent's harness refused the message (%d): %s", resp.StatusCode, errorOf(data))}}
 }
 
 func errorOf(data []byte) string {

@@ -59,7 +59,7 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) []*agentState {
 	}
 	as, ref := s.named(r)
 	if ref != nil {
-		s.refuse(w, r, ref.status, ref.why)
+		s.refuse(w, r, ref.status, ref.Reason)
 		return nil
 	}
 	return as

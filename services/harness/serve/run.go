@@ -1,0 +1,47 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"lnk.dev/lnk/services/harness/config"
+	"lnk.dev/lnk/services/harness/endpoint"
+)
+
+// Run serves the agents cs name, all at one port, until ctx ends. lnkPort
+// is $LNK_PORT ("" when unset): a config naming another port is refused.
+func Run(ctx context.Context, cs []*config.Config, lnkPort string, o Options) error {
+	if len(cs) == 0 {
+		return errors.New("no agent to serve")
+	}
+	port := cs[0].Port
+	if lnkPort != "" && lnkPort != strconv.Itoa(port) {
+		return fmt.Errorf("config.json's port %d is not $LNK_PORT %s, the agent's first port", port, lnkPort)
+	}
+	var eps []endpoint.Agent
+	for _, c := range cs {
+		if c.Port != port {
+			return fmt.Errorf("agent %s's port %d is not the shared harness's %d", c.Name, c.Port, port)
+		}
+		a, err := Open(c, o)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		eps = append(eps, a.Endpoint())
+	}
+	srv, err := endpoint.New(eps, o.Logf)
+	if err != nil {
+		return err
+	}
+	l, err := endpoint.Listen(port)
+	if err != nil {
+		return fmt.Errorf("the endpoint: %w", err)
+	}
+	if o.Logf != nil {
+		o.Logf("lnk-harness: answering %d agent(s) on 127.0.0.1:%d", len(cs), port)
+	}
+	return srv.Serve(ctx, l)
+}

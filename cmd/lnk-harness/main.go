@@ -17,6 +17,7 @@ import (
 
 	"lnk.dev/lnk/internal/textsafe"
 	"lnk.dev/lnk/services/harness/config"
+	"lnk.dev/lnk/services/harness/endpoint"
 	"lnk.dev/lnk/services/harness/serve"
 )
 
@@ -50,7 +51,11 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := serve.Run(ctx, []*config.Config{c}, os.Getenv("LNK_PORT"), serve.Options{Logf: logf}); err != nil {
+	o := serve.Options{Logf: logf}
+	if os.Getenv("LNK_SANDBOX") == "1" { // a network of its own: its supervisor carries the port in
+		o.Socket = filepath.Join(filepath.Dir(path), endpoint.SocketName)
+	}
+	if err := serve.Run(ctx, []*config.Config{c}, os.Getenv("LNK_PORT"), o); err != nil {
 		return err
 	}
 	logf("lnk-harness: agent %s stopped", c.Name)

@@ -178,6 +178,7 @@ type harness struct {
 	pgid   int
 	out    *os.File      // the reading end of its output's pipe
 	copied chan struct{} // closed once its output is all in the log
+	carry  *carrier      // Link Harness's port on the machine's loopback (carry.go); nil for another harness
 }
 
 // copyGrace bounds how long, once the harness's group is killed, its
@@ -258,6 +259,12 @@ func (s *supervisor) start(first bool) (*harness, error) {
 		return nil, fmt.Errorf("starting the harness %s: %w", argv[0], err)
 	}
 	h := &harness{cmd: cmd, pgid: cmd.Process.Pid, out: out, copied: make(chan struct{})}
+	if a.RunsLinkHarness() {
+		if h.carry, err = carryPort(s.cfg.Home, a, ports.First); err != nil {
+			h.kill()
+			return nil, err
+		}
+	}
 	logCopy, err := dupFile(log)
 	if err != nil {
 		h.kill()
@@ -340,6 +347,7 @@ func (h *harness) wait(ctx context.Context) result {
 	}
 	unix.Kill(-h.pgid, unix.SIGKILL)
 	<-exited
+	h.carry.close()
 	h.cmd.Wait()
 	h.drain()
 	ps := h.cmd.ProcessState
@@ -355,6 +363,7 @@ func (h *harness) wait(ctx context.Context) result {
 // kill ends a harness that started but can't be kept.
 func (h *harness) kill() {
 	unix.Kill(-h.pgid, unix.SIGKILL)
+	h.carry.close()
 	h.cmd.Wait()
 	h.drain()
 }

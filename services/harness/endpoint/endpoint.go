@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Limits of a request.
@@ -148,4 +151,25 @@ func Listen(port int) (net.Listener, error) {
 		return nil, fmt.Errorf("endpoint: port %d is not within 1024-65535", port)
 	}
 	return net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+}
+
+// SocketName is the endpoint's unix socket in the harness's home.
+const SocketName = "endpoint.sock"
+
+// ListenUnix listens on the unix socket path (0600), taking the place of
+// a socket left there by an earlier start; anything else there is
+// refused.
+func ListenUnix(path string) (net.Listener, error) {
+	if st, err := os.Lstat(path); err == nil {
+		if st.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("endpoint: %s is there and not a socket", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, err
+		}
+	}
+	old := unix.Umask(0o177)
+	l, err := net.Listen("unix", path)
+	unix.Umask(old)
+	return l, err
 }

@@ -35,6 +35,10 @@ type Options struct {
 	Getenv func(string) string // $LNK_TOOL_ routes; nil: os.Getenv
 	// Model, if not nil, is used instead of one made from the config.
 	Model model.Client
+	// Socket, if not "", is a unix socket the endpoint also answers on
+	// (endpoint.sock in the harness's home), for the agent's supervisor
+	// to carry the machine's 127.0.0.1:port to.
+	Socket string
 }
 
 // Open opens agent c's folder and makes its parts.

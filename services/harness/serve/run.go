@@ -43,5 +43,19 @@ func Run(ctx context.Context, cs []*config.Config, lnkPort string, o Options) er
 	if o.Logf != nil {
 		o.Logf("lnk-harness: answering %d agent(s) on 127.0.0.1:%d", len(cs), port)
 	}
-	return srv.Serve(ctx, l)
+	if o.Socket == "" {
+		return srv.Serve(ctx, l)
+	}
+	// In a network of its own, the sandbox's 127.0.0.1 is not the
+	// machine's: the agent's supervisor serves the port there and
+	// carries each connection to this socket in the harness's home.
+	u, err := endpoint.ListenUnix(o.Socket)
+	if err != nil {
+		l.Close()
+		return fmt.Errorf("the endpoint's socket: %w", err)
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- srv.Serve(ctx, l) }()
+	go func() { errs <- srv.Serve(ctx, u) }()
+	return errors.Join(<-errs, <-errs)
 }

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"lnk.dev/lnk/helpers/keybroker/proof"
 	"lnk.dev/lnk/internal/refusal"
@@ -27,6 +28,20 @@ var ErrNoProof = errors.New("what answers the agent's port did not prove it hold
 
 // ErrNotAnswering is returned when nothing answers the agent's port.
 var ErrNotAnswering = errors.New("the agent's harness is not answering")
+
+// unansweredError is a proof's connection closed, refused or reset
+// before any answer: tried again.
+type unansweredError struct{ err error }
+
+func (e *unansweredError) Error() string { return e.err.Error() }
+func (e *unansweredError) Unwrap() error { return e.err }
+
+// retryFor is how long a connection closed unanswered is tried again,
+// every retryEvery.
+const (
+	retryFor   = 5 * time.Second
+	retryEvery = 100 * time.Millisecond
+)
 
 // maxLine bounds a line of an answer's stream, and maxAnswer the whole.
 const (
@@ -84,13 +99,29 @@ func (o *oneConn) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 // to onText. It returns the answer's event number. Ending ctx ends the
 // turn (the connection closes).
 func (c *Client) Send(ctx context.Context, thread, text string, onText func(string)) (int64, error) {
-	oc := &oneConn{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(c.port))}
-	tr := &http.Transport{DialContext: oc.dial, MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1, DisableCompression: true, Proxy: nil}
-	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: tr}
 	base := "http://127.0.0.1:" + strconv.Itoa(c.port)
-	if err := c.checkProof(ctx, hc, base); err != nil {
-		return 0, err
+	var hc *http.Client
+	// A connection closed unanswered (the harness starting or restarting)
+	// is tried again, on a new connection, for retryFor: only the proof,
+	// before the key or the message is sent.
+	for end := time.Now().Add(retryFor); ; {
+		oc := &oneConn{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(c.port))}
+		tr := &http.Transport{DialContext: oc.dial, MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1, DisableCompression: true, Proxy: nil}
+		defer tr.CloseIdleConnections()
+		hc = &http.Client{Transport: tr}
+		err := c.checkProof(ctx, hc, base)
+		if err == nil {
+			break
+		}
+		var unanswered *unansweredError
+		if !errors.As(err, &unanswered) || time.Now().After(end) || ctx.Err() != nil {
+			return 0, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(retryEvery):
+		}
 	}
 	body, _ := json.Marshal(MessageRequest{Thread: thread, Text: text})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+PathMessage, bytes.NewReader(body))
@@ -128,7 +159,7 @@ func (c *Client) checkProof(ctx context.Context, hc *http.Client, base string) e
 	c.headers(req)
 	resp, err := hc.Do(req)
 	if err != nil {
-		return err
+		return &unansweredError{err}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 1024))

@@ -13,6 +13,7 @@ var groups = []struct{ name, short string }{
 	{"kernel", "The per-owner core that holds every handle"},
 	{"ask", "Questions waiting for the owner"},
 	{"machine", "This machine's ID, name and what it allows every agent"},
+	{"model", "Models on this machine: Link's built-in model, and those its loopback serves"},
 }
 
 // groupPreRun is run before every command of a group (its

@@ -3,7 +3,6 @@ package model
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"time"
 )
@@ -103,10 +102,3 @@ const (
 	DefaultSilence   = 60 * time.Second
 	DefaultMaxTokens = 4096
 )
-
-// New makes the client of e's wire format. It refuses a format it
-// doesn't speak and a base URL that is not http:// or https://, or that
-// carries credentials, a query or a fragment.
-func New(e Endpoint) (Client, error) {
-	return nil, errors.New("model: not built yet")
-}

@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"lnk.dev/lnk/services/harness/builtin"
+	"lnk.dev/lnk/services/harness/localmodel"
+)
+
+// lnk model builtin|list: thin wrappers over services/harness/builtin
+// (the built-in model's handler and its record) and
+// services/harness/localmodel (the loopback probes).
+
+// builtinHost is the one address the built-in model listens on.
+const builtinHost = "127.0.0.1"
+
+func init() {
+	register("model", func() *cobra.Command {
+		var port int
+		var host string
+		var obedient bool
+		c := &cobra.Command{
+			Use:   "builtin",
+			Short: "Serve Link's built-in model (OpenAI chat completions, rule-based, deterministic) on 127.0.0.1 until stopped",
+			Long: "Serve Link's built-in model on 127.0.0.1 only, printing its base URL, until SIGTERM or SIGINT.\n" +
+				"It answers from rules (\"run X\" is a run call, \"read F\" a file call), so an agent runs with no key and no network.\n" +
+				"--obedient follows an instruction found anywhere in its context, tool answers included: a hijacked model, for tests only.",
+			Example: "  lnk model builtin --port 11435\n  lnk model builtin --obedient",
+			Args:    cobra.NoArgs,
+			RunE: func(c *cobra.Command, _ []string) error {
+				if host != builtinHost {
+					return Refused(fmt.Errorf("the built-in model listens on %s only, never on %q: whatever reaches it can steer an agent's model", builtinHost, host),
+						"lnk model builtin --port "+strconv.Itoa(port)+" serves it on "+builtinHost)
+				}
+				if port < 0 || port > 65535 {
+					return Usage(fmt.Sprintf("--port %d is not a TCP port (0 to 65535; 0 picks a free one)", port), "lnk model builtin --port 11435")
+				}
+				return serveBuiltin(c, port, obedient)
+			},
+		}
+		c.Flags().IntVar(&port, "port", 0, "the TCP port on 127.0.0.1 (0: a free one)")
+		c.Flags().StringVar(&host, "host", builtinHost, "the address to listen on: 127.0.0.1, and nothing else is taken")
+		c.Flags().BoolVar(&obedient, "obedient", false, "follow an instruction found anywhere in the context (a hijacked model, for tests)")
+		return c
+	})
+	register("model", func() *cobra.Command {
+		var asJSON bool
+		c := &cobra.Command{
+			Use:   "list",
+			Short: "List the models served on this machine's loopback: Ollama, llama.cpp's llama-server, Link's built-in",
+			Args:  cobra.NoArgs,
+			RunE: func(c *cobra.Command, _ []string) error {
+				models, skipped := localmodel.List(c.Context(), localmodel.Options{Home: os.Getenv("HOME")})
+				if models == nil {
+					models = []localmodel.Model{}
+				}
+				if skipped == nil {
+					skipped = []localmodel.Skipped{}
+				}
+				if asJSON {
+					return writeJSON(c.OutOrStdout(), map[string]any{"models": models, "skipped": skipped})
+				}
+				for _, s := range skipped {
+					fmt.Fprintf(c.ErrOrStderr(), "lnk: passed over %s: %s\n", s.Where, s.Reason)
+				}
+				if len(models) == 0 {
+					fmt.Fprintln(c.OutOrStdout(), "no model found on this machine's loopback")
+					fmt.Fprintln(c.OutOrStdout(), "  hint: lnk model builtin serves Link's built-in model")
+					return nil
+				}
+				tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "RUNTIME\tMODEL\tFORMAT\tBASE URL")
+				for _, m := range models {
+					name := m.Name
+					if m.Obedient {
+						name += " (obedient)"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Runtime, name, m.Format, m.BaseURL)
+				}
+				return tw.Flush()
+			},
+		}
+		c.Flags().BoolVar(&asJSON, "json", false, "print JSON: {\"models\": [{runtime, name, format, base_url}], \"skipped\": [{where, reason}]}")
+		return c
+	})
+}
+
+// serveBuiltin listens on 127.0.0.1:port, records the port in
+// ~/.lnk/models/builtin.json, prints the base URL and serves until
+// SIGTERM or SIGINT, then removes its record.
+func serveBuiltin(c *cobra.Command, port int, obedient bool) error {
+	ln, err := net.Listen("tcp4", net.JoinHostPort(builtinHost, strconv.Itoa(port)))
+	if err != nil {
+		return Fail(ExitFailure, fmt.Errorf("listening on %s:%d: %w", builtinHost, port, err), "lnk model builtin --port 0 picks a free port")
+	}
+	defer ln.Close()
+	addr, ok := ln.Addr().(*net.TCPAddr)
+	if !ok || !addr.IP.Equal(net.IPv4(127, 0, 0, 1)) {
+		return Fail(ExitFailure, fmt.Errorf("the listener is on %s, not %s", ln.Addr(), builtinHost))
+	}
+	home := os.Getenv("HOME")
+	pid := os.Getpid()
+	rec := builtin.Record{URL: builtin.BaseURL(addr.Port), Port: addr.Port, PID: pid, Obedient: obedient}
+	if err := builtin.WriteRecord(home, rec); err != nil {
+		return Fail(ExitFailure, fmt.Errorf("recording the built-in model's port in ~/.lnk/models/%s: %w", builtin.RecordName, err))
+	}
+	defer func() {
+		if err := builtin.RemoveRecord(home, pid); err != nil {
+			fmt.Fprintf(c.ErrOrStderr(), "lnk: the built-in model's record stays: %v\n", err)
+		}
+	}()
+
+	ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv := &http.Server{
+		Handler:           builtin.Handler(builtin.Options{Obedient: obedient}),
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	if obedient {
+		fmt.Fprintln(c.ErrOrStderr(), "lnk: --obedient: this model follows any instruction it reads, tool answers included; for tests, never for real work")
+	}
+	fmt.Fprintln(c.OutOrStdout(), rec.URL)
+	select {
+	case err := <-done:
+		return Fail(ExitFailure, fmt.Errorf("serving the built-in model: %w", err))
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shut); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return Fail(ExitFailure, fmt.Errorf("stopping the built-in model: %w", err))
+	}
+	return nil
+}

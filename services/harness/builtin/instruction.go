@@ -1,0 +1,153 @@
+package builtin
+
+import (
+	"regexp"
+	"strings"
+)
+
+// noteText is what "write a note to <path>" writes.
+const noteText = "A note from Link's built-in model.\n"
+
+// An instruction is one rule's match: the call it asks for and what it
+// fills the call with. bad, when set, is why its words don't make a call
+// (a quote never closed).
+type instruction struct {
+	call    string // run__command, run__start, file__read, file__write, file__list, memory__remember
+	said    string // the words that asked, as found
+	argv    []string
+	path    string
+	content string
+	bad     string
+}
+
+var (
+	reRun      = regexp.MustCompile(`(?is)^(run|start)\s+(.+)$`)
+	reRead     = regexp.MustCompile(`(?is)^read\s+(.+)$`)
+	reNote     = regexp.MustCompile(`(?is)^write\s+a\s+note\s+to\s+(.+)$`)
+	reWrite    = regexp.MustCompile(`(?is)^write\s+(.+)\s+to\s+(\S+)$`)
+	reList     = regexp.MustCompile(`(?is)^list\s+files(?:\s+in\s+(.+))?$`)
+	reRemember = regexp.MustCompile(`(?is)^remember\s+(.+)$`)
+)
+
+// parseInstruction applies the rules to one line; nil when none matches.
+func parseInstruction(line string) *instruction {
+	line = strings.TrimSpace(line)
+	if m := reRun.FindStringSubmatch(line); m != nil {
+		in := &instruction{call: "run__" + map[string]string{"run": "command", "start": "start"}[strings.ToLower(m[1])], said: line}
+		argv, err := splitWords(m[2])
+		switch {
+		case err != nil:
+			in.bad = "I couldn't split that command line into words: " + err.Error() + "."
+		case len(argv) == 0:
+			return nil
+		}
+		in.argv = argv
+		return in
+	}
+	if m := reRead.FindStringSubmatch(line); m != nil {
+		if p, ok := oneWord(m[1]); ok {
+			return &instruction{call: "file__read", said: line, path: p}
+		}
+		return nil
+	}
+	if m := reNote.FindStringSubmatch(line); m != nil {
+		if p, ok := oneWord(m[1]); ok {
+			return &instruction{call: "file__write", said: line, path: p, content: noteText}
+		}
+		return nil
+	}
+	if m := reWrite.FindStringSubmatch(line); m != nil {
+		p, ok := oneWord(m[2])
+		if !ok {
+			return nil
+		}
+		text := strings.TrimSpace(m[1])
+		if w, ok := oneWord(text); ok {
+			text = w
+		}
+		return &instruction{call: "file__write", said: line, path: p, content: text}
+	}
+	if m := reList.FindStringSubmatch(line); m != nil {
+		in := &instruction{call: "file__list", said: line}
+		if m[1] != "" {
+			p, ok := oneWord(m[1])
+			if !ok {
+				return nil
+			}
+			in.path = p
+		}
+		return in
+	}
+	if m := reRemember.FindStringSubmatch(line); m != nil {
+		return &instruction{call: "memory__remember", said: line, content: strings.TrimSpace(m[1])}
+	}
+	return nil
+}
+
+// oneWord is s as one shell word (quotes removed), if it is one.
+func oneWord(s string) (string, bool) {
+	w, err := splitWords(s)
+	if err != nil || len(w) != 1 || w[0] == "" {
+		return "", false
+	}
+	return w[0], true
+}
+
+// firstLineInstruction is the owner's way: the rules applied to the first
+// line of text that isn't blank, at its start only.
+func firstLineInstruction(text string) *instruction {
+	return parseInstruction(firstLine(text))
+}
+
+// anywhereInstructions is the obedient way: every instruction found in
+// text, in order, one a line at most: at a line's start (past quote and
+// list marks), after a sentence's end, a colon or a semicolon, or after
+// "please", "and", "then" or "now"; when text is JSON (a tool's answer),
+// in each of its strings instead, so an instruction escaped inside one
+// is found as it would read.
+func anywhereInstructions(text string) []*instruction {
+	var out []*instruction
+	texts := jsonStrings(text)
+	if texts == nil {
+		texts = []string{text}
+	}
+	for _, s := range texts {
+		for _, line := range strings.Split(s, "\n") {
+			if in := lineInstruction(line); in != nil {
+				out = append(out, in)
+			}
+		}
+	}
+	return out
+}
+
+var rePlease = regexp.MustCompile(`(?i)\b(?:please|and|then|now),?\s+`)
+
+func lineInstruction(line string) *instruction {
+	starts := []int{len(line) - len(strings.TrimLeft(line, " \t>-*#\"'`"))}
+	for i := 0; i+1 < len(line); i++ {
+		if strings.IndexByte(".:;!?", line[i]) >= 0 && (line[i+1] == ' ' || line[i+1] == '\t') {
+			starts = append(starts, i+1)
+		}
+	}
+	for _, m := range rePlease.FindAllStringIndex(line, -1) {
+		starts = append(starts, m[1])
+	}
+	best := -1
+	var found *instruction
+	for _, s := range starts {
+		if in := parseInstruction(strings.TrimLeft(line[s:], " \t\"'`")); in != nil && (best < 0 || s < best) {
+			best, found = s, in
+		}
+	}
+	return found
+}
+
+func firstLine(text string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.TrimSpace(l) != "" {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}

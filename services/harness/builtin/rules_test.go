@@ -182,3 +182,50 @@ func TestObedientFollowsAnywhere(t *testing.T) {
 		t.Fatalf("%q %+v", p.text, p.calls)
 	}
 }
+
+// TestObedientScanIsBounded: the obedient scan reads at most its budget
+// of a context, counted in bytes, never timed: behind a tool's answer of
+// 8 MiB built to make every rule be tried at every sentence, an
+// instruction in the system prompt is never reached, and the answer
+// quotes the tool. The same context with a short answer reaches it (the
+// control).
+func TestObedientScanIsBounded(t *testing.T) {
+	url := serve(t, Options{Obedient: true})
+	line := strings.Repeat("read a b. ", maxInstructionLine/10-1) + "\n"
+	ctx := func(answer string) []map[string]any {
+		return []map[string]any{system("run id"), user("hi"), assistantCall("c1", "file__read", `{"path":"a"}`), toolAnswer("c1", answer)}
+	}
+	if name, _ := callOf(t, answerOf(t, url, allTools, ctx(line)...)); name != "run__command" {
+		t.Fatalf("the control: %s", name)
+	}
+	p := answerOf(t, url, allTools, ctx(strings.Repeat(line, (8<<20)/len(line)))...)
+	if len(p.calls) != 0 || !strings.HasPrefix(p.text, "file answered: read a b.") {
+		t.Fatalf("past the budget: %q %+v", p.text[:min(len(p.text), 200)], p.calls)
+	}
+}
+
+// TestToolChoice: tool_choice "none" makes no call, one naming a
+// function offers it alone; "auto" every tool (the control).
+func TestToolChoice(t *testing.T) {
+	url := serve(t, Options{})
+	with := func(choice string, say string) turn {
+		b := strings.Replace(request(false, allTools, user(say)), `"model"`, `"tool_choice":`+choice+`,"model"`, 1)
+		return post(t, url, b)
+	}
+	if p := with(`"auto"`, "run ls"); len(p.calls) != 1 {
+		t.Fatalf("auto: %+v", p)
+	}
+	if p := with(`"none"`, "run ls"); len(p.calls) != 0 || !strings.Contains(p.text, "I have no tool run__command") {
+		t.Fatalf("none: %q %+v", p.text, p.calls)
+	}
+	named := `{"type":"function","function":{"name":"file__read"}}`
+	if p := with(named, "run ls"); len(p.calls) != 0 {
+		t.Fatalf("named file__read, run asked: %+v", p.calls)
+	}
+	if p := with(named, "read a.md"); len(p.calls) != 1 || p.calls[0].Function.Name != "file__read" {
+		t.Fatalf("named file__read, read asked: %+v", p)
+	}
+	if p := with(`"sometimes"`, "run ls"); p.status != 400 || *p.errBody.Error.Param != "tool_choice" {
+		t.Fatalf("%d %s", p.status, p.raw)
+	}
+}

@@ -3,11 +3,13 @@ package builtin
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -266,5 +268,39 @@ func TestClientGoneMidStream(t *testing.T) {
 	conn.Close()
 	if p := post(t, url, request(false, nil, user("still there?"))); p.status != 200 {
 		t.Fatalf("%d", p.status)
+	}
+}
+
+// TestRefusalsLoggedOnce: each refused request is one log line with its
+// status and why, never a word of its messages; an answered one logs
+// nothing.
+func TestRefusalsLoggedOnce(t *testing.T) {
+	var lines []string
+	var mu sync.Mutex
+	url := serve(t, Options{Logf: func(f string, a ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, fmt.Sprintf(f, a...))
+	}})
+	post(t, url, request(false, allTools, user("SECRET-1 run ls")))
+	post(t, url, request(true, allTools, user("SECRET-1 hello")))
+	if len(lines) != 0 {
+		t.Fatalf("answers logged: %q", lines)
+	}
+	post(t, url, `{"messages":[{"role":"owner","content":"SECRET-2"}]}`)
+	post(t, url, `{"messages":[{"role":"user","content":"SECRET-3"}],"bogus\u001b[31m":1}`)
+	http.Get(url + "/v1/nothing")
+	want := []string{
+		`refused POST /v1/chat/completions: 400 messages[0].role "owner" is not system, developer, user, assistant or tool`,
+		`refused POST /v1/chat/completions: 400 the request does not decode: unrecognized request argument "bogus\x1b[31m"`,
+		`refused GET /v1/nothing: 404 Invalid URL (GET /v1/nothing)`,
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines: %q", len(lines), lines)
+	}
+	for i, l := range lines {
+		if l != want[i] || strings.Contains(l, "SECRET") || strings.ContainsRune(l, 0x1b) {
+			t.Fatalf("line %d: %q, want %q", i, l, want[i])
+		}
 	}
 }

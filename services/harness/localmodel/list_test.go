@@ -2,6 +2,7 @@ package localmodel
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -123,8 +124,8 @@ func TestListPassesOver(t *testing.T) {
 		port   int
 		want   string
 	}{
-		{"redirect", map[string]string{"/api/tags": redirect + "/api/tags", "/v1/models": redirect + "/v1/models"}, 0, "302 Found"},
-		{"garbage", map[string]string{"/api/tags": "<html>", "/v1/models": "<html>"}, 0, "isn't its JSON"},
+		{"redirect", map[string]string{"/api/tags": redirect + "/api/tags", "/v1/models": redirect + "/v1/models"}, 0, "answered 302"},
+		{"garbage", map[string]string{"/api/tags": "<html>", "/v1/models": "<html>"}, 0, "answered something that isn't"},
 		{"another server", map[string]string{"/api/tags": `{"status":"ok"}`, "/v1/models": `{"object":"list","data":[{"id":"x","owned_by":"someone"}]}`}, 0, "not"},
 		{"too big", map[string]string{"/api/tags": `{"models":[],"pad":"` + strings.Repeat("a", MaxAnswer) + `"}`, "/v1/models": `{"pad":"` + strings.Repeat("a", MaxAnswer) + `"}`}, 0, "more than"},
 		{"silent", nil, silent.Listener.Addr().(*net.TCPAddr).Port, "GET"},
@@ -191,5 +192,46 @@ func TestOnlyLoopbackDial(t *testing.T) {
 	}
 	if err := onlyLoopback("tcp4", "127.0.0.1:11434", nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFindBuiltin: the record of a built-in that answers, with its
+// obedience; none, an ended one, or another server at its port refused.
+func TestFindBuiltin(t *testing.T) {
+	home := testenv.Home(t)
+	if _, err := FindBuiltin(context.Background(), home, Options{}); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("no record: %v", err)
+	}
+	bs := httptest.NewServer(builtin.Handler(builtin.Options{Obedient: true}))
+	defer bs.Close()
+	bp := bs.Listener.Addr().(*net.TCPAddr).Port
+	want := builtin.Record{URL: builtin.BaseURL(bp), Port: bp, PID: os.Getpid(), Obedient: true}
+	builtin.WriteRecord(home, want)
+	if r, err := FindBuiltin(context.Background(), home, Options{}); err != nil || r != want {
+		t.Fatalf("%+v %v", r, err)
+	}
+	other, _ := fake(t, map[string]string{"/v1/models": llamaModels})
+	for port, why := range map[int]string{closedPort(t): "it has ended", other: "another server"} {
+		builtin.WriteRecord(home, builtin.Record{URL: builtin.BaseURL(port), Port: port, PID: 1})
+		if _, err := FindBuiltin(context.Background(), home, Options{}); err == nil || !strings.Contains(err.Error(), why) {
+			t.Fatalf("%d: %v, want %q", port, err, why)
+		}
+	}
+}
+
+// TestNamesPrintable: a name a port answers is kept only as one printable
+// line: escape sequences, bidi controls and newlines are removed before
+// lnk model list prints it, and one past 256 bytes is left out.
+func TestNamesPrintable(t *testing.T) {
+	tags := `{"models":[{"name":"evil\u001b[2J\u001b]0;owned\u0007"},{"name":"rtl\u202egpj.exe\nline2"},{"name":"` + strings.Repeat("x", 257) + `"},{"name":"fine:latest"}]}`
+	op, _ := fake(t, map[string]string{"/api/tags": tags})
+	got, _ := List(context.Background(), Options{OllamaPort: op, LlamaPort: closedPort(t)})
+	var names []string
+	for _, m := range got {
+		names = append(names, m.Name)
+	}
+	want := []string{"evil[2J]0;owned", "fine:latest", "rtlgpj.exeline2"}
+	if strings.Join(names, "|") != strings.Join(want, "|") {
+		t.Fatalf("%q, want %q", names, want)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -124,9 +125,17 @@ func serveBuiltin(c *cobra.Command, port int, obedient bool) error {
 
 	ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	var logMu sync.Mutex
+	logf := func(format string, args ...any) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		fmt.Fprintf(c.ErrOrStderr(), "lnk: model builtin: "+format+"\n", args...)
+	}
 	srv := &http.Server{
-		Handler:           builtin.Handler(builtin.Options{Obedient: obedient}),
+		Handler:           builtin.Handler(builtin.Options{Obedient: obedient, Logf: logf}),
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute, // a body trickled in holds no goroutine for ever
+		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
 	done := make(chan error, 1)

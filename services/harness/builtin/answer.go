@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"lnk.dev/lnk/internal/textsafe"
 )
 
 // reply is what the model answers: words, or calls.
@@ -27,8 +29,11 @@ const (
 // calls' ids.
 func answer(req *Request, obedient bool, seed [32]byte) reply {
 	offered := map[string]*Tool{}
+	only, none := req.toolChoice()
 	for i := range req.Tools {
-		offered[req.Tools[i].Function.Name] = &req.Tools[i]
+		if n := req.Tools[i].Function.Name; !none && (only == "" || n == only) {
+			offered[n] = &req.Tools[i]
+		}
 	}
 	var in *instruction
 	if obedient {
@@ -95,14 +100,22 @@ func (in *instruction) arguments(s *schema) map[string]any {
 
 // pendingInstruction is the obedient way: the instructions found in the
 // context (every message but the model's own), the latest message's
-// first, past those the model already made the same call for after it.
+// first, past those the model already made the same call for after it
+// and those whose words make no call.
 func pendingInstruction(msgs []Message) *instruction {
+	sc := newScanner()
+	done := map[string]bool{} // the calls made after the message at hand
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == "assistant" {
+			for _, c := range msgs[i].ToolCalls {
+				for _, k := range callKeys(c) {
+					done[k] = true
+				}
+			}
 			continue
 		}
-		for _, in := range anywhereInstructions(msgs[i].Text()) {
-			if in.bad != "" || !calledAfter(msgs, i, in) {
+		for _, in := range sc.anywhere(msgs[i].Text()) {
+			if in.bad == "" && !done[in.key()] {
 				return in
 			}
 		}
@@ -110,33 +123,33 @@ func pendingInstruction(msgs []Message) *instruction {
 	return nil
 }
 
-// calledAfter reports whether an assistant message after index i made
-// in's call with the same arguments.
-func calledAfter(msgs []Message, i int, in *instruction) bool {
-	want, _ := json.Marshal(in.arguments(nil))
-	for _, m := range msgs[i+1:] {
-		for _, c := range m.ToolCalls {
-			if c.Function.Name != in.call {
-				continue
-			}
-			var got map[string]any
-			if json.Unmarshal([]byte(c.Function.Arguments), &got) != nil {
-				continue
-			}
-			if b, _ := json.Marshal(got); string(b) == string(want) {
-				return true
-			}
-			// memory__remember's text may be under another name.
-			if in.call == "memory__remember" && len(got) == 1 {
-				for _, v := range got {
-					if v == in.content {
-						return true
-					}
-				}
+// key names in's call and arguments, as callKeys names a call made.
+func (in *instruction) key() string {
+	if in.call == "memory__remember" {
+		return in.call + "\x00text\x00" + in.content
+	}
+	b, _ := json.Marshal(in.arguments(nil))
+	return in.call + "\x00" + string(b)
+}
+
+// callKeys name a call made: its name and arguments (keys sorted), and
+// for a call of one string argument, that string too (memory__remember's
+// text, whatever its schema names it).
+func callKeys(c ToolCall) []string {
+	var args map[string]any
+	if json.Unmarshal([]byte(c.Function.Arguments), &args) != nil {
+		return nil
+	}
+	b, _ := json.Marshal(args)
+	keys := []string{c.Function.Name + "\x00" + string(b)}
+	if len(args) == 1 {
+		for _, v := range args {
+			if s, ok := v.(string); ok {
+				keys = append(keys, c.Function.Name+"\x00text\x00"+s)
 			}
 		}
 	}
-	return false
+	return keys
 }
 
 func lastUser(msgs []Message) int {
@@ -190,23 +203,13 @@ func firstLines(text string) string {
 		lines = lines[:quoteLines]
 	}
 	for i, l := range lines {
-		lines[i] = cut(clean(l), quoteLineSize)
+		lines[i] = cut(textsafe.Line(l), quoteLineSize)
 	}
 	s := strings.Join(lines, "\n")
 	if more {
 		s += "\n…"
 	}
 	return s
-}
-
-// clean drops control characters but tab.
-func clean(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\t' || (r >= 0x20 && r != 0x7f && !(r >= 0x80 && r < 0xa0)) {
-			return r
-		}
-		return -1
-	}, s)
 }
 
 // cut is s in at most n bytes, never splitting a character, "…" after a cut.

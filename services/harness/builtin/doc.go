@@ -33,10 +33,15 @@
 //     answered: …");
 //   - anything else: a fixed answer echoing the message's first line.
 //
-// A call is made only to a tool the request offers, with arguments its
-// schema accepts; a call it would make to anything else is an answer in
-// words saying it has no such tool. Usage is estimated (about four bytes
-// a token).
+// A call is made only to a tool the request offers (and its tool_choice
+// leaves), with arguments its schema accepts; a call it would make to
+// anything else is an answer in words saying it has no such tool. Usage
+// is estimated (about four bytes a token); an answer in words past
+// max_tokens is cut there, finish "length".
+//
+// Obedient, it reads each line of at most 4 KiB, and at most 16 MiB of a
+// request in all (counted, never timed), so no context makes it slow and
+// the same request still gets the same answer.
 //
 // # Determinism
 //
@@ -48,7 +53,9 @@
 //
 // It holds nothing and reaches nothing: no file, no network, no process.
 // It trusts no byte of a request: the body is read to [MaxBody] at most
-// and decoded strictly into the fields it knows. Obedient mode is the
+// and decoded strictly into the fields it knows. Each request refused
+// is logged once ([Options.Logf]) with its status and why, never a word
+// of its messages. Obedient mode is the
 // worst case of a model steered by what it reads, there so tests can
 // show what Link still refuses when the model is fully hijacked; it is
 // never a default.

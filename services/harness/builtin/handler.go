@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"lnk.dev/lnk/internal/textsafe"
 )
 
 // ModelName is the one model the built-in lists; it answers as whatever
@@ -21,6 +23,9 @@ type Options struct {
 	// (system prompt, others' messages, tool answers), not only the last
 	// owner message.
 	Obedient bool
+	// Logf, if set, gets one line for each request refused: its status
+	// and why, never a word of its messages.
+	Logf func(format string, args ...any)
 }
 
 // Handler serves the OpenAI chat-completions routes.
@@ -31,8 +36,7 @@ func Handler(o Options) http.Handler {
 	mux.HandleFunc("/v1/models", s.models)
 	mux.HandleFunc("/v1/models/{model}", s.model)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "invalid_request_error", "", "unknown_url",
-			fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path))
+		s.refuse(w, r, http.StatusNotFound, "", "unknown_url", fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path))
 	})
 	return mux
 }
@@ -42,26 +46,24 @@ type server struct{ opts Options }
 func (s *server) completions(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "", "method_not_allowed",
-			fmt.Sprintf("%s is not allowed on %s: send POST", r.Method, r.URL.Path))
+		s.refuse(w, r, http.StatusMethodNotAllowed, "", "method_not_allowed", fmt.Sprintf("%s is not allowed on %s: send POST", r.Method, r.URL.Path))
 		return
 	}
 	body, err := readBody(w, r)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "", "request_too_large",
-				fmt.Sprintf("the request body is past %d bytes", MaxBody))
+			s.refuse(w, r, http.StatusRequestEntityTooLarge, "", "request_too_large", fmt.Sprintf("the request body is past %d bytes", MaxBody))
 			return
 		}
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "", "the request body could not be read")
+		s.refuse(w, r, http.StatusBadRequest, "", "", "the request body could not be read")
 		return
 	}
 	req, err := ParseRequest(body)
 	if err != nil {
 		var re *RequestError
 		errors.As(err, &re)
-		writeError(w, http.StatusBadRequest, "invalid_request_error", re.Param, "", re.Message)
+		s.refuse(w, r, http.StatusBadRequest, re.Param, "", re.Message)
 		return
 	}
 	seed := sha256.Sum256(body)
@@ -86,8 +88,7 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 func (s *server) models(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
-		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "", "method_not_allowed",
-			fmt.Sprintf("%s is not allowed on %s: send GET", r.Method, r.URL.Path))
+		s.refuse(w, r, http.StatusMethodNotAllowed, "", "method_not_allowed", fmt.Sprintf("%s is not allowed on %s: send GET", r.Method, r.URL.Path))
 		return
 	}
 	writeJSON(w, http.StatusOK, modelList{Object: "list", Data: []modelEntry{builtinModel}})
@@ -96,14 +97,24 @@ func (s *server) models(w http.ResponseWriter, r *http.Request) {
 func (s *server) model(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
-		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "", "method_not_allowed",
-			fmt.Sprintf("%s is not allowed on %s: send GET", r.Method, r.URL.Path))
+		s.refuse(w, r, http.StatusMethodNotAllowed, "", "method_not_allowed", fmt.Sprintf("%s is not allowed on %s: send GET", r.Method, r.URL.Path))
 		return
 	}
 	if r.PathValue("model") != ModelName {
-		writeError(w, http.StatusNotFound, "invalid_request_error", "model", "model_not_found",
-			fmt.Sprintf("The model `%s` does not exist", r.PathValue("model")))
+		s.refuse(w, r, http.StatusNotFound, "model", "model_not_found", fmt.Sprintf("The model `%s` does not exist", r.PathValue("model")))
 		return
 	}
 	writeJSON(w, http.StatusOK, builtinModel)
+}
+
+// maxLogged is the most of a refusal's reason logged.
+const maxLogged = 300
+
+// refuse answers OpenAI's error body and logs the refusal once, its
+// reason made one printable line and cut.
+func (s *server) refuse(w http.ResponseWriter, r *http.Request, status int, param, code, msg string) {
+	if s.opts.Logf != nil {
+		s.opts.Logf("refused %s %s: %d %s", r.Method, cut(textsafe.Line(r.URL.Path), 100), status, cut(textsafe.Line(msg), maxLogged))
+	}
+	writeError(w, status, "invalid_request_error", param, code, msg)
 }

@@ -32,6 +32,13 @@ var (
 // parseInstruction applies the rules to one line; nil when none matches.
 func parseInstruction(line string) *instruction {
 	line = strings.TrimSpace(line)
+	verb, _, _ := strings.Cut(line, " ")
+	verb, _, _ = strings.Cut(verb, "\t")
+	switch strings.ToLower(verb) {
+	case "run", "start", "read", "write", "list", "remember":
+	default:
+		return nil // no rule's verb: no rule is tried
+	}
 	if m := reRun.FindStringSubmatch(line); m != nil {
 		in := &instruction{call: "run__" + map[string]string{"run": "command", "start": "start"}[strings.ToLower(m[1])], said: line}
 		argv, err := splitWords(m[2])
@@ -97,45 +104,6 @@ func oneWord(s string) (string, bool) {
 // line of text that isn't blank, at its start only.
 func firstLineInstruction(text string) *instruction {
 	return parseInstruction(firstLine(text))
-}
-
-// anywhereInstructions is the obedient way: every instruction found in
-// text, in order, one a line at most: at a line's start (past quote and
-// list marks), after a sentence's end, a colon or a semicolon, or after
-// "please"; and the same in every string of text when it is JSON (a
-// tool's answer), so an instruction escaped inside one is found too.
-func anywhereInstructions(text string) []*instruction {
-	var out []*instruction
-	for _, s := range append([]string{text}, jsonStrings(text)...) {
-		for _, line := range strings.Split(s, "\n") {
-			if in := lineInstruction(line); in != nil {
-				out = append(out, in)
-			}
-		}
-	}
-	return out
-}
-
-var rePlease = regexp.MustCompile(`(?i)\bplease,?\s+`)
-
-func lineInstruction(line string) *instruction {
-	starts := []int{len(line) - len(strings.TrimLeft(line, " \t>-*#\"'`"))}
-	for i := 0; i+1 < len(line); i++ {
-		if strings.IndexByte(".:;!?", line[i]) >= 0 && (line[i+1] == ' ' || line[i+1] == '\t') {
-			starts = append(starts, i+1)
-		}
-	}
-	for _, m := range rePlease.FindAllStringIndex(line, -1) {
-		starts = append(starts, m[1])
-	}
-	best := -1
-	var found *instruction
-	for _, s := range starts {
-		if in := parseInstruction(strings.TrimLeft(line[s:], " \t\"'`")); in != nil && (best < 0 || s < best) {
-			best, found = s, in
-		}
-	}
-	return found
 }
 
 func firstLine(text string) string {

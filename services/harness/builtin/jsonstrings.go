@@ -3,15 +3,18 @@ package builtin
 import (
 	"encoding/json"
 	"sort"
+	"strings"
 )
 
 // maxJSONStrings bounds how many strings jsonStrings returns.
 const maxJSONStrings = 4096
 
 // jsonStrings is every string value in text when text is JSON (depth
-// first, in order), or nothing.
-func jsonStrings(text string) []string {
-	if len(text) == 0 || (text[0] != '{' && text[0] != '[' && text[0] != '"') {
+// first, in order, a string that is JSON itself followed by its own), or
+// nothing; each parse is paid from the scan's budget.
+func (sc *scanner) jsonStrings(text string) []string {
+	text = strings.TrimSpace(text)
+	if len(text) == 0 || (text[0] != '{' && text[0] != '[' && text[0] != '"') || !sc.spend(len(text)) {
 		return nil
 	}
 	var v any
@@ -27,7 +30,7 @@ func jsonStrings(text string) []string {
 		switch x := v.(type) {
 		case string:
 			out = append(out, x)
-			out = append(out, jsonStrings(x)...)
+			out = append(out, sc.jsonStrings(x)...)
 		case []any:
 			for _, e := range x {
 				walk(e)

@@ -44,21 +44,30 @@ type Request struct {
 	Modalities        json.RawMessage `json:"modalities,omitempty"`
 	Functions         json.RawMessage `json:"functions,omitempty"`
 	FunctionCall      json.RawMessage `json:"function_call,omitempty"`
+	Audio             json.RawMessage `json:"audio,omitempty"`
+	Prediction        json.RawMessage `json:"prediction,omitempty"`
+	WebSearchOptions  json.RawMessage `json:"web_search_options,omitempty"`
+	Verbosity         json.RawMessage `json:"verbosity,omitempty"`
+	PromptCacheKey    json.RawMessage `json:"prompt_cache_key,omitempty"`
+	SafetyIdentifier  json.RawMessage `json:"safety_identifier,omitempty"`
 }
 
 // StreamOptions is the request's stream_options.
 type StreamOptions struct {
-	IncludeUsage bool `json:"include_usage,omitempty"`
+	IncludeUsage       bool            `json:"include_usage,omitempty"`
+	IncludeObfuscation json.RawMessage `json:"include_obfuscation,omitempty"` // taken, and ignored
 }
 
 // Message is one message of the request.
 type Message struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content,omitempty"` // a string, an array of parts, or null
-	Name       string          `json:"name,omitempty"`
-	ToolCalls  []ToolCall      `json:"tool_calls,omitempty"`
-	ToolCallID string          `json:"tool_call_id,omitempty"`
-	Refusal    json.RawMessage `json:"refusal,omitempty"`
+	Role         string          `json:"role"`
+	Content      json.RawMessage `json:"content,omitempty"` // a string, an array of parts, or null
+	Name         string          `json:"name,omitempty"`
+	ToolCalls    []ToolCall      `json:"tool_calls,omitempty"`
+	ToolCallID   string          `json:"tool_call_id,omitempty"`
+	Refusal      json.RawMessage `json:"refusal,omitempty"`
+	Audio        json.RawMessage `json:"audio,omitempty"`         // taken, and ignored
+	FunctionCall json.RawMessage `json:"function_call,omitempty"` // taken, and ignored
 
 	text string // Content's text, set by ParseRequest
 }
@@ -155,6 +164,23 @@ func ParseRequest(body []byte) (*Request, error) {
 	return &r, nil
 }
 
+// toolChoice reads tool_choice: "none" offers no call; an object naming
+// a function ({"type": "function", "function": {"name": …}}) offers that
+// one alone; "auto", "required" or none at all, every tool offered.
+func (r *Request) toolChoice() (only string, none bool) {
+	var s string
+	if json.Unmarshal(r.ToolChoice, &s) == nil {
+		return "", s == "none"
+	}
+	var named struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	json.Unmarshal(r.ToolChoice, &named)
+	return named.Function.Name, false
+}
+
 func (r *Request) check() error {
 	if len(r.Messages) == 0 {
 		return badRequest("messages", "messages is empty: a request needs at least one")
@@ -165,6 +191,24 @@ func (r *Request) check() error {
 	}{{"max_tokens", r.MaxTokens}, {"max_completion_tokens", r.MaxCompletion}} {
 		if v.n != nil && *v.n < 1 {
 			return badRequest(v.name, "%s must be at least 1", v.name)
+		}
+	}
+	if len(r.ToolChoice) > 0 && !isNull(r.ToolChoice) {
+		var s string
+		var named struct {
+			Type     string `json:"type"`
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		}
+		switch {
+		case json.Unmarshal(r.ToolChoice, &s) == nil:
+			if s != "none" && s != "auto" && s != "required" {
+				return badRequest("tool_choice", "tool_choice %q is not none, auto or required", s)
+			}
+		case json.Unmarshal(r.ToolChoice, &named) == nil && named.Type == "function" && named.Function.Name != "":
+		default:
+			return badRequest("tool_choice", "tool_choice is neither none, auto, required nor a function named")
 		}
 	}
 	if r.N != nil && *r.N != 1 {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"lnk.dev/lnk/internal/textsafe"
 	"lnk.dev/lnk/services/harness/builtin"
 )
 
@@ -65,7 +66,7 @@ func List(ctx context.Context, o Options) ([]Model, []Skipped) {
 	add := func(where string, ms []Model, err error) {
 		found = append(found, ms...)
 		if err != nil && !errors.Is(err, errNothing) {
-			skipped = append(skipped, Skipped{Where: where, Reason: err.Error()})
+			skipped = append(skipped, Skipped{Where: where, Reason: textsafe.Line(err.Error())})
 		}
 	}
 	ms, err := p.ollama(ctx, o.OllamaPort)

@@ -2,13 +2,11 @@ package localmodel
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"path"
 	"strconv"
 	"syscall"
 	"time"
@@ -56,11 +54,10 @@ func onlyLoopback(network, address string, _ syscall.RawConn) error {
 	return nil
 }
 
-// get fetches http://127.0.0.1:port+p and decodes its JSON into v. A
+// get fetches http://127.0.0.1:port+p and hands its body to parse. A
 // refused connection is errNothing; any status but 200 (a redirect
-// included), an answer past MaxAnswer or one that isn't JSON is an
-// error.
-func (p *prober) get(ctx context.Context, port int, pth string, v any) error {
+// included), an answer past MaxAnswer or one parse refuses is an error.
+func (p *prober) get(ctx context.Context, port int, pth string, parse func([]byte) error) error {
 	u := "http://127.0.0.1:" + strconv.Itoa(port) + pth
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -75,7 +72,7 @@ func (p *prober) get(ctx context.Context, port int, pth string, v any) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s answered %s", pth, resp.Status)
+		return fmt.Errorf("GET %s answered %d", pth, resp.StatusCode)
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
 	if err != nil {
@@ -84,80 +81,54 @@ func (p *prober) get(ctx context.Context, port int, pth string, v any) error {
 	if len(b) > MaxAnswer {
 		return fmt.Errorf("GET %s answered more than %d bytes", pth, MaxAnswer)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("GET %s answered something that isn't its JSON: %w", pth, err)
+	if err := parse(b); err != nil {
+		return fmt.Errorf("GET %s: %w", pth, err)
 	}
 	return nil
 }
 
 func baseURL(port int) string { return "http://127.0.0.1:" + strconv.Itoa(port) + "/v1" }
 
-// ollama reads GET /api/tags: {"models": [{"name": …, "model": …, …}]}.
+// ollama reads GET /api/tags.
 func (p *prober) ollama(ctx context.Context, port int) ([]Model, error) {
-	var tags struct {
-		Models *[]struct {
-			Name  string `json:"name"`
-			Model string `json:"model"`
-		} `json:"models"`
-	}
-	if err := p.get(ctx, port, "/api/tags", &tags); err != nil {
-		return nil, err
-	}
-	if tags.Models == nil {
-		return nil, errors.New(`GET /api/tags answered without "models": not Ollama`)
-	}
-	var out []Model
-	for _, m := range *tags.Models {
-		name := m.Name
-		if name == "" {
-			name = m.Model
-		}
-		if name != "" {
-			out = append(out, Model{Runtime: "ollama", Name: name, Format: "openai", BaseURL: baseURL(port)})
-		}
-	}
-	return out, nil
+	var names []string
+	err := p.get(ctx, port, "/api/tags", func(b []byte) (err error) {
+		names, err = parseOllamaTags(b)
+		return err
+	})
+	return models("ollama", port, names), err
 }
 
-// openAIModels is GET /v1/models as OpenAI, llama.cpp and the built-in
-// answer it.
-type openAIModels struct {
-	Object string `json:"object"`
-	Data   []struct {
-		ID      string `json:"id"`
-		OwnedBy string `json:"owned_by"`
-	} `json:"data"`
-}
-
-// llama reads llama-server's GET /v1/models (each model owned_by
-// "llamacpp"), or, where that isn't served, GET /props ({"model_path": …}).
+// llama reads llama-server's GET /v1/models, or, where that names no
+// llama.cpp model, GET /props.
 func (p *prober) llama(ctx context.Context, port int) ([]Model, error) {
-	var list openAIModels
-	err := p.get(ctx, port, "/v1/models", &list)
-	if errors.Is(err, errNothing) {
-		return nil, err
+	var names []string
+	err := p.get(ctx, port, "/v1/models", func(b []byte) (err error) {
+		names, err = parseLlamaModels(b)
+		return err
+	})
+	if errors.Is(err, errNothing) || len(names) > 0 {
+		return models("llama.cpp", port, names), err
 	}
-	if err == nil && list.Object == "list" {
-		var out []Model
-		for _, m := range list.Data {
-			if m.OwnedBy == "llamacpp" && m.ID != "" {
-				out = append(out, Model{Runtime: "llama.cpp", Name: m.ID, Format: "openai", BaseURL: baseURL(port)})
-			}
-		}
-		if len(out) > 0 {
-			return out, nil
-		}
-	}
-	var props struct {
-		ModelPath *string `json:"model_path"`
-	}
-	if perr := p.get(ctx, port, "/props", &props); perr != nil || props.ModelPath == nil || *props.ModelPath == "" {
+	var name string
+	if perr := p.get(ctx, port, "/props", func(b []byte) (err error) {
+		name, err = parseProps(b)
+		return err
+	}); perr != nil {
 		if err == nil {
-			err = errors.New("it serves /v1/models, but no llama.cpp model (owned_by \"llamacpp\") nor /props")
+			err = errors.New("it serves /v1/models, but not a llama.cpp model (none owned_by \"llamacpp\"), and no /props")
 		}
 		return nil, err
 	}
-	return []Model{{Runtime: "llama.cpp", Name: path.Base(*props.ModelPath), Format: "openai", BaseURL: baseURL(port)}}, nil
+	return models("llama.cpp", port, []string{name}), nil
+}
+
+func models(runtime string, port int, names []string) []Model {
+	var out []Model
+	for _, n := range names {
+		out = append(out, Model{Runtime: runtime, Name: n, Format: "openai", BaseURL: baseURL(port)})
+	}
+	return out
 }
 
 // builtin reads the built-in's record and checks its port answers as
@@ -167,17 +138,26 @@ func (p *prober) builtin(ctx context.Context, home string) ([]Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	var list openAIModels
-	if err := p.get(ctx, r.Port, "/v1/models", &list); err != nil {
-		if errors.Is(err, errNothing) {
-			return nil, fmt.Errorf("its record names port %d, where nothing answers: it has ended", r.Port)
-		}
+	if err := p.answersAsBuiltin(ctx, r); err != nil {
 		return nil, err
 	}
-	for _, m := range list.Data {
-		if m.ID == builtin.ModelName && m.OwnedBy == "link" {
-			return []Model{{Runtime: "builtin", Name: builtin.ModelName, Format: "openai", BaseURL: r.URL, Obedient: r.Obedient}}, nil
+	return []Model{{Runtime: "builtin", Name: builtin.ModelName, Format: "openai", BaseURL: r.URL, Obedient: r.Obedient}}, nil
+}
+
+// answersAsBuiltin checks that r's port lists link-builtin, owned by link.
+func (p *prober) answersAsBuiltin(ctx context.Context, r builtin.Record) error {
+	var ok bool
+	if err := p.get(ctx, r.Port, "/v1/models", func(b []byte) (err error) {
+		ok, err = parseBuiltinModels(b)
+		return err
+	}); err != nil {
+		if errors.Is(err, errNothing) {
+			return fmt.Errorf("its record names port %d, where nothing answers: it has ended", r.Port)
 		}
+		return err
 	}
-	return nil, fmt.Errorf("port %d, which its record names, answers as another server", r.Port)
+	if !ok {
+		return fmt.Errorf("port %d, which its record names, answers as another server", r.Port)
+	}
+	return nil
 }

@@ -73,6 +73,12 @@ func (c *client) Complete(ctx context.Context, req Request, onText func(string))
 	}
 	r := &answerReader{r: resp.Body, left: MaxAnswer, reset: func() { dog.Reset(silence) }}
 	out, err := c.read(resp, r, onText)
+	if err == nil && r.left < 0 {
+		// The byte past the bound may end the last event, buffered
+		// before the reader's error is seen: an answer past the bound
+		// is refused however it ends.
+		err = errAnswerTooLarge
+	}
 	if err != nil {
 		return Response{}, c.failed(ctx, rctx, err)
 	}

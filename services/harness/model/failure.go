@@ -27,7 +27,9 @@ func withSilence(ctx context.Context, d time.Duration) context.Context {
 }
 
 // answerReader reads at most left bytes of an answer, calling reset at
-// each read that brought some (the silence bound starts again).
+// each read that brought some (the silence bound starts again). It
+// reads one byte past left, so that an answer of exactly left bytes
+// passes and one longer is errAnswerTooLarge.
 type answerReader struct {
 	r     io.Reader
 	left  int64
@@ -35,24 +37,19 @@ type answerReader struct {
 }
 
 func (a *answerReader) Read(p []byte) (int, error) {
-	if a.left <= 0 {
+	if a.left < 0 {
 		return 0, errAnswerTooLarge
 	}
-	if int64(len(p)) > a.left {
-		p = p[:a.left]
+	if int64(len(p)) > a.left+1 {
+		p = p[:a.left+1]
 	}
 	n, err := a.r.Read(p)
 	a.left -= int64(n)
 	if n > 0 && a.reset != nil {
 		a.reset()
 	}
-	if a.left <= 0 && err == nil {
-		// One byte more tells a whole answer of exactly MaxAnswer from
-		// a longer one.
-		var one [1]byte
-		if m, _ := a.r.Read(one[:]); m > 0 {
-			return n, errAnswerTooLarge
-		}
+	if a.left < 0 {
+		return n, errAnswerTooLarge
 	}
 	return n, err
 }

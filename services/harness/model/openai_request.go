@@ -1,6 +1,9 @@
 package model
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // OpenAI chat completions' request: the fields here are all among those
 // the sandbox's proxy passes for POST /v1/chat/completions
@@ -11,6 +14,7 @@ type oaRequest struct {
 	Messages      []oaMessage   `json:"messages"`
 	Tools         []oaTool      `json:"tools,omitempty"`
 	MaxTokens     int           `json:"max_tokens,omitempty"`
+	MaxCompletion int           `json:"max_completion_tokens,omitempty"`
 	Stream        bool          `json:"stream"`
 	StreamOptions *oaStreamOpts `json:"stream_options,omitempty"`
 }
@@ -52,9 +56,15 @@ type oaFunction struct {
 // system message; an assistant's calls with their arguments as JSON
 // text; a tool's answer as a tool message naming its call.
 func openAIBody(req Request, model string, stream bool) ([]byte, error) {
-	r := oaRequest{Model: model, MaxTokens: req.MaxTokens, Stream: stream}
-	if r.MaxTokens <= 0 {
-		r.MaxTokens = DefaultMaxTokens
+	r := oaRequest{Model: model, Stream: stream}
+	limit := req.MaxTokens
+	if limit <= 0 {
+		limit = DefaultMaxTokens
+	}
+	if takesMaxCompletion(model) {
+		r.MaxCompletion = limit
+	} else {
+		r.MaxTokens = limit
 	}
 	if stream {
 		r.StreamOptions = &oaStreamOpts{IncludeUsage: true}
@@ -94,4 +104,21 @@ func openAIBody(req Request, model string, stream bool) ([]byte, error) {
 		r.Tools = append(r.Tools, oaTool{Type: "function", Function: oaFunction{Name: t.Name, Description: t.Description, Parameters: schema}})
 	}
 	return json.Marshal(r)
+}
+
+// takesMaxCompletion says whether model is one of OpenAI's reasoning
+// models, which refuse max_tokens and take max_completion_tokens; every
+// other server spoken to in this format (llama-server, Ollama, vLLM, the
+// built-in) takes max_tokens.
+func takesMaxCompletion(model string) bool {
+	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:]
+	}
+	for _, p := range []string{"o1", "o3", "o4", "gpt-5"} {
+		if m == p || strings.HasPrefix(m, p+"-") || strings.HasPrefix(m, p+".") {
+			return true
+		}
+	}
+	return false
 }

@@ -64,10 +64,11 @@ func (s *sseReader) Next() (sseEvent, error) {
 			ev.Name, pending = "", false
 			continue
 		}
-		pending = true
 		if line[0] == ':' {
+			// A comment (a keep-alive) is no part of an event.
 			continue
 		}
+		pending = true
 		field, value := line, []byte(nil)
 		if i := bytes.IndexByte(line, ':'); i >= 0 {
 			field, value = line[:i], line[i+1:]

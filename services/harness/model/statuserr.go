@@ -3,6 +3,7 @@ package model
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -102,6 +103,8 @@ func kindOfType(t string) string {
 // kindOfStatus is the Kind of an HTTP status.
 func kindOfStatus(status int) string {
 	switch {
+	case status >= 200 && status < 300:
+		return KindBadResponse
 	case status == 401:
 		return KindAuth
 	case status == 403:
@@ -138,6 +141,10 @@ func statusError(resp *http.Response, c cleaner, now time.Time) *Error {
 	}
 	if e.Status >= 300 && e.Status < 400 {
 		e.Message = "the provider answered with a redirect, which is never followed"
+		return e
+	}
+	if e.Status < 300 {
+		e.Message = fmt.Sprintf("the provider answered with status %d, not 200", e.Status)
 		return e
 	}
 	pe, ok := parseProviderError(body)

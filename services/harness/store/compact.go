@@ -65,7 +65,7 @@ func (v *Conversation) readFrames(after int64, add func(Event)) (int64, error) {
 
 // frameEvents reads one frame's lines, every one whole.
 func frameEvents(lines []byte, after int64, add func(Event)) (int64, error) {
-	last, torn, err := parseLog(bytes.NewReader(lines), after, 0, add)
+	last, torn, err := parseLog(bytes.NewReader(lines), after, add)
 	if err == nil && len(torn) > 0 {
 		err = fmt.Errorf("%w: a frame ends in part of a line", ErrFrame)
 	}
@@ -128,7 +128,7 @@ func (v *Conversation) compactLocked() error {
 	var chunks [][]byte
 	var cur []byte
 	last := v.framed
-	_, err := readLines(io.NewSectionReader(v.log, 0, v.size), func(line []byte) error {
+	_, err := readLines(io.NewSectionReader(v.log, 0, v.size), MaxLine, func(line []byte) error {
 		e, err := decodeEvent(line)
 		if err != nil {
 			return err

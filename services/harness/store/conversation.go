@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -87,6 +88,9 @@ func (v *Conversation) open() error {
 	if err := v.readTail(); err != nil {
 		return err
 	}
+	if err := v.sweepTemporaries(); err != nil {
+		return err
+	}
 	old, err := oldFiles(v.dirFd())
 	if err != nil {
 		return err
@@ -141,6 +145,25 @@ func lockWait(fd int, wait time.Duration) error {
 }
 
 func (v *Conversation) dirFd() int { return int(v.dir.Fd()) }
+
+// sweepTemporaries removes what a writer cut short left in the folder
+// (a new events.zst or conversation.md not yet renamed into place): with
+// the lock held, no writer is making one.
+func (v *Conversation) sweepTemporaries() error {
+	ns, err := names(v.dirFd())
+	if err != nil {
+		return err
+	}
+	for _, n := range ns {
+		if strings.HasPrefix(n, "."+framesName+".tmp-") || strings.HasPrefix(n, "."+readableName+".tmp-") {
+			v.logf("removing %s, left by a writer cut short", n)
+			if err := ownerfile.RemoveAll(v.dirFd(), n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 func (v *Conversation) logf(format string, a ...any) {
 	if v.o.Logf != nil {

@@ -25,18 +25,25 @@
 // whole lines into a new frame under the same lock: events.zst is
 // written anew beside itself and renamed over the old one, then the log
 // is emptied through its handle. A crash between the two leaves lines in
-// the log that are already in a frame; a reader skips every line whose
-// number a frame holds, so a crash leaves the old chat or the new one. A
+// the log that are already in a frame: the next Open, seeing the log's
+// last number in a frame, empties the log then, so a crash leaves the
+// old chat or the new one. A
 // frame is read only whole, and one that would decompress past 64 MiB is
 // refused before it does.
 //
 // # The lock, the numbers, a torn line
 //
 // [Chats.Open] takes an exclusive flock on events.jsonl itself (the file
-// is never renamed or replaced, only added to and, after a crash,
-// trimmed), so writers, in this process or another, take turns; it
-// waits at most [Options].LockWait. Each event's number is one past the
-// last, and one already written (at most the last) is refused.
+// is never renamed or replaced: only added to, trimmed of a torn line,
+// emptied by a compaction), so writers, in this process or another, take
+// turns; it waits at most [Options].LockWait. Each event's number is one
+// past the last, and one already written (at most the last) is refused.
+//
+// Open reads only the log's last line (and a compact chat's last frame,
+// and the names in the folder), so appending to a long conversation
+// never reads it whole; [Conversation.Since] and [Conversation.Window]
+// read the log from its end back only as far as they need.
+// [Conversation.Events] reads, and checks, everything.
 //
 // An append is one write(2) of a whole line, the file opened O_APPEND.
 // A crash (or a full disk) can still leave a last line without its

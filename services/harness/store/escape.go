@@ -71,7 +71,7 @@ func cleanLine(l string) string {
 // of plain text in a heading: control characters removed, every ASCII
 // punctuation mark backslash-escaped, at most 200 bytes kept.
 func escapeName(s string) string {
-	s = textsafe.Line(s)
+	s = strings.TrimSpace(textsafe.Line(s))
 	if len(s) > 200 {
 		s = s[:200]
 	}

@@ -12,7 +12,10 @@ func (v *Conversation) Events() ([]Event, error) {
 	return v.Since(0)
 }
 
-// Since returns the events numbered after seq.
+// Since returns the events numbered after seq. When the log holds an
+// event numbered seq or less, it reads the log from its end back to
+// there and no further, so a turn that needs only its window's events
+// reads only those; else it reads as [Conversation.Events] does.
 func (v *Conversation) Since(seq int64) ([]Event, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -23,6 +26,11 @@ func (v *Conversation) Since(seq int64) ([]Event, error) {
 }
 
 func (v *Conversation) sinceLocked(seq int64) ([]Event, error) {
+	if seq > 0 {
+		if out, ok, err := v.sinceInLog(seq); err != nil || ok {
+			return out, err
+		}
+	}
 	var out []Event
 	add := func(e Event) {
 		if e.Seq > seq {
@@ -44,9 +52,11 @@ func (v *Conversation) sinceLocked(seq int64) ([]Event, error) {
 }
 
 // readLog reads the log's whole lines (its first size bytes) after the
-// number after; lines a frame already holds are skipped.
+// number after. (A log whose lines a frame holds too, a compaction cut
+// short, was emptied when the conversation opened: such a line here is
+// a number written twice, refused.)
 func (v *Conversation) readLog(after int64, add func(Event)) (int64, error) {
-	last, torn, err := parseLog(io.NewSectionReader(v.log, 0, v.size), after, v.framed, add)
+	last, torn, err := parseLog(io.NewSectionReader(v.log, 0, v.size), after, add)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", logName, err)
 	}

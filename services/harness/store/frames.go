@@ -28,7 +28,7 @@ const zstdMagic = 0xFD2FB528
 // skippable or reserved one, one that says it decompresses past
 // MaxFrame or whose compressed bytes pass maxPacked is refused.
 func frameEnd(r io.ReaderAt, off int64) (int64, error) {
-	var h [14]byte // magic, descriptor, window, dictionary (4), size (8) at most... read as needed
+	var h [13]byte // the magic number and descriptor, then up to 8 bytes of content size
 	if _, err := r.ReadAt(h[:5], off); err != nil {
 		return 0, fmt.Errorf("%w: a header cut short at %d", ErrFrame, off)
 	}

@@ -44,18 +44,27 @@ func oldNumber(name string) (int64, bool) {
 	return n, true
 }
 
-// oldFiles lists an older harness's files in the folder dirfd, by
-// number; two names for one number ("7.json", "07.json") are refused.
-func oldFiles(dirfd int) ([]oldFile, error) {
+// names lists the folder dirfd, through its handle.
+func names(dirfd int) ([]string, error) {
 	fd, err := ownerfile.OpenDir(dirfd, ".", unix.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
 	d := os.NewFile(uintptr(fd), ".")
 	defer d.Close()
-	names, err := d.Readdirnames(-1)
+	ns, err := d.Readdirnames(-1)
 	if err != nil {
 		return nil, fmt.Errorf("listing the conversation's folder: %w", err)
+	}
+	return ns, nil
+}
+
+// oldFiles lists an older harness's files in the folder dirfd, by
+// number; two names for one number ("7.json", "07.json") are refused.
+func oldFiles(dirfd int) ([]oldFile, error) {
+	names, err := names(dirfd)
+	if err != nil {
+		return nil, err
 	}
 	var out []oldFile
 	for _, n := range names {

@@ -19,15 +19,16 @@ const MaxLine = 16_000_000
 var ErrLineTooLong = errors.New("a line past 16 MB, which Link never reads")
 
 // readLines calls each with every whole line of r (its newline cut off),
-// holding at most MaxLine+1 bytes of one line, and returns what follows
-// the last newline: a torn line, which is not an event.
-func readLines(r io.Reader, each func(line []byte) error) (torn []byte, err error) {
+// holding at most about max bytes of one line (a line past max is
+// refused), and returns what follows the last newline: a torn line,
+// which is not an event.
+func readLines(r io.Reader, max int, each func(line []byte) error) (torn []byte, err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var long []byte
 	for {
 		frag, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			if len(long)+len(frag) > MaxLine {
+			if len(long)+len(frag) > max {
 				return nil, ErrLineTooLong
 			}
 			long = append(long, frag...)
@@ -39,7 +40,7 @@ func readLines(r io.Reader, each func(line []byte) error) (torn []byte, err erro
 			long = nil
 		}
 		if err == io.EOF {
-			if len(line) > MaxLine {
+			if len(line) > max {
 				return nil, ErrLineTooLong
 			}
 			return bytes.Clone(line), nil
@@ -48,7 +49,7 @@ func readLines(r io.Reader, each func(line []byte) error) (torn []byte, err erro
 			return nil, err
 		}
 		line = line[:len(line)-1]
-		if len(line) > MaxLine {
+		if len(line) > max {
 			return nil, ErrLineTooLong
 		}
 		if err := each(line); err != nil {
@@ -57,33 +58,63 @@ func readLines(r io.Reader, each func(line []byte) error) (torn []byte, err erro
 	}
 }
 
-// fields are the keys an event's line may hold, each at most once and
-// spelled exactly so (encoding/json would take "SEQ" for "seq").
-var fields = map[string]bool{
-	"seq": true, "time": true, "kind": true, "from": true, "text": true, "calls": true,
-	"call_id": true, "model": true, "tokens": true, "window": true, "hops": true,
-}
+// keySet is the keys an object may hold, each at most once and spelled
+// exactly so (encoding/json would take "SEQ" for "seq"); the objects
+// within are checked by the sets their keys name.
+type keySet map[string]keySet
 
-// decodeEvent decodes one line strictly: one JSON object, no key
-// unknown, repeated or in another case, and an event [checkEvent] takes.
-func decodeEvent(line []byte) (Event, error) {
-	var e Event
+var (
+	callKeys   = keySet{"id": nil, "name": nil, "arguments": nil}
+	tokenKeys  = keySet{"input": nil, "output": nil, "cost": nil}
+	windowKeys = keySet{"seq": nil, "time": nil, "tokens": nil}
+	eventKeys  = keySet{
+		"seq": nil, "time": nil, "kind": nil, "from": nil, "text": nil, "calls": callKeys,
+		"call_id": nil, "model": nil, "tokens": tokenKeys, "window": windowKeys, "hops": nil,
+	}
+)
+
+// checkKeys refuses an object (or, for calls, an array of objects) with
+// a key set does not name, or one written twice.
+func checkKeys(obj []byte, set keySet, in string) error {
+	if len(obj) > 0 && obj[0] == '[' {
+		var items []json.RawMessage
+		if err := json.Unmarshal(obj, &items); err != nil {
+			return fmt.Errorf("%s: %w", in, err)
+		}
+		for _, it := range items {
+			if err := checkKeys(it, set, in); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	seen := map[string]bool{}
 	var bad error
-	if err := jsonscan.Members(line, func(k string, _ jsonscan.Span) {
+	if err := jsonscan.Members(obj, func(k string, v jsonscan.Span) {
+		sub, ok := set[k]
 		switch {
 		case bad != nil:
-		case !fields[k]:
-			bad = fmt.Errorf("unknown key %q", k)
+		case !ok:
+			bad = fmt.Errorf("unknown key %q%s", k, in)
 		case seen[k]:
-			bad = fmt.Errorf("key %q twice", k)
+			bad = fmt.Errorf("key %q twice%s", k, in)
+		case sub != nil && obj[v.Start] != 'n': // null is no object
+			bad = checkKeys(obj[v.Start:v.End], sub, " in "+k)
 		}
 		seen[k] = true
 	}); err != nil {
-		return e, fmt.Errorf("not one JSON object")
+		return fmt.Errorf("not one JSON object%s", in)
 	}
-	if bad != nil {
-		return e, bad
+	return bad
+}
+
+// decodeEvent decodes one line strictly: one JSON object, no key
+// unknown, repeated or in another case (in the objects within too), and
+// an event [checkEvent] takes.
+func decodeEvent(line []byte) (Event, error) {
+	var e Event
+	if err := checkKeys(line, eventKeys, ""); err != nil {
+		return e, err
 	}
 	d := json.NewDecoder(bytes.NewReader(line))
 	d.DisallowUnknownFields()
@@ -119,19 +150,19 @@ func knownKind(k string) bool {
 
 // parseLog reads every event of a log (or a frame's lines) from r,
 // numbers rising past after; torn is what follows the last newline.
-// Lines numbered at most skip are already in a frame (a compaction cut
-// short) and are left out.
-func parseLog(r io.Reader, after, skip int64, add func(Event)) (last int64, torn []byte, err error) {
+func parseLog(r io.Reader, after int64, add func(Event)) (last int64, torn []byte, err error) {
+	return parseLines(r, MaxLine, after, add)
+}
+
+// parseLines is parseLog with a line's limit of max bytes.
+func parseLines(r io.Reader, max int, after int64, add func(Event)) (last int64, torn []byte, err error) {
 	last = after
 	n := 0
-	torn, err = readLines(r, func(line []byte) error {
+	torn, err = readLines(r, max, func(line []byte) error {
 		n++
 		e, err := decodeEvent(line)
 		if err != nil {
 			return fmt.Errorf("line %d: %w", n, err)
-		}
-		if e.Seq <= skip {
-			return nil
 		}
 		if e.Seq <= last {
 			return fmt.Errorf("line %d: number %d after %d: a number written twice or out of order", n, e.Seq, last)

@@ -112,6 +112,9 @@ func writeCalls(b *bytes.Buffer, calls []Call) {
 // before one that would open a block ([opensBlock]), quoted ("> ") when
 // quote is set.
 func writeLines(b *bytes.Buffer, text string, quote bool) {
+	if text == "" {
+		return
+	}
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	text = strings.ReplaceAll(text, "\r", "\n")
 	for _, l := range strings.Split(text, "\n") {

@@ -10,9 +10,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// tailChunk is how much of the log's end is read at a time, looking for
-// its last line.
-const tailChunk = 64 << 10
+// tailChunk is how much of the log is read at a time from its end (a
+// variable only so the fuzz target can make it small, reaching every
+// way a line can fall across chunks).
+var tailChunk = 64 << 10
 
 // readTail learns the log's last number from its last whole line,
 // reading backwards from the end (never more than one line's limit), and
@@ -23,7 +24,7 @@ func (v *Conversation) readTail() error {
 		return err
 	}
 	size := st.Size
-	end, line, err := lastLine(v.log, size)
+	end, line, err := lastLine(v.log, size, MaxLine)
 	if err != nil {
 		return fmt.Errorf("%s: %w", logName, err)
 	}
@@ -49,12 +50,12 @@ func (v *Conversation) readTail() error {
 
 // lastLine finds, in the first size bytes of f, where its whole lines
 // end (after the last newline) and the last whole line (nil when there
-// is none). A torn tail or a last line past MaxLine is refused.
-func lastLine(f io.ReaderAt, size int64) (end int64, line []byte, err error) {
+// is none). A torn tail or a last line past limit bytes is refused.
+func lastLine(f io.ReaderAt, size int64, limit int) (end int64, line []byte, err error) {
 	nl := -1 // the last newline's offset, found by reading backwards
 	var tail []byte
 	for pos := size; pos > 0 && nl < 0; {
-		n := min(int64(tailChunk), pos)
+		n := grow(len(tail), pos, limit)
 		pos -= n
 		chunk, err := readAt(f, pos, n)
 		if err != nil {
@@ -63,7 +64,7 @@ func lastLine(f io.ReaderAt, size int64) (end int64, line []byte, err error) {
 		tail = append(chunk, tail...)
 		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
 			nl = int(pos) + i
-		} else if int64(len(tail)) > MaxLine+1 {
+		} else if int64(len(tail)) > int64(limit)+1 {
 			return 0, nil, ErrLineTooLong
 		}
 	}
@@ -83,10 +84,10 @@ func lastLine(f io.ReaderAt, size int64) (end int64, line []byte, err error) {
 		if base == 0 {
 			break
 		}
-		if end-base > MaxLine+1 {
+		if end-base > int64(limit)+1 {
 			return 0, nil, ErrLineTooLong
 		}
-		n := min(int64(tailChunk), base)
+		n := grow(len(buf), base, limit)
 		base -= n
 		chunk, err := readAt(f, base, n)
 		if err != nil {
@@ -94,10 +95,20 @@ func lastLine(f io.ReaderAt, size int64) (end int64, line []byte, err error) {
 		}
 		buf = append(chunk, buf...)
 	}
-	if end-1-start > MaxLine {
+	if end-1-start > int64(limit) {
 		return 0, nil, ErrLineTooLong
 	}
 	return end, buf[len(buf)-int(end-start) : len(buf)-1], nil
+}
+
+// grow is how much more to read backwards, holding held bytes, with
+// left before them: as much again as is held (so each byte is copied a
+// few times, not once a chunk), at least a chunk, never past a line's
+// limit and two bytes (a newline each side).
+func grow(held int, left int64, limit int) int64 {
+	n := max(int64(tailChunk), int64(held))
+	n = min(n, left, max(int64(limit)+2-int64(held), 1))
+	return n
 }
 
 func readAt(f io.ReaderAt, off, n int64) ([]byte, error) {

@@ -71,3 +71,36 @@ func canStart(kind string) bool { return kind == KindMessage || kind == KindSumm
 func at(events []Event, i int, anew, fits bool) Start {
 	return Start{Index: i, Window: Window{Seq: events[i].Seq, Time: events[i].Time}, Anew: anew, Fits: fits}
 }
+
+// Window returns the events of the model's window for the next request
+// and where it starts, by [WindowStart]'s rule (its Index 0: the events
+// returned are the window's alone). When
+// the latest answer's recorded start can be kept, it reads the log only
+// from its end back to that start; otherwise every event.
+func (v *Conversation) Window(fits func(window []Event) bool) ([]Event, Start, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		return nil, Start{}, ErrClosed
+	}
+	w, err := v.recordedWindow()
+	if err != nil {
+		return nil, Start{}, err
+	}
+	if w != nil && w.Seq > 0 {
+		events, err := v.sinceLocked(w.Seq - 1)
+		if err != nil {
+			return nil, Start{}, err
+		}
+		if s := WindowStart(events, fits); s.Index == 0 && !s.Anew && s.Fits && len(events) > 0 && events[0].Seq == w.Seq {
+			return events, s, nil
+		}
+	}
+	events, err := v.sinceLocked(0)
+	if err != nil {
+		return nil, Start{}, err
+	}
+	s := WindowStart(events, fits)
+	events, s.Index = events[s.Index:], 0
+	return events, s, nil
+}

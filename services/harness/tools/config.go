@@ -36,28 +36,19 @@ func FromConfig(names map[string]string, getenv func(string) string, logf func(s
 	return out
 }
 
-// shortName is the name a tool is offered under: Link's own under their
-// prefix, any other as granted.
-func shortName(name, agentID string) string {
+// shortName is the name a tool is offered under: Link's own of this
+// agent (<prefix>-<agent id>) under their prefix, own true; any other as
+// granted.
+func shortName(name, agentID string) (short string, own bool) {
 	if agentID == "" {
-		return name
+		return name, false
 	}
 	for _, p := range linkOwn {
 		if name == p+"-"+agentID {
-			return p
+			return p, true
 		}
 	}
-	return name
-}
-
-// isLinkOwn reports one of Link's own tools by its offered name.
-func isLinkOwn(short string) bool {
-	for _, p := range linkOwn {
-		if short == p {
-			return true
-		}
-	}
-	return false
+	return name, false
 }
 
 // checkURL refuses a tool URL that isn't http:// on loopback: the proxy's

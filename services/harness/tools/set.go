@@ -107,11 +107,11 @@ func New(c Config) (*Set, error) {
 		s.http = h
 	}
 	shorts := map[string]bool{}
-	var own, others []*toolState
+	var owns, others []*toolState
 	for _, t := range c.Tools {
-		short := shortName(t.Name, c.AgentID)
+		short, own := shortName(t.Name, c.AgentID)
 		why := toolNameRefusal(short)
-		if why == "" && !isLinkOwn(short) && ownPrefixed(short) {
+		if why == "" && !own && ownPrefixed(short) {
 			why = "its name is one of Link's own tools', which only Link's own take"
 		}
 		if why == "" && shorts[short] {
@@ -128,16 +128,16 @@ func New(c Config) (*Set, error) {
 		}
 		shorts[short] = true
 		ts := &toolState{name: t.Name, short: short, url: t.URL}
-		if isLinkOwn(short) {
-			own = append(own, ts)
+		if own {
+			owns = append(owns, ts)
 		} else {
 			others = append(others, ts)
 		}
-		if short == "memory" {
+		if own && short == "memory" {
 			s.mem = &memorySession{set: s, tool: ts}
 		}
 	}
-	s.tools = append(own, others...)
+	s.tools = append(owns, others...)
 	return s, nil
 }
 

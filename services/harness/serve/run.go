@@ -8,11 +8,18 @@ import (
 
 	"lnk.dev/lnk/services/harness/config"
 	"lnk.dev/lnk/services/harness/endpoint"
+	"lnk.dev/lnk/services/harness/model"
 )
 
 // Run serves the agents cs name, all at one port, until ctx ends. lnkPort
 // is $LNK_PORT ("" when unset): a config naming another port is refused.
 func Run(ctx context.Context, cs []*config.Config, lnkPort string, o Options) error {
+	return runWith(ctx, cs, lnkPort, o, nil)
+}
+
+// runWith is Run, with each agent's model from modelFor when not nil
+// (a test's, watching what each agent sends).
+func runWith(ctx context.Context, cs []*config.Config, lnkPort string, o Options, modelFor func(*config.Config) model.Client) error {
 	if len(cs) == 0 {
 		return errors.New("no agent to serve")
 	}
@@ -25,7 +32,11 @@ func Run(ctx context.Context, cs []*config.Config, lnkPort string, o Options) er
 		if c.Port != port {
 			return fmt.Errorf("agent %s's port %d is not the shared harness's %d", c.Name, c.Port, port)
 		}
-		a, err := Open(c, o)
+		oc := o
+		if modelFor != nil {
+			oc.Model = modelFor(c)
+		}
+		a, err := Open(c, oc)
 		if err != nil {
 			return err
 		}

@@ -46,10 +46,14 @@ func newAgentStart() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "start NAME [-- PROGRAM ARGS...]",
 		Short: "Start the agent's harness, in its sandbox, restarted when it fails",
-		Long: `Starts the program agent.toml's [start] command names (the agent's
-harness, until Link Harness runs it) in the agent's sandbox, through
-lnk sandbox run --agent NAME, under a supervisor that appends its output
-to ~/.lnk/agents/NAME/logs/harness.log and starts it again when it fails.
+		Long: `Starts the agent's harness in its sandbox, through lnk sandbox run
+--agent NAME, under a supervisor that appends its output to
+~/.lnk/agents/NAME/logs/harness.log and starts it again when it fails.
+The harness is Link Harness (lnk-harness) unless agent.toml's [start]
+command names another program. Link Harness's model is agent.toml's
+[model] (--model builtin or FORMAT:URL:MODEL sets it), else Link's
+built-in model, which start makes sure runs (lnk model builtin); talk
+to it with lnk agent send or lnk agent chat.
 Where a systemd user manager runs, the supervisor is the user unit
 lnk-agent-<agent id>.service; else it runs in the background; with
 --foreground, in this terminal until Ctrl-C.

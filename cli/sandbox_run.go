@@ -74,6 +74,8 @@ func (s *sandboxSpec) compile(c *cobra.Command) (*caps.Compiled, error) {
 // refused).
 func (s *sandboxSpec) compileFrom(c *cobra.Command, home, cwd string) (*caps.Compiled, error) {
 	switch {
+	case s.harness.isLinkHarness() && s.agent == "":
+		return nil, Usage("--link-harness runs an agent's sandbox: it needs --agent NAME", "lnk agent start NAME runs Link Harness")
 	case s.agent != "" && (s.file != "" || !s.g.Empty()):
 		return nil, Usage("--agent takes no other grants", "change the agent's grants with lnk agent allow "+s.agent+" …")
 	case s.file != "" && !s.g.Empty():

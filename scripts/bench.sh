@@ -56,6 +56,14 @@ storeappend=$(awk '$1 ~ /^BenchmarkAppendTo100000Events-/ {
   if (l != "") printf "append to a conversation of 100,000 events: p50 %.1f µs; bare O_APPEND write of the line: %.1f µs; ratio %.2fx (target: p50 at most 200 µs, %s)\n", l/1e3, b/1e3, r, (l <= 200000 ? "met" : "NOT MET")
 }' "$results")
 [ -n "$storeappend" ] && echo "conversation store: $storeappend"
+# lnk agent send to Link Harness with the built-in model and no tool call
+# (issue #25), from the send's start to its answer, in parts: the owner's
+# client in-process (proof, carried port, turn) and the model's own answer.
+agentsend=$(awk '$1 ~ /^BenchmarkAgentSendRoundTrip-/ {
+  for (i = 3; i < NF; i++) { if ($(i+1) == "link-ns/op") l = $i; if ($(i+1) == "client-ns/op") c = $i; if ($(i+1) == "model-ns/op") m = $i }
+  if (l != "") printf "lnk agent send, built-in model, no tool call: %.1f ms; of it the client in-process (proof, port, turn): %.1f ms; the model straight: %.1f ms\n", l/1e6, c/1e6, m/1e6
+}' "$results")
+[ -n "$agentsend" ] && echo "agent send: $agentsend"
 # Every figure of the run goes to docs/PERFORMANCE.md, the one place
 # figures live (code comments say what and why, never a measurement):
 # the part between its bench markers is written anew; the analyses below
@@ -89,6 +97,12 @@ if [ -z "${BENCH:-}" ]; then
       echo "## Conversation store"
       echo
       echo "$storeappend"
+    fi
+    if [ -n "$agentsend" ]; then
+      echo
+      echo "## Agent send"
+      echo
+      echo "$agentsend"
     fi
     echo
     echo "## Every benchmark"

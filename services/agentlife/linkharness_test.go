@@ -17,7 +17,7 @@ import (
 
 // linkWorld is an agent that runs Link Harness: no [start] command, a
 // free block of two ports.
-func linkWorld(t *testing.T, name string) *world {
+func linkWorld(t testing.TB, name string) *world {
 	t.Helper()
 	testenv.Require(t, haveBwrap(), "bubblewrap")
 	w := &world{t: t, home: testenv.Home(t), lnk: testenv.Bin(t, "lnk"), agent: name}

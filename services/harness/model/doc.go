@@ -36,5 +36,7 @@
 // TLS to a hosted model), never following a redirect. Trusts: nothing
 // the provider answers; every byte of it is parsed with the bounds above.
 // Refuses: a base URL that is not http:// or https://, or carries
-// credentials, a query or a fragment.
+// credentials, a query or a fragment; a key sent over http:// off this
+// machine's loopback; inside the sandbox, an $HTTP_PROXY that is not an
+// http:// proxy (no client is made that would go around it).
 package model

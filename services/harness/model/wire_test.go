@@ -79,13 +79,16 @@ func TestNoRedirect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = mustNew(t, Endpoint{Format: FormatOpenAI, BaseURL: redirect.URL + "/v1", Model: "m", Key: testKey, HTTPClient: hc}).Complete(context.Background(), aRequest(), nil)
-	var me *Error
-	if !errors.As(err, &me) || me.Status != 307 || me.Kind != KindBadResponse {
-		t.Fatalf("got %v; want the redirect refused", err)
-	}
-	if n := len(target.requests()); n != 0 {
-		t.Errorf("the redirect's target was asked %d times", n)
+	// The default client, and one given that would follow redirects.
+	for _, given := range []*http.Client{nil, redirect.Client()} {
+		_, err = mustNew(t, Endpoint{Format: FormatOpenAI, BaseURL: redirect.URL + "/v1", Model: "m", Key: testKey, HTTPClient: given}).Complete(context.Background(), aRequest(), nil)
+		var me *Error
+		if !errors.As(err, &me) || me.Status != 307 || me.Kind != KindBadResponse {
+			t.Fatalf("got %v; want the redirect refused", err)
+		}
+		if n := len(target.requests()); n != 0 {
+			t.Errorf("the redirect's target was asked %d times", n)
+		}
 	}
 	// The same client reaches the target itself.
 	if _, err := mustNew(t, Endpoint{Format: FormatOpenAI, BaseURL: target.URL + "/v1", Model: "m", HTTPClient: hc}).Complete(context.Background(), aRequest(), nil); err != nil {
@@ -125,8 +128,10 @@ func TestOff(t *testing.T) {
 	}
 }
 
-// TestNewRefuses: a format New doesn't speak, and a base URL that is
-// not http(s) or carries credentials, a query or a fragment.
+// TestNewRefuses: a format New doesn't speak, a base URL that is not
+// http(s) or carries credentials, a query or a fragment, and a key over
+// http:// off this machine's loopback; https://, the proxy's routes, a
+// local model and a key-less LAN model are taken.
 func TestNewRefuses(t *testing.T) {
 	for _, e := range []Endpoint{
 		{Format: "gemini", BaseURL: "http://127.0.0.1:1/v1"},
@@ -135,12 +140,38 @@ func TestNewRefuses(t *testing.T) {
 		{Format: FormatOpenAI, BaseURL: "http://127.0.0.1:1/v1?key=x"},
 		{Format: FormatOpenAI, BaseURL: "http://127.0.0.1:1/v1#x"},
 		{Format: FormatOpenAI, BaseURL: "127.0.0.1:1/v1"},
+		{Format: FormatOpenAI, BaseURL: "http://192.168.1.5:8000/v1", Key: "k"},
+		{Format: FormatAnthropic, BaseURL: "http://api.anthropic.com", Key: "k"},
+		{Format: FormatOpenAI, BaseURL: "http://127.0.0.1.example.com/v1", Key: "k"},
 	} {
 		if _, err := New(e); err == nil {
 			t.Errorf("New(%+v) was taken", e)
 		}
 	}
-	if _, err := New(Endpoint{Format: FormatAnthropic, BaseURL: "https://api.anthropic.com"}); err != nil {
-		t.Errorf("a plain https base was refused: %v", err)
+	for _, e := range []Endpoint{
+		{Format: FormatAnthropic, BaseURL: "https://api.anthropic.com", Key: "k"},
+		{Format: FormatOpenAI, BaseURL: "http://127.0.0.1:20001/_link/s/x/sealed/AGENT_A_MODEL_KEY/v1", Key: "placeholder"},
+		{Format: FormatOpenAI, BaseURL: "http://[::1]:11434/v1", Key: "k"},
+		{Format: FormatOpenAI, BaseURL: "http://localhost:8080/v1", Key: "k"},
+		{Format: FormatOpenAI, BaseURL: "http://192.168.1.5:8000/v1"},
+	} {
+		if _, err := New(e); err != nil {
+			t.Errorf("New(%+v) was refused: %v", e, err)
+		}
+	}
+}
+
+// TestBadResponseWordsBounded: what a bad answer quotes of itself (here
+// an event's name of 512 KiB) comes back as one bounded line.
+func TestBadResponseWordsBounded(t *testing.T) {
+	name := strings.Repeat("n\x1b", 256<<10)
+	p := newProvider(t, recorded{200, hdr("text/event-stream"), []byte("event: " + name + "\ndata: {\"type\":\"message_start\",\"message\":{}}\n\n")})
+	_, err := mustNew(t, endpointFor(p, FormatAnthropic)).Complete(context.Background(), aRequest(), nil)
+	var me *Error
+	if !errors.As(err, &me) || me.Kind != KindBadResponse {
+		t.Fatalf("got %v", err)
+	}
+	if len(me.Message) > maxMessage+len("…") || strings.ContainsRune(me.Message, '\x1b') {
+		t.Errorf("a message of %d bytes", len(me.Message))
 	}
 }

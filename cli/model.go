@@ -115,7 +115,8 @@ func serveBuiltin(c *cobra.Command, port int, obedient bool) error {
 	pid := os.Getpid()
 	rec := builtin.Record{URL: builtin.BaseURL(addr.Port), Port: addr.Port, PID: pid, Obedient: obedient}
 	if err := builtin.WriteRecord(home, rec); err != nil {
-		return Fail(ExitFailure, fmt.Errorf("recording the built-in model's port in ~/.lnk/models/%s: %w", builtin.RecordName, err))
+		return Fail(ExitFailure, fmt.Errorf("recording the built-in model's port in ~/.lnk/models/%s: %w", builtin.RecordName, err),
+			"~/.lnk and ~/.lnk/models must be folders of yours, mode 0700, never links; then lnk model builtin again")
 	}
 	defer func() {
 		if err := builtin.RemoveRecord(home, pid); err != nil {

@@ -185,3 +185,21 @@ func TestModelBuiltinPortTaken(t *testing.T) {
 		t.Fatalf("a record: %v", err)
 	}
 }
+
+// TestModelBuiltinRecordRefused: where ~/.lnk/models is a link, nothing
+// is served or written through it: exit 1, why, and what to fix.
+func TestModelBuiltinRecordRefused(t *testing.T) {
+	home := testenv.Home(t)
+	t.Setenv("HOME", home)
+	os.MkdirAll(filepath.Join(home, ".lnk"), 0o700)
+	os.MkdirAll(filepath.Join(home, "elsewhere"), 0o700)
+	os.Symlink(filepath.Join(home, "elsewhere"), filepath.Join(home, ".lnk", "models"))
+	code, out, stderr := runLnk(t, "model", "builtin")
+	if code != ExitFailure || out != "" || !strings.HasPrefix(stderr, "lnk: recording the built-in model's port in ~/.lnk/models/builtin.json: ") ||
+		!strings.Contains(stderr, "hint: ~/.lnk and ~/.lnk/models must be folders of yours") {
+		t.Fatalf("%d %q %q", code, out, stderr)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(home, "elsewhere")); len(ents) != 0 {
+		t.Fatalf("written through the link: %v", ents)
+	}
+}

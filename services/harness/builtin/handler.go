@@ -61,7 +61,7 @@ func (s *server) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	req, err := ParseRequest(body)
 	if err != nil {
-		var re *RequestError
+		re := &RequestError{Message: "the request is refused"}
 		errors.As(err, &re)
 		s.refuse(w, r, http.StatusBadRequest, re.Param, "", re.Message)
 		return

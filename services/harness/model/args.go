@@ -70,7 +70,9 @@ func checkCall(c ToolCall, args []byte) (ToolCall, error) {
 	return c, nil
 }
 
-// badResponse is an answer that is not the provider's format.
+// badResponse is an answer that is not the provider's format; what it
+// quotes of the answer (a name, a type) is cleaned and bounded as the
+// provider's words are.
 func badResponse(format string, args ...any) *Error {
-	return &Error{Kind: KindBadResponse, Message: fmt.Sprintf(format, args...)}
+	return &Error{Kind: KindBadResponse, Message: cleaner{}.clean(fmt.Sprintf(format, args...))}
 }

@@ -235,3 +235,23 @@ func TestStreamEnds(t *testing.T) {
 		})
 	}
 }
+
+// TestCallsWithoutIDs: calls a server sent without ids get ids made
+// here, each its own.
+func TestCallsWithoutIDs(t *testing.T) {
+	body := `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"run__command","arguments":"{}"}},{"index":1,"function":{"name":"file__read","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}` + "\n\ndata: [DONE]\n\n"
+	seen := map[string]bool{}
+	for i := 0; i < 2; i++ {
+		p := newProvider(t, recorded{200, hdr("text/event-stream"), []byte(body)})
+		got, err := mustNew(t, endpointFor(p, FormatOpenAI)).Complete(context.Background(), aRequest(), nil)
+		if err != nil || len(got.ToolCalls) != 2 {
+			t.Fatalf("got %+v, %v", got, err)
+		}
+		for _, c := range got.ToolCalls {
+			if !strings.HasPrefix(c.ID, "call_") || seen[c.ID] {
+				t.Errorf("call id %q (seen before: %v)", c.ID, seen[c.ID])
+			}
+			seen[c.ID] = true
+		}
+	}
+}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -45,12 +47,17 @@ func TestFallback(t *testing.T) {
 		fc := newFakeClock()
 		fb := hosted(t)
 		local := mustNew(t, Endpoint{Format: FormatOpenAI, BaseURL: "http://" + closedPort(t) + "/v1", Model: "llama3.1:8b"})
-		c := WithFallback(local, mustNew(t, endpointFor(fb, FormatAnthropic)), FallbackOptions{Now: fc.Now})
+		var logged []string
+		logf := func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }
+		c := WithFallback(local, mustNew(t, endpointFor(fb, FormatAnthropic)), FallbackOptions{Now: fc.Now, Logf: logf})
 		req := aRequest()
 		req.Model = "llama3.1:8b"
 		got, err := c.Complete(context.Background(), req, nil)
 		if err != nil || got.Text != want {
 			t.Fatalf("got %+v, %v", got, err)
+		}
+		if len(logged) != 1 || !strings.Contains(logged[0], "is off") || !strings.Contains(logged[0], "3m0s") {
+			t.Errorf("logged %q, want one line saying why and for how long", logged)
 		}
 		sent := messagesSent(t, fb.requests()[0])
 		if sent["model"] != "test-model" || sent["system"] != req.System {

@@ -167,23 +167,25 @@ func FuzzWholeAnswer(f *testing.F) {
 	})
 }
 
-// FuzzErrorBody: whatever an error's body holds, the Error's message is
-// one line, bounded, and never the key.
+// FuzzErrorBody: whatever an error's body and retry-after hold, the
+// Error's message is one line, bounded, and never the key, and its
+// retry-after is within its bound.
 func FuzzErrorBody(f *testing.F) {
 	for _, b := range recordedBodies(f, "openai", "anthropic", "llamacpp", "ollama") {
-		f.Add(b, 400)
+		f.Add(b, 429, "7")
 	}
-	f.Add([]byte(`{"error":{"message":"key `+testKey+`"}}`), 401)
-	f.Fuzz(func(t *testing.T, body []byte, status int) {
-		if status < 300 || status > 599 {
+	f.Add([]byte(`{"error":{"message":"key `+testKey+`"}}`), 401, "")
+	f.Add([]byte(`{"error":"words"}`), 503, "Wed, 09 Dec 2026 10:00:00 GMT")
+	f.Fuzz(func(t *testing.T, body []byte, status int, retry string) {
+		if status < 200 || status > 599 || status == 200 {
 			return
 		}
-		resp := &http.Response{StatusCode: status, Header: http.Header{"Retry-After": {"5"}}, Body: io.NopCloser(bytes.NewReader(body))}
-		e := statusError(resp, cleaner{key: testKey}, time.Now())
+		resp := &http.Response{StatusCode: status, Header: http.Header{"Retry-After": {retry}}, Body: io.NopCloser(bytes.NewReader(body))}
+		e := statusError(resp, cleaner{key: testKey}, time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC))
 		if strings.Contains(e.Message, testKey) || strings.ContainsAny(e.Message, "\n\r\x1b") || len(e.Message) > maxMessage+len("…") {
 			t.Fatalf("message %q", e.Message)
 		}
-		if e.Kind == "" || e.Status != status {
+		if e.Kind == "" || e.Status != status || e.RetryAfter < 0 || e.RetryAfter > maxRetryAfter {
 			t.Fatalf("error %+v", e)
 		}
 	})

@@ -3,7 +3,6 @@ package model
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -244,5 +243,3 @@ func (c *fakeClock) waitTimer(t testing.TB, n int) *fakeTimer {
 
 // fire runs the timer's function as its expiry would.
 func (t *fakeTimer) fire() { t.f() }
-
-var _ = context.Background

@@ -38,7 +38,7 @@ func HTTPClient() (*http.Client, error) {
 	}
 	return &http.Client{
 		Transport:     t,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		CheckRedirect: noRedirect,
 	}, nil
 }
 
@@ -60,3 +60,6 @@ func sandboxProxy() (func(*http.Request) (*url.URL, error), error) {
 	}
 	return http.ProxyURL(u), nil
 }
+
+// noRedirect makes a client's redirect its answer, never followed.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

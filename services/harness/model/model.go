@@ -83,8 +83,12 @@ const (
 
 // Endpoint is where a model is and how it is spoken to.
 type Endpoint struct {
-	Format     string // "openai" (chat completions: OpenAI, llama.cpp's llama-server, Ollama, vLLM, Link's built-in) or "anthropic" (messages)
-	BaseURL    string // e.g. http://127.0.0.1:11434/v1 ; behind the proxy, the http:// URL the proxy takes
+	Format string // "openai" (chat completions: OpenAI, llama.cpp's llama-server, Ollama, vLLM, Link's built-in) or "anthropic" (messages)
+	// BaseURL is where the API is: OpenAI-compatible, its root with its
+	// version (http://127.0.0.1:11434/v1), /chat/completions added;
+	// Anthropic, the host's root or it with /v1, /v1/messages added.
+	// Behind the proxy, the http:// URL the proxy takes.
+	BaseURL    string
 	Key        string // behind the proxy: a placeholder; the proxy adds the real key
 	Model      string
 	HTTPClient *http.Client // nil: one that uses $HTTP_PROXY as the sandbox sets it

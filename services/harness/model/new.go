@@ -44,6 +44,12 @@ func New(e Endpoint) (Client, error) {
 		if hc, err = HTTPClient(); err != nil {
 			return nil, err
 		}
+	} else {
+		// A client given is used as it is but for redirects, which are
+		// never followed, whoever made it.
+		own := *hc
+		own.CheckRedirect = noRedirect
+		hc = &own
 	}
 	return &client{e: e, url: u.String(), hc: hc, clean: cleaner{key: e.Key}, clock: realClock}, nil
 }

@@ -2,8 +2,9 @@ package model
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
-	"strconv"
 	"strings"
 )
 
@@ -191,9 +192,12 @@ func (s *openAIStream) Finish() (Response, error) {
 // openAIResponse checks the calls and maps the finish reason.
 func openAIResponse(text string, calls []*oaCall, finish string, usage Usage) (Response, error) {
 	r := Response{Text: text, Usage: usage}
-	for i, c := range calls {
+	for _, c := range calls {
 		if c.call.ID == "" {
-			c.call.ID = "call_" + strconv.Itoa(i)
+			// A server that gives no id (some compatible ones): one
+			// made here, unique in the conversation, as a provider
+			// the conversation may go on with checks its ids are.
+			c.call.ID = newCallID()
 		}
 		tc, err := checkCall(c.call, c.args)
 		if err != nil {
@@ -215,4 +219,12 @@ func openAIResponse(text string, calls []*oaCall, finish string, usage Usage) (R
 		r.Stop = StopToolCalls
 	}
 	return r, nil
+}
+
+// newCallID is a call id of 12 random bytes, in the characters every
+// provider takes in one (letters, digits, _).
+func newCallID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return "call_" + hex.EncodeToString(b[:])
 }

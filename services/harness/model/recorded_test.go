@@ -76,6 +76,9 @@ func TestRecordedErrors(t *testing.T) {
 		{"openai/stream_error.http", FormatOpenAI, 0, KindServer, 0, "server had an error"},
 		{"llamacpp/400_context_length.http", FormatOpenAI, 400, KindContextLength, 0, "exceeds the available context size"},
 		{"ollama/404_not_pulled.http", FormatOpenAI, 404, KindNotFound, 0, "try pulling it first"},
+		// A model that takes no tools fails each message while a tool
+		// is on (security.txt, Limits), with the runtime's words.
+		{"ollama/400_no_tools.http", FormatOpenAI, 400, KindBadRequest, 0, "does not support tools"},
 		{"anthropic/400_context_length.http", FormatAnthropic, 400, KindContextLength, 0, "prompt is too long"},
 		{"anthropic/400_bad_request.http", FormatAnthropic, 400, KindBadRequest, 0, "unexpected tool_use_id"},
 		{"anthropic/401_auth.http", FormatAnthropic, 401, KindAuth, 0, "invalid x-api-key"},

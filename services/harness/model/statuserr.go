@@ -150,7 +150,13 @@ func statusError(resp *http.Response, c cleaner, now time.Time) *Error {
 	pe, ok := parseProviderError(body)
 	switch {
 	case ok:
-		if k := kindOfType(pe.Type); k != "" && (e.Kind == KindBadRequest || e.Kind == KindServer) {
+		// The type refines a status that says little (400, 500) within
+		// its class: a client's error stays one (Ollama sends
+		// "api_error" with its 400s), a server's stays one.
+		switch k := kindOfType(pe.Type); {
+		case e.Kind == KindBadRequest && (k == KindAuth || k == KindForbidden || k == KindNotFound || k == KindTooLarge || k == KindRateLimit):
+			e.Kind = k
+		case e.Kind == KindServer && k == KindOverloaded:
 			e.Kind = k
 		}
 		if isContextLength(pe) {

@@ -37,11 +37,11 @@ func TestWindowTokens(t *testing.T) {
 }
 
 // TestEstimateTokens counts every part of a request (system, messages,
-// calls, tools), a token per 4 bytes of ASCII and one per other
+// calls, tools), a token per 3 bytes of ASCII and one per other
 // character, and grows with each.
 func TestEstimateTokens(t *testing.T) {
-	if got := EstimateTokens(Request{System: strings.Repeat("a", 400)}); got != 100 {
-		t.Errorf("400 ASCII bytes: %d, want 100", got)
+	if got := EstimateTokens(Request{System: strings.Repeat("a", 400)}); got != 134 {
+		t.Errorf("400 ASCII bytes: %d, want 134", got)
 	}
 	if got := EstimateTokens(Request{System: strings.Repeat("語", 100)}); got != 100 {
 		t.Errorf("100 CJK characters: %d, want 100", got)

@@ -79,13 +79,16 @@ func TestNoRedirect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = mustNew(t, Endpoint{Format: FormatOpenAI, BaseURL: redirect.URL + "/v1", Model: "m", Key: testKey, HTTPClient: hc}).Complete(context.Background(), aRequest(), nil)
-	var me *Error
-	if !errors.As(err, &me) || me.Status != 307 || me.Kind != KindBadResponse {
-		t.Fatalf("got %v; want the redirect refused", err)
-	}
-	if n := len(target.requests()); n != 0 {
-		t.Errorf("the redirect's target was asked %d times", n)
+	// The default client, and one given that would follow redirects.
+	for _, given := range []*http.Client{nil, redirect.Client()} {
+		_, err = mustNew(t, Endpoint{Format: FormatOpenAI, BaseURL: redirect.URL + "/v1", Model: "m", Key: testKey, HTTPClient: given}).Complete(context.Background(), aRequest(), nil)
+		var me *Error
+		if !errors.As(err, &me) || me.Status != 307 || me.Kind != KindBadResponse {
+			t.Fatalf("got %v; want the redirect refused", err)
+		}
+		if n := len(target.requests()); n != 0 {
+			t.Errorf("the redirect's target was asked %d times", n)
+		}
 	}
 	// The same client reaches the target itself.
 	if _, err := mustNew(t, Endpoint{Format: FormatOpenAI, BaseURL: target.URL + "/v1", Model: "m", HTTPClient: hc}).Complete(context.Background(), aRequest(), nil); err != nil {
@@ -155,5 +158,20 @@ func TestNewRefuses(t *testing.T) {
 		if _, err := New(e); err != nil {
 			t.Errorf("New(%+v) was refused: %v", e, err)
 		}
+	}
+}
+
+// TestBadResponseWordsBounded: what a bad answer quotes of itself (here
+// an event's name of 512 KiB) comes back as one bounded line.
+func TestBadResponseWordsBounded(t *testing.T) {
+	name := strings.Repeat("n\x1b", 256<<10)
+	p := newProvider(t, recorded{200, hdr("text/event-stream"), []byte("event: " + name + "\ndata: {\"type\":\"message_start\",\"message\":{}}\n\n")})
+	_, err := mustNew(t, endpointFor(p, FormatAnthropic)).Complete(context.Background(), aRequest(), nil)
+	var me *Error
+	if !errors.As(err, &me) || me.Kind != KindBadResponse {
+		t.Fatalf("got %v", err)
+	}
+	if len(me.Message) > maxMessage+len("…") || strings.ContainsRune(me.Message, '\x1b') {
+		t.Errorf("a message of %d bytes", len(me.Message))
 	}
 }

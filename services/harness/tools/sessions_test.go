@@ -120,6 +120,7 @@ func TestSessionPerToolPerTurn(t *testing.T) {
 	one.Call(ctx, model.ToolCall{ID: "2", Name: "web__x"})
 	_, d1, _ := p.counts()
 	one.End()
+	s.Wait()
 	if _, d2, _ := p.counts(); d2 != d1+1 {
 		t.Fatalf("ending the turn ended %d sessions, want 1", d2-d1)
 	}

@@ -19,7 +19,7 @@ type Settings struct {
 	MemoryIdle   time.Duration // 10 min: memory's session ended once unused this long
 	MemoryMax    time.Duration // 1 h: memory's session ended this long after it started
 	// ListEvery is how long a tool's list is offered before it is listed
-	// again (1 min).
+	// again (1 min); negative: at every turn.
 	ListEvery time.Duration
 }
 
@@ -56,6 +56,8 @@ type Set struct {
 	tools []*toolState // in offer order
 
 	mem *memorySession // memory's kept session; nil without a memory tool
+
+	ending sync.WaitGroup // sessions being ended after their turns
 }
 
 // toolState is one tool and what is known of it.
@@ -89,8 +91,11 @@ func New(c Config) (*Set, error) {
 	if st.MemoryMax <= 0 {
 		st.MemoryMax = z.MemoryMax
 	}
-	if st.ListEvery < 0 {
-		st.ListEvery = 0
+	switch {
+	case st.ListEvery == 0:
+		st.ListEvery = z.ListEvery
+	case st.ListEvery < 0:
+		st.ListEvery = 0 // listed again at every turn
 	}
 	s := &Set{set: st, http: c.HTTP, logf: c.Logf, now: c.Now}
 	if s.logf == nil {
@@ -153,13 +158,18 @@ func ownPrefixed(name string) bool {
 	return false
 }
 
-// Close ends memory's session.
+// Close ends memory's session and waits for every turn's sessions to
+// have ended.
 func (s *Set) Close() error {
 	if s.mem != nil {
 		s.mem.end("the harness stops")
 	}
+	s.ending.Wait()
 	return nil
 }
+
+// Wait waits until every session a turn ended has told its tool.
+func (s *Set) Wait() { s.ending.Wait() }
 
 // refresh lists t when its list is older than ListEvery (or it never
 // listed), unless it is barred; it answers whether t is offered in this

@@ -224,6 +224,15 @@ func TestCallsThroughHTTPProxy(t *testing.T) {
 	if _, err := ProxyClient(func(string) string { return "socks5://127.0.0.1:1" }); err == nil {
 		t.Fatal("a proxy that isn't http:// was taken")
 	}
+	inSandbox := func(k string) string {
+		if k == "LNK_SANDBOX" {
+			return "1"
+		}
+		return ""
+	}
+	if _, err := ProxyClient(inSandbox); err == nil {
+		t.Fatal("inside the sandbox, a client with no $HTTP_PROXY was made")
+	}
 }
 
 // TestToolAnswerPast16MiB: an answer past MaxBody fails the call, said to

@@ -21,10 +21,15 @@ var errTooLarge = errors.New("the tool's answer is past 16 MiB: refused")
 // ProxyClient is the HTTP client tool sessions use: every request through
 // $HTTP_PROXY (the sandbox's proxy, on its loopback) when it is set,
 // loopback included, which Go's own ProxyFromEnvironment would send
-// direct; with it unset (no sandbox), straight to the URL.
+// direct; with it unset outside a sandbox, straight to the URL. Inside
+// Link's sandbox (LNK_SANDBOX=1) a missing $HTTP_PROXY is refused: the
+// tools are reached through the proxy alone.
 func ProxyClient(getenv func(string) string) (*http.Client, error) {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.Proxy = nil
+	if getenv("LNK_SANDBOX") == "1" && getenv("HTTP_PROXY") == "" {
+		return nil, errors.New("inside the sandbox $HTTP_PROXY names no proxy: the tools are reached through it alone")
+	}
 	if p := getenv("HTTP_PROXY"); p != "" {
 		u, err := url.Parse(p)
 		if err != nil || u.Scheme != "http" || u.Host == "" {

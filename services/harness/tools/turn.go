@@ -42,6 +42,7 @@ type Turn struct {
 	mu       sync.Mutex
 	sessions map[string]*mcp.ClientSession // opened by this turn, by tool
 	failed   map[string]error              // tools that failed to start in this turn
+	ended    bool                          // End was called: no session opens again
 }
 
 // Begin starts a turn: each tool in scope listed where its list is old
@@ -172,6 +173,9 @@ func (t *Turn) session(ctx context.Context, ts *toolState) (*mcp.ClientSession, 
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.ended {
+		return nil, fmt.Errorf("the turn has ended")
+	}
 	if err := t.failed[ts.short]; err != nil {
 		return nil, errLeftOut(ts.short, err)
 	}
@@ -187,14 +191,22 @@ func (t *Turn) session(ctx context.Context, ts *toolState) (*mcp.ClientSession, 
 	return cs, nil
 }
 
-// End ends every session the turn opened (memory's is kept).
+// End ends every session the turn opened (memory's is kept): no call
+// is made in them after it. Each session's end (the DELETE that tells the
+// tool) is sent as End returns, not waited for, so the turn's answer
+// never waits on a tool's goodbye; End's caller can Wait for them.
 func (t *Turn) End() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for name, cs := range t.sessions {
-		cs.Close()
+		t.s.ending.Add(1)
+		go func() {
+			defer t.s.ending.Done()
+			cs.Close()
+		}()
 		delete(t.sessions, name)
 	}
+	t.ended = true
 }
 
 // arguments are a call's arguments as a JSON object ({} for none).

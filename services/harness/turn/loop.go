@@ -95,11 +95,11 @@ func (t *turn) run(ctx context.Context) (Answer, error) {
 			return Answer{Text: resp.Text, Seq: seq, Rounds: rounds, Calls: t.calls}, nil
 		}
 		for i, c := range calls {
-			text := t.call(ctx, c, nil)
+			text, from := t.call(ctx, c, nil)
 			if i == len(calls)-1 && dropped > 0 {
 				text += fmt.Sprintf("\n[Link Harness: %d more calls of this round were dropped, not made: a round makes at most %d]", dropped, lim.CallsPerRound)
 			}
-			if err := t.result(c, text, w); err != nil {
+			if err := t.result(c, text, from, w); err != nil {
 				return Answer{}, err
 			}
 		}
@@ -117,7 +117,7 @@ func whyNoTools(last bool) string {
 // call makes one call and is its answer as the model will read it, cut
 // to AnswerBytes (and said). only, if not nil, is the one name that may
 // be called now: any other is refused, sent nowhere.
-func (t *turn) call(ctx context.Context, c model.ToolCall, only map[string]bool) string {
+func (t *turn) call(ctx context.Context, c model.ToolCall, only map[string]bool) (text, from string) {
 	t.calls++
 	var res tools.Result
 	switch {
@@ -132,7 +132,11 @@ func (t *turn) call(ctx context.Context, c model.ToolCall, only map[string]bool)
 			t.r.c.Logf("turn %s: call %q not made: %s", t.thread, c.Name, res.Text)
 		}
 	}
-	text := res.Text
+	from = harnessFrom // what no tool answered is the harness's words
+	if res.Sent && res.Tool != "" {
+		from = res.Tool
+	}
+	text = res.Text
 	if res.IsError {
 		text = "[error] " + text
 	}
@@ -140,18 +144,12 @@ func (t *turn) call(ctx context.Context, c model.ToolCall, only map[string]bool)
 		t.r.c.Logf("turn %s: the answer to %s cut: %d bytes, %d kept", t.thread, c.Name, len(text), len(kept))
 		text = kept + fmt.Sprintf("\n[Link Harness: the answer was cut here: %d bytes, of which %d are kept]", len(text), len(kept))
 	}
-	return text
+	return text, from
 }
 
 // result appends a call's answer to the log and the window, as the
-// tool's words.
-func (t *turn) result(c model.ToolCall, text string, w *window) error {
-	from := harnessFrom
-	if t.tools != nil {
-		if tool := t.tools.ToolOf(c.Name); tool != "" {
-			from = tool
-		}
-	}
+// words of from: the tool that answered, or the harness.
+func (t *turn) result(c model.ToolCall, text, from string, w *window) error {
 	ev := &store.Event{Kind: kindToolResult, From: from, CallID: c.ID, Text: text}
 	if _, err := t.append(ev); err != nil {
 		return err

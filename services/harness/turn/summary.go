@@ -116,8 +116,8 @@ func (t *turn) saveNotes(ctx context.Context, head, w *window) error {
 		}
 		msgs = append(msgs, model.Message{Role: model.Assistant, Text: resp.Text, ToolCalls: calls})
 		for _, c := range calls {
-			text := t.call(ctx, c, only)
-			if err := t.result(c, text, w); err != nil {
+			text, from := t.call(ctx, c, only)
+			if err := t.result(c, text, from, w); err != nil {
 				return err
 			}
 			msgs = append(msgs, model.Message{Role: model.ToolRole, Text: text, ToolCallID: c.ID, ToolName: c.Name})

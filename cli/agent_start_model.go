@@ -61,9 +61,10 @@ func ensureModel(ctx context.Context, home string, a *caps.Agent) (*caps.Agent, 
 }
 
 // ensureBuiltin is the base URL of the built-in model running, started
-// when none answers.
+// when none answers. One in --obedient mode (a hijacked model, for
+// tests) is never taken as an agent's default: a plain one is started.
 func ensureBuiltin(ctx context.Context, home string) (string, error) {
-	if r, err := builtin.ReadRecord(home); err == nil && builtinAnswers(ctx, r.URL) {
+	if r, err := builtin.ReadRecord(home); err == nil && !r.Obedient && builtinAnswers(ctx, r.URL) {
 		return r.URL, nil
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, unix.ENOENT) {
 		return "", err

@@ -11,9 +11,9 @@ import (
 // Link Harness's sandbox (security.txt "Where Link keeps an agent's
 // things"): the agent's own grants, and of its own folder what Link
 // Harness needs — its home, ~/Link/Agents/<agent>/Harnesses/link (0700),
-// written and its HOME; its conversations, Agent/chats, written; its
-// instructions and skills read (as every sandbox of the agent's); memory/
-// read, for its notes, never written; schedule/ never reached. Link's
+// written and its HOME; its conversations, Agent/chats, written; Agent/
+// read, for its instructions, skills and memory/ (its notes), never
+// written; schedule/ hidden, never reached. Link's
 // own run and file tools (run-<id>, file-<id>) are its tools, every call
 // going through without asking: each runs in a sandbox made from this
 // same sandbox file, so what the model asks of them is bounded by the
@@ -56,19 +56,31 @@ func CompileLinkHarness(home, name string) (*Compiled, error) {
 	}
 	c.Harness, c.HarnessHome = LinkHarness, hh
 	c.Folders = append(c.Folders, Folder{Path: hh, Access: Access{Read: true, Write: true}, ID: hid})
-	chats, memory := filepath.Join(l.OwnDir(name), "chats"), filepath.Join(l.OwnDir(name), "memory")
-	for i := range c.Folders {
-		if c.Folders[i].Path == chats {
-			c.Folders[i].Access.Write = true
-		}
-	}
-	if kind, id, err := ResolveID(memory); err == nil && kind == KindDir {
-		c.Folders = append(c.Folders, Folder{Path: memory, Access: Access{Read: true}, ID: id})
-	} else if err != nil && !errors.Is(err, ErrMissing) {
+	// The Agent/ folder is bound whole, read-only, so its prompt's files
+	// are read within one mount (the prompt's reader crosses none);
+	// chats/ is bound again over it, written, and schedule/ hidden under
+	// an empty mount. instructions/ and skills/ come with Agent/.
+	own := l.OwnDir(name)
+	kind, oid, err := ResolveID(own)
+	if err != nil {
 		return nil, err
-	} else if err == nil {
-		return nil, at(ErrSpecNotRegular, quote(memory), "it should be a folder")
 	}
+	if kind != KindDir {
+		return nil, at(ErrSpecNotRegular, quote(own), "it should be a folder")
+	}
+	chats := filepath.Join(own, "chats")
+	folders := c.Folders[:0:0]
+	for _, f := range c.Folders {
+		switch f.Path {
+		case filepath.Join(own, "instructions"), filepath.Join(own, "skills"):
+			continue // in Agent/'s own mount
+		case chats:
+			f.Access.Write = true
+		}
+		folders = append(folders, f)
+	}
+	c.Folders = append(folders, Folder{Path: own, Access: Access{Read: true}, ID: oid})
+	c.Hidden = append(c.Hidden, filepath.Join(own, "schedule"))
 	sort.Slice(c.Folders, func(i, j int) bool { return c.Folders[i].Path < c.Folders[j].Path })
 	if !a.NoSandbox {
 		if c.Tools == nil {

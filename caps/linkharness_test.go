@@ -3,6 +3,7 @@ package caps
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -33,9 +34,8 @@ func TestCompileLinkHarness(t *testing.T) {
 	want := map[string]string{
 		l.HarnessHome("ana", LinkHarness):  "rw",
 		filepath.Join(own, "chats"):        "rw",
-		filepath.Join(own, "memory"):       "r",
-		filepath.Join(own, "instructions"): "r",
-		filepath.Join(own, "skills"):       "r",
+		own:                                "r",
+		filepath.Join(own, "instructions"): "", // in Agent/'s own mount
 	}
 	got := map[string]string{}
 	for _, f := range c.Folders {
@@ -47,6 +47,9 @@ func TestCompileLinkHarness(t *testing.T) {
 		if strings.HasPrefix(f.Path, filepath.Join(own, "schedule")) {
 			t.Fatalf("schedule/ granted: %+v", f)
 		}
+	}
+	if !slices.Contains(c.Hidden, filepath.Join(own, "schedule")) {
+		t.Errorf("schedule/ not hidden: %v", c.Hidden)
 	}
 	for p, r := range want {
 		if got[p] != r {

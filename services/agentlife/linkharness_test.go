@@ -85,6 +85,8 @@ func (w *world) auditLog() string {
 func TestLinkHarnessEndToEnd(t *testing.T) {
 	w := linkWorld(t, "helper")
 	os.WriteFile(filepath.Join(w.home, "Link", "Agents", "helper", "Home", "work", "seen.txt"), []byte("x\n"), 0o600)
+	os.WriteFile(filepath.Join(w.home, "Link", "Agents", "helper", "Agent", "instructions", "instruction.md"), []byte("Be brief.\n"), 0o600)
+	os.WriteFile(filepath.Join(w.home, "Link", "Agents", "helper", "Agent", "memory", "notes.md"), []byte("A note.\n"), 0o600)
 	// An obedient built-in running is never taken as the default model.
 	obedient := w.serveBuiltin("--obedient")
 	w.mustLnk("agent", "start", w.agent)
@@ -134,6 +136,11 @@ func TestLinkHarnessEndToEnd(t *testing.T) {
 	_, logs, _ := w.lnkCmd("agent", "logs", w.agent)
 	if !strings.Contains(logs, "lnk-harness: answering 1 agent(s)") {
 		t.Fatalf("lnk agent logs:\n%s", logs)
+	}
+	// Its instructions, notes and skills are read in its sandbox: none is
+	// left out for lying across a mount.
+	if strings.Contains(logs, "leads outside the agent's folder") {
+		t.Fatalf("the prompt's files were left out in the sandbox:\n%s", logs)
 	}
 	w.mustLnk("agent", "restart", w.agent)
 	c2, err := config.ReadPath(cfgPath)

@@ -22,8 +22,9 @@ INSTALL  := GO="$(GO)" BIN="$(BIN)" PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scri
 # lnk-file-tool, what the file tool's sandbox runs, links apply alone;
 # lnk-web resolves with Go's own resolver, so no NSS module of the
 # machine's is loaded into the process that judges the answers;
+# lnk-harness, what an agent's sandbox runs by default, links no cgo;
 # the brokers that link libseccomp stay dynamic.
-STATIC   := lnk-init lnk lnk-netbroker lnk-file-tool lnk-web
+STATIC   := lnk-init lnk lnk-netbroker lnk-file-tool lnk-web lnk-harness
 
 .PHONY: all deps build vet test test-go test-user demo bench fuzz clean install uninstall deb
 

@@ -33,6 +33,9 @@ type Agent struct {
 	Start *AgentStart `toml:"start,omitempty" json:"start,omitempty"`
 	// Ports is [ports]: the agent's block of localhost ports.
 	Ports *PortBlock `toml:"ports,omitempty" json:"ports,omitempty"`
+	// Model is [model]: Link Harness's model (agent_model.go); none is
+	// Link's built-in.
+	Model *AgentModel `toml:"model,omitempty" json:"model,omitempty"`
 }
 
 // layoutFor is the layout under home, with home's own links resolved (the

@@ -13,8 +13,8 @@ import (
 //
 //	no_sandbox = true            # only lnk agent start --no-sandbox writes it
 //
-//	[start]
-//	command = ["/usr/bin/prog", "--flag"]  # the harness, until Link Harness runs it
+//	[start]                      # none: Link Harness (lnk-harness)
+//	command = ["/usr/bin/prog", "--flag"]  # another harness
 //	ports = 2                    # how many ports it listens on, from $LNK_PORT
 //
 //	[ports]                      # the agent's block, chosen at its first start
@@ -60,13 +60,21 @@ func (s *AgentStart) BlockSize() int {
 	return s.Ports + 1
 }
 
-// CheckStart refuses a [start] or [ports] lnk agent start can't run:
-// no command, an argument with a NUL or a newline, a count out of its
+// CheckStart refuses a [start], [ports] or [model] lnk agent start can't
+// run: an empty program, an argument with a NUL or a newline, a count out of its
 // bounds, a block outside 1024-65535.
 func (a *Agent) CheckStart() error {
 	file := "agent " + a.Name + "'s Config/agent.toml"
-	if a.Start == nil || len(a.Start.Command) == 0 || a.Start.Command[0] == "" {
-		return fmt.Errorf("%s names no program to start ([start] command)", file)
+	if a.Model != nil {
+		if err := a.Model.Check(); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	if a.RunsLinkHarness() {
+		return a.checkPorts(file)
+	}
+	if a.Start.Command[0] == "" {
+		return fmt.Errorf("%s: [start] command names an empty program", file)
 	}
 	if len(a.Start.Command) > maxArgs {
 		return fmt.Errorf("%s: [start] command has more than %d arguments", file, maxArgs)
@@ -76,7 +84,16 @@ func (a *Agent) CheckStart() error {
 			return fmt.Errorf("%s: [start] command has an argument with a NUL or newline, or longer than %d bytes", file, maxArgLen)
 		}
 	}
-	if a.Start.Ports < 0 || a.Start.Ports > MaxHarnessPorts {
+	return a.checkPorts(file)
+}
+
+// RunsLinkHarness says whether the agent's harness is Link Harness: its
+// agent.toml names no [start] command.
+func (a *Agent) RunsLinkHarness() bool { return a.Start == nil || len(a.Start.Command) == 0 }
+
+// checkPorts refuses a [start] ports or [ports] out of bounds.
+func (a *Agent) checkPorts(file string) error {
+	if a.Start != nil && (a.Start.Ports < 0 || a.Start.Ports > MaxHarnessPorts) {
 		return fmt.Errorf("%s: [start] ports = %d is not 0 to %d", file, a.Start.Ports, MaxHarnessPorts)
 	}
 	if p := a.Ports; p != nil && (p.Count < 1 || p.First < MinPort || p.Last() > MaxPort) {

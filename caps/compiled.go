@@ -71,7 +71,11 @@ type Compiled struct {
 	// LocalhostPorts are the loopback ports granted ([localhost] ports).
 	// AllLocalhost is "*": only ever with NetworkMode "host".
 	LocalhostPorts []uint16 `json:"localhost_ports"`
-	AllLocalhost   bool     `json:"all_localhost"`
+	// LocalModelPorts are Link Harness's local model's ports, each also in
+	// LocalhostPorts: its proxy passes them inference only
+	// (CompileLinkHarness).
+	LocalModelPorts []uint16 `json:"local_model_ports,omitempty"`
+	AllLocalhost    bool     `json:"all_localhost"`
 	// LANHosts are the local-network hosts granted ([lan] hosts).
 	LANHosts []string `json:"lan_hosts"`
 	// NetworkMode is [network] mode: "" (behind Link's proxy, the default)

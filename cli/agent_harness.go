@@ -38,6 +38,9 @@ type harnessProfile struct {
 // harness's layer and home (caps.CompileHarness), else as lnk sandbox run
 // --agent does (caps.CompileAgent).
 func (h harnessProfile) compile(home, agent string) (*caps.Compiled, error) {
+	if h.isLinkHarness() {
+		return caps.CompileLinkHarness(home, agent) // link_harness.go
+	}
 	if h.profile == "" {
 		return caps.CompileAgent(home, agent)
 	}

@@ -38,6 +38,7 @@ func init() {
 
 type startFlags struct {
 	foreground, noSandbox, sandbox, asJSON bool
+	model                                  string // --model: Link Harness's (agent_start_model.go)
 }
 
 func newAgentStart() *cobra.Command {
@@ -45,10 +46,14 @@ func newAgentStart() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "start NAME [-- PROGRAM ARGS...]",
 		Short: "Start the agent's harness, in its sandbox, restarted when it fails",
-		Long: `Starts the program agent.toml's [start] command names (the agent's
-harness, until Link Harness runs it) in the agent's sandbox, through
-lnk sandbox run --agent NAME, under a supervisor that appends its output
-to ~/.lnk/agents/NAME/logs/harness.log and starts it again when it fails.
+		Long: `Starts the agent's harness in its sandbox, through lnk sandbox run
+--agent NAME, under a supervisor that appends its output to
+~/.lnk/agents/NAME/logs/harness.log and starts it again when it fails.
+The harness is Link Harness (lnk-harness) unless agent.toml's [start]
+command names another program. Link Harness's model is agent.toml's
+[model] (--model builtin or FORMAT:URL:MODEL sets it), else Link's
+built-in model, which start makes sure runs (lnk model builtin); talk
+to it with lnk agent send or lnk agent chat.
 Where a systemd user manager runs, the supervisor is the user unit
 lnk-agent-<agent id>.service; else it runs in the background; with
 --foreground, in this terminal until Ctrl-C.
@@ -76,6 +81,7 @@ never implies it; ~/.lnk/machine.toml's unsandboxed = false refuses it.`,
 	c.Flags().BoolVar(&f.noSandbox, "no-sandbox", false, "turn the agent's sandbox OFF, kept until --sandbox (warned at every start)")
 	c.Flags().BoolVar(&f.sandbox, "sandbox", false, "turn the agent's sandbox back on")
 	c.Flags().BoolVar(&f.asJSON, "json", false, "print the agent's status as JSON once started")
+	c.Flags().StringVar(&f.model, "model", "", "Link Harness's model, kept in agent.toml: builtin, or FORMAT:URL:MODEL (openai:http://127.0.0.1:11434/v1:llama3.2)")
 	return c
 }
 
@@ -140,6 +146,11 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 			return Refused(err, "lnk agent start "+name+" -- PROGRAM ARGS... names the program it starts")
 		}
 	}
+	if f.model != "" {
+		if a, err = setModel(home, name, f.model); err != nil {
+			return err
+		}
+	}
 	if err := a.CheckStart(); err != nil {
 		return Refused(err, "lnk agent start "+name+" -- PROGRAM ARGS... names the program it starts")
 	}
@@ -173,6 +184,11 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 			return err
 		}
 		kc.Close()
+	}
+	if !off {
+		if a, err = ensureModel(c.Context(), home, a); err != nil {
+			return err
+		}
 	}
 	self, err := os.Executable()
 	if err != nil {

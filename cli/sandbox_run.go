@@ -44,6 +44,7 @@ func (s *sandboxSpec) bind(c *cobra.Command) {
 	f.StringVar(&s.agent, "agent", "", "run under agent NAME's grants")
 	f.StringVar(&s.file, "sandbox-file", "", "run under a sandbox spec file's grants")
 	f.BoolVar(&s.degraded, "degraded", false, "run even where landlock or seccomp is missing (said at every start)")
+	linkHarnessFlag(c, s) // link_harness.go
 	f.SetInterspersed(false)
 }
 
@@ -78,6 +79,8 @@ func (s *sandboxSpec) compile(c *cobra.Command) (*caps.Compiled, error) {
 // refused).
 func (s *sandboxSpec) compileFrom(c *cobra.Command, home, cwd string) (*caps.Compiled, error) {
 	switch {
+	case s.harness.isLinkHarness() && s.agent == "":
+		return nil, Usage("--link-harness runs an agent's sandbox: it needs --agent NAME", "lnk agent start NAME runs Link Harness")
 	case s.agent != "" && (s.file != "" || !s.g.Empty()):
 		return nil, Usage("--agent takes no other grants", "change the agent's grants with lnk agent allow "+s.agent+" …")
 	case s.file != "" && !s.g.Empty():
@@ -262,13 +265,20 @@ func runInKernel(c *cobra.Command, spec *sandboxSpec, comp *caps.Compiled, args 
 		return err
 	}
 	cwd, _ := os.Getwd()
-	lockForChildren() // bubblewrap's and the bridge's PR_SET_PDEATHSIG come from this thread
+	var extra []string
+	if spec.harness.isLinkHarness() {
+		if extra, err = linkHarnessExec(); err != nil {
+			cl.Close()
+			return err
+		}
+	}
+	lockForChildren() // bubblewrap's PR_SET_PDEATHSIG comes from this thread
 	var bridge *sandboxBridge
 	defer func() { bridge.Close() }()
 	code, err := sandboxrun.Run(c.Context(), sandboxrun.Options{
 		Client: cl, Comp: comp, Agent: spec.agent, Harness: sandboxrun.Harness{Name: spec.harness.name, Profile: spec.harness.profile}, Grants: g,
 		Request: spec.request("sandbox run"), LogName: spec.logName(),
-		Argv: args, Dir: cwd, InitPath: initPath, Degraded: spec.degraded,
+		Argv: args, Dir: cwd, InitPath: initPath, Degraded: spec.degraded, ExtraExec: extra,
 		Stdin: os.Stdin, Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(), Status: status,
 		Bridge: func(br *sandboxrun.Brokers) (*sandbox.ToolBridge, func(), error) {
 			var err error

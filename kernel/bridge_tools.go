@@ -22,8 +22,9 @@ import (
 // start, the launcher only how.
 type ToolServers interface {
 	// Start starts the server of tool (not a shared one) from its
-	// definition under home.
-	Start(home, tool string) (*ToolServer, error)
+	// definition under home, or, with own set, from the agent's own
+	// tools' (run-<id>, file-<id>) when tool is one of them.
+	Start(home, tool string, own OwnTools) (*ToolServer, error)
 	// Dial connects to shared tool's hub, starting it if none listens,
 	// and returns the connection and its definition's digest.
 	Dial(ctx context.Context, home, tool string) (*os.File, string, error)
@@ -146,7 +147,7 @@ func (k *Kernel) toolStart(start uint64, r *startRun, req *proto.ToolRequest) (*
 		done()
 		return nil, nil, err
 	}
-	ts, err := k.opts.Tools.Start(r.comp.Home, tool)
+	ts, err := k.opts.Tools.Start(r.comp.Home, tool, ownToolsOf(r.comp))
 	if err != nil {
 		done()
 		lr.Close()
@@ -175,4 +176,20 @@ func (k *Kernel) toolDial(ctx context.Context, start uint64, r *startRun, req *p
 		return nil, nil, wire.Errorf(proto.CodeFailed, "%v", err)
 	}
 	return &proto.ToolReply{Digest: digest}, []*os.File{c}, nil
+}
+
+// OwnTools names the agent whose own run and file tools a start's bridge
+// reaches: Link Harness's own sandbox's (caps.CompileLinkHarness grants
+// them); zero for every other start, whose tools are the owner's added
+// ones alone.
+type OwnTools struct {
+	AgentID, AgentName string
+}
+
+// ownToolsOf is comp's OwnTools.
+func ownToolsOf(comp *caps.Compiled) OwnTools {
+	if comp.Harness != caps.LinkHarness || comp.Profile != "" || comp.AgentID == "" {
+		return OwnTools{}
+	}
+	return OwnTools{AgentID: comp.AgentID, AgentName: comp.AgentName}
 }

@@ -263,5 +263,8 @@ func compileStart(home string, req *proto.StartRequest) (*caps.Compiled, error) 
 	if req.Harness == "" && req.Profile == "" {
 		return caps.CompileAgent(home, req.Agent)
 	}
+	if req.Harness == caps.LinkHarness && req.Profile == "" { // the agent's own, run by Link Harness
+		return caps.CompileLinkHarness(home, req.Agent)
+	}
 	return caps.CompileHarness(home, req.Agent, req.Harness, req.Profile)
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/internal/audit"
+	"lnk.dev/lnk/internal/beside"
 	"lnk.dev/lnk/internal/connpass"
 	"lnk.dev/lnk/internal/ownerdir"
 	"lnk.dev/lnk/internal/settings"
@@ -101,6 +102,14 @@ func (k *Kernel) handleRunBridge(ctx context.Context, c *call, req *proto.RunBri
 		Sessions: set.ToolSessions, Idle: set.ToolIdle.String(), Starts: set.ToolStarts}
 	for t, g := range comp.Tools {
 		cfg.Grants[t] = proto.BridgeTool{Allow: append([]string{}, g.Allow...), AskNone: g.AskNone}
+	}
+	if own := ownToolsOf(comp); own.AgentID != "" {
+		bin, err := beside.Dir()
+		if err != nil {
+			wire.CloseFiles([]*os.File{ask, defs, recv, send})
+			return nil, nil, err
+		}
+		cfg.OwnID, cfg.OwnName, cfg.Bin = own.AgentID, own.AgentName, bin
 	}
 	stdin, err := json.Marshal(cfg)
 	if err != nil {

@@ -104,7 +104,7 @@ func TestBridgeLaunchOfAToolNotGrantedIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := t.TempDir()
-	for _, name := range []string{"lnk", "lnk-fsbroker", "lnk-askbroker"} {
+	for _, name := range []string{"lnk", "lnk-fsbroker", "lnk-askbroker", "lnk-keybroker"} {
 		copyFile(t, testenv.Bin(t, name), filepath.Join(bin, name))
 	}
 	self, err := os.Executable()

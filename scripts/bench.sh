@@ -65,6 +65,14 @@ web=$(awk '$1 ~ /^BenchmarkWebFetch100KB-/ {
 }
 $1 ~ /^BenchmarkWebConvert-/ { for (i = 3; i < NF; i++) if ($(i+1) == "MB/s") printf "conversion: %s MB/s (target: at least 20, %s)\n", $i, ($i >= 20 ? "met" : "NOT MET") }' "$results")
 [ -n "$web" ] && echo "web: $web"
+# lnk agent send to Link Harness with the built-in model and no tool call
+# (issue #25), from the send's start to its answer, in parts: the owner's
+# client in-process (proof, carried port, turn) and the model's own answer.
+agentsend=$(awk '$1 ~ /^BenchmarkAgentSendRoundTrip-/ {
+  for (i = 3; i < NF; i++) { if ($(i+1) == "link-ns/op") l = $i; if ($(i+1) == "client-ns/op") c = $i; if ($(i+1) == "model-ns/op") m = $i }
+  if (l != "") printf "lnk agent send, built-in model, no tool call: %.1f ms; of it the client in-process (proof, port, turn): %.1f ms; the model straight: %.1f ms\n", l/1e6, c/1e6, m/1e6
+}' "$results")
+[ -n "$agentsend" ] && echo "agent send: $agentsend"
 # Every figure of the run goes to docs/PERFORMANCE.md, the one place
 # figures live (code comments say what and why, never a measurement):
 # the part between its bench markers is written anew; the analyses below
@@ -104,6 +112,12 @@ if [ -z "${BENCH:-}" ]; then
       echo "## Link Web"
       echo
       echo "$web"
+    fi
+    if [ -n "$agentsend" ]; then
+      echo
+      echo "## Agent send"
+      echo
+      echo "$agentsend"
     fi
     echo
     echo "## Every benchmark"

@@ -26,6 +26,10 @@ type Grants struct {
 	LANHosts []string `json:"lan_hosts,omitempty"`
 	// LocalhostPorts are the loopback ports granted ([localhost] ports).
 	LocalhostPorts []uint16 `json:"localhost_ports,omitempty"`
+	// LocalModelPorts are the loopback ports of the agent's local model
+	// (Link Harness's [model], Link's built-in among them), each also in
+	// LocalhostPorts: reached for inference only ([Config.LocalModelPorts]).
+	LocalModelPorts []uint16 `json:"local_model_ports,omitempty"`
 	// AllLocalhost is [localhost] ports = "*", only ever with
 	// NetworkMode "host": RulesFrom refuses it.
 	AllLocalhost bool `json:"all_localhost,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -87,6 +88,16 @@ func Start(c *Grants, o Options) (*Running, error) {
 	}
 	cfg := o.Config
 	cfg.Rules = rules
+	// A local model's ports come with the grants, which name them: never
+	// a port the grants don't also let through.
+	for _, port := range c.LocalModelPorts {
+		if !slices.Contains(c.LocalhostPorts, port) {
+			return nil, fmt.Errorf("netbroker: local model port %d is not a granted localhost port", port)
+		}
+		if !slices.Contains(cfg.LocalModelPorts, port) {
+			cfg.LocalModelPorts = append(cfg.LocalModelPorts, port)
+		}
+	}
 	if cfg.SOCKSSecret == "" {
 		cfg.SOCKSSecret = NewSecret()
 	}

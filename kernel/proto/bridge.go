@@ -67,6 +67,12 @@ type BridgeConfig struct {
 	Sandbox string                `json:"sandbox"`  // the sandbox's name, as the ask broker counts it
 	Secret  string                `json:"secret"`
 	Grants  map[string]BridgeTool `json:"grants"`
+	// OwnID and OwnName, for Link Harness's own sandbox, are the agent
+	// whose own run and file tools its grants name; Bin is the folder of
+	// Link's programs those tools' definitions run. Empty otherwise.
+	OwnID   string `json:"own_id,omitempty"`
+	OwnName string `json:"own_name,omitempty"`
+	Bin     string `json:"bin,omitempty"`
 	// The limits of Link's settings: tool_sessions, tool_idle (a Go
 	// duration), tool_starts.
 	Sessions int    `json:"sessions"`

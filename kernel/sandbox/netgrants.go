@@ -22,8 +22,9 @@ func NetGrants(c *caps.Compiled) *netbroker.Grants {
 			PerMinute: c.Internet.PerMinute,
 			TCP:       slices.Clone(c.Internet.TCP),
 		},
-		LANHosts:       slices.Clone(c.LANHosts),
-		LocalhostPorts: slices.Clone(c.LocalhostPorts),
-		AllLocalhost:   c.AllLocalhost,
+		LANHosts:        slices.Clone(c.LANHosts),
+		LocalhostPorts:  slices.Clone(c.LocalhostPorts),
+		LocalModelPorts: slices.Clone(c.LocalModelPorts),
+		AllLocalhost:    c.AllLocalhost,
 	}
 }

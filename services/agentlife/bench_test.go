@@ -2,12 +2,20 @@ package agentlife
 
 import (
 	"bufio"
+	"context"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"lnk.dev/lnk/internal/ownerdir"
+	"lnk.dev/lnk/services/harness/builtin"
+	"lnk.dev/lnk/services/harness/config"
+	"lnk.dev/lnk/services/harness/endpoint"
 )
 
 // BenchmarkAgentStartToListening: `lnk agent start` (a supervisor in the
@@ -71,4 +79,61 @@ func bareListening(b *testing.B, self, mark string, port int) time.Duration {
 	}
 	b.Fatalf("the bare harness never listened: %v", sc.Err())
 	return 0
+}
+
+// BenchmarkAgentSendRoundTrip: `lnk agent send NAME hello` to an agent
+// running Link Harness with the built-in model and no tool call, from the
+// send's start to its answer on stdout (link-ns/op), in parts: the same
+// message through the owner's client in this process, the proof and the
+// carried port included but no lnk start (client-ns/op), and the
+// built-in model's own answer to a chat completion sent straight to it
+// (model-ns/op, the baseline).
+func BenchmarkAgentSendRoundTrip(b *testing.B) {
+	w := linkWorld(b, "bench")
+	w.mustLnk("agent", "start", w.agent)
+	w.send("hello") // the first turn opens the thread
+	d, err := ownerdir.Open(w.home, ".lnk", "agents", w.agent)
+	if err != nil {
+		b.Fatal(err)
+	}
+	br, err := config.ReadBridge(int(d.Fd()))
+	d.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cl, err := endpoint.NewClient(br)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec, err := builtin.ReadRecord(w.home)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var send, client, model time.Duration
+	body := `{"model":"link-builtin","stream":true,"messages":[{"role":"user","content":"hello"}]}`
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		w.send("hello")
+		send += time.Since(t0)
+		t0 = time.Now()
+		if _, err := cl.Send(context.Background(), "main", "hello", nil); err != nil {
+			b.Fatal(err)
+		}
+		client += time.Since(t0)
+		t0 = time.Now()
+		resp, err := http.Post(rec.URL+"/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		model += time.Since(t0)
+	}
+	b.StopTimer()
+	n := float64(b.N)
+	b.ReportMetric(float64(send.Nanoseconds())/n, "link-ns/op")
+	b.ReportMetric(float64(client.Nanoseconds())/n, "client-ns/op")
+	b.ReportMetric(float64(model.Nanoseconds())/n, "model-ns/op")
+	b.ReportMetric(float64(send)/float64(model), "x-baseline")
 }

@@ -178,6 +178,7 @@ type harness struct {
 	pgid   int
 	out    *os.File      // the reading end of its output's pipe
 	copied chan struct{} // closed once its output is all in the log
+	carry  *carrier      // Link Harness's port on the machine's loopback (carry.go); nil for another harness
 }
 
 // copyGrace bounds how long, once the harness's group is killed, its
@@ -228,9 +229,18 @@ func (s *supervisor) start(first bool) (*harness, error) {
 	if off {
 		s.say("%s", NoSandboxWarning(a.Name))
 	}
-	argv := a.Start.Command
-	if !off {
-		argv = append([]string{s.cfg.Lnk, "sandbox", "run", "--agent", a.Name, "--"}, argv...)
+	var argv []string
+	switch {
+	case a.RunsLinkHarness() && off:
+		return nil, fmt.Errorf("agent %s runs Link Harness, which runs only in its sandbox (lnk agent start --sandbox %s turns it back on)", a.Name, a.Name)
+	case a.RunsLinkHarness():
+		if argv, err = linkHarnessArgv(s.cfg.Home, s.cfg.Lnk, a, ports); err != nil {
+			return nil, err
+		}
+	case off:
+		argv = a.Start.Command
+	default:
+		argv = append([]string{s.cfg.Lnk, "sandbox", "run", "--agent", a.Name, "--"}, a.Start.Command...)
 	}
 	// The harness writes a pipe the supervisor copies to the log: never
 	// the log's own descriptor, through which it could truncate it.
@@ -249,6 +259,12 @@ func (s *supervisor) start(first bool) (*harness, error) {
 		return nil, fmt.Errorf("starting the harness %s: %w", argv[0], err)
 	}
 	h := &harness{cmd: cmd, pgid: cmd.Process.Pid, out: out, copied: make(chan struct{})}
+	if a.RunsLinkHarness() {
+		if h.carry, err = carryPort(s.cfg.Home, a, ports.First); err != nil {
+			h.kill()
+			return nil, err
+		}
+	}
 	logCopy, err := dupFile(log)
 	if err != nil {
 		h.kill()
@@ -331,6 +347,7 @@ func (h *harness) wait(ctx context.Context) result {
 	}
 	unix.Kill(-h.pgid, unix.SIGKILL)
 	<-exited
+	h.carry.close()
 	h.cmd.Wait()
 	h.drain()
 	ps := h.cmd.ProcessState
@@ -346,6 +363,7 @@ func (h *harness) wait(ctx context.Context) result {
 // kill ends a harness that started but can't be kept.
 func (h *harness) kill() {
 	unix.Kill(-h.pgid, unix.SIGKILL)
+	h.carry.close()
 	h.cmd.Wait()
 	h.drain()
 }

@@ -36,6 +36,9 @@ type Options struct {
 	Stdin            io.Reader // nil: /dev/null
 	Stdout, Stderr   io.Writer
 	Status           func(sandbox.Status) // nil: none (--json-status)
+	// ExtraExec are programs bound in read-only and executable, each
+	// file alone (Link Harness's lnk-harness).
+	ExtraExec []string
 	// Bridge, if set, starts the run's tool bridge once the start's
 	// brokers are ready (br nil: the run has none): what the proxy
 	// reaches it by (passed to the kernel as it is; nil: no bridge) and
@@ -92,7 +95,7 @@ func Run(ctx context.Context, o Options) (code int, err error) {
 			defer proxy.Stop()
 		}
 	}
-	s, err := Build(o.Comp, o.Argv, o.Dir, o.InitPath, o.Degraded, proxy, func(so *sandbox.Options) { so.Held = ks.Held })
+	s, err := Build(o.Comp, o.Argv, o.Dir, o.InitPath, o.Degraded, proxy, func(so *sandbox.Options) { so.Held = ks.Held }, o.ExtraExec...)
 	ks.DropHeld() // the sandbox holds its own copies of the kernel's handles
 	if err != nil {
 		return 0, o.refused(err)

@@ -23,8 +23,10 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/beside"
 	"lnk.dev/lnk/kernel"
+	"lnk.dev/lnk/services/owntools"
 	"lnk.dev/lnk/services/toolbridge"
 	"lnk.dev/lnk/services/toolbridge/hub"
 	"lnk.dev/lnk/services/toolbridge/launch"
@@ -44,8 +46,16 @@ var _ kernel.ToolServers = Servers{}
 // Start starts the server of home's tool, not a shared one, from its
 // definition read now (never through a link): in /, with the
 // definition's environment alone, in a process group of its own.
-func (Servers) Start(home, tool string) (*kernel.ToolServer, error) {
-	def, err := tooldef.Store{Home: home}.Load(tool)
+func (Servers) Start(home, tool string, own kernel.OwnTools) (*kernel.ToolServer, error) {
+	store := owntools.Store{Home: home}
+	if own.AgentID != "" {
+		bin, err := beside.Dir()
+		if err != nil {
+			return nil, err
+		}
+		store.Bin, store.Own = bin, caps.Agent{ID: own.AgentID, Name: own.AgentName}
+	}
+	def, err := store.Load(tool)
 	if err != nil {
 		return nil, err
 	}

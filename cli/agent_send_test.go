@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/ownerdir"
+	"lnk.dev/lnk/internal/testenv"
+	"lnk.dev/lnk/services/harness/config"
+	"lnk.dev/lnk/services/harness/endpoint"
+)
+
+// chatTurner answers "<n>: <text>"; a message "hang" streams a first
+// word, then waits for its context to end (Ctrl-C), which it records.
+type chatTurner struct {
+	mu       sync.Mutex
+	began    chan struct{}
+	canceled chan struct{}
+	n        int
+}
+
+func (c *chatTurner) Turn(ctx context.Context, m endpoint.Message, onText func(string)) (int64, error) {
+	c.mu.Lock()
+	c.n++
+	n := c.n
+	c.mu.Unlock()
+	if m.Text == "hang" {
+		onText("thinking")
+		close(c.began)
+		<-ctx.Done()
+		close(c.canceled)
+		return 0, ctx.Err()
+	}
+	onText("answer " + strconv.Itoa(n) + ": " + m.Text)
+	return int64(2 * n), nil
+}
+
+// chatAgent makes agent name and serves its endpoint in this process,
+// with its bridge.json written as lnk agent start writes it.
+func chatAgent(t *testing.T, name string, turn endpoint.Turner) (home string) {
+	t.Helper()
+	home = testenv.Home(t)
+	if code, _, errs := runLnk(t, "agent", "create", name); code != 0 {
+		t.Fatal(errs)
+	}
+	a, err := caps.LoadAgent(home, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := config.NewKey()
+	kb, _ := hex.DecodeString(key)
+	srv, err := endpoint.New([]endpoint.Agent{{ID: a.ID, Owner: a.Owner, Name: a.Name, Key: kb, Turn: turn}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Serve(ctx, l); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	writeBridge(t, home, name, &config.Bridge{AgentID: a.ID, Owner: a.Owner, Name: a.Name, Key: key,
+		Endpoint: "http://127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)})
+	return home
+}
+
+func writeBridge(t *testing.T, home, name string, b *config.Bridge) {
+	t.Helper()
+	d, err := ownerdir.Open(home, ".lnk", "agents", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := config.WriteBridge(int(d.Fd()), b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAgentSend: the answer on stdout, --json as one object, a thread
+// that isn't a name and a message over 16 KiB refused before anything is
+// sent, an agent with no bridge.json told how to start it.
+func TestAgentSend(t *testing.T) {
+	turn := &chatTurner{}
+	chatAgent(t, "pal", turn)
+	if code, out, errs := runLnk(t, "agent", "send", "pal", "hello"); code != 0 || out != "answer 1: hello\n" {
+		t.Fatalf("send: exit %d, %q %s", code, out, errs)
+	}
+	code, out, errs := runLnk(t, "agent", "send", "pal", "--json", "--thread", "work:1", "again")
+	var v struct {
+		Thread, Answer string
+		Seq            int64
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Answer != "answer 2: again" || v.Seq != 4 || v.Thread != "work:1" {
+		t.Fatalf("send --json: exit %d, %q %s", code, out, errs)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"agent", "send", "pal", "--thread", "../x", "hi"}, ExitUsage, "--thread"},
+		{[]string{"agent", "send", "pal", strings.Repeat("a", endpoint.MaxOwnerMessage+1)}, ExitRefused, "at most 16 KiB"},
+		{[]string{"agent", "send", "nobody", "hi"}, ExitMissing, "no such agent"},
+	} {
+		if code, _, errs := runLnk(t, c.args...); code != c.code || !strings.Contains(errs, c.want) || !strings.Contains(errs, "hint: ") {
+			t.Errorf("%v: exit %d, want %d and %q:\n%s", c.args[:3], code, c.code, c.want, errs)
+		}
+	}
+	if turn.n != 2 {
+		t.Fatalf("%d turns ran, want the 2 taken", turn.n)
+	}
+	runLnk(t, "agent", "create", "fresh")
+	if code, _, errs := runLnk(t, "agent", "send", "fresh", "hi"); code != ExitMissing || !strings.Contains(errs, "hint: lnk agent start fresh") {
+		t.Fatalf("no bridge.json: exit %d\n%s", code, errs)
+	}
+}
+
+// TestAgentSendRefusesWhatCantProve: a listener on the agent's port
+// answering a wrong proof gets neither the key nor the message, and the
+// owner is told, with what to do.
+func TestAgentSendRefusesWhatCantProve(t *testing.T) {
+	home := chatAgent(t, "pal", &chatTurner{})
+	var mu sync.Mutex
+	var seen []string
+	l, _ := net.Listen("tcp4", "127.0.0.1:0")
+	fake := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := make([]byte, 512)
+		n, _ := r.Body.Read(body)
+		mu.Lock()
+		seen = append(seen, r.URL.Path+" "+r.Header.Get("Authorization")+" "+string(body[:n]))
+		mu.Unlock()
+		w.Write([]byte(`{"answer":"` + strings.Repeat("ab", 32) + `"}`))
+	})}
+	go fake.Serve(l)
+	defer fake.Close()
+	d, _ := ownerdir.Open(home, ".lnk", "agents", "pal")
+	b, err := config.ReadBridge(int(d.Fd()))
+	d.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Endpoint = "http://127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	writeBridge(t, home, "pal", b)
+	code, _, errs := runLnk(t, "agent", "send", "pal", "the secret plan")
+	if code != ExitRefused || !strings.Contains(errs, "did not prove") || !strings.Contains(errs, "hint: lnk agent status pal") {
+		t.Fatalf("send to a fake: exit %d\n%s", code, errs)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 1 || !strings.HasPrefix(seen[0], endpoint.PathProof+"  ") || strings.Contains(seen[0], "secret plan") || strings.Contains(seen[0], b.Key) {
+		t.Fatalf("the fake saw: %q", seen)
+	}
+}
+
+// TestAgentChatCtrlCEndsTheTurn: lnk agent chat in a real terminal
+// (tmux): the answer streams; Ctrl-C ends the turn running (its context
+// ends in the harness), not the chat, whose next message is answered;
+// Ctrl-D ends the chat.
+func TestAgentChatCtrlCEndsTheTurn(t *testing.T) {
+	_, err := exec.LookPath("tmux")
+	testenv.Require(t, err == nil, "tmux")
+	lnk := testenv.Bin(t, "lnk")
+	turn := &chatTurner{began: make(chan struct{}), canceled: make(chan struct{})}
+	home := chatAgent(t, "pal", turn)
+	sock := filepath.Join(t.TempDir(), "tmux.sock")
+	tmux := func(args ...string) string {
+		out, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v %s", args, err, out)
+		}
+		return string(out)
+	}
+	t.Cleanup(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
+	tmux("new-session", "-d", "-x", "160", "-y", "40", "env", "HOME="+home, lnk, "agent", "chat", "pal")
+	screen := func() string { return tmux("capture-pane", "-p") }
+	waitScreen := func(want string) {
+		t.Helper()
+		for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			if strings.Contains(screen(), want) {
+				return
+			}
+		}
+		t.Fatalf("waiting for %q on the screen:\n%s", want, screen())
+	}
+	waitScreen("you>")
+	tmux("send-keys", "hello", "Enter")
+	waitScreen("pal> answer 1: hello")
+	tmux("send-keys", "hang", "Enter")
+	<-turn.began
+	waitScreen("thinking")
+	tmux("send-keys", "C-c")
+	select {
+	case <-turn.canceled:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("Ctrl-C did not end the turn:\n%s", screen())
+	}
+	waitScreen("the turn was ended (Ctrl-C)")
+	tmux("send-keys", "after", "Enter")
+	waitScreen("pal> answer 3: after")
+	tmux("send-keys", "C-d")
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if exec.Command("tmux", "-S", sock, "has-session").Run() != nil {
+			return // the chat ended, and the session with it
+		}
+	}
+	t.Fatalf("Ctrl-D did not end the chat:\n%s", screen())
+}

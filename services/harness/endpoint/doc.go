@@ -1,0 +1,28 @@
+// Package endpoint is Link Harness's HTTP endpoint on 127.0.0.1:$LNK_PORT:
+// the owner's client (lnk agent chat/send) and Link's bridge talk to the
+// agent through it.
+//
+// On one keep-alive connection the caller first sends POST /link/proof
+// with a random 32-byte challenge (hex) and Link-Agent / Link-Agent-Id;
+// the harness answers HMAC(key, agent ID ‖ owner ‖ "endpoint" ‖
+// challenge) (helpers/keybroker/proof). The caller checks it and only
+// then sends POST /link/message with the key (Authorization: Bearer),
+// Link-Agent, Link-Agent-Id, optionally Link-From, and a body
+// {"thread": …, "text": …}; the answer streams back as newline-delimited
+// JSON: {"text": delta} …, then {"done": true, "seq": N} or
+// {"error": "…"}.
+//
+// # Security
+//
+// It listens on 127.0.0.1 only. It holds each agent's key (Agent) and
+// nothing else secret. A request naming an agent it doesn't serve is
+// refused before any key is checked; a key is compared in constant time
+// against the named agent's alone; a name two owners' agents share, given
+// without an ID, is 409; an ID and name that disagree 404; an agent with
+// no key 503 for every request. Everything is keyed by the agent's ID and
+// owner, never its name. A thread's name is checked by store.CheckThread;
+// an owner's message over 16 KiB, a Link-From naming no sender, and a body
+// that isn't exactly {"thread","text"} are refused. One turn runs per
+// thread at a time; a second message waits its turn. Every refusal is
+// logged once, with its reason, never with the key or the message.
+package endpoint

@@ -1,0 +1,175 @@
+package endpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Limits of a request.
+const (
+	MaxOwnerMessage = 16 << 10 // an owner's message's text, bytes
+	maxOthers       = 48 << 10 // another sender's message's text, bytes
+	maxBody         = 64 << 10 // a message's body, JSON and all
+	maxProofBody    = 256      // a proof's body
+	// shutdownGrace bounds how long a SIGTERM waits for the turns running.
+	shutdownGrace = 30 * time.Second
+)
+
+// Header names.
+const (
+	HeaderAgent   = "Link-Agent"
+	HeaderAgentID = "Link-Agent-Id"
+	// HeaderOwner names the agent's owner where two owners' agents share
+	// its ID (a proof carries no key to tell them apart).
+	HeaderOwner = "Link-Agent-Owner"
+	HeaderFrom  = "Link-From"
+	Purpose     = "endpoint" // the proof's purpose
+)
+
+// Paths.
+const (
+	PathProof   = "/link/proof"
+	PathMessage = "/link/message"
+)
+
+// Message is what a turn is given.
+type Message struct {
+	Thread string
+	Text   string
+	From   string // "" the owner
+}
+
+// Turner runs one turn of an agent's: answers msg, giving each text delta
+// to onText, and returns the answer's event number. ctx ends when the
+// caller goes (Ctrl-C in lnk agent chat).
+type Turner interface {
+	Turn(ctx context.Context, msg Message, onText func(string)) (seq int64, err error)
+}
+
+// Agent is one agent the endpoint answers for.
+type Agent struct {
+	ID    string
+	Owner string
+	Name  string
+	Key   []byte // nil: every request for it refused 503
+	Turn  Turner
+	// Senders, if not nil, says whether a Link-From names a sender the
+	// agent takes; nil takes any well-formed sender (CheckFrom).
+	Senders func(from string) bool
+}
+
+// Server is the endpoint: one or more agents (the shared harness's case)
+// behind one listener.
+type Server struct {
+	agents []*agentState
+	anyKey bool
+	logf   func(format string, args ...any)
+}
+
+// New is a Server answering for agents; logf gets each refusal once
+// (nil: none said).
+func New(agents []Agent, logf func(format string, args ...any)) (*Server, error) {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	s := &Server{logf: logf}
+	seen := map[string]bool{}
+	for _, a := range agents {
+		if a.ID == "" || a.Owner == "" || a.Name == "" || a.Turn == nil {
+			return nil, errors.New("endpoint: an agent needs an ID, an owner, a name and a turn")
+		}
+		k := a.ID + "\x00" + a.Owner
+		if seen[k] {
+			return nil, fmt.Errorf("endpoint: agent %s of %s given twice", a.ID, a.Owner)
+		}
+		seen[k] = true
+		st, err := newAgentState(a)
+		if err != nil {
+			return nil, err
+		}
+		s.agents = append(s.agents, st)
+		s.anyKey = s.anyKey || a.Key != nil
+	}
+	if len(s.agents) == 0 {
+		return nil, errors.New("endpoint: no agent to answer for")
+	}
+	return s, nil
+}
+
+// Handler is the endpoint's HTTP handler.
+func (s *Server) Handler() http.Handler {
+	m := http.NewServeMux()
+	m.HandleFunc(PathProof, s.proof)
+	m.HandleFunc(PathMessage, s.message)
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if !s.anyKey {
+			s.refuse(w, r, http.StatusServiceUnavailable, "config.json names no endpoint key: every request is refused until lnk agent start writes one")
+			return
+		}
+		s.refuse(w, r, http.StatusNotFound, "no such path (the endpoint takes "+PathProof+" and "+PathMessage+")")
+	})
+	return m
+}
+
+// Serve serves on l until ctx ends, then waits (at most 30 s) for the
+// turns running to finish before it returns.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		ErrorLog:          nil,
+	}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(l) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+	}
+	<-done
+	return nil
+}
+
+// Listen listens on 127.0.0.1:port, and nowhere else.
+func Listen(port int) (net.Listener, error) {
+	if port < 1024 || port > 65535 {
+		return nil, fmt.Errorf("endpoint: port %d is not within 1024-65535", port)
+	}
+	return net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+}
+
+// SocketName is the endpoint's unix socket in the harness's home.
+const SocketName = "endpoint.sock"
+
+// ListenUnix listens on the unix socket path (0600), taking the place of
+// a socket left there by an earlier start; anything else there is
+// refused.
+func ListenUnix(path string) (net.Listener, error) {
+	if st, err := os.Lstat(path); err == nil {
+		if st.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("endpoint: %s is there and not a socket", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, err
+		}
+	}
+	old := unix.Umask(0o177)
+	l, err := net.Listen("unix", path)
+	unix.Umask(old)
+	return l, err
+}

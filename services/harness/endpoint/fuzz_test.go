@@ -1,0 +1,41 @@
+package endpoint
+
+import (
+	"bytes"
+	"net/http"
+	"testing"
+)
+
+// The owner's client reads what answers the agent's port: a stream that
+// is cut, garbled or huge fails, never panics, and text is only what its
+// events say.
+func FuzzReadStream(f *testing.F) {
+	f.Add([]byte("{\"text\":\"a\"}\n{\"done\":true,\"seq\":4}\n"))
+	f.Add([]byte("{\"text\":\"a\"}\n"))
+	f.Add([]byte("{\"error\":\"model off\"}\n"))
+	f.Add([]byte("{\"text\":1}\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got bytes.Buffer
+		seq, err := readStream(bytes.NewReader(b), func(s string) { got.WriteString(s) })
+		if err != nil && seq != 0 {
+			t.Fatalf("failed with seq %d", seq)
+		}
+		if got.Len() > len(b) {
+			t.Fatalf("more text (%d) than the stream held (%d)", got.Len(), len(b))
+		}
+	})
+}
+
+// The endpoint's message body: exactly {"thread","text"}, nothing more.
+func FuzzMessageBody(f *testing.F) {
+	f.Add([]byte(`{"thread":"main","text":"hi"}`))
+	f.Add([]byte(`{"thread":"main","text":"hi","from":"x"}`))
+	f.Add([]byte(`{"thread":"main","text":"hi"}{}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, _ := http.NewRequest(http.MethodPost, "/", bytes.NewReader(b))
+		m, err := decode[MessageRequest](r, maxBody)
+		if err == nil && len(m.Text)+len(m.Thread) > len(b) {
+			t.Fatal("decoded more than was sent")
+		}
+	})
+}

@@ -1,0 +1,237 @@
+package endpoint
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"lnk.dev/lnk/helpers/keybroker/proof"
+	"lnk.dev/lnk/internal/jsonscan"
+	"lnk.dev/lnk/internal/textsafe"
+)
+
+// ProofRequest and ProofAnswer are /link/proof's bodies.
+type ProofRequest struct {
+	Challenge string `json:"challenge"` // 32 bytes, hex
+}
+type ProofAnswer struct {
+	Answer string `json:"answer"` // HMAC-SHA256, hex
+}
+
+// MessageRequest is /link/message's body.
+type MessageRequest struct {
+	Thread string `json:"thread"`
+	Text   string `json:"text"`
+}
+
+// Event is one line of a message's answer stream.
+type Event struct {
+	Text  string `json:"text,omitempty"`
+	Done  bool   `json:"done,omitempty"`
+	Seq   int64  `json:"seq,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// refuse answers status with why, and logs it once (never a key or a
+// message's words: why is the endpoint's own).
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, status int, why string) {
+	s.logf("lnk-harness: refused %s %s (%d): %s", r.Method, r.URL.Path, status, why)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(Event{Error: why})
+}
+
+// begin is what every request goes through first: POST, a key held at
+// all (503 else), and the agents its headers name.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request) []*agentState {
+	if r.Method != http.MethodPost {
+		s.refuse(w, r, http.StatusMethodNotAllowed, "only POST is taken")
+		return nil
+	}
+	if !s.anyKey {
+		s.refuse(w, r, http.StatusServiceUnavailable, "config.json names no endpoint key: every request is refused until lnk agent start writes one")
+		return nil
+	}
+	as, ref := s.named(r)
+	if ref != nil {
+		s.refuse(w, r, ref.status, ref.Reason)
+		return nil
+	}
+	return as
+}
+
+// decode reads exactly one JSON object of type T from the body, at most
+// max bytes, with no unknown field.
+func decode[T any](r *http.Request, max int64) (T, error) {
+	var v T
+	data, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+	if err != nil {
+		return v, err
+	}
+	if int64(len(data)) > max {
+		return v, errors.New("the body is larger than the endpoint takes")
+	}
+	seen, twice := map[string]bool{}, false
+	if jsonscan.Members(bytes.TrimSpace(data), func(k string, _ jsonscan.Span) {
+		twice = twice || seen[strings.ToLower(k)]
+		seen[strings.ToLower(k)] = true
+	}) != nil || twice {
+		return v, errors.New("the body is not one JSON object with each field once")
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&v); err != nil {
+		return v, errors.New("the body is not the JSON object the endpoint takes")
+	}
+	if d.More() {
+		return v, errors.New("the body holds more than one JSON value")
+	}
+	return v, nil
+}
+
+// proof answers the caller's challenge with the named agent's HMAC, so
+// it knows this harness holds the key before sending it.
+func (s *Server) proof(w http.ResponseWriter, r *http.Request) {
+	as := s.begin(w, r)
+	if as == nil {
+		return
+	}
+	if len(as) > 1 {
+		s.refuse(w, r, http.StatusConflict, "two owners' agents share this ID: name the owner ("+HeaderOwner+")")
+		return
+	}
+	a := as[0]
+	if a.Key == nil {
+		s.refuse(w, r, http.StatusServiceUnavailable, "agent "+a.Name+" has no endpoint key: every request is refused")
+		return
+	}
+	req, err := decode[ProofRequest](r, maxProofBody)
+	var ch [proof.ChallengeSize]byte
+	if err == nil {
+		if b, herr := hex.DecodeString(req.Challenge); herr != nil || len(b) != proof.ChallengeSize {
+			err = errors.New("the challenge is not 32 bytes in hex")
+		} else {
+			copy(ch[:], b)
+		}
+	}
+	if err != nil {
+		s.refuse(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	ans := a.answer(ch)
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(ProofAnswer{Answer: hex.EncodeToString(ans[:])})
+}
+
+// bearer is the request's key, from Authorization: Bearer <hex>.
+func bearer(r *http.Request) []byte {
+	v, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return nil
+	}
+	b, err := hex.DecodeString(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// message checks the key, the sender, the thread and the text, waits for
+// the thread's turn, and streams the answer as NDJSON.
+func (s *Server) message(w http.ResponseWriter, r *http.Request) {
+	as := s.begin(w, r)
+	if as == nil {
+		return
+	}
+	key := bearer(r)
+	var a *agentState
+	keyless := true
+	for _, c := range as { // every candidate compared: the time says nothing of which matched
+		keyless = keyless && c.Key == nil
+		if c.keyIs(key) {
+			a = c
+		}
+	}
+	switch {
+	case keyless:
+		s.refuse(w, r, http.StatusServiceUnavailable, "agent "+as[0].Name+" has no endpoint key: every request is refused")
+		return
+	case a == nil:
+		s.refuse(w, r, http.StatusUnauthorized, "the request doesn't carry the agent's key")
+		return
+	}
+	from, hasFrom := "", false
+	if vs, ok := r.Header[http.CanonicalHeaderKey(HeaderFrom)]; ok {
+		hasFrom = true
+		if len(vs) == 1 {
+			from = vs[0]
+		}
+	}
+	if hasFrom {
+		if err := CheckFrom(from); err != nil || (a.Senders != nil && !a.Senders(from)) {
+			s.refuse(w, r, http.StatusForbidden, HeaderFrom+" names no sender agent "+a.Name+" takes")
+			return
+		}
+	}
+	req, err := decode[MessageRequest](r, maxBody)
+	if err == nil {
+		err = checkThread(req.Thread)
+	}
+	if err == nil {
+		switch {
+		case req.Text == "":
+			err = errors.New("the message is empty")
+		case from == "" && len(req.Text) > MaxOwnerMessage:
+			err = errors.New("an owner's message is at most 16 KiB")
+		case len(req.Text) > maxOthers:
+			err = errors.New("a message from others is at most 48 KiB")
+		}
+	}
+	if err != nil {
+		s.refuse(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	release, err := a.takeThread(r.Context(), req.Thread)
+	if err != nil {
+		s.logf("lnk-harness: agent %s: a message for thread %s left before its turn", a.Name, req.Thread)
+		return
+	}
+	defer release()
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	st := &stream{w: w}
+	st.flush()
+	seq, err := a.Turn.Turn(r.Context(), Message{Thread: req.Thread, Text: req.Text, From: from}, func(t string) { st.send(Event{Text: t}) })
+	if err != nil {
+		why := textsafe.Line(err.Error())
+		s.logf("lnk-harness: agent %s: thread %s: the turn failed: %s", a.Name, req.Thread, why)
+		st.send(Event{Error: why})
+		return
+	}
+	st.send(Event{Done: true, Seq: seq})
+}
+
+// stream writes a message's answer, a JSON line each, flushed at once.
+type stream struct {
+	mu sync.Mutex
+	w  http.ResponseWriter
+}
+
+func (s *stream) send(e Event) {
+	b, _ := json.Marshal(e)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.w.Write(append(b, '\n'))
+	s.flush()
+}
+
+func (s *stream) flush() {
+	if f, ok := s.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}

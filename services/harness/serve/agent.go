@@ -1,0 +1,145 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
+	"lnk.dev/lnk/services/harness/config"
+	"lnk.dev/lnk/services/harness/endpoint"
+	"lnk.dev/lnk/services/harness/model"
+	"lnk.dev/lnk/services/harness/prompt"
+	"lnk.dev/lnk/services/harness/store"
+	"lnk.dev/lnk/services/harness/tools"
+	"lnk.dev/lnk/services/harness/turn"
+)
+
+// Agent is one agent's harness: what its turns need, all its own.
+type Agent struct {
+	cfg    *config.Config
+	dir    *os.File // the Agent/ folder
+	chats  *store.Chats
+	prompt *prompt.Source
+	tools  *tools.Set
+	runner *turn.Runner
+	logf   func(string, ...any)
+}
+
+// Options are what Open takes beyond the config.
+type Options struct {
+	Logf   func(format string, args ...any)
+	Getenv func(string) string // $LNK_TOOL_ routes; nil: os.Getenv
+	// Model, if not nil, is used instead of one made from the config.
+	Model model.Client
+	// Socket, if not "", is a unix socket the endpoint also answers on
+	// (endpoint.sock in the harness's home), for the agent's supervisor
+	// to carry the machine's 127.0.0.1:port to.
+	Socket string
+}
+
+// Open opens agent c's folder and makes its parts.
+func Open(c *config.Config, o Options) (a *Agent, err error) {
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	a = &Agent{cfg: c, logf: o.Logf}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+	fd, err := ownerfile.OpenPath(c.AgentDir, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s's folder %s: %w", c.Name, c.AgentDir, err)
+	}
+	a.dir = os.NewFile(uintptr(fd), c.AgentDir)
+	if err := ownerfile.Check(fd, ownerfile.PrivateDir); err != nil {
+		return nil, fmt.Errorf("agent %s's folder %s: %w", c.Name, c.AgentDir, err)
+	}
+	if a.chats, err = store.OpenChats(a.dir); err != nil {
+		return nil, fmt.Errorf("agent %s's chats: %w", c.Name, err)
+	}
+	if a.prompt, err = prompt.Open(a.dir, prompt.Options{Logf: o.Logf}); err != nil {
+		return nil, fmt.Errorf("agent %s's prompt: %w", c.Name, err)
+	}
+	if a.tools, err = tools.New(tools.Config{AgentID: c.AgentID, Tools: tools.FromConfig(c.Tools, o.Getenv, o.Logf), Logf: o.Logf}); err != nil {
+		return nil, fmt.Errorf("agent %s's tools: %w", c.Name, err)
+	}
+	m := o.Model
+	if m == nil {
+		if m, err = modelOf(c, o.Logf); err != nil {
+			return nil, err
+		}
+	}
+	if a.runner, err = turn.New(turn.Config{Model: m, ModelName: c.Model.Model, Tools: a.tools, Prompt: a.prompt, Logf: o.Logf}); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// modelOf is the config's model, with its fallback when it names one.
+func modelOf(c *config.Config, logf func(string, ...any)) (model.Client, error) {
+	m, err := model.New(model.Endpoint{Format: c.Model.Format, BaseURL: c.Model.BaseURL, Key: c.Model.Key, Model: c.Model.Model})
+	if err != nil {
+		return nil, fmt.Errorf("agent %s's model: %w", c.Name, err)
+	}
+	if c.Fallback == nil {
+		return m, nil
+	}
+	fb, err := model.New(model.Endpoint{Format: c.Fallback.Format, BaseURL: c.Fallback.BaseURL, Key: c.Fallback.Key, Model: c.Fallback.Model})
+	if err != nil {
+		return nil, fmt.Errorf("agent %s's fallback model: %w", c.Name, err)
+	}
+	return model.WithFallback(m, fb, model.FallbackOptions{Logf: logf}), nil
+}
+
+// Endpoint is the agent as the endpoint answers for it. A config with
+// no key gives an agent with none: every request 503.
+func (a *Agent) Endpoint() endpoint.Agent {
+	key, err := a.cfg.KeyBytes()
+	if err != nil {
+		a.logf("lnk-harness: agent %s: %v", a.cfg.Name, err)
+		key = nil
+	}
+	return endpoint.Agent{ID: a.cfg.AgentID, Owner: a.cfg.Owner, Name: a.cfg.Name, Key: key, Turn: a}
+}
+
+// Turn runs one message's turn in its conversation, opened for it and
+// closed after (the endpoint runs one turn per thread at a time).
+func (a *Agent) Turn(ctx context.Context, m endpoint.Message, onText func(string)) (int64, error) {
+	conv, err := a.chats.Open(m.Thread, store.Options{Compact: a.cfg.Storage.Conversations == "compact", Agent: a.cfg.Name, Logf: a.logf})
+	if err != nil {
+		return 0, err
+	}
+	defer conv.Close()
+	ans, err := a.runner.Turn(ctx, conv, m.Thread, turn.Incoming{Text: m.Text, From: m.From}, onText)
+	if err != nil {
+		return 0, err
+	}
+	return ans.Seq, nil
+}
+
+// Close ends the agent's tools' sessions and closes its folders.
+func (a *Agent) Close() error {
+	var errs []error
+	if a.tools != nil {
+		errs = append(errs, a.tools.Close())
+	}
+	if a.prompt != nil {
+		errs = append(errs, a.prompt.Close())
+	}
+	if a.chats != nil {
+		errs = append(errs, a.chats.Close())
+	}
+	if a.dir != nil {
+		errs = append(errs, a.dir.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,21 @@
+// Package serve runs Link Harness from its config.json: for each agent it
+// answers (one, or an owner's agents in the shared harness), it opens the
+// agent's Agent/ folder never through a link, and makes its model client
+// (services/harness/model, its fallback), its tools (services/harness/
+// tools, through $LNK_TOOL_ routes), its prompt (services/harness/prompt)
+// and its turn runner (services/harness/turn); a message's conversation
+// is opened from the agent's chats/ (services/harness/store) for its turn
+// and closed after. The endpoint (services/harness/endpoint) listens on
+// 127.0.0.1 at the config's port.
+//
+// # Security
+//
+// Holds each agent's endpoint key, its folders' handles and its tools'
+// sessions, nothing else: the model's key behind the proxy is a
+// placeholder. Every agent's things are its own: its own folder handle,
+// chats, prompt source, tool set and runner, chosen by the endpoint from
+// the request's ID, owner and key, never its name. A config that names a
+// port other than $LNK_PORT, or an Agent/ folder that is a link, not the
+// owner's or open to others, is refused; each refusal is said once on
+// stderr, which the agent's supervisor appends to its log.
+package serve

@@ -41,8 +41,8 @@ import (
 	"lnk.dev/lnk/internal/connpass"
 	"lnk.dev/lnk/internal/wire"
 	"lnk.dev/lnk/kernel/proto"
-	"lnk.dev/lnk/services/toolbridge"
 	"lnk.dev/lnk/services/owntools"
+	"lnk.dev/lnk/services/toolbridge"
 )
 
 const (

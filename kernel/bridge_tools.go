@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync"
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/audit"
@@ -156,11 +157,18 @@ func (k *Kernel) toolStart(start uint64, r *startRun, req *proto.ToolRequest) (*
 		k.record(audit.Entry{Kind: audit.KindKernel, Agent: agent, Start: start, Request: "tool-start", Route: "tool " + tool, Reason: "not started: " + err.Error()})
 		return nil, nil, wire.Errorf(proto.CodeFailed, "%v", err)
 	}
+	own := ownToolsOf(r.comp).AgentID != "" && isOwnTool(tool, r.comp.AgentID)
+	if own {
+		k.ownServers.add(ts.Pid)
+	}
 	go func() {
 		io.Copy(io.Discard, lr) // until every copy of the write end is closed
 		lr.Close()
 		done() // before it is killed: the bridge's place frees only after
 		ts.Stop()
+		if own {
+			k.ownServers.remove(ts.Pid) // reaped by Stop: its pid may be another's now
+		}
 	}()
 	return &proto.ToolReply{Digest: ts.Digest, URL: ts.URL}, []*os.File{ts.Stdin, ts.Stdout, ts.Stderr, lw}, nil
 }
@@ -184,6 +192,7 @@ func (k *Kernel) toolDial(ctx context.Context, start uint64, r *startRun, req *p
 // ones alone.
 type OwnTools struct {
 	AgentID, AgentName string
+	Path               string // their servers' PATH (ownToolsPath)
 }
 
 // ownToolsOf is comp's OwnTools.
@@ -191,5 +200,52 @@ func ownToolsOf(comp *caps.Compiled) OwnTools {
 	if comp.Harness != caps.LinkHarness || comp.Profile != "" || comp.AgentID == "" {
 		return OwnTools{}
 	}
-	return OwnTools{AgentID: comp.AgentID, AgentName: comp.AgentName}
+	return OwnTools{AgentID: comp.AgentID, AgentName: comp.AgentName, Path: ownToolsPath()}
+}
+
+// ownToolsPath is the PATH the agent's own tools' servers run with: the
+// kernel's own, told to its bridge so both make one definition.
+func ownToolsPath() string {
+	if p := os.Getenv("PATH"); p != "" {
+		return p
+	}
+	return "/usr/local/bin:/usr/bin:/bin"
+}
+
+// isOwnTool says whether tool is agent id's own run or file tool.
+func isOwnTool(tool, id string) bool {
+	return tool == "run-"+id || tool == "file-"+id
+}
+
+// ownServerSet is the pids of the agents' own run and file tools'
+// servers the kernel started and has not reaped. Such a server starts
+// its calls' sandboxes through the kernel, as lnk sandbox run would, so
+// it, and what runs below it unconfined (the run tool's background
+// supervisor), is the owner's client: the kernel's other children (its
+// brokers, the owner's added tools' servers) never are (peer.go).
+type ownServerSet struct {
+	mu   sync.Mutex
+	pids map[int]bool
+}
+
+func (s *ownServerSet) add(pid int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pids == nil {
+		s.pids = map[int]bool{}
+	}
+	s.pids[pid] = true
+}
+
+func (s *ownServerSet) remove(pid int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.pids, pid)
+}
+
+// has says whether pid is an own tool's server the kernel runs.
+func (s *ownServerSet) has(pid int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pids[pid]
 }

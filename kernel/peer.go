@@ -23,7 +23,7 @@ import (
 //
 // What cannot be learned (the peer's /proc entry unreadable, or the peer
 // gone and its pid perhaps another's) refuses.
-func confinedPeer(pid int, pidfd *os.File) string {
+func confinedPeer(pid int, pidfd *os.File, ownServer func(int) bool) string {
 	if pid <= 0 {
 		return "the peer's pid is unknown"
 	}
@@ -42,6 +42,9 @@ func confinedPeer(pid int, pidfd *os.File) string {
 				return "the peer's ancestry cannot be learned: " + err.Error()
 			}
 			if st.PPID == self {
+				if ownServer != nil && ownServer(p) {
+					break // an agent's own run or file tool's server, or below it, unconfined
+				}
 				return "a process the kernel started, or one below it"
 			}
 			p = st.PPID

@@ -109,7 +109,7 @@ func (k *Kernel) handleRunBridge(ctx context.Context, c *call, req *proto.RunBri
 			wire.CloseFiles([]*os.File{ask, defs, recv, send})
 			return nil, nil, err
 		}
-		cfg.OwnID, cfg.OwnName, cfg.Bin = own.AgentID, own.AgentName, bin
+		cfg.OwnID, cfg.OwnName, cfg.Bin, cfg.Path = own.AgentID, own.AgentName, bin, ownToolsPath()
 	}
 	stdin, err := json.Marshal(cfg)
 	if err != nil {

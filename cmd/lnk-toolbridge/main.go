@@ -178,7 +178,7 @@ func newBridge(cfg *proto.BridgeConfig, kc, ac *wire.Client) (*toolbridge.Bridge
 	}
 	asker := &askbroker.Remote{C: ac}
 	enc := json.NewEncoder(os.Stderr) // one Write per line: lines never interleave
-	return &toolbridge.Bridge{Agent: cfg.Agent, Grants: grants, Defs: owntools.Store{Home: cfg.Home, Bin: cfg.Bin, Own: caps.Agent{ID: cfg.OwnID, Name: cfg.OwnName}},
+	return &toolbridge.Bridge{Agent: cfg.Agent, Grants: grants, Defs: owntools.Store{Home: cfg.Home, Bin: cfg.Bin, Own: caps.Agent{ID: cfg.OwnID, Name: cfg.OwnName}, PATH: cfg.Path},
 		Asker: &toolbridge.OwnerAsker{Broker: asker, Sandbox: cfg.Sandbox},
 		Log: func(e toolbridge.Event) {
 			enc.Encode(proto.BridgeEvent{Tool: e.Tool, Call: e.Call, Outcome: e.Outcome})

@@ -73,6 +73,7 @@ type BridgeConfig struct {
 	OwnID   string `json:"own_id,omitempty"`
 	OwnName string `json:"own_name,omitempty"`
 	Bin     string `json:"bin,omitempty"`
+	Path    string `json:"path,omitempty"` // their servers' PATH, the kernel's
 	// The limits of Link's settings: tool_sessions, tool_idle (a Go
 	// duration), tool_starts.
 	Sessions int    `json:"sessions"`

@@ -34,13 +34,20 @@ func For(home, bin string, a caps.Agent, sandboxed bool) ([]*tooldef.Definition,
 	if !sandboxed {
 		return nil, nil
 	}
+	return forPath(home, bin, a, envOr("PATH", "/usr/local/bin:/usr/bin:/bin"))
+}
+
+// forPath is For with the servers' PATH given: the kernel, which starts
+// them, and its confined bridge, which digests their definitions, must
+// make the same.
+func forPath(home, bin string, a caps.Agent, path string) ([]*tooldef.Definition, error) {
 	if a.ID == "" || a.Name == "" || !filepath.IsAbs(bin) || !filepath.IsAbs(home) {
 		return nil, errors.New("owntools: an agent with no ID or name, or a relative folder")
 	}
 	var defs []*tooldef.Definition
 	for _, t := range []struct{ name, server string }{{"run-", "lnk-run-tool"}, {"file-", "lnk-file-tool"}} {
 		env := map[string]*secret.Value{}
-		for k, v := range map[string]string{"HOME": home, "PATH": envOr("PATH", "/usr/local/bin:/usr/bin:/bin")} {
+		for k, v := range map[string]string{"HOME": home, "PATH": path} {
 			s, err := secret.FromString(v)
 			if err != nil {
 				return nil, err

@@ -14,12 +14,20 @@ type Store struct {
 	Home string
 	Bin  string     // the folder of Link's programs (lnk-run-tool, lnk-file-tool)
 	Own  caps.Agent // the agent whose own tools these are; zero: none
+	// PATH is the own tools' servers' PATH, the kernel's: the kernel
+	// starts them by this Store, and its bridge, which has none of its
+	// own, digests their definitions by it, so the two agree.
+	PATH string
 }
 
 // Load returns tool name's definition.
 func (s Store) Load(name string) (*tooldef.Definition, error) {
 	if s.Own.ID != "" {
-		defs, err := For(s.Home, s.Bin, s.Own, true)
+		path := s.PATH
+		if path == "" {
+			path = envOr("PATH", "/usr/local/bin:/usr/bin:/bin")
+		}
+		defs, err := forPath(s.Home, s.Bin, s.Own, path)
 		if err != nil {
 			return nil, err
 		}

@@ -53,7 +53,7 @@ func (Servers) Start(home, tool string, own kernel.OwnTools) (*kernel.ToolServer
 		if err != nil {
 			return nil, err
 		}
-		store.Bin, store.Own = bin, caps.Agent{ID: own.AgentID, Name: own.AgentName}
+		store.Bin, store.Own, store.PATH = bin, caps.Agent{ID: own.AgentID, Name: own.AgentName}, own.Path
 	}
 	def, err := store.Load(tool)
 	if err != nil {

@@ -20,8 +20,9 @@ INSTALL  := GO="$(GO)" BIN="$(BIN)" PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scri
 # lnk links no cgo of its own (net and os/user fall back to pure Go);
 # lnk-netbroker embeds its seccomp filter as BPF (cmd/lnk-netbroker/filter.go);
 # lnk-file-tool, what the file tool's sandbox runs, links apply alone;
+# lnk-memory's SQLite is cgo-free (ncruces, docs/ARCHITECTURE.md);
 # the brokers that link libseccomp stay dynamic.
-STATIC   := lnk-init lnk lnk-netbroker lnk-file-tool
+STATIC   := lnk-init lnk lnk-netbroker lnk-file-tool lnk-memory
 
 .PHONY: all deps build vet test test-go test-user demo bench fuzz clean install uninstall deb
 

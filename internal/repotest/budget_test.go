@@ -30,6 +30,10 @@ var budget = map[string][]string{
 		"lnk.dev/lnk/services/filetool", "github.com/modelcontextprotocol/go-sdk/mcp", "net", "net/http", "os/exec"},
 	// lnk-file-serve holds no key and builds no sandbox (Link's command does).
 	"lnk-file-serve": {"lnk.dev/lnk/helpers/keybroker", "lnk.dev/lnk/internal/secret", "lnk.dev/lnk/kernel/sandbox", "github.com/seccomp/libseccomp-golang"},
+	// lnk-memory holds every agent's files and index, never a key, and
+	// builds no sandbox (Link's command does). (The MCP SDK links
+	// net/http; the embedding model will be reached through it.)
+	"lnk-memory": {"lnk.dev/lnk/helpers/keybroker", "lnk.dev/lnk/internal/secret", "lnk.dev/lnk/kernel/sandbox", "github.com/seccomp/libseccomp-golang"},
 	// lnk-run-tool holds no key and builds no sandbox (each call is lnk
 	// sandbox run's): no key broker, no secret, no sandbox builder, no
 	// seccomp.

@@ -24,6 +24,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"lnk.dev/lnk/internal/landlock"
 	"lnk.dev/lnk/internal/ownerdir"
 	"lnk.dev/lnk/internal/ownerfile"
 	"lnk.dev/lnk/services/memory"
@@ -66,12 +67,21 @@ func serve(owner string, agents []string, idle time.Duration) error {
 		return fmt.Errorf("--owner: %w", err)
 	}
 	home := os.Getenv("HOME")
-	agentsDir, err := ownerdir.Open(home, "Link", "Agents")
+	if os.Getenv(landlock.BornConfined[:strings.IndexByte(landlock.BornConfined, '=')]) == "" {
+		// Made (0700, the owner's) before confinement; inside the domain
+		// (after landlock's re-exec) they are only opened again.
+		d, err := ownerdir.Open(home, "Link", "Agents", ".memory", owner)
+		if err != nil {
+			return err
+		}
+		d.Close()
+	}
+	agentsDir, err := openPath(home+"/Link/Agents", ownerfile.PrivateDir)
 	if err != nil {
 		return err
 	}
 	defer agentsDir.Close()
-	dir, err := ownerdir.Open(home, "Link", "Agents", ".memory", owner)
+	dir, err := openPath(home+"/Link/Agents/.memory/"+owner, ownerfile.PrivateDir)
 	if err != nil {
 		return err
 	}
@@ -98,6 +108,9 @@ func serve(owner string, agents []string, idle time.Duration) error {
 		a.Log = func(format string, args ...any) { fmt.Fprintf(log, "lnk-memory: "+format+"\n", args...) }
 		s.Agents[id] = a
 	}
+	if err := confine(s.Agents, dir); err != nil {
+		return err
+	}
 	l, err := service.Listen(dir)
 	if err != nil {
 		return err
@@ -116,7 +129,7 @@ func openAgent(agents int, id, name string) (*memory.Agent, error) {
 	if name == "" || name[0] == '.' || strings.ContainsAny(name, "/\x00") {
 		return nil, fmt.Errorf("%q is not an agent's name", name)
 	}
-	homeFD, err := ownerfile.OpenDir(agents, name+"/Home", unix.O_RDONLY)
+	homeFD, err := ownerfile.OpenDir(agents, name+"/Home", unix.O_PATH)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s's Home: %w", name, err)
 	}
@@ -125,7 +138,7 @@ func openAgent(agents int, id, name string) (*memory.Agent, error) {
 	if err := ownerfile.Check(homeFD, ownerfile.Rule{Type: unix.S_IFDIR, Forbid: 0o022}); err != nil {
 		return nil, fmt.Errorf("agent %s's Home: %w", name, err)
 	}
-	ownFD, err := ownerfile.OpenDir(agents, name+"/Agent", unix.O_RDONLY)
+	ownFD, err := ownerfile.OpenDir(agents, name+"/Agent", unix.O_PATH)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s's own folder: %w", name, err)
 	}
@@ -135,4 +148,44 @@ func openAgent(agents int, id, name string) (*memory.Agent, error) {
 		return nil, fmt.Errorf("agent %s's own folder: %w", name, err)
 	}
 	return memory.OpenAgent(id, home, own)
+}
+
+// openPath opens the folder at path as O_PATH through no link, refused
+// unless it passes r. landlock checks no O_PATH open, so the process
+// re-executed inside its domain opens the same folders again.
+func openPath(path string, r ownerfile.Rule) (*os.File, error) {
+	fd, err := ownerfile.OpenPath(path, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return nil, err
+	}
+	if err := ownerfile.Check(fd, r); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// confine puts the process in its landlock domain: each agent's Home,
+// chats/ and skills/ read, its Agent/memory/ written, the service's own
+// folder (its socket and log) written; nothing else, and no TCP.
+func confine(agents map[string]*memory.Agent, dir *os.File) error {
+	rules := []landlock.Rule{landlock.Beneath(int(dir.Fd()), landlock.Read|landlock.Write)}
+	var fds []int
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	for _, a := range agents {
+		r, f, err := a.Rules()
+		if err != nil {
+			return err
+		}
+		rules = append(rules, r...)
+		fds = append(fds, f...)
+	}
+	if _, err := landlock.Restrict(rules...); err != nil {
+		return fmt.Errorf("confining the memory service: %w\nhint: Link Memory runs only confined; a kernel without landlock cannot run it", err)
+	}
+	return nil
 }

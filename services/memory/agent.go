@@ -78,28 +78,31 @@ func (a *Agent) Refresh() error {
 	if err != nil {
 		return err
 	}
-	w := &walker{known: known, seen: map[string]bool{}, beforeOpen: a.beforeOpen,
-		refuse: func(path string, err error) { a.Log("memory: agent %s: %s left out: %v", a.ID, path, err) }}
-	if err := w.walkHome(a.home); err != nil {
-		return fmt.Errorf("agent %s: Home's memory/: %w", a.ID, err)
-	}
-	if err := w.walkChats(a.own); err != nil {
-		return fmt.Errorf("agent %s: its conversations: %w", a.ID, err)
-	}
-	for _, f := range w.got {
-		if err := a.index.put(f.doc, f.body); err != nil {
-			return fmt.Errorf("agent %s: indexing %s: %w", a.ID, f.doc.Path, err)
+	// One transaction for the whole refresh: a crash leaves the index as
+	// it was, and SQLite syncs once.
+	return a.index.tx(func() error {
+		w := &walker{known: known, seen: map[string]bool{}, beforeOpen: a.beforeOpen,
+			store:  func(f found) error { return a.index.put(f.doc, f.body) },
+			refuse: func(path string, err error) { a.Log("memory: agent %s: %s left out: %v", a.ID, path, err) }}
+		if err := w.walkHome(a.home); err != nil {
+			return fmt.Errorf("agent %s: Home's memory/: %w", a.ID, err)
 		}
-	}
-	now := time.Now()
-	for p, d := range known {
-		if !w.seen[p] {
-			if err := a.index.drop(d, now); err != nil {
-				return fmt.Errorf("agent %s: forgetting %s: %w", a.ID, p, err)
+		if err := w.walkChats(a.own); err != nil {
+			return fmt.Errorf("agent %s: its conversations: %w", a.ID, err)
+		}
+		if w.storeErr != nil {
+			return fmt.Errorf("agent %s: indexing: %w", a.ID, w.storeErr)
+		}
+		now := time.Now()
+		for p, d := range known {
+			if !w.seen[p] {
+				if err := a.index.drop(d, now); err != nil {
+					return fmt.Errorf("agent %s: forgetting %s: %w", a.ID, p, err)
+				}
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // Close closes the index and the handles.

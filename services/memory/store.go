@@ -30,9 +30,10 @@ func (x *Index) known() (map[string]Doc, error) {
 	return m, st.Err()
 }
 
-// put replaces the document d.Path's copy and chunks with body.
+// put replaces the document d.Path's copy and chunks with body, in the
+// caller's transaction.
 func (x *Index) put(d Doc, body string) error {
-	return x.tx(func() error {
+	return func() error {
 		if err := x.exec(`DELETE FROM chunks WHERE path = ?`, d.Path); err != nil {
 			return err
 		}
@@ -47,13 +48,13 @@ func (x *Index) put(d Doc, body string) error {
 			}
 		}
 		return nil
-	})
+	}()
 }
 
 // drop forgets the document at path, keeping its path and title (the
-// latest maxDeleted) for list {since}.
+// latest maxDeleted) for list {since}, in the caller's transaction.
 func (x *Index) drop(d Doc, at time.Time) error {
-	return x.tx(func() error {
+	return func() error {
 		for _, q := range []struct {
 			sql  string
 			args []any
@@ -68,7 +69,7 @@ func (x *Index) drop(d Doc, at time.Time) error {
 			}
 		}
 		return nil
-	})
+	}()
 }
 
 func (x *Index) tx(f func() error) error {

@@ -29,10 +29,13 @@ type found struct {
 // refusal (a link, a hidden name skipped is not one, a fifo, a file too
 // large, another uid's) is reported to refuse and the walk goes on.
 type walker struct {
-	known  map[string]Doc
-	seen   map[string]bool
-	got    []found
-	refuse func(path string, err error)
+	known map[string]Doc
+	seen  map[string]bool
+	// store indexes each document read, as it is read, so a walk holds
+	// one document at a time; its first error ends the walk's work.
+	store    func(found) error
+	storeErr error
+	refuse   func(path string, err error)
 	// beforeOpen, for tests, runs before each name is opened.
 	beforeOpen func(path string)
 }
@@ -144,6 +147,9 @@ func (w *walker) openDir(dirfd int, name, path string) (int, error) {
 // however it changes meanwhile) unless the index already holds it as it
 // is.
 func (w *walker) readFile(dirfd int, name, path string) {
+	if w.storeErr != nil {
+		return
+	}
 	if len(w.seen) >= maxDocs {
 		w.refuse(path, fmt.Errorf("more than %d documents", maxDocs))
 		return
@@ -187,7 +193,9 @@ func (w *walker) readFile(dirfd int, name, path string) {
 	}
 	text := strings.ToValidUTF8(string(body), "\uFFFD")
 	d.Title = title(path, text)
-	w.got = append(w.got, found{d, text})
+	if w.storeErr == nil {
+		w.storeErr = w.store(found{d, text})
+	}
 }
 
 // readNames is the names in the folder fd, read through a duplicate

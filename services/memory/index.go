@@ -17,8 +17,9 @@ var ErrNotLinks = errors.New("not an index Link made")
 // Index is one agent's index: one SQLite connection, used one call at a
 // time.
 type Index struct {
-	mu   sync.Mutex
-	conn *sqlite3.Conn
+	mu    sync.Mutex
+	conn  *sqlite3.Conn
+	stmts map[string]*sqlite3.Stmt
 }
 
 // OpenIndex opens (or makes) the index file at path, which must be in a
@@ -196,5 +197,8 @@ func one(c *sqlite3.Conn, q string, v *int64) error {
 func (x *Index) Close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	for _, st := range x.stmts {
+		st.Close()
+	}
 	return x.conn.Close()
 }

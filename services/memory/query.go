@@ -35,13 +35,13 @@ func (a *Agent) Search(query string) ([]Hit, error) {
 	}
 	a.index.mu.Lock()
 	defer a.index.mu.Unlock()
-	st, _, err := a.index.conn.Prepare(`SELECT c.path, d.title, snippet(chunks, 1, '[', ']', '…', 16)
-		FROM chunks c JOIN docs d ON d.path = c.path WHERE chunks MATCH ? ORDER BY bm25(chunks) LIMIT ?`)
+	st, _, err := a.index.conn.Prepare(`SELECT d.path, d.title, snippet(chunks, 0, '[', ']', '…', 16)
+		FROM chunks JOIN docs d ON d.id = (chunks.rowid >> 16) WHERE chunks MATCH ? ORDER BY bm25(chunks) LIMIT ?`)
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
-	if err := bind(st, []any{match, maxHits * 4}); err != nil {
+	if err := bind(st, []any{match, maxHits * 2}); err != nil {
 		return nil, err
 	}
 	var hits []Hit

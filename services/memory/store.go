@@ -2,6 +2,8 @@ package memory
 
 import (
 	"fmt"
+
+	"github.com/ncruces/go-sqlite3"
 	"strings"
 	"time"
 )
@@ -33,43 +35,78 @@ func (x *Index) known() (map[string]Doc, error) {
 // put replaces the document d.Path's copy and chunks with body, in the
 // caller's transaction.
 func (x *Index) put(d Doc, body string) error {
-	return func() error {
-		if err := x.exec(`DELETE FROM chunks WHERE path = ?`, d.Path); err != nil {
+	id, err := x.idOf(d.Path)
+	if err != nil {
+		return err
+	}
+	if id != 0 {
+		if err := x.dropChunks(id); err != nil {
 			return err
 		}
-		if err := x.exec(`INSERT INTO docs(path, title, size, mtime, ino, body) VALUES(?, ?, ?, ?, ?, ?)
-			ON CONFLICT(path) DO UPDATE SET title=excluded.title, size=excluded.size, mtime=excluded.mtime, ino=excluded.ino, body=excluded.body`,
-			d.Path, d.Title, d.Size, d.MTime, int64(d.Ino), body); err != nil {
+		if err := x.exec(`UPDATE docs SET title=?, size=?, mtime=?, ino=?, body=? WHERE id=?`, d.Title, d.Size, d.MTime, int64(d.Ino), body, id); err != nil {
 			return err
 		}
-		for _, c := range Split(body) {
-			if err := x.exec(`INSERT INTO chunks(path, text) VALUES(?, ?)`, d.Path, c); err != nil {
-				return err
-			}
+	} else {
+		if err := x.exec(`INSERT INTO docs(path, title, size, mtime, ino, body) VALUES(?, ?, ?, ?, ?, ?)`, d.Path, d.Title, d.Size, d.MTime, int64(d.Ino), body); err != nil {
+			return err
 		}
-		return nil
-	}()
+		id = x.conn.LastInsertRowID()
+	}
+	chunks := Split(body)
+	if len(chunks) >= 1<<chunkBits {
+		return fmt.Errorf("%s: %d chunks, more than an index holds for one document", d.Path, len(chunks))
+	}
+	for k, c := range chunks {
+		if err := x.exec(`INSERT INTO chunks(rowid, text) VALUES(?, ?)`, id<<chunkBits|int64(k), c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// idOf is the document path's id, 0 when the index doesn't hold it.
+func (x *Index) idOf(path string) (int64, error) {
+	st, err := x.stmt(`SELECT id FROM docs WHERE path = ?`)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Reset()
+	if err := bind(st, []any{path}); err != nil {
+		return 0, err
+	}
+	if st.Step() {
+		return st.ColumnInt64(0), nil
+	}
+	return 0, st.Err()
+}
+
+func (x *Index) dropChunks(id int64) error {
+	return x.exec(`DELETE FROM chunks WHERE rowid BETWEEN ? AND ?`, id<<chunkBits, id<<chunkBits|(1<<chunkBits-1))
 }
 
 // drop forgets the document at path, keeping its path and title (the
 // latest maxDeleted) for list {since}, in the caller's transaction.
 func (x *Index) drop(d Doc, at time.Time) error {
-	return func() error {
-		for _, q := range []struct {
-			sql  string
-			args []any
-		}{
-			{`DELETE FROM chunks WHERE path = ?`, []any{d.Path}},
-			{`DELETE FROM docs WHERE path = ?`, []any{d.Path}},
-			{`INSERT INTO deleted(path, title, at) VALUES(?, ?, ?)`, []any{d.Path, d.Title, at.UnixNano()}},
-			{`DELETE FROM deleted WHERE id <= (SELECT max(id) FROM deleted) - ?`, []any{maxDeleted}},
-		} {
-			if err := x.exec(q.sql, q.args...); err != nil {
-				return err
-			}
+	id, err := x.idOf(d.Path)
+	if err != nil || id == 0 {
+		return err
+	}
+	if err := x.dropChunks(id); err != nil {
+		return err
+	}
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`DELETE FROM docs WHERE id = ?`, []any{id}},
+		{`INSERT INTO deleted(path, title, at) VALUES(?, ?, ?)`, []any{d.Path, d.Title, at.UnixNano()}},
+		{`DELETE FROM deleted WHERE id <= (SELECT max(id) FROM deleted) - ?`, []any{maxDeleted}},
+	} {
+		if err := x.exec(q.sql, q.args...); err != nil {
+			return err
 		}
-		return nil
-	}()
+	}
+	return nil
 }
 
 func (x *Index) tx(f func() error) error {
@@ -85,15 +122,32 @@ func (x *Index) tx(f func() error) error {
 
 // exec runs one statement with args bound in order (string, int64, int).
 func (x *Index) exec(sql string, args ...any) error {
-	st, _, err := x.conn.Prepare(sql)
+	st, err := x.stmt(sql)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer st.ClearBindings()
 	if err := bind(st, args); err != nil {
 		return err
 	}
 	return st.Exec()
+}
+
+// stmt is sql prepared once per connection (each of Link's few
+// statements is kept until Close).
+func (x *Index) stmt(sql string) (*sqlite3.Stmt, error) {
+	if st, ok := x.stmts[sql]; ok {
+		return st, nil
+	}
+	st, _, err := x.conn.Prepare(sql)
+	if err != nil {
+		return nil, err
+	}
+	if x.stmts == nil {
+		x.stmts = map[string]*sqlite3.Stmt{}
+	}
+	x.stmts[sql] = st
+	return st, nil
 }
 
 type binder interface {

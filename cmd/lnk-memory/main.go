@@ -2,6 +2,7 @@
 // sandboxed agents, outside every sandbox:
 //
 //	lnk-memory serve --owner OWNER --agent ID=NAME [--agent ID=NAME …] [--idle 10s]
+//	lnk-memory extract docx     (its own child: a Word document's text)
 //
 // It listens on ~/Link/Agents/.memory/OWNER/run/memory.sock, serves each
 // agent named (its Home ~/Link/Agents/NAME/Home, its own folder
@@ -28,6 +29,7 @@ import (
 	"lnk.dev/lnk/internal/ownerdir"
 	"lnk.dev/lnk/internal/ownerfile"
 	"lnk.dev/lnk/services/memory"
+	"lnk.dev/lnk/services/memory/extract"
 	"lnk.dev/lnk/services/memory/service"
 )
 
@@ -45,6 +47,13 @@ func fail(code int, err error) {
 }
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "extract" && os.Args[2] == "docx" {
+		// The child: the document on stdin, its text on stdout.
+		if err := extract.Child(os.Stdin, os.Stdout); err != nil {
+			fail(1, err)
+		}
+		return
+	}
 	if len(os.Args) < 2 || os.Args[1] != "serve" {
 		fail(2, errors.New(usage))
 	}
@@ -106,6 +115,7 @@ func serve(owner string, agents []string, idle time.Duration) error {
 		}
 		defer a.Close()
 		a.Log = func(format string, args ...any) { fmt.Fprintf(log, "lnk-memory: "+format+"\n", args...) }
+		a.Extract = func(doc []byte) (string, error) { return extract.Run(context.Background(), "/proc/self/exe", doc) }
 		s.Agents[id] = a
 	}
 	if err := confine(s.Agents, dir); err != nil {
@@ -170,7 +180,13 @@ func openPath(path string, r ownerfile.Rule) (*os.File, error) {
 // folder (its socket and log) written; nothing else, and no TCP.
 func confine(agents map[string]*memory.Agent, dir *os.File) error {
 	rules := []landlock.Rule{landlock.Beneath(int(dir.Fd()), landlock.Read|landlock.Write)}
-	var fds []int
+	// Its own program, run again as the Word documents' extractor.
+	exe, err := unix.Open("/proc/self/exe", unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	fds := []int{exe}
+	rules = append(rules, landlock.Beneath(exe, landlock.Read|landlock.Exec))
 	defer func() {
 		for _, fd := range fds {
 			unix.Close(fd)

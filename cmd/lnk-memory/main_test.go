@@ -1,6 +1,8 @@
 package main
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -15,6 +17,7 @@ import (
 
 	"lnk.dev/lnk/internal/landlock"
 	"lnk.dev/lnk/internal/testenv"
+	"lnk.dev/lnk/services/memory/extract"
 	"lnk.dev/lnk/services/memory/service"
 )
 
@@ -24,7 +27,7 @@ func TestServeConfinedAndEndsIdle(t *testing.T) {
 	testenv.Require(t, landlock.ABI() > 0, "landlock")
 	home := t.TempDir()
 	for p, text := range map[string]string{
-		home + "/Link/Agents/ada/Home/memory/doc.md":              "kumquat doc\n",
+		home + "/Link/Agents/ada/Home/memory/doc.md":               "kumquat doc\n",
 		home + "/Link/Agents/ada/Agent/chats/main/conversation.md": "kumquat chat\n",
 	} {
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
@@ -33,6 +36,9 @@ func TestServeConfinedAndEndsIdle(t *testing.T) {
 		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := os.WriteFile(home+"/Link/Agents/ada/Home/memory/w.docx", docxOf(`<w:p><w:t>persimmon kumquat</w:t></w:p>`), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	for _, d := range []string{home + "/Link", home + "/Link/Agents"} {
 		os.Chmod(d, 0o700)
@@ -74,6 +80,10 @@ func TestServeConfinedAndEndsIdle(t *testing.T) {
 	if got := text("search", map[string]any{"words": "kumquat"}); !strings.Contains(got, "memory/doc.md") || !strings.Contains(got, "chats/main/conversation.md") {
 		t.Errorf("search: %q", got)
 	}
+	// A Word document's text, taken by its own program run again confined.
+	if got := text("search", map[string]any{"words": "persimmon"}); !strings.Contains(got, "memory/w.docx") {
+		t.Errorf("search in a Word document: %q\n%s", got, out.String())
+	}
 	if got := text("remember", map[string]any{"text": "tea"}); !strings.HasPrefix(got, "noted") {
 		t.Errorf("remember: %q", got)
 	}
@@ -98,4 +108,31 @@ func TestServeConfinedAndEndsIdle(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("still running long after its last session")
 	}
+}
+
+// The extractor is a child of the program's own: a good document's text
+// comes back; a bad one, and one whose text passes 2 MiB, fail alone.
+func TestExtractChild(t *testing.T) {
+	exe := testenv.Bin(t, "lnk-memory")
+	doc := docxOf
+	text, err := extract.Run(context.Background(), exe, doc(`<w:p><w:t>kumquat</w:t></w:p>`))
+	if err != nil || text != "kumquat\n" {
+		t.Fatalf("%q %v", text, err)
+	}
+	if _, err := extract.Run(context.Background(), exe, []byte("not a document")); err == nil || !strings.Contains(err.Error(), "not a Word document") {
+		t.Errorf("garbage: %v", err)
+	}
+	if _, err := extract.Run(context.Background(), exe, doc(strings.Repeat(`<w:p><w:t>`+strings.Repeat("y", 1000)+`</w:t></w:p>`, 2200))); err == nil {
+		t.Error("more than 2 MiB of text was taken")
+	}
+}
+
+// docxOf is a Word document whose body is body.
+func docxOf(body string) []byte {
+	var b bytes.Buffer
+	z := zip.NewWriter(&b)
+	w, _ := z.Create("word/document.xml")
+	w.Write([]byte(`<w:document xmlns:w="x"><w:body>` + body + `</w:body></w:document>`))
+	z.Close()
+	return b.Bytes()
 }

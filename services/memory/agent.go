@@ -25,6 +25,9 @@ type Agent struct {
 	index *Index
 	// Log takes one line for each document refused, with its reason.
 	Log func(format string, args ...any)
+	// Extract is a Word document's text, taken in a child process
+	// (extract.Run); nil leaves Word documents out.
+	Extract func(doc []byte) (string, error)
 	// beforeOpen, for tests, runs before each name is opened.
 	beforeOpen func(path string)
 }
@@ -81,7 +84,7 @@ func (a *Agent) Refresh() error {
 	// One transaction for the whole refresh: a crash leaves the index as
 	// it was, and SQLite syncs once.
 	return a.index.tx(func() error {
-		w := &walker{known: known, seen: map[string]bool{}, beforeOpen: a.beforeOpen,
+		w := &walker{known: known, seen: map[string]bool{}, beforeOpen: a.beforeOpen, extract: a.Extract,
 			store:  func(f found) error { return a.index.put(f.doc, f.body) },
 			refuse: func(path string, err error) { a.Log("memory: agent %s: %s left out: %v", a.ID, path, err) }}
 		if err := w.walkHome(a.home); err != nil {

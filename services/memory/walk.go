@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/internal/ownerfile"
+	"lnk.dev/lnk/services/memory/extract"
 )
 
 // Limits of what an index reads.
@@ -38,6 +39,9 @@ type walker struct {
 	refuse   func(path string, err error)
 	// beforeOpen, for tests, runs before each name is opened.
 	beforeOpen func(path string)
+	// extract is a Word document's text (in a child process); nil
+	// leaves Word documents out.
+	extract func(doc []byte) (string, error)
 }
 
 // walkHome reads Home's memory/ folder, whose handle is home's.
@@ -171,8 +175,17 @@ func (w *walker) readFile(dirfd int, name, path string) {
 		w.refuse(path, err)
 		return
 	}
-	if st.Size > maxFile {
-		w.refuse(path, fmt.Errorf("%d bytes, more than the %d a document may have", st.Size, maxFile))
+	limit := int64(maxFile)
+	docx := strings.HasSuffix(strings.ToLower(name), ".docx")
+	if docx {
+		limit = extract.MaxDocument
+		if w.extract == nil {
+			w.refuse(path, errors.New("Word documents are not read here"))
+			return
+		}
+	}
+	if st.Size > limit {
+		w.refuse(path, fmt.Errorf("%d bytes, more than the %d a document may have", st.Size, limit))
 		return
 	}
 	w.seen[path] = true
@@ -180,16 +193,25 @@ func (w *walker) readFile(dirfd int, name, path string) {
 	if k, ok := w.known[path]; ok && k.Size == d.Size && k.MTime == d.MTime && k.Ino == d.Ino {
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(f, maxFile+1))
+	body, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		delete(w.seen, path)
 		w.refuse(path, err)
 		return
 	}
-	if len(body) > maxFile {
+	if int64(len(body)) > limit {
 		delete(w.seen, path)
-		w.refuse(path, fmt.Errorf("grew past the %d bytes a document may have while read", maxFile))
+		w.refuse(path, fmt.Errorf("grew past the %d bytes a document may have while read", limit))
 		return
+	}
+	if docx {
+		text, err := w.extract(body)
+		if err != nil {
+			delete(w.seen, path)
+			w.refuse(path, err)
+			return
+		}
+		body = []byte(text)
 	}
 	text := strings.ToValidUTF8(string(body), "\uFFFD")
 	d.Title = title(path, text)

@@ -30,6 +30,9 @@ type Agent struct {
 	Extract func(doc []byte) (string, error)
 	// beforeOpen, for tests, runs before each name is opened.
 	beforeOpen func(path string)
+	// leftOut is each document the last refresh left out, with why: a
+	// refusal is logged once, not at every refresh while it stands.
+	leftOut map[string]string
 }
 
 // OpenAgent opens the agent id's index in own/memory/link (both folders
@@ -81,12 +84,20 @@ func (a *Agent) Refresh() error {
 	if err != nil {
 		return err
 	}
+	now := map[string]string{}
+	defer func() { a.leftOut = now }()
 	// One transaction for the whole refresh: a crash leaves the index as
 	// it was, and SQLite syncs once.
 	return a.index.tx(func() error {
 		w := &walker{known: known, seen: map[string]bool{}, beforeOpen: a.beforeOpen, extract: a.Extract,
-			store:  func(f found) error { return a.index.put(f.doc, f.body) },
-			refuse: func(path string, err error) { a.Log("memory: agent %s: %s left out: %v", a.ID, path, err) }}
+			store: func(f found) error { return a.index.put(f.doc, f.body) },
+			refuse: func(path string, err error) {
+				why := err.Error()
+				if a.leftOut[path] != why {
+					a.Log("memory: agent %s: %s left out: %s", a.ID, path, why)
+				}
+				now[path] = why
+			}}
 		if err := w.walkHome(a.home); err != nil {
 			return fmt.Errorf("agent %s: Home's memory/: %w", a.ID, err)
 		}
@@ -96,10 +107,10 @@ func (a *Agent) Refresh() error {
 		if w.storeErr != nil {
 			return fmt.Errorf("agent %s: indexing: %w", a.ID, w.storeErr)
 		}
-		now := time.Now()
+		at := time.Now()
 		for p, d := range known {
 			if !w.seen[p] {
-				if err := a.index.drop(d, now); err != nil {
+				if err := a.index.drop(d, at); err != nil {
 					return fmt.Errorf("agent %s: forgetting %s: %w", a.ID, p, err)
 				}
 			}

@@ -144,6 +144,14 @@ func TestRefusedAlone(t *testing.T) {
 	if log.has(".hidden") {
 		t.Errorf("a hidden folder is skipped, not refused: %v", log.lines)
 	}
+	// Each refusal is logged once, not at every refresh while it stands.
+	n := len(log.lines)
+	if err := a.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	if len(log.lines) != n {
+		t.Errorf("a second refresh logged again: %v", log.lines[n:])
+	}
 }
 
 // A folder swapped for a link between the walk's look and its open is

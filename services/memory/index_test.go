@@ -112,6 +112,7 @@ func TestRefusedAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, d.home+"/memory/big.md", "zanzibar "+strings.Repeat("x", 2<<20))
+	write(t, d.home+"/memory/paper.pdf", "%PDF-1.7 zanzibar\n")
 	write(t, d.home+"/memory/max.md", "quince "+strings.Repeat("y", 1<<20-len("quince ")))
 	if err := os.Symlink(outside+"/s.md", d.own+"/chats/main"); err != nil {
 		t.Fatal(err)
@@ -136,7 +137,7 @@ func TestRefusedAlone(t *testing.T) {
 	if got := mustSearch(t, a, "zanzibar"); len(got) != 0 {
 		t.Errorf("found %v through a link, a hidden folder or a 2 MiB file", got)
 	}
-	for _, p := range []string{"memory/linkdir", "memory/link.md", "memory/fifo.md", "memory/big.md", "chats/main"} {
+	for _, p := range []string{"memory/linkdir", "memory/link.md", "memory/fifo.md", "memory/big.md", "memory/paper.pdf", "chats/main"} {
 		if !log.has(p + " left out") {
 			t.Errorf("%s not logged as left out: %v", p, log.lines)
 		}

@@ -176,7 +176,12 @@ func (w *walker) readFile(dirfd int, name, path string) {
 		return
 	}
 	limit := int64(maxFile)
-	docx := strings.HasSuffix(strings.ToLower(name), ".docx")
+	lower := strings.ToLower(name)
+	if strings.HasSuffix(lower, ".pdf") || strings.HasSuffix(lower, ".doc") {
+		w.refuse(path, errors.New("PDF and old Word documents are not read here yet (only text and .docx)"))
+		return
+	}
+	docx := strings.HasSuffix(lower, ".docx")
 	if docx {
 		limit = extract.MaxDocument
 		if w.extract == nil {

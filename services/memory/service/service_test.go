@@ -26,6 +26,22 @@ import (
 // LNK_MEMORY_TEST_DIAL, says hello for agent ada, and prints what came
 // back ("closed" when the service closed the session unanswered).
 func TestMain(m *testing.M) {
+	if sock := os.Getenv("LNK_MEMORY_TEST_LISTEN"); sock != "" {
+		// Another uid's listener: says "listening", then holds one
+		// connection until it is closed.
+		l, err := net.Listen("unix", sock)
+		if err != nil {
+			fmt.Println("listen:", err)
+			os.Exit(1)
+		}
+		os.Chmod(sock, 0o666)
+		fmt.Println("listening")
+		c, err := l.Accept()
+		if err == nil {
+			c.Read(make([]byte, 1))
+		}
+		os.Exit(0)
+	}
 	if sock := os.Getenv("LNK_MEMORY_TEST_DIAL"); sock != "" {
 		c, err := net.Dial("unix", sock)
 		if err != nil {

@@ -5,6 +5,8 @@
 // agent its first line names (Hello), refuses one naming an agent it
 // doesn't serve, serves that agent's MCP server (services/memory/server)
 // for the rest of the session, and ends Idle after its last session.
+// Dial is the client's side: it starts the service at the first session
+// and refuses a socket another uid serves.
 //
 // # Security
 //

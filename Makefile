@@ -23,8 +23,9 @@ INSTALL  := GO="$(GO)" BIN="$(BIN)" PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scri
 # lnk-web resolves with Go's own resolver, so no NSS module of the
 # machine's is loaded into the process that judges the answers;
 # lnk-harness, what an agent's sandbox runs by default, links no cgo;
+# lnk-memory's SQLite is cgo-free (ncruces, docs/ARCHITECTURE.md);
 # the brokers that link libseccomp stay dynamic.
-STATIC   := lnk-init lnk lnk-netbroker lnk-file-tool lnk-web lnk-harness
+STATIC   := lnk-init lnk lnk-netbroker lnk-file-tool lnk-web lnk-harness lnk-memory
 
 .PHONY: all deps build vet test test-go test-user demo bench fuzz clean install uninstall deb
 

@@ -49,6 +49,10 @@ var budget = map[string][]string{
 	// endpoint's (a model's is a placeholder): no key broker, no secret,
 	// no sandbox builder, no kernel client, no seccomp.
 	"lnk-harness": {"lnk.dev/lnk/helpers/keybroker", "lnk.dev/lnk/internal/secret", "lnk.dev/lnk/kernel/sandbox", "lnk.dev/lnk/kernel/client", "github.com/seccomp/libseccomp-golang"},
+	// lnk-memory holds every agent's files and index, never a key, and
+	// builds no sandbox (Link's command does). (The MCP SDK links
+	// net/http; the embedding model will be reached through it.)
+	"lnk-memory": {"lnk.dev/lnk/helpers/keybroker", "lnk.dev/lnk/internal/secret", "lnk.dev/lnk/kernel/sandbox", "github.com/seccomp/libseccomp-golang"},
 }
 
 func TestDependencyBudget(t *testing.T) {

@@ -71,7 +71,7 @@ var companions = map[string][]string{"lnk-file-tool": {"lnk-file-serve"}}
 // static are the programs built without cgo, as the Makefile's STATIC
 // builds them: each is started where only its own file may be executed
 // (landlock), so it can have no dynamic loader to run.
-var static = map[string]bool{"lnk-init": true, "lnk": true, "lnk-netbroker": true, "lnk-file-tool": true, "lnk-web": true}
+var static = map[string]bool{"lnk-init": true, "lnk": true, "lnk-netbroker": true, "lnk-file-tool": true, "lnk-web": true, "lnk-harness": true, "lnk-memory": true}
 
 // RepoRoot is the folder holding go.mod.
 func RepoRoot(t testing.TB) string {

@@ -19,7 +19,7 @@ const mapMarker = "<!-- process map: read by services/toolbridge TestProcessMapM
 type mapRow struct {
 	proc, parent string // match keys: a name (argv[0]'s base), then argv words it must hold
 	optional     bool   // "with a display": may be absent
-	lazy         bool   // "at a file request": may be absent on any machine
+	lazy         bool   // "at a file request", "at a memory session": may be absent on any machine
 	seccomp      bool
 	noNewPrivs   bool
 	landlock     bool // its column starts "yes": not readable from outside, but it implies no_new_privs
@@ -83,10 +83,10 @@ func readProcessMap(text string) ([]mapRow, error) {
 		case "always":
 		case "with a display":
 			r.optional = true
-		case "at a file request":
+		case "at a file request", "at a memory session":
 			r.lazy = true
 		default:
-			return nil, fmt.Errorf("SECURITY.md:%d: runs %q, want always, with a display or at a file request", n, cells[2])
+			return nil, fmt.Errorf("SECURITY.md:%d: runs %q, want always, with a display, at a file request or at a memory session", n, cells[2])
 		}
 		var err error
 		for i, p := range []*bool{&r.seccomp, &r.noNewPrivs, &r.dumpable} {

@@ -1,0 +1,207 @@
+// Command lnk-memory is Link Memory, one process for all of one owner's
+// sandboxed agents, outside every sandbox:
+//
+//	lnk-memory serve --owner OWNER --agent ID=NAME [--agent ID=NAME …] [--idle 10s]
+//	lnk-memory extract docx     (its own child: a Word document's text)
+//
+// It listens on ~/Link/Agents/.memory/OWNER/run/memory.sock, serves each
+// agent named (its Home ~/Link/Agents/NAME/Home, its own folder
+// ~/Link/Agents/NAME/Agent) to the sessions that name its ID
+// (lnk.dev/lnk/services/memory/service), logs to memory.log beside run/,
+// and ends --idle after its last session.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/landlock"
+	"lnk.dev/lnk/internal/ownerdir"
+	"lnk.dev/lnk/internal/ownerfile"
+	"lnk.dev/lnk/services/memory"
+	"lnk.dev/lnk/services/memory/extract"
+	"lnk.dev/lnk/services/memory/service"
+)
+
+const usage = `usage:
+  lnk-memory serve --owner OWNER --agent ID=NAME [--agent ID=NAME …] [--idle 10s]`
+
+type agentFlags []string
+
+func (a *agentFlags) String() string     { return strings.Join(*a, ",") }
+func (a *agentFlags) Set(v string) error { *a = append(*a, v); return nil }
+
+func fail(code int, err error) {
+	fmt.Fprintln(os.Stderr, "lnk-memory:", err)
+	os.Exit(code)
+}
+
+func main() {
+	if len(os.Args) == 3 && os.Args[1] == "extract" && os.Args[2] == "docx" {
+		// The child: the document on stdin, its text on stdout.
+		if err := extract.Child(os.Stdin, os.Stdout); err != nil {
+			fail(1, err)
+		}
+		return
+	}
+	if len(os.Args) < 2 || os.Args[1] != "serve" {
+		fail(2, errors.New(usage))
+	}
+	fs := flag.NewFlagSet("serve", flag.ExitOnError)
+	owner := fs.String("owner", "", "the owner whose agents this serves")
+	idle := fs.Duration("idle", 10*time.Second, "how long to go on after the last session")
+	var agents agentFlags
+	fs.Var(&agents, "agent", "ID=NAME of an agent to serve (repeated)")
+	fs.Parse(os.Args[2:])
+	if *owner == "" || len(agents) == 0 || fs.NArg() != 0 || *idle <= 0 {
+		fail(2, errors.New(usage))
+	}
+	if err := serve(*owner, agents, *idle); err != nil {
+		fail(1, err)
+	}
+}
+
+func serve(owner string, agents []string, idle time.Duration) error {
+	if err := service.CheckID(owner); err != nil {
+		return fmt.Errorf("--owner: %w", err)
+	}
+	home := os.Getenv("HOME")
+	if os.Getenv(landlock.BornConfined[:strings.IndexByte(landlock.BornConfined, '=')]) == "" {
+		// Made (0700, the owner's) before confinement; inside the domain
+		// (after landlock's re-exec) they are only opened again.
+		d, err := ownerdir.Open(home, "Link", "Agents", ".memory", owner)
+		if err != nil {
+			return err
+		}
+		d.Close()
+	}
+	agentsDir, err := openPath(home+"/Link/Agents", ownerfile.PrivateDir)
+	if err != nil {
+		return err
+	}
+	defer agentsDir.Close()
+	dir, err := openPath(home+"/Link/Agents/.memory/"+owner, ownerfile.PrivateDir)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	logFD, err := ownerfile.Open(int(dir.Fd()), "memory.log", unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT, 0o600)
+	if err != nil {
+		return fmt.Errorf("memory.log: %w", err)
+	}
+	if err := ownerfile.Check(logFD, ownerfile.Private); err != nil {
+		return fmt.Errorf("memory.log: %w", err)
+	}
+	var log io.Writer = os.NewFile(uintptr(logFD), "memory.log")
+	s := &service.Service{Agents: map[string]*memory.Agent{}, Idle: idle, Log: log}
+	for _, spec := range agents {
+		id, name, ok := strings.Cut(spec, "=")
+		if !ok {
+			return fmt.Errorf("--agent %q is not ID=NAME", spec)
+		}
+		a, err := openAgent(int(agentsDir.Fd()), id, name)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		a.Log = func(format string, args ...any) { fmt.Fprintf(log, "lnk-memory: "+format+"\n", args...) }
+		a.Extract = func(doc []byte) (string, error) { return extract.Run(context.Background(), "/proc/self/exe", doc) }
+		s.Agents[id] = a
+	}
+	if err := confine(s.Agents, dir); err != nil {
+		return err
+	}
+	l, err := service.Listen(dir)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return s.Serve(ctx, l)
+}
+
+// openAgent opens the agent's Home and own folder beneath ~/Link/Agents
+// through no link, the own folder the owner's 0700 one.
+func openAgent(agents int, id, name string) (*memory.Agent, error) {
+	if err := service.CheckID(id); err != nil {
+		return nil, err
+	}
+	if name == "" || name[0] == '.' || strings.ContainsAny(name, "/\x00") {
+		return nil, fmt.Errorf("%q is not an agent's name", name)
+	}
+	homeFD, err := ownerfile.OpenDir(agents, name+"/Home", unix.O_PATH)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s's Home: %w", name, err)
+	}
+	home := os.NewFile(uintptr(homeFD), name+"/Home")
+	defer home.Close()
+	if err := ownerfile.Check(homeFD, ownerfile.Rule{Type: unix.S_IFDIR, Forbid: 0o022}); err != nil {
+		return nil, fmt.Errorf("agent %s's Home: %w", name, err)
+	}
+	ownFD, err := ownerfile.OpenDir(agents, name+"/Agent", unix.O_PATH)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s's own folder: %w", name, err)
+	}
+	own := os.NewFile(uintptr(ownFD), name+"/Agent")
+	defer own.Close()
+	if err := ownerfile.Check(ownFD, ownerfile.PrivateDir); err != nil {
+		return nil, fmt.Errorf("agent %s's own folder: %w", name, err)
+	}
+	return memory.OpenAgent(id, home, own)
+}
+
+// openPath opens the folder at path as O_PATH through no link, refused
+// unless it passes r. landlock checks no O_PATH open, so the process
+// re-executed inside its domain opens the same folders again.
+func openPath(path string, r ownerfile.Rule) (*os.File, error) {
+	fd, err := ownerfile.OpenPath(path, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return nil, err
+	}
+	if err := ownerfile.Check(fd, r); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// confine puts the process in its landlock domain: each agent's Home,
+// chats/ and skills/ read, its Agent/memory/ written, the service's own
+// folder (its socket and log) written; nothing else, and no TCP.
+func confine(agents map[string]*memory.Agent, dir *os.File) error {
+	rules := []landlock.Rule{landlock.Beneath(int(dir.Fd()), landlock.Read|landlock.Write)}
+	// Its own program, run again as the Word documents' extractor.
+	exe, err := unix.Open("/proc/self/exe", unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	fds := []int{exe}
+	rules = append(rules, landlock.Beneath(exe, landlock.Read|landlock.Exec))
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	for _, a := range agents {
+		r, f, err := a.Rules()
+		if err != nil {
+			return err
+		}
+		rules = append(rules, r...)
+		fds = append(fds, f...)
+	}
+	if _, err := landlock.Restrict(rules...); err != nil {
+		return fmt.Errorf("confining the memory service: %w\nhint: Link Memory runs only confined; a kernel without landlock cannot run it", err)
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package service
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Hello is the session's first line's beginning; the agent's ID follows,
+// then a newline: "lnk-memory/1 agent 7f3a9c\n".
+const Hello = "lnk-memory/1 agent "
+
+// maxHello bounds the first line, newline included.
+const maxHello = len(Hello) + maxID + 1
+
+// maxID bounds an agent ID.
+const maxID = 64
+
+// ParseHello is the agent ID the session's first line names. It is
+// strict: exactly Hello, then an ID of 1 to 64 lower-case letters,
+// digits and '-' (not first), then "\n" and nothing after it.
+func ParseHello(line []byte) (string, error) {
+	if len(line) > maxHello {
+		return "", fmt.Errorf("the session's first line is longer than %d bytes", maxHello)
+	}
+	if len(line) == 0 || line[len(line)-1] != '\n' {
+		return "", errors.New("the session's first line has no end")
+	}
+	body := string(line[:len(line)-1])
+	if len(body) < len(Hello) || body[:len(Hello)] != Hello {
+		return "", fmt.Errorf("the session's first line is not %q<agent id>", Hello)
+	}
+	id := body[len(Hello):]
+	if err := CheckID(id); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// CheckID refuses what is not an agent ID as Link makes them.
+func CheckID(id string) error {
+	if id == "" || len(id) > maxID || id[0] == '-' {
+		return fmt.Errorf("%q is not an agent ID", id)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return fmt.Errorf("%q is not an agent ID", id)
+		}
+	}
+	return nil
+}
+
+// readHello reads the first line one byte at a time, so that nothing
+// past its newline is taken from the session's stream.
+func readHello(r io.Reader) ([]byte, error) {
+	var line []byte
+	b := make([]byte, 1)
+	for len(line) <= maxHello {
+		if _, err := io.ReadFull(r, b); err != nil {
+			return nil, fmt.Errorf("reading the session's first line: %w", err)
+		}
+		line = append(line, b[0])
+		if b[0] == '\n' {
+			return line, nil
+		}
+	}
+	return line, nil
+}

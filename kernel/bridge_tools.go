@@ -157,18 +157,13 @@ func (k *Kernel) toolStart(start uint64, r *startRun, req *proto.ToolRequest) (*
 		k.record(audit.Entry{Kind: audit.KindKernel, Agent: agent, Start: start, Request: "tool-start", Route: "tool " + tool, Reason: "not started: " + err.Error()})
 		return nil, nil, wire.Errorf(proto.CodeFailed, "%v", err)
 	}
-	own := ownToolsOf(r.comp).AgentID != "" && isOwnTool(tool, r.comp.AgentID)
-	if own {
-		k.ownServers.add(ts.Pid)
-	}
+	k.toolServers.add(ts.Pid)
 	go func() {
 		io.Copy(io.Discard, lr) // until every copy of the write end is closed
 		lr.Close()
 		done() // before it is killed: the bridge's place frees only after
 		ts.Stop()
-		if own {
-			k.ownServers.remove(ts.Pid) // reaped by Stop: its pid may be another's now
-		}
+		k.toolServers.remove(ts.Pid) // reaped by Stop: its pid may be another's now
 	}()
 	return &proto.ToolReply{Digest: ts.Digest, URL: ts.URL}, []*os.File{ts.Stdin, ts.Stdout, ts.Stderr, lw}, nil
 }
@@ -212,23 +207,20 @@ func ownToolsPath() string {
 	return "/usr/local/bin:/usr/bin:/bin"
 }
 
-// isOwnTool says whether tool is agent id's own run or file tool.
-func isOwnTool(tool, id string) bool {
-	return tool == "run-"+id || tool == "file-"+id
-}
-
-// ownServerSet is the pids of the agents' own run and file tools'
-// servers the kernel started and has not reaped. Such a server starts
-// its calls' sandboxes through the kernel, as lnk sandbox run would, so
-// it, and what runs below it unconfined (the run tool's background
-// supervisor), is the owner's client: the kernel's other children (its
-// brokers, the owner's added tools' servers) never are (peer.go).
-type ownServerSet struct {
+// serverSet is the pids of the tools' servers the kernel started for
+// its bridges and has not reaped. A tool's server runs outside every
+// sandbox with the owner's rights, as its definition says; Link's own
+// (the run tool, the file tool) start their calls' sandboxes through the
+// kernel, as lnk sandbox run would. So such a server, and what runs
+// below it unconfined (the run tool's background supervisor), is the
+// owner's client: the kernel's brokers never are, and a confined process
+// never is (peer.go).
+type serverSet struct {
 	mu   sync.Mutex
 	pids map[int]bool
 }
 
-func (s *ownServerSet) add(pid int) {
+func (s *serverSet) add(pid int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pids == nil {
@@ -237,14 +229,14 @@ func (s *ownServerSet) add(pid int) {
 	s.pids[pid] = true
 }
 
-func (s *ownServerSet) remove(pid int) {
+func (s *serverSet) remove(pid int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.pids, pid)
 }
 
-// has says whether pid is an own tool's server the kernel runs.
-func (s *ownServerSet) has(pid int) bool {
+// has says whether pid is a tool's server the kernel runs.
+func (s *serverSet) has(pid int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.pids[pid]

@@ -58,10 +58,10 @@ type Kernel struct {
 	mu    sync.Mutex         // guards conns, agentDirs and the drain flag's setting
 	fsMu  sync.Mutex         // orders a start's revocation before a lazy start of its file broker (fsClient)
 	conns map[*conn]struct{} // open connections
-	// ownServers are the agents' own tools' servers it started: clients
-	// of its own (bridge_tools.go).
-	ownServers ownServerSet
-	connWG     sync.WaitGroup
+	// toolServers are the tools' servers it started for its bridges:
+	// the owner's clients, as lnk is (bridge_tools.go).
+	toolServers serverSet
+	connWG      sync.WaitGroup
 	// agentDirs hold each running start's agent folder
 	// (~/Link/Agents/<agent>), a root of its own while the start runs.
 	agentDirs map[uint64]*os.File
@@ -225,7 +225,7 @@ func (k *Kernel) accept(ctx context.Context) {
 		}
 		// Only the owner's own clients: not a process Link confined
 		// (a compromised broker or proxy), whatever its uid.
-		if why := confinedPeer(int(cred.Pid), pidfd, k.ownServers.has); why != "" {
+		if why := confinedPeer(int(cred.Pid), pidfd, k.toolServers.has); why != "" {
 			k.refuse(audit.Entry{Peer: &peer, Reason: "connection from pid " + strconv.Itoa(int(cred.Pid)) + ", not the owner's own client: " + why})
 			if pidfd != nil {
 				pidfd.Close()

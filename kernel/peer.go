@@ -17,13 +17,17 @@ import (
 // with the owner's uid that Link confined is none of them, however it
 // reached the socket:
 //
-//   - a process this kernel started (a broker) or any process below it;
+//   - a process this kernel started (a broker) or any process below it,
+//     but a tool's server it started for a bridge (toolServer says which),
+//     which runs unconfined with the owner's rights by its definition, as
+//     a server lnk started did: the run and file tools start their calls'
+//     sandboxes through the kernel;
 //   - a process under a seccomp filter with no_new_privs, as every broker,
 //     proxy and sandboxed command Link starts is.
 //
 // What cannot be learned (the peer's /proc entry unreadable, or the peer
 // gone and its pid perhaps another's) refuses.
-func confinedPeer(pid int, pidfd *os.File, ownServer func(int) bool) string {
+func confinedPeer(pid int, pidfd *os.File, toolServer func(int) bool) string {
 	if pid <= 0 {
 		return "the peer's pid is unknown"
 	}
@@ -42,8 +46,8 @@ func confinedPeer(pid int, pidfd *os.File, ownServer func(int) bool) string {
 				return "the peer's ancestry cannot be learned: " + err.Error()
 			}
 			if st.PPID == self {
-				if ownServer != nil && ownServer(p) {
-					break // an agent's own run or file tool's server, or below it, unconfined
+				if toolServer != nil && toolServer(p) {
+					break // a tool's server the kernel started, or below it, unconfined: the owner's
 				}
 				return "a process the kernel started, or one below it"
 			}

@@ -56,6 +56,15 @@ storeappend=$(awk '$1 ~ /^BenchmarkAppendTo100000Events-/ {
   if (l != "") printf "append to a conversation of 100,000 events: p50 %.1f µs; bare O_APPEND write of the line: %.1f µs; ratio %.2fx (target: p50 at most 200 µs, %s)\n", l/1e3, b/1e3, r, (l <= 200000 ? "met" : "NOT MET")
 }' "$results")
 [ -n "$storeappend" ] && echo "conversation store: $storeappend"
+# A Link Harness turn with the built-in model (issue #25): with no tool
+# call, the harness's own time beyond the model's answer (a median of at
+# most 2 ms); with one run call, the turn over the model's answer plus
+# the same tool's call as a new client makes it (at most 1.2x), and over
+# a call through a session held open (the floor of a session per turn).
+harnessturn=$(awk '$1 ~ /^BenchmarkTurn\/no-call-/ { for (i = 3; i < NF; i++) if ($(i+1) == "overhead-p50-ns") o = $i }
+  $1 ~ /^BenchmarkTurn\/one-call-/ { for (i = 3; i < NF; i++) { if ($(i+1) == "x-baseline") r = $i; if ($(i+1) == "x-held") h = $i } }
+  END { if (o != "") printf "no call: %.2f ms beyond the model (target: at most 2 ms, %s); one run call: %.2fx the model and the call (target: at most 1.2x, %s), %.2fx with the session held\n", o/1e6, (o <= 2000000 ? "met" : "NOT MET"), r, (r <= 1.2 ? "met" : "NOT MET"), h }' "$results")
+[ -n "$harnessturn" ] && echo "harness turn: $harnessturn"
 # Every figure of the run goes to docs/PERFORMANCE.md, the one place
 # figures live (code comments say what and why, never a measurement):
 # the part between its bench markers is written anew; the analyses below

@@ -26,14 +26,14 @@ func TestSlowToolLeftOut30sBarred5min(t *testing.T) {
 	slow := startPeer(t, peerOpts{tools: []*mcp.Tool{call("x")}, hold: held()})
 	quick := startPeer(t, peerOpts{tools: []*mcp.Tool{call("y")}})
 	log := &logBuf{}
-	s := newSet(t, "", Settings{StartTimeout: 100 * time.Millisecond, BarFor: time.Hour, ListEvery: -1}, log,
+	s := newSet(t, "", Settings{StartTimeout: time.Second, BarFor: time.Hour, ListEvery: -1}, log,
 		Tool{Name: "slow", URL: slow.URL}, Tool{Name: "quick", URL: quick.URL})
 	tt := s.Begin(context.Background(), Scope{})
 	tt.End()
 	if got := offerNames(tt); !slices.Equal(got, []string{"quick__y"}) {
 		t.Fatalf("offered %v", got)
 	}
-	if !log.has("slow left out of every turn", "took over 100ms") {
+	if !log.has("slow left out of every turn", "took over 1s") {
 		t.Fatalf("log:\n%s", log)
 	}
 	before, _, _ := slow.counts()
@@ -103,7 +103,7 @@ func TestListedBeforeOfferedWhatItListed(t *testing.T) {
 	defer gate.Close()
 	defer close(hold)
 	log := &logBuf{}
-	s := newSet(t, "", Settings{StartTimeout: 100 * time.Millisecond, ListEvery: -1}, log, Tool{Name: "web", URL: gate.URL + "/_link/tool/web"})
+	s := newSet(t, "", Settings{StartTimeout: time.Second, ListEvery: -1}, log, Tool{Name: "web", URL: gate.URL + "/_link/tool/web"})
 	if tt := s.Begin(context.Background(), Scope{}); !slices.Equal(offerNames(tt), []string{"web__x"}) {
 		t.Fatal("the first list")
 	}

@@ -99,6 +99,12 @@ if [ -z "${BENCH:-}" ]; then
       echo
       echo "$storeappend"
     fi
+    if [ -n "$harnessturn" ]; then
+      echo
+      echo "## Link Harness's turn"
+      echo
+      echo "$harnessturn"
+    fi
     echo
     echo "## Every benchmark"
     echo

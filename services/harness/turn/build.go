@@ -59,7 +59,7 @@ func (t *turn) window(ctx context.Context) (*window, error) {
 		t.r.c.Logf("turn %s: the recorded window doesn't fit the log's messages: made anew from them", t.thread)
 	}
 	if t.tooBig(w, len(t.offers()) > 0, 1) {
-		if err := t.summarize(ctx, w); err != nil {
+		if err := t.summarize(ctx, w, false); err != nil {
 			return nil, err
 		}
 	}

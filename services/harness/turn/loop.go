@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"lnk.dev/lnk/services/harness/model"
@@ -53,6 +54,7 @@ func (t *turn) run(ctx context.Context) (Answer, error) {
 		return Answer{}, err
 	}
 	rounds := 0
+	shrunk := false // the window was summarized after the model said it can't hold it
 	for {
 		last := rounds == lim.Rounds
 		req := model.Request{Model: t.r.c.ModelName, System: w.system(t.system), MaxTokens: t.r.c.MaxTokens}
@@ -64,6 +66,18 @@ func (t *turn) run(ctx context.Context) (Answer, error) {
 		}
 		req.Messages = w.msgs(req.Tools != nil)
 		resp, err := t.r.c.Model.Complete(ctx, req, t.onText)
+		var me *model.Error
+		if err != nil && !shrunk && errors.As(err, &me) && me.Kind == model.KindContextLength {
+			// The model can't hold what Link's estimate let through: the
+			// window is summarized once, as if past the estimate, and sent
+			// again.
+			shrunk = true
+			t.r.c.Logf("turn %s: the model can't hold the window: summarized and sent again", t.thread)
+			if err := t.summarize(ctx, w, true); err != nil {
+				return Answer{}, err
+			}
+			continue
+		}
 		if err != nil {
 			t.r.c.Logf("turn %s: the model failed: %v", t.thread, err)
 			return Answer{}, fmt.Errorf("turn: the model: %w", err)

@@ -150,8 +150,8 @@ func scriptedModel(t testing.TB, answer func(n int, req oaRequest) (string, []sc
 // toolServer is a real go-sdk MCP server over Streamable HTTP on
 // loopback: each call named in answers answers with its function.
 type toolServer struct {
-	URL string
-	mu  sync.Mutex
+	URL  string
+	mu   sync.Mutex
 	got  []string // "call args" of each call
 	meta []map[string]any
 }

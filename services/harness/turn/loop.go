@@ -93,6 +93,7 @@ func (t *turn) run(ctx context.Context) (Answer, error) {
 			calls = calls[:lim.CallsPerRound]
 			t.r.c.Logf("turn %s: %d calls dropped: a round makes at most %d", t.thread, dropped, lim.CallsPerRound)
 		}
+		calls = callIDs(calls, w.events[len(w.events)-1].Seq)
 		first := w.first()
 		ev := &store.Event{Kind: kindAnswer, Text: resp.Text, Model: t.r.c.ModelName,
 			Tokens: &store.Tokens{Input: resp.Usage.InputTokens, Output: resp.Usage.OutputTokens},
@@ -170,4 +171,31 @@ func (t *turn) result(c model.ToolCall, text, from string, w *window) error {
 	}
 	w.add(*ev)
 	return nil
+}
+
+// callIDs gives each call an id a provider takes back: the model's own
+// when it is letters, digits, - and _ of at most 64 bytes and not one
+// before it in the round; else one made from the log's last number and
+// the call's place, so no answer can be taken for another call's.
+func callIDs(calls []model.ToolCall, last int64) []model.ToolCall {
+	seen := map[string]bool{}
+	out := make([]model.ToolCall, len(calls))
+	for i, c := range calls {
+		if c.ID == "" || len(c.ID) > 64 || seen[c.ID] || !idChars(c.ID) {
+			c.ID = fmt.Sprintf("lnk_%d_%d", last, i)
+		}
+		seen[c.ID] = true
+		out[i] = c
+	}
+	return out
+}
+
+func idChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }

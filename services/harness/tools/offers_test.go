@@ -92,6 +92,11 @@ func TestOfferCap128KiBInAll(t *testing.T) {
 	if !log.has("aaa__c8", "128 KiB") || !log.has("aaa__c9", "128 KiB") {
 		t.Fatalf("the cut calls aren't said:\n%s", log)
 	}
+	n := len(log.lines)
+	s.Begin(context.Background(), Scope{}).End()
+	if len(log.lines) != n {
+		t.Fatalf("the same cut said again at the next turn:\n%s", log)
+	}
 }
 
 // TestOfferNames64DashesFirstOfTwo: <tool>__<call>; a call whose name is longer than 64 or

@@ -75,7 +75,7 @@ func (s *Set) Begin(ctx context.Context, sc Scope) *Turn {
 			all = append(all, lists[i]...)
 		}
 	}
-	for _, o := range capTotal(all, s.logf) {
+	for _, o := range capTotal(all, s.logOnce) {
 		if _, dup := t.byName[o.Name]; dup {
 			continue // toolOffers and the tools' names keep names apart; never two
 		}

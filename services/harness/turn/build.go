@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"lnk.dev/lnk/services/harness/model"
+	"lnk.dev/lnk/services/harness/prompt"
 	"lnk.dev/lnk/services/harness/store"
 )
 
@@ -35,7 +36,7 @@ func withSummary(base, summary string) string {
 	if summary == "" {
 		return base
 	}
-	return base + "\n\n## The conversation before this window, in your own words (your summary)\n\n" + summary
+	return base + "\n\n## The conversation before this window, in your own words (your summary)\n\n" + prompt.EscapeHeadings(summary)
 }
 
 // window reads the log and finds the model's window (store.WindowStart):

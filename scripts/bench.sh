@@ -48,6 +48,15 @@ runcall=$(awk '$1 ~ /^BenchmarkRunToolCallTrue-/ {
   if (l != "") printf "run tool call of true: %.1f ms; bare bwrap, same namespaces: %.1f ms; ratio %.2fx (target: at most 1.5x, %s; floor, bare bwrap and two Go starts: %.2fx)\n", l/1e6, b/1e6, r, (r <= 1.5 ? "met" : "NOT MET"), f
 }' "$results")
 [ -n "$runcall" ] && echo "run tool: $runcall"
+# A Link Harness turn with the built-in model (issue #25): with no tool
+# call, the harness's own time beyond the model's answer (a median of at
+# most 2 ms); with one run call, the turn over the model's answer plus
+# the same tool's call as a new client makes it (at most 1.2x), and over
+# a call through a session held open (the floor of a session per turn).
+harnessturn=$(awk '$1 ~ /^BenchmarkTurn\/no-call-/ { for (i = 3; i < NF; i++) if ($(i+1) == "overhead-p50-ns") o = $i }
+  $1 ~ /^BenchmarkTurn\/one-call-/ { for (i = 3; i < NF; i++) { if ($(i+1) == "x-baseline") r = $i; if ($(i+1) == "x-held") h = $i } }
+  END { if (o != "") printf "no call: %.2f ms beyond the model (target: at most 2 ms, %s); one run call: %.2fx the model and the call (target: at most 1.2x, %s), %.2fx with the session held\n", o/1e6, (o <= 2000000 ? "met" : "NOT MET"), r, (r <= 1.2 ? "met" : "NOT MET"), h }' "$results")
+[ -n "$harnessturn" ] && echo "harness turn: $harnessturn"
 # Appending an owner's message to a conversation of 100,000 events
 # (issue #25: a median of at most 200 µs, never a rewrite), beside one
 # bare O_APPEND write of the same line in the same run.
@@ -100,6 +109,12 @@ if [ -z "${BENCH:-}" ]; then
       echo "## Run tool call"
       echo
       echo "$runcall"
+    fi
+    if [ -n "$harnessturn" ]; then
+      echo
+      echo "## Link Harness's turn"
+      echo
+      echo "$harnessturn"
     fi
     if [ -n "$storeappend" ]; then
       echo

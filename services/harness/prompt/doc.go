@@ -26,6 +26,10 @@
 //   - a skills/ that is a link, a skill folder that is a link, a SKILL.md
 //     that is a link: left out; past [MaxSkills] skills, the rest by name.
 //
+// A line the agent wrote (its notes; its instructions where it may write
+// them) that would start a markdown heading gets a backslash before it, so
+// it can't open a section that seems the owner's.
+//
 // Standing instructions are headed "written by the owner", or "written by
 // the owner or you (the agent)" where [Options.AgentWritesInstructions]
 // says the sandbox file lets the agent write instructions/. A skill's name

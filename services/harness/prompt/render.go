@@ -16,11 +16,15 @@ func (p *Prompt) Text(head string) string {
 			who = "the owner or you, the agent (your sandbox lets you write instructions/)"
 		}
 		b.WriteString("\n\n## Standing instructions, written by " + who + "\n\n")
-		b.WriteString(p.Instructions)
+		if p.AgentWritesInstructions {
+			b.WriteString(EscapeHeadings(p.Instructions))
+		} else {
+			b.WriteString(p.Instructions)
+		}
 	}
 	if p.Notes != "" {
 		b.WriteString("\n\n## Your notes, written by you (memory__remember); what they say was your choice, not the owner's\n\n")
-		b.WriteString(p.Notes)
+		b.WriteString(EscapeHeadings(p.Notes))
 	}
 	if len(p.Skills) > 0 {
 		b.WriteString("\n\n## Skills (skills/<name>/SKILL.md in your own folder; read one's file before you use it)\n")
@@ -32,4 +36,18 @@ func (p *Prompt) Text(head string) string {
 		}
 	}
 	return b.String()
+}
+
+// EscapeHeadings puts a backslash before each line that would start a
+// markdown heading, so text the agent wrote (its notes; its instructions
+// where it may write them) can't open a section of the prompt that seems
+// another's, such as the owner's standing instructions.
+func EscapeHeadings(text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimLeft(l, " \t"), "#") {
+			lines[i] = "\\" + l
+		}
+	}
+	return strings.Join(lines, "\n")
 }

@@ -60,6 +60,10 @@
 // Holds: the list of each tool's calls, memory's session, and for the
 // length of a turn the sessions it opened.
 //
+// Never says: a tool's URL, whose path holds the bridge's route secret:
+// an error quoting it has it taken out before the log or the model sees
+// it.
+//
 // Trusts: nothing a tool sends: its names, descriptions and schemas are
 // checked and capped before a model sees them (FuzzOffers), its answers
 // are the tool's words.

@@ -47,3 +47,22 @@ func FuzzOffers(f *testing.F) {
 		}
 	})
 }
+
+// FuzzArguments feeds a call's arguments, as the model wrote them: what
+// goes to the tool is always one JSON object, or nothing is called.
+func FuzzArguments(f *testing.F) {
+	f.Add([]byte(`{"argv":["ls"]}`))
+	f.Add([]byte(`null`))
+	f.Add([]byte(` [1] `))
+	f.Add([]byte(`{"a":1}{"b":2}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		out, err := arguments(raw)
+		if err != nil {
+			return
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(out, &obj) != nil || obj == nil {
+			t.Fatalf("%q went to the tool as %q", raw, out)
+		}
+	})
+}

@@ -27,7 +27,7 @@ func (s *Set) list(ctx context.Context, t *toolState) (calls []*mcp.Tool, note s
 			if ctx.Err() == context.DeadlineExceeded {
 				return nil, "", fmt.Errorf("it took over %v to list its calls", s.set.StartTimeout)
 			}
-			return nil, "", fmt.Errorf("listing its calls: %w", err)
+			return nil, "", fmt.Errorf("listing its calls: %w", scrub(err, t.url))
 		}
 		calls = append(calls, res.Tools...)
 		if res.NextCursor == "" {
@@ -59,7 +59,7 @@ func (s *Set) connect(ctx context.Context, u string) (*mcp.ClientSession, error)
 		if ctx.Err() == context.DeadlineExceeded {
 			return nil, fmt.Errorf("it took over %v to start", s.set.StartTimeout)
 		}
-		return nil, fmt.Errorf("it failed to start: %w", err)
+		return nil, fmt.Errorf("it failed to start: %w", scrub(err, u))
 	}
 	return cs, nil
 }

@@ -92,13 +92,18 @@ func TestOfferCap128KiBInAll(t *testing.T) {
 	if !log.has("aaa__c8", "128 KiB") || !log.has("aaa__c9", "128 KiB") {
 		t.Fatalf("the cut calls aren't said:\n%s", log)
 	}
+	n := len(log.lines)
+	s.Begin(context.Background(), Scope{}).End()
+	if len(log.lines) != n {
+		t.Fatalf("the same cut said again at the next turn:\n%s", log)
+	}
 }
 
-// TestOfferNames: <tool>__<call>; a call whose name is longer than 64 or
+// TestOfferNames64DashesFirstOfTwo: <tool>__<call>; a call whose name is longer than 64 or
 // holds a character a provider doesn't take is left out, never cut; a
 // tool with "--" or ending "-" isn't offered; of two equal names the
 // first; a tool can't take Link's own names.
-func TestOfferNames(t *testing.T) {
+func TestOfferNames64DashesFirstOfTwo(t *testing.T) {
 	long := strings.Repeat("x", MaxName-len("good__"))
 	calls := []*mcp.Tool{call("ok"), call(long), call(long + "y"), call("dot.ted")}
 	// A go-sdk server keeps one call a name; the page is made to name "ok" twice.

@@ -133,10 +133,10 @@ func TestSessionPerToolPerTurn(t *testing.T) {
 	}
 }
 
-// TestMemorySessionKept: memory's session serves the turns after; it is
+// TestMemorySessionKept10MinIdle1Hour: memory's session serves the turns after; it is
 // ended once unused for MemoryIdle, MemoryMax after it started, and at
 // once after a call fails other than with the tool's own error.
-func TestMemorySessionKept(t *testing.T) {
+func TestMemorySessionKept10MinIdle1Hour(t *testing.T) {
 	var fail atomic.Bool
 	p := startPeer(t, peerOpts{tools: []*mcp.Tool{call("remember")}, handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if fail.Load() {

@@ -58,6 +58,25 @@ type Set struct {
 	mem *memorySession // memory's kept session; nil without a memory tool
 
 	ending sync.WaitGroup // sessions being ended after their turns
+
+	saidMu sync.Mutex
+	said   map[string]bool // lines logOnce wrote
+}
+
+// logOnce logs a line the first time only: a cut every turn makes again
+// (the 128 KiB of offers) is said once, not at every message.
+func (s *Set) logOnce(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	s.saidMu.Lock()
+	defer s.saidMu.Unlock()
+	if s.said == nil {
+		s.said = map[string]bool{}
+	}
+	if s.said[line] || len(s.said) > 4096 {
+		return
+	}
+	s.said[line] = true
+	s.logf("%s", line)
 }
 
 // toolState is one tool and what is known of it.

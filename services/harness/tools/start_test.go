@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -26,14 +27,14 @@ func TestSlowToolLeftOut30sBarred5min(t *testing.T) {
 	slow := startPeer(t, peerOpts{tools: []*mcp.Tool{call("x")}, hold: held()})
 	quick := startPeer(t, peerOpts{tools: []*mcp.Tool{call("y")}})
 	log := &logBuf{}
-	s := newSet(t, "", Settings{StartTimeout: 100 * time.Millisecond, BarFor: time.Hour, ListEvery: -1}, log,
+	s := newSet(t, "", Settings{StartTimeout: time.Second, BarFor: time.Hour, ListEvery: -1}, log,
 		Tool{Name: "slow", URL: slow.URL}, Tool{Name: "quick", URL: quick.URL})
 	tt := s.Begin(context.Background(), Scope{})
 	tt.End()
 	if got := offerNames(tt); !slices.Equal(got, []string{"quick__y"}) {
 		t.Fatalf("offered %v", got)
 	}
-	if !log.has("slow left out of every turn", "took over 100ms") {
+	if !log.has("slow left out of every turn", "took over 1s") {
 		t.Fatalf("log:\n%s", log)
 	}
 	before, _, _ := slow.counts()
@@ -103,7 +104,7 @@ func TestListedBeforeOfferedWhatItListed(t *testing.T) {
 	defer gate.Close()
 	defer close(hold)
 	log := &logBuf{}
-	s := newSet(t, "", Settings{StartTimeout: 100 * time.Millisecond, ListEvery: -1}, log, Tool{Name: "web", URL: gate.URL + "/_link/tool/web"})
+	s := newSet(t, "", Settings{StartTimeout: time.Second, ListEvery: -1}, log, Tool{Name: "web", URL: gate.URL + "/_link/tool/web"})
 	if tt := s.Begin(context.Background(), Scope{}); !slices.Equal(offerNames(tt), []string{"web__x"}) {
 		t.Fatal("the first list")
 	}
@@ -254,5 +255,48 @@ func TestToolAnswerPast16MiB(t *testing.T) {
 	r := tt.Call(context.Background(), model.ToolCall{ID: "2", Name: "web__big"})
 	if !r.IsError || !strings.Contains(r.Text, "16 MiB") {
 		t.Fatalf("past 16 MiB: %v %.200s", r.IsError, r.Text)
+	}
+}
+
+// TestRouteSecretNeverSaid: the tool's URL holds the bridge's secret in
+// its path; a tool that can't be reached is said in the log and to the
+// model without it, its name and why said instead.
+func TestRouteSecretNeverSaid(t *testing.T) {
+	const secret = "s3cr3tS3cr3tS3cr3tS3cr3t"
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	p := startPeer(t, peerOpts{tools: []*mcp.Tool{call("x")}})
+	log := &logBuf{}
+	s := newSet(t, "", Settings{ListEvery: time.Hour}, log,
+		Tool{Name: "gone", URL: "http://" + addr + "/_link/s/" + secret + "/tool/gone"},
+		Tool{Name: "bad", URL: "http://127.0.0.1:1/%zz" + secret},
+		Tool{Name: "web", URL: p.URL})
+	tt := s.Begin(context.Background(), Scope{})
+	defer tt.End()
+	r := tt.Call(context.Background(), model.ToolCall{ID: "1", Name: "gone__x"})
+	if !log.has("gone left out", "failed to start") || !log.has(`"bad" not offered`) {
+		t.Fatalf("log:\n%s", log)
+	}
+	if strings.Contains(log.String(), secret) || strings.Contains(r.Text, secret) {
+		t.Fatalf("the route's secret was said:\n%s\n%s", log, r.Text)
+	}
+	if !slices.Equal(offerNames(tt), []string{"web__x"}) {
+		t.Fatalf("offered %v", offerNames(tt))
+	}
+
+	// A tool that listed, then went away: its call fails to start.
+	q := startPeer(t, peerOpts{tools: []*mcp.Tool{call("y")}})
+	s2 := newSet(t, "", Settings{ListEvery: time.Hour}, log, Tool{Name: "later", URL: q.srv.URL + "/_link/s/" + secret + "/tool/later"})
+	s2.Begin(context.Background(), Scope{}).End()
+	q.srv.Close()
+	tt2 := s2.Begin(context.Background(), Scope{})
+	defer tt2.End()
+	r2 := tt2.Call(context.Background(), model.ToolCall{ID: "2", Name: "later__y"})
+	if !r2.IsError || !strings.Contains(r2.Text, "failed to start") || strings.Contains(r2.Text, secret) {
+		t.Fatalf("a call to a tool gone: %s", r2.Text)
 	}
 }

@@ -75,7 +75,7 @@ func (s *Set) Begin(ctx context.Context, sc Scope) *Turn {
 			all = append(all, lists[i]...)
 		}
 	}
-	for _, o := range capTotal(all, s.logf) {
+	for _, o := range capTotal(all, s.logOnce) {
 		if _, dup := t.byName[o.Name]; dup {
 			continue // toolOffers and the tools' names keep names apart; never two
 		}
@@ -142,7 +142,7 @@ func (t *Turn) Call(ctx context.Context, c model.ToolCall) Result {
 	ts := t.tools[o.tool]
 	cs, err := t.session(ctx, ts)
 	if err != nil {
-		t.s.logf("tools: %s: %v", o.tool, err)
+		// Not sent: the turn logs it, once.
 		return Result{Tool: o.tool, IsError: true, Text: err.Error()}
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{
@@ -151,6 +151,7 @@ func (t *Turn) Call(ctx context.Context, c model.ToolCall) Result {
 		Arguments: args,
 	})
 	if err != nil {
+		err = scrub(err, ts.url)
 		if t.s.mem != nil && ts == t.s.mem.tool {
 			t.s.mem.failed(cs, err.Error())
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"lnk.dev/lnk/services/harness/model"
+	"lnk.dev/lnk/services/harness/prompt"
 	"lnk.dev/lnk/services/harness/store"
 )
 
@@ -35,7 +36,7 @@ func withSummary(base, summary string) string {
 	if summary == "" {
 		return base
 	}
-	return base + "\n\n## The conversation before this window, in your own words (your summary)\n\n" + summary
+	return base + "\n\n## The conversation before this window, in your own words (your summary)\n\n" + prompt.EscapeHeadings(summary)
 }
 
 // window reads the log and finds the model's window (store.WindowStart):
@@ -59,7 +60,7 @@ func (t *turn) window(ctx context.Context) (*window, error) {
 		t.r.c.Logf("turn %s: the recorded window doesn't fit the log's messages: made anew from them", t.thread)
 	}
 	if t.tooBig(w, len(t.offers()) > 0, 1) {
-		if err := t.summarize(ctx, w); err != nil {
+		if err := t.summarize(ctx, w, false); err != nil {
 			return nil, err
 		}
 	}

@@ -42,7 +42,10 @@
 // summarized: what leaves it goes to the model, which may first call
 // memory__remember only to save notes (any other call is refused and
 // said), then writes a summary, kept in the log as a "summary" event and
-// sent at the window's head as the model's own words.
+// sent at the window's head as the model's own words. A model that says
+// it can't hold a window Link's estimate let through (its context-length
+// error) gets the window summarized, the turn's message alone kept, and
+// the request once more; a second such answer fails the turn.
 //
 // # Security
 //

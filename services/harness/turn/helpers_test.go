@@ -150,9 +150,10 @@ func scriptedModel(t testing.TB, answer func(n int, req oaRequest) (string, []sc
 // toolServer is a real go-sdk MCP server over Streamable HTTP on
 // loopback: each call named in answers answers with its function.
 type toolServer struct {
-	URL string
-	mu  sync.Mutex
-	got []string // "call args" of each call
+	URL  string
+	mu   sync.Mutex
+	got  []string // "call args" of each call
+	meta []map[string]any
 }
 
 func startTool(t testing.TB, answers map[string]func(args string) string) *toolServer {
@@ -164,6 +165,7 @@ func startTool(t testing.TB, answers map[string]func(args string) string) *toolS
 			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				ts.mu.Lock()
 				ts.got = append(ts.got, name+" "+string(req.Params.Arguments))
+				ts.meta = append(ts.meta, req.Params.Meta)
 				ts.mu.Unlock()
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: f(string(req.Params.Arguments))}}}, nil
 			})

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"lnk.dev/lnk/services/harness/model"
 	"lnk.dev/lnk/services/harness/store"
 	"lnk.dev/lnk/services/harness/tools"
 )
@@ -184,5 +185,18 @@ func TestWindowMadeAnew(t *testing.T) {
 	reqs = wire.all()
 	if got := contentText(reqs[len(reqs)-1].Messages[1].Content); got != "four" || fx.log.has("made anew") {
 		t.Fatalf("the recorded window starts at %q\n%s", got, fx.log)
+	}
+}
+
+// TestCallIDsMadeUnique: calls the model gives one id, none, or one a
+// provider wouldn't take back each get an id of their own, so each answer
+// goes with its call; a good id is kept (the positive control).
+func TestCallIDsMadeUnique(t *testing.T) {
+	got := callIDs([]model.ToolCall{{ID: "call_1"}, {ID: "call_1"}, {ID: ""}, {ID: "a b\n"}, {ID: strings.Repeat("x", 65)}}, 7)
+	want := []string{"call_1", "lnk_7_1", "lnk_7_2", "lnk_7_3", "lnk_7_4"}
+	for i, c := range got {
+		if c.ID != want[i] {
+			t.Fatalf("ids %v, want %v", got, want)
+		}
 	}
 }

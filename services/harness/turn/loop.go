@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"lnk.dev/lnk/services/harness/model"
@@ -53,6 +54,7 @@ func (t *turn) run(ctx context.Context) (Answer, error) {
 		return Answer{}, err
 	}
 	rounds := 0
+	shrunk := false // the window was summarized after the model said it can't hold it
 	for {
 		last := rounds == lim.Rounds
 		req := model.Request{Model: t.r.c.ModelName, System: w.system(t.system), MaxTokens: t.r.c.MaxTokens}
@@ -64,6 +66,18 @@ func (t *turn) run(ctx context.Context) (Answer, error) {
 		}
 		req.Messages = w.msgs(req.Tools != nil)
 		resp, err := t.r.c.Model.Complete(ctx, req, t.onText)
+		var me *model.Error
+		if err != nil && !shrunk && errors.As(err, &me) && me.Kind == model.KindContextLength {
+			// The model can't hold what Link's estimate let through: the
+			// window is summarized once, as if past the estimate, and sent
+			// again.
+			shrunk = true
+			t.r.c.Logf("turn %s: the model can't hold the window: summarized and sent again", t.thread)
+			if err := t.summarize(ctx, w, true); err != nil {
+				return Answer{}, err
+			}
+			continue
+		}
 		if err != nil {
 			t.r.c.Logf("turn %s: the model failed: %v", t.thread, err)
 			return Answer{}, fmt.Errorf("turn: the model: %w", err)
@@ -79,6 +93,7 @@ func (t *turn) run(ctx context.Context) (Answer, error) {
 			calls = calls[:lim.CallsPerRound]
 			t.r.c.Logf("turn %s: %d calls dropped: a round makes at most %d", t.thread, dropped, lim.CallsPerRound)
 		}
+		calls = callIDs(calls, w.events[len(w.events)-1].Seq)
 		first := w.first()
 		ev := &store.Event{Kind: kindAnswer, Text: resp.Text, Model: t.r.c.ModelName,
 			Tokens: &store.Tokens{Input: resp.Usage.InputTokens, Output: resp.Usage.OutputTokens},
@@ -156,4 +171,31 @@ func (t *turn) result(c model.ToolCall, text, from string, w *window) error {
 	}
 	w.add(*ev)
 	return nil
+}
+
+// callIDs gives each call an id a provider takes back: the model's own
+// when it is letters, digits, - and _ of at most 64 bytes and not one
+// before it in the round; else one made from the log's last number and
+// the call's place, so no answer can be taken for another call's.
+func callIDs(calls []model.ToolCall, last int64) []model.ToolCall {
+	seen := map[string]bool{}
+	out := make([]model.ToolCall, len(calls))
+	for i, c := range calls {
+		if c.ID == "" || len(c.ID) > 64 || seen[c.ID] || !idChars(c.ID) {
+			c.ID = fmt.Sprintf("lnk_%d_%d", last, i)
+		}
+		seen[c.ID] = true
+		out[i] = c
+	}
+	return out
+}
+
+func idChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }

@@ -25,8 +25,11 @@ const (
 // this turn took always), the model saves notes (memory__remember only),
 // then writes the summary, kept in the log; the window then starts at the
 // first message that stayed.
-func (t *turn) summarize(ctx context.Context, w *window) error {
-	keep := t.tailStart(w)
+//
+// forced (the model said it can't hold the window) keeps the last message
+// alone.
+func (t *turn) summarize(ctx context.Context, w *window, forced bool) error {
+	keep := t.tailStart(w, forced)
 	if keep <= w.start {
 		t.r.c.Logf("turn %s: the window is past the model's context, and its last message alone is: nothing to summarize", t.thread)
 		return nil
@@ -60,7 +63,7 @@ func (t *turn) summarize(ctx context.Context, w *window) error {
 // tailStart is the index of the first event that stays in the window:
 // the earliest message or summary whose events to the end fit half the
 // budget (store.WindowStart), never after the last message.
-func (t *turn) tailStart(w *window) int {
+func (t *turn) tailStart(w *window, forced bool) int {
 	last := -1
 	for k := len(w.events) - 1; k >= w.start; k-- {
 		if w.events[k].Kind == kindMessage {
@@ -70,6 +73,9 @@ func (t *turn) tailStart(w *window) int {
 	}
 	if last < 0 {
 		return w.start
+	}
+	if forced {
+		return last
 	}
 	st := store.WindowStart(w.events[w.start:last+1], func(evs []store.Event) bool {
 		return !t.tooBig(&window{events: evs, skip: w.skip}, false, 2)

@@ -2,9 +2,14 @@ package turn
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"lnk.dev/lnk/services/harness/model"
 
 	"lnk.dev/lnk/services/harness/tools"
 )
@@ -87,6 +92,59 @@ func TestSummaryNotesRememberOnly(t *testing.T) {
 		text := contentText(msg.Content)
 		if strings.Contains(text, "old message 0 ") || strings.Contains(text, "save to your notes") || len(msg.ToolCalls) > 0 && msg.ToolCalls[0].Function.Name == "memory__remember" {
 			t.Fatalf("the window after the summary holds %.80q", text)
+		}
+	}
+}
+
+// TestContextLengthSummarizedOnce: a model that says it can't hold the
+// window (its context-length error), though Link's estimate let it
+// through, gets the window summarized and the request once more; a model
+// that says it again fails the turn (no loop).
+func TestContextLengthSummarizedOnce(t *testing.T) {
+	for _, always := range []bool{false, true} {
+		fx := newFixture(t)
+		refused := 0
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var req oaRequest
+			json.NewDecoder(r.Body).Decode(&req)
+			last := contentText(req.Messages[len(req.Messages)-1].Content)
+			if strings.Contains(last, "Write a summary") {
+				fmt.Fprint(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"SUM"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+				return
+			}
+			if strings.HasPrefix(last, "big") && (always || refused == 0) {
+				refused++
+				w.WriteHeader(http.StatusBadRequest)
+				fmt.Fprint(w, `{"error":{"message":"This model's maximum context length is 4096 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`)
+				return
+			}
+			fmt.Fprint(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+		}))
+		defer srv.Close()
+		m, err := model.New(model.Endpoint{Format: model.FormatOpenAI, BaseURL: srv.URL + "/v1", Key: "placeholder", Model: "m", NoStream: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := fx.runner(t, Config{Model: m, ModelName: "m"})
+		ctx := context.Background()
+		for _, s := range []string{"one", "two"} {
+			if _, err := r.Turn(ctx, fx.conv, "main", Incoming{Text: s}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a, err := r.Turn(ctx, fx.conv, "main", Incoming{Text: "big one"}, nil)
+		if always {
+			if err == nil || refused != 2 {
+				t.Fatalf("a model that can never hold it: %v, asked %d times", err, refused)
+			}
+			continue
+		}
+		if err != nil || a.Text != "ok" || refused != 1 || !fx.log.has("can't hold the window") {
+			t.Fatalf("answer %+v %v, refused %d\n%s", a, err, refused, fx.log)
+		}
+		ev := fx.events(t)
+		if ev[len(ev)-2].Kind != "summary" || ev[len(ev)-2].Text != "SUM" {
+			t.Fatalf("no summary before the answer: %+v", ev[len(ev)-2])
 		}
 	}
 }

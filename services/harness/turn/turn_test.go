@@ -22,9 +22,12 @@ func TestTurnRunCallToolWordsAsTools(t *testing.T) {
 	m, wire := builtinModel(t, builtin.Options{})
 	r := fx.runner(t, Config{Model: m, ModelName: builtin.ModelName, Tools: fx.toolSet(t, tools.Tool{Name: "run-ab12", URL: run.URL})})
 	var streamed strings.Builder
-	a, err := r.Turn(context.Background(), fx.conv, "main", Incoming{Text: "run ls work"}, func(s string) { streamed.WriteString(s) })
+	a, err := r.Turn(context.Background(), fx.conv, "main", Incoming{Text: "run ls work", Hops: 2}, func(s string) { streamed.WriteString(s) })
 	if err != nil {
 		t.Fatal(err)
+	}
+	if m := run.meta[0]; m["link.local/thread"] != "main" || m["link.local/hops"] != float64(2) || len(m["link.local/tools"].([]any)) != 1 {
+		t.Fatalf("the call's _meta: %v", m)
 	}
 	if got := run.calls(); len(got) != 1 || !strings.Contains(got[0], `"argv":["ls","work"]`) {
 		t.Fatalf("the run tool got %q", got)

@@ -101,6 +101,7 @@ func messages(events []store.Event, skip map[int64]bool, toolsOffered bool) []mo
 				out = append(out, model.Message{Role: model.ToolRole, Text: e.Text, ToolCallID: e.CallID, ToolName: name})
 				continue
 			}
+			flushMissing(&out, calls, answered, toolsOffered) // written as text: the calls before it are answered first
 			answered[e.CallID] = true
 			out = append(out, model.Message{Role: model.User, Text: toolAnswerText(e.From, nameOr(name, e.CallID), e.Text)})
 		}

@@ -12,7 +12,7 @@ import (
 	"os"
 	"time"
 
-	"lnk.dev/lnk/helpers/webhookcheck"
+	"lnk.dev/lnk/helpers/keybroker/webhookcheck"
 	"lnk.dev/lnk/internal/landlock"
 	"lnk.dev/lnk/internal/seccomp"
 )

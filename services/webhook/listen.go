@@ -17,7 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"lnk.dev/lnk/helpers/webhookcheck"
+	"lnk.dev/lnk/helpers/keybroker/webhookcheck"
 )
 
 // Limits of the listener: the spec's, which tests shorten.

@@ -3,7 +3,7 @@ package webhook
 import (
 	"net/http"
 
-	"lnk.dev/lnk/helpers/webhookcheck"
+	"lnk.dev/lnk/helpers/keybroker/webhookcheck"
 )
 
 // questionOf reports whether body is {"question": "..."} alone.

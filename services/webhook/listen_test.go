@@ -265,3 +265,45 @@ func TestListenerRereadsSecretsAtEachPost(t *testing.T) {
 	}
 	want(t, "a removed webhook", r.post(t, p, "m5", time.Now(), "text/plain", []byte("e"), rolled.Secret), 404)
 }
+
+// TestListenerTimeouts: a check not answered in CheckTimeout is refused
+// 503 and reaches no one; a body not read in BodyTimeout is refused.
+func TestListenerTimeouts(t *testing.T) {
+	lim := testLimits()
+	lim.BodyTimeout = 300 * time.Millisecond
+	r := newRig(t, lim)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(r.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /h/%s HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nab", r.hook.ID)
+	conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+	buf := make([]byte, 64)
+	n, _ := conn.Read(buf)
+	// The answer may be 408 or the connection closed: never a 202.
+	if got := string(buf[:n]); strings.Contains(got, " 202 ") || !strings.Contains(r.log.String(), "not read in time") {
+		t.Fatalf("a body not sent in time: %q; log:\n%s", got, r.log)
+	}
+
+	slow := filepath.Join(t.TempDir(), "slow-check")
+	if err := os.WriteFile(slow, []byte("#!/bin/sh\nexec sleep 30\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	lim = testLimits()
+	lim.CheckTimeout = 300 * time.Millisecond
+	l, err := NewListener(r.a, slow, r.h, lim, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go l.ServeOn(ctx, ln)
+	r.base = "http://" + ln.Addr().String()
+	want(t, "a check not answered in time", r.post(t, "/h/"+r.hook.ID, "m1", time.Now(), "text/plain", []byte("hi"), r.secret), 503)
+	if r.h.count() != 0 {
+		t.Fatal("an unchecked post reached the harness")
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/keybroker/secrets"
+	"lnk.dev/lnk/internal/beside"
 	"lnk.dev/lnk/services/webhook"
 )
 
@@ -120,6 +123,43 @@ func init() {
 					return webhookErr(err, args[0], args[1])
 				}
 				fmt.Fprintf(c.OutOrStdout(), "removed webhook %s\n", args[1])
+				return nil
+			},
+		}
+	})
+}
+
+func init() {
+	register("agent webhook", func() *cobra.Command {
+		return &cobra.Command{
+			Use:   "serve AGENT",
+			Short: "Take AGENT's webhook posts on 127.0.0.1 at the port in its settings, until stopped (the agent's bridge runs this)",
+			Args:  cobra.ExactArgs(1),
+			RunE: func(c *cobra.Command, args []string) error {
+				a, err := loadWebhookAgent(args[0])
+				if err != nil {
+					return err
+				}
+				checker, err := beside.Program("lnk-webhook")
+				if err != nil {
+					return Fail(ExitFailure, err, beside.Hint)
+				}
+				h, err := webhook.HarnessOf(a)
+				if err != nil {
+					return Fail(ExitFailure, err, "lnk agent start "+args[0]+" starts its harness")
+				}
+				defer h.Key.Destroy()
+				logf := func(f string, v ...any) { fmt.Fprintf(c.ErrOrStderr(), "lnk: "+f+"\n", v...) }
+				l, err := webhook.NewListener(a, checker, h, webhook.DefaultLimits, logf)
+				if err != nil {
+					return err
+				}
+				defer l.Close()
+				ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+				defer stop()
+				if err := l.Serve(ctx); err != nil {
+					return Fail(ExitFailure, err, "lnk agent webhook list "+args[0]+" shows its webhooks and port")
+				}
 				return nil
 			},
 		}

@@ -154,7 +154,7 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if question != "" {
-		l.questionStatus(w, *hook, v, question)
+		l.questionStatus(w, *hook, v, question, body)
 		return
 	}
 	text, status, why := contentOf(r, body)

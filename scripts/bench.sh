@@ -56,6 +56,14 @@ storeappend=$(awk '$1 ~ /^BenchmarkAppendTo100000Events-/ {
   if (l != "") printf "append to a conversation of 100,000 events: p50 %.1f µs; bare O_APPEND write of the line: %.1f µs; ratio %.2fx (target: p50 at most 200 µs, %s)\n", l/1e3, b/1e3, r, (l <= 200000 ? "met" : "NOT MET")
 }' "$results")
 [ -n "$storeappend" ] && echo "conversation store: $storeappend"
+# Webhook posts to 202 on loopback, each signature checked by
+# lnk-webhook (issue #27: at least 0.5x a plain Go HTTP handler's rate),
+# beside that handler in the same run.
+webhookposts=$(awk '$1 ~ /^BenchmarkWebhookPosts-/ {
+  for (i = 3; i < NF; i++) { if ($(i+1) == "webhook-posts/s") w = $i; if ($(i+1) == "plain-posts/s") p = $i; if ($(i+1) == "webhook-p50-ns") l = $i; if ($(i+1) == "x-baseline") r = $i }
+  if (w != "") printf "webhook posts: %.0f/s, p50 to 202 %.1f ms; plain Go handler: %.0f/s; ratio %.3fx (target: at least 0.5x, %s)\n", w, l/1e6, p, r, (r >= 0.5 ? "met" : "NOT MET")
+}' "$results")
+[ -n "$webhookposts" ] && echo "webhooks: $webhookposts"
 # Every figure of the run goes to docs/PERFORMANCE.md, the one place
 # figures live (code comments say what and why, never a measurement):
 # the part between its bench markers is written anew; the analyses below

@@ -62,7 +62,7 @@ type rig struct {
 	log    *testenv.SyncBuffer
 }
 
-func newRig(t *testing.T, lim Limits) *rig {
+func newRig(t testing.TB, lim Limits) *rig {
 	t.Helper()
 	checker := testenv.Bin(t, "lnk-webhook")
 	a := testAgent(t)
@@ -88,7 +88,7 @@ func newRig(t *testing.T, lim Limits) *rig {
 	return r
 }
 
-func (r *rig) key(t *testing.T, text *secret.Value) *secret.Value {
+func (r *rig) key(t testing.TB, text *secret.Value) *secret.Value {
 	k, err := scheme.ParseSecret(append([]byte(nil), text.Bytes()...))
 	if err != nil {
 		t.Fatal(err)

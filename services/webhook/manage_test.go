@@ -8,7 +8,7 @@ import (
 	"lnk.dev/lnk/internal/testenv"
 )
 
-func testAgent(t *testing.T) Agent {
+func testAgent(t testing.TB) Agent {
 	t.Helper()
 	home := testenv.Home(t)
 	if _, err := caps.CreateAgent(home, "helper"); err != nil {

@@ -97,7 +97,7 @@ func (r *rig) key(t testing.TB, text *secret.Value) *secret.Value {
 }
 
 // post sends body to path signed in Link's scheme with text (nil: unsigned).
-func (r *rig) post(t *testing.T, path, id string, ts time.Time, ctype string, body []byte, text *secret.Value) int {
+func (r *rig) post(t testing.TB, path, id string, ts time.Time, ctype string, body []byte, text *secret.Value) int {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, r.base+path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", ctype)
@@ -111,15 +111,19 @@ func (r *rig) post(t *testing.T, path, id string, ts time.Time, ctype string, bo
 	return send(t, req)
 }
 
-func send(t *testing.T, req *http.Request) int {
+func send(t testing.TB, req *http.Request) int {
 	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	return resp.StatusCode
 }
+
+// testClient bounds every request, so that a listener that wrongly lets
+// a post wait on a held harness fails the test instead of hanging it.
+var testClient = &http.Client{Timeout: 10 * time.Second}
 
 func want(t *testing.T, what string, got, want int) {
 	t.Helper()

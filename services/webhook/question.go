@@ -68,7 +68,7 @@ func (l *Listener) putQuestion(h Hook, text string) (string, error) {
 	}
 	defer s.Close()
 	q := &askbroker.Question{What: "webhook question", Sandbox: sandboxOf(h), Agent: l.agent.Name, Call: text,
-		Allow: "lnk ask answers it; lnk agent webhook remove " + l.agent.Name + " " + h.Name + " stops its questions"}
+		Allow: "lnk ask answer ID yes|no; lnk agent webhook remove " + l.agent.Name + " " + h.Name + " stops its questions"}
 	q.Clean()
 	return s.Put(q, l.now().Add(QuestionWait))
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -161,6 +162,10 @@ func TestListenerTakesSignedPostsOnly(t *testing.T) {
 	want(t, "an image", r.post(t, p, "m1", now, "image/png", body, r.secret), 415)
 	want(t, "JSON that isn't", r.post(t, p, "m1", now, "application/json", []byte("{"), r.secret), 415)
 	want(t, "a body past 1 MiB", r.post(t, p, "m1", now, "application/json", make([]byte, 1<<20+1), r.secret), 413)
+	// A body of no stated length is capped while it is read.
+	chunked, _ := http.NewRequest(http.MethodPost, r.base+p, io.MultiReader(bytes.NewReader(make([]byte, 1<<20+1))))
+	chunked.Header.Set("Content-Type", "text/plain")
+	want(t, "a chunked body past 1 MiB", send(t, chunked), 413)
 	if n := r.h.count(); n != 0 {
 		t.Fatalf("%d refused posts reached the harness", n)
 	}

@@ -82,6 +82,14 @@ agentsend=$(awk '$1 ~ /^BenchmarkAgentSendRoundTrip-/ {
   if (l != "") printf "lnk agent send, built-in model, no tool call: %.1f ms; of it the client in-process (proof, port, turn): %.1f ms; the model straight: %.1f ms\n", l/1e6, c/1e6, m/1e6
 }' "$results")
 [ -n "$agentsend" ] && echo "agent send: $agentsend"
+# Webhook posts to 202 on loopback, each signature checked by
+# lnk-webhook (issue #27: at least 0.5x a plain Go HTTP handler's rate),
+# beside that handler in the same run.
+webhookposts=$(awk '$1 ~ /^BenchmarkWebhookPosts-/ {
+  for (i = 3; i < NF; i++) { if ($(i+1) == "webhook-posts/s") w = $i; if ($(i+1) == "plain-posts/s") p = $i; if ($(i+1) == "webhook-p50-ns") l = $i; if ($(i+1) == "x-baseline") r = $i }
+  if (w != "") printf "webhook posts: %.0f/s, p50 to 202 %.1f ms; plain Go handler: %.0f/s; ratio %.3fx (target: at least 0.5x, %s)\n", w, l/1e6, p, r, (r >= 0.5 ? "met" : "NOT MET")
+}' "$results")
+[ -n "$webhookposts" ] && echo "webhooks: $webhookposts"
 # Every figure of the run goes to docs/PERFORMANCE.md, the one place
 # figures live (code comments say what and why, never a measurement):
 # the part between its bench markers is written anew; the analyses below

@@ -18,6 +18,7 @@ var budget = map[string][]string{
 	"lnk-fsbroker":   {"net", "net/http", "os/exec"},
 	"lnk-askbroker":  {"net", "net/http"},
 	"lnk-keybroker":  {"os/exec", "net/http", "net"},
+	"lnk-webhook":    {"os/exec", "net/http", "net", "crypto/tls"},
 	"lnk-netbroker":  {"os/exec"},
 	"lnk-init":       {"net/http", "crypto/tls"},
 	"lnk-mcp-remote": {"os/exec"},

@@ -1,0 +1,14 @@
+// Package webhook is an agent's webhooks: their record in the agent's
+// settings (~/.lnk/agents/<agent id>/webhooks.json: the listener's port,
+// each webhook's name, id and the expiry of a rolled secret), their
+// secrets kept with the owner's (~/.lnk/secrets.toml, granted to no
+// agent), and the listener that takes their posts on 127.0.0.1.
+//
+// # Security
+//
+// A webhook's secret is 32 random bytes, shown once by Add or Roll as
+// whsec_<base64> and never logged; only the listener reads it, at each
+// post, and hands it to lnk-webhook on its stdin. Ids are 128 random bits.
+// Every file is opened through internal/ownerfile (never through a link,
+// 600, written whole). An error on a security path refuses the post.
+package webhook

@@ -1,0 +1,315 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"lnk.dev/lnk/helpers/keybroker/webhookcheck"
+)
+
+// Limits of the listener: the spec's, which tests shorten.
+type Limits struct {
+	MaxBody      int64         // 1 MiB: a longer body is refused 413 before the rest is read
+	BodyTimeout  time.Duration // 10 s to read a body
+	CheckTimeout time.Duration // 30 s for lnk-webhook's verdict
+	InFlight     int           // 64 posts at once
+}
+
+// DefaultLimits are the spec's.
+var DefaultLimits = Limits{MaxBody: webhookcheck.MaxBody, BodyTimeout: 10 * time.Second, CheckTimeout: 30 * time.Second, InFlight: 64}
+
+// Listener takes an agent's webhook posts.
+type Listener struct {
+	agent   Agent
+	checker string // lnk-webhook's path
+	deliver Deliverer
+	limits  Limits
+	logf    func(format string, args ...any)
+	now     func() time.Time
+	sem     chan struct{}
+	seen    *seen
+	dir     *os.File
+}
+
+// NewListener is agent a's listener, checking each post with the
+// lnk-webhook at checker and handing taken ones to d. logf gets each
+// refusal once, with its reason (never a secret).
+func NewListener(a Agent, checker string, d Deliverer, l Limits, logf func(string, ...any)) (*Listener, error) {
+	if d == nil || checker == "" {
+		return nil, errors.New("webhook listener: a checker and a deliverer are needed")
+	}
+	dir, err := a.dir()
+	if err != nil {
+		return nil, err
+	}
+	sn, err := openSeen(dir)
+	if err != nil {
+		dir.Close()
+		return nil, err
+	}
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	return &Listener{agent: a, checker: checker, deliver: d, limits: l, logf: logf, now: time.Now,
+		sem: make(chan struct{}, l.InFlight), seen: sn, dir: dir}, nil
+}
+
+// Close releases the settings folder.
+func (l *Listener) Close() error { return l.dir.Close() }
+
+// Serve listens on 127.0.0.1 at the port in the agent's webhooks.json
+// until ctx ends. It never listens on another address.
+func (l *Listener) Serve(ctx context.Context) error {
+	s, err := l.agent.Load()
+	if err != nil {
+		return err
+	}
+	if s.Port == 0 {
+		return errors.New("the agent has no webhook, so no port (lnk agent webhook add makes one)")
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)))
+	if err != nil {
+		return err
+	}
+	return l.ServeOn(ctx, ln)
+}
+
+// ServeOn serves on ln until ctx ends.
+func (l *Listener) ServeOn(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: l, ReadHeaderTimeout: l.limits.BodyTimeout, MaxHeaderBytes: 64 << 10}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	err := srv.Serve(ln)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// refuse answers status, logging why once.
+func (l *Listener) refuse(w http.ResponseWriter, status int, why string) {
+	l.logf("webhook: refused %d: %s", status, why)
+	http.Error(w, why, status)
+}
+
+// ServeHTTP takes one post (or a question's status).
+func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case l.sem <- struct{}{}:
+		defer func() { <-l.sem }()
+	default:
+		l.refuse(w, http.StatusServiceUnavailable, "too many posts at once")
+		return
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/h/")
+	if !ok {
+		l.refuse(w, http.StatusNotFound, "no webhook here")
+		return
+	}
+	id, question, _ := strings.Cut(rest, "/questions/")
+	if CheckID(id) != nil {
+		l.refuse(w, http.StatusNotFound, "no webhook here")
+		return
+	}
+	settings, err := l.agent.Load()
+	if err != nil {
+		l.refuse(w, http.StatusServiceUnavailable, "the webhooks' record can't be read: "+err.Error())
+		return
+	}
+	hook := settings.ByID(id)
+	if hook == nil {
+		l.refuse(w, http.StatusNotFound, "no webhook here")
+		return
+	}
+	switch {
+	case question == "" && r.Method == http.MethodPost && !strings.Contains(rest, "/"):
+	case question != "" && r.Method == http.MethodGet:
+	default:
+		l.refuse(w, http.StatusMethodNotAllowed, "a webhook takes POST, and GET of a question")
+		return
+	}
+	body, status, why := l.readBody(w, r)
+	if status != 0 {
+		l.refuse(w, status, why)
+		return
+	}
+	v := l.check(r.Context(), *hook, r, body)
+	if v.Status != http.StatusOK {
+		l.refuse(w, v.Status, v.Reason)
+		return
+	}
+	if question != "" {
+		l.questionStatus(w, *hook, v, question, body)
+		return
+	}
+	text, status, why := contentOf(r, body)
+	if status != 0 {
+		l.refuse(w, status, why)
+		return
+	}
+	if q, ok := questionOf(r, body); ok {
+		l.ask(w, *hook, v, q)
+		return
+	}
+	l.hand(w, r, *hook, v, text)
+}
+
+// readBody reads at most MaxBody bytes within BodyTimeout.
+func (l *Listener) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
+	if r.ContentLength > l.limits.MaxBody {
+		return nil, http.StatusRequestEntityTooLarge, "a body is at most 1 MiB"
+	}
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Now().Add(l.limits.BodyTimeout)); err != nil {
+		return nil, http.StatusInternalServerError, "no read deadline: " + err.Error()
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, l.limits.MaxBody))
+	rc.SetReadDeadline(time.Time{})
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, http.StatusRequestEntityTooLarge, "a body is at most 1 MiB"
+	case err != nil:
+		return nil, http.StatusRequestTimeout, "the body was not read in time: " + err.Error()
+	}
+	return body, 0, ""
+}
+
+// check runs lnk-webhook: the webhook's secrets, read now, on its stdin,
+// the post on fd 3, its verdict on stdout, within CheckTimeout.
+func (l *Listener) check(ctx context.Context, h Hook, r *http.Request, body []byte) webhookcheck.Verdict {
+	unavailable := func(why string) webhookcheck.Verdict {
+		return webhookcheck.Verdict{Status: http.StatusServiceUnavailable, Reason: why}
+	}
+	sec, err := l.agent.Secrets(h, l.now())
+	if err != nil {
+		return unavailable("the webhook's secrets can't be read: " + err.Error())
+	}
+	defer sec.Destroy()
+	ctx, cancel := context.WithTimeout(ctx, l.limits.CheckTimeout)
+	defer cancel()
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		return unavailable(err.Error())
+	}
+	defer reqR.Close()
+	cmd := exec.CommandContext(ctx, l.checker)
+	cmd.Env = []string{}
+	cmd.ExtraFiles = []*os.File{reqR}
+	cmd.WaitDelay = time.Second
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		reqW.Close()
+		return unavailable(err.Error())
+	}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &limited{b: &out, n: 4096}, &limited{b: &errOut, n: 4096}
+	if err := cmd.Start(); err != nil {
+		reqW.Close()
+		return unavailable("lnk-webhook: " + err.Error())
+	}
+	reqR.Close()
+	go func() {
+		webhookcheck.WriteSecrets(stdin, webhookcheck.Secrets{Current: sec.Current, Previous: sec.Previous, PreviousUntil: sec.PreviousUntil})
+		stdin.Close()
+	}()
+	go func() {
+		webhookcheck.WriteRequest(reqW, requestOf(r, body))
+		reqW.Close()
+	}()
+	err = cmd.Wait()
+	if ctx.Err() != nil {
+		return unavailable("lnk-webhook did not answer in time")
+	}
+	if err != nil {
+		return unavailable(fmt.Sprintf("lnk-webhook failed: %v: %s", err, strings.TrimSpace(errOut.String())))
+	}
+	var v webhookcheck.Verdict
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil || v.Status == 0 {
+		return unavailable("lnk-webhook gave no verdict")
+	}
+	if v.Status == http.StatusOK && v.ID == "" {
+		return unavailable("the post has no id")
+	}
+	return v
+}
+
+// contentOf is the post's text: JSON or UTF-8 text, else 415.
+func contentOf(r *http.Request, body []byte) (string, int, string) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch {
+	case err != nil:
+	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+		if json.Valid(body) {
+			return string(body), 0, ""
+		}
+		return "", http.StatusUnsupportedMediaType, "the body is not JSON"
+	case mt == "text/plain":
+		if utf8.Valid(body) {
+			return string(body), 0, ""
+		}
+		return "", http.StatusUnsupportedMediaType, "the body is not UTF-8 text"
+	}
+	return "", http.StatusUnsupportedMediaType, "a post carries JSON or text"
+}
+
+// hand gives a checked post to the harness: 401 for a repeat or the same
+// post in flight, 503 (kept nowhere) when the harness refused it or could
+// not be reached, 202 once it took it.
+func (l *Listener) hand(w http.ResponseWriter, r *http.Request, h Hook, v webhookcheck.Verdict, text string) {
+	key := h.ID + " " + v.ID
+	if err := l.seen.begin(key, l.now()); err != nil {
+		l.refuse(w, http.StatusUnauthorized, err.Error())
+		return
+	}
+	if err := l.deliver.Deliver(r.Context(), l.agent.ID, From(h.Name), Thread(h.Name), text); err != nil {
+		l.seen.end(key, false, l.now())
+		l.refuse(w, http.StatusServiceUnavailable, "the agent did not take the post: "+err.Error())
+		return
+	}
+	if err := l.seen.end(key, true, l.now()); err != nil {
+		// Taken, and kept in memory: a repeat is still refused until
+		// the listener ends.
+		l.logf("webhook: %s could not be written: %v", SeenName, err)
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// limited keeps at most n bytes.
+type limited struct {
+	b *bytes.Buffer
+	n int
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	if room := l.n - l.b.Len(); room > 0 {
+		l.b.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+// requestOf keeps r's signature headers and body for lnk-webhook.
+func requestOf(r *http.Request, body []byte) webhookcheck.Request {
+	h := map[string]string{}
+	for _, n := range webhookcheck.Headers {
+		if v := r.Header.Get(n); v != "" {
+			h[n] = v
+		}
+	}
+	return webhookcheck.Request{Method: r.Method, Headers: h, Length: len(body), Body: body}
+}

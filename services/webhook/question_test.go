@@ -1,0 +1,115 @@
+package webhook
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"lnk.dev/lnk/helpers/askbroker"
+	scheme "lnk.dev/lnk/helpers/keybroker/webhook"
+)
+
+// TestWebhookQuestion: {"question": …} alone, signed, is put to the owner
+// (never to the agent) and answered 202 with its id; a signed GET of its
+// status follows the owner's answer; unsigned, GitHub-signed, or another
+// webhook's question is refused; a body with more than the question is a
+// message to the agent.
+func TestWebhookQuestion(t *testing.T) {
+	r := newRig(t, testLimits())
+	p := "/h/" + r.hook.ID
+	resp := r.postRead(t, p, "q1", []byte(`{"question":"may I deploy main?"}`))
+	if resp.code != 202 {
+		t.Fatalf("a question: %d", resp.code)
+	}
+	var got struct{ Question string }
+	if err := json.Unmarshal(resp.body, &got); err != nil || got.Question == "" {
+		t.Fatalf("no question id: %s", resp.body)
+	}
+	if r.h.count() != 0 {
+		t.Fatal("a question reached the agent")
+	}
+	store, err := askbroker.OpenStore(r.a.Home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	q, err := store.Read(got.Question)
+	if err != nil || q.Call != "may I deploy main?" || q.Sandbox != "webhook:ci" || q.Agent != "helper" {
+		t.Fatalf("the question kept: %+v %v", q, err)
+	}
+
+	status := func(id string, sign bool) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, r.base+p+"/questions/"+id, nil)
+		if sign {
+			k := r.key(t, r.secret)
+			defer k.Destroy()
+			ts := time.Now().Unix()
+			req.Header.Set("webhook-id", "get-"+strconv.FormatInt(time.Now().UnixNano(), 10))
+			req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+			req.Header.Set("webhook-signature", scheme.Sign(k, req.Header.Get("webhook-id"), ts, nil))
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var s struct{ Status string }
+		json.NewDecoder(res.Body).Decode(&s)
+		return res.StatusCode, s.Status
+	}
+	if c, s := status(got.Question, true); c != 200 || s != "waiting" {
+		t.Fatalf("status before the answer: %d %q", c, s)
+	}
+	if c, _ := status(got.Question, false); c != 401 {
+		t.Fatalf("an unsigned GET: %d", c)
+	}
+	if c, _ := status("a"+got.Question[1:], true); c != 404 {
+		t.Fatalf("another question: %d", c)
+	}
+	gh, _ := scheme.GitHubKey(append([]byte(nil), r.secret.Bytes()...))
+	defer gh.Destroy()
+	req, _ := http.NewRequest(http.MethodGet, r.base+p+"/questions/"+got.Question, nil)
+	req.Header.Set(scheme.GitHubHeader, scheme.SignGitHub(gh, nil))
+	req.Header.Set("X-GitHub-Delivery", "g1")
+	want(t, "a GitHub-signed GET", send(t, req), 401)
+
+	if err := store.Answer(got.Question, askbroker.Answer{Allow: true, By: "terminal"}); err != nil {
+		t.Fatal(err)
+	}
+	if c, s := status(got.Question, true); c != 200 || s != "allowed" {
+		t.Fatalf("status after the answer: %d %q", c, s)
+	}
+
+	if c := r.postRead(t, p, "q2", []byte(`{"question":"x","more":1}`)).code; c != 202 || r.h.count() != 1 {
+		t.Fatalf("more than a question: %d, the agent took %d", c, r.h.count())
+	}
+}
+
+type answer struct {
+	code int
+	body []byte
+}
+
+func (r *rig) postRead(t *testing.T, path, id string, body []byte) answer {
+	t.Helper()
+	k := r.key(t, r.secret)
+	defer k.Destroy()
+	ts := time.Now().Unix()
+	req, _ := http.NewRequest(http.MethodPost, r.base+path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("webhook-id", id)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+	req.Header.Set("webhook-signature", scheme.Sign(k, id, ts, body))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var b bytes.Buffer
+	b.ReadFrom(res.Body)
+	return answer{res.StatusCode, b.Bytes()}
+}

@@ -1,0 +1,87 @@
+package webhook
+
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	scheme "lnk.dev/lnk/helpers/keybroker/webhook"
+	"lnk.dev/lnk/internal/testenv"
+)
+
+// TestServeEndToEnd: lnk agent webhook serve, the real lnk-webhook and a
+// test endpoint that keeps the harness's contract: a signed post reaches
+// the agent as the webhook's stranger after the endpoint's proof, 202;
+// an unsigned one never does.
+func TestServeEndToEnd(t *testing.T) {
+	lnk := testenv.Bin(t, "lnk")
+	testenv.Bin(t, "lnk-webhook")
+	a := testAgent(t)
+	added, err := a.Add("ci", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer added.Secret.Destroy()
+	key := bytes.Repeat([]byte{7}, 32)
+	e := &endpoint{key: key, proveKey: key, agentID: a.ID, owner: a.Owner, proved: map[string]bool{},
+		release: make(chan struct{}), turnEnded: make(chan struct{})}
+	close(e.release)
+	port := startEndpoint(t, e)
+	bridge := fmt.Sprintf(`{"agent_id":%q,"owner":%q,"name":"helper","endpoint":"http://127.0.0.1:%d","key":%q}`, a.ID, a.Owner, port, hex.EncodeToString(key))
+	if err := os.WriteFile(filepath.Join(a.Home, ".lnk", "agents", "helper", "bridge.json"), []byte(bridge), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logs testenv.SyncBuffer
+	cmd := exec.Command(lnk, "agent", "webhook", "serve", "helper")
+	cmd.Env = append(os.Environ(), "HOME="+a.Home)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+
+	url := fmt.Sprintf("http://127.0.0.1:%d/h/%s", added.Port, added.Hook.ID)
+	k, _ := scheme.ParseSecret(append([]byte(nil), added.Secret.Bytes()...))
+	defer k.Destroy()
+	post := func(signed bool, id string) int {
+		body := []byte(`{"ref":"main"}`)
+		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if signed {
+			ts := time.Now().Unix()
+			req.Header.Set("webhook-id", id)
+			req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+			req.Header.Set("webhook-signature", scheme.Sign(k, id, ts, body))
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for post(false, "") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("serve never listened:\n%s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	want(t, "unsigned", post(false, ""), 401)
+	want(t, "signed", post(true, "e2e-1"), 202)
+	e.mu.Lock()
+	got := strings.Join(e.got, "\n")
+	e.mu.Unlock()
+	if got != `stranger:webhook:ci|webhook:ci|{"ref":"main"}` {
+		t.Fatalf("the harness got %q\n%s", got, logs.String())
+	}
+}

@@ -3,10 +3,9 @@ package cli
 import (
 	"fmt"
 	"os"
-	"time"
 
 	"lnk.dev/lnk/internal/audit"
-	"lnk.dev/lnk/internal/ownerdir"
+	"lnk.dev/lnk/services/sandboxrun"
 )
 
 // What lnk sandbox run and check refuse (a spec or grant a rule refused,
@@ -49,25 +48,7 @@ func writeSandboxAudit(es ...audit.Entry) {
 	if len(es) == 0 {
 		return
 	}
-	err := func() error {
-		dir, err := ownerdir.Open(os.Getenv("HOME"), ".lnk", audit.DirName)
-		if err != nil {
-			return err
-		}
-		l, err := audit.Open(dir, audit.Options{})
-		if err != nil {
-			dir.Close()
-			return err
-		}
-		defer l.Close()
-		for _, e := range es {
-			e.Time = time.Now()
-			if err := l.Write(e); err != nil {
-				return err
-			}
-		}
-		return nil
-	}()
+	err := sandboxrun.Audit(os.Getenv("HOME"), es...)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "lnk: could not write the audit log: %v\n", err)
 	}

@@ -75,25 +75,35 @@ func runProbes(c *cobra.Command, spec *sandboxSpec, comp any) ([]probe.Result, e
 		return nil, err
 	}
 	runtime.LockOSThread()
-	proxy, err := startProxy(cc, spec.degraded, nil)
+	// The check's sandbox is a start of the kernel's, as a run's is: an
+	// agent's with the kernel's folder handles, one of flag grants or a
+	// sandbox file when it needs a proxy; the kernel starts the proxy as
+	// its child (sandboxrun's brokers), never lnk.
+	var ks *sandboxrun.Start
+	switch {
+	case spec.agent != "":
+		ks, err = startInKernel(c.Context(), cc, spec.agent, spec.harness)
+	case sandbox.NeedsProxy(cc):
+		ks, err = startGrantsInKernel(c.Context(), spec, cc)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if proxy != nil {
-		defer stopProxy(proxy)
+	if ks != nil {
+		defer ks.Close(context.Background())
+	}
+	var proxy *sandbox.Proxy
+	if br := sandboxrun.BeginBrokers(ks, cc); br != nil {
+		if proxy, err = br.Proxy(cc, spec.degraded, nil); err != nil {
+			return nil, runErr(err, spec.agent)
+		}
+		if proxy != nil {
+			defer proxy.Stop()
+		}
 	}
 	// The check's own sandbox has a memory bound of checkMemory at
 	// most, which its probe fills: the run's (half the machine's) would
 	// take that much of the owner's memory first.
-	// An agent's check runs with the kernel's folder handles, as its
-	// run does (sandbox_kernel.go).
-	var ks *sandboxrun.Start
-	if spec.agent != "" {
-		if ks, err = startInKernel(c.Context(), cc, spec.agent, spec.harness); err != nil {
-			return nil, err
-		}
-		defer ks.Close(context.Background())
-	}
 	s, err := buildSandboxWith(cc, []string{exe, "sandbox", "probe"}, spec.degraded, proxy,
 		func(o *sandbox.Options) {
 			o.MemoryMax = checkMemory

@@ -40,6 +40,29 @@ func startInKernel(ctx context.Context, comp *caps.Compiled, agent string, hp ha
 	return ks, nil
 }
 
+// startGrantsInKernel starts a start of no agent in the kernel for the
+// flag grants or sandbox file of spec, which the kernel compiles again:
+// what it granted must be what comp says.
+func startGrantsInKernel(ctx context.Context, spec *sandboxSpec, comp *caps.Compiled) (*sandboxrun.Start, error) {
+	g, err := spec.runGrants()
+	if err != nil {
+		return nil, err
+	}
+	cl, err := kernelClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ks, err := sandboxrun.StartGrants(ctx, cl, comp, *g)
+	if errors.Is(err, sandboxrun.ErrGrantsChanged) {
+		return nil, auditRefusal(spec.request("sandbox check"), spec.logName(), err)
+	}
+	if err != nil {
+		return nil, runErr(err, "")
+	}
+	ks.Log = writeSandboxAudit
+	return ks, nil
+}
+
 // runErr maps what an agent's run says to lnk's exit codes: the
 // kernel's refusal of the start, a refusal of its brokers, a sandbox
 // this machine cannot build.

@@ -136,53 +136,6 @@ func buildErr(err error) error {
 	return err
 }
 
-// startProxy starts the grants' proxy when they need one; nil when not.
-// It never waits for the proxy to serve: lnk made its socket, and a
-// connection made before the proxy serves waits in its backlog.
-func startProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge) (*sandbox.Proxy, error) {
-	p, launch, err := newProxy(comp, degraded, bridge)
-	if p == nil || err != nil {
-		return nil, err
-	}
-	if err := launch(); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-// newProxy readies the grants' proxy when they need one (nil when not),
-// and returns the function that starts it: lnk sandbox run builds and
-// starts the sandbox first, and starts the proxy beside bubblewrap's own
-// setup (Sandbox.Started), from the thread lockForChildren locked. An
-// agent's run has the kernel start its proxy instead (sandboxrun).
-func newProxy(comp *caps.Compiled, degraded bool, bridge *sandbox.ToolBridge) (*sandbox.Proxy, func() error, error) {
-	if !sandbox.NeedsProxy(comp) {
-		return nil, nil, nil
-	}
-	lockForChildren()
-	netbroker, err := besideLnk("lnk-netbroker")
-	if err != nil {
-		return nil, nil, err
-	}
-	stderr, err := proxyStderr(comp.Home, comp.LogName())
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := sandbox.NewProxy(comp, netbroker, degraded, stderr, bridge, nil)
-	if err != nil {
-		proxyLogs.Wait()
-		return nil, nil, err
-	}
-	launch := func() error {
-		err := p.Launch() // closes lnk's copy of stderr: the proxy holds its own
-		if err != nil {
-			proxyLogs.Wait() // what the proxy said comes before lnk's own line
-		}
-		return err
-	}
-	return p, launch, nil
-}
-
 // lockForChildren keeps the calling goroutine on its OS thread from the
 // first process lnk starts and waits beside (tool bridge, key broker,
 // proxy, bubblewrap itself): each gets PR_SET_PDEATHSIG from that thread (see

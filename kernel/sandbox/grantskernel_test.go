@@ -98,3 +98,29 @@ func TestGrantsRunBrokersAreTheKernels(t *testing.T) {
 		t.Fatalf("a run with no broker left a start: %v", m)
 	}
 }
+
+// lnk sandbox check of flag grants that need a proxy runs as a start of
+// the kernel's, as a run does: the kernel attaches its sandbox and
+// revokes the start at its end, and it starts the proxy (the start's
+// brokers), never lnk.
+func TestGrantsCheckIsAKernelStart(t *testing.T) {
+	w := newWorld(t)
+	t.Cleanup(func() { lnk(t, "kernel", "stop") })
+	testenv.Bin(t, "lnk-fsbroker")
+	testenv.Bin(t, "lnk-keybroker")
+	testenv.Bin(t, "lnk-askbroker")
+	code, out, errs := lnk(t, "sandbox", "check", "--internet")
+	if code != 0 {
+		t.Fatalf("check: exit %d\n%s\n%s", code, out, errs)
+	}
+	b, err := os.ReadFile(filepath.Join(w.home, ".lnk", "log", "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(b)
+	for _, want := range []string{`"request":"attach"`, `"kind":"revoke"`} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the check's audit log has no %s: its sandbox was no start of the kernel's\n%s", want, log)
+		}
+	}
+}

@@ -2,8 +2,10 @@ package toolbridge
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,48 +20,54 @@ import (
 )
 
 // A tool call as an agent's harness makes it: a client in a process of
-// its own inside a real sandbox (lnk sandbox run --agent), through the
-// sandbox's proxy (lnk-netbroker) and its tool route to the start's
-// bridge, to the server; beside the same call from a client process of
-// its own straight to the same server on stdio, the baseline. With
-// LNK_BENCH_BASE_BIN naming another build's binaries (scripts/bench.sh
-// builds the commit before the bridge became the kernel's confined
-// child, when lnk hosted it in its own goroutines), the same run through
-// that build is measured too. Every path is called in turns, one call
-// each a round, so all see the same load; each client times its own
-// call, so the benchmark's orders to it are not counted.
-func BenchmarkToolsCallFromASandbox(b *testing.B) {
-	for _, sv := range servers {
-		b.Run("server="+sv.name, func(b *testing.B) {
-			requireSandbox(b)
-			link := sandboxedCaller(b, testenv.Bin(b, "lnk"), sv.tiny, sv.want)
-			var was *caller
-			if dir := os.Getenv("LNK_BENCH_BASE_BIN"); dir != "" {
-				was = sandboxedCaller(b, filepath.Join(dir, "lnk"), sv.tiny, sv.want)
-			}
-			direct := directCaller(b, sv.tiny, sv.want)
-			var tl, tw, td []time.Duration
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				tl = append(tl, link.call(b))
-				if was != nil {
-					tw = append(tw, was.call(b))
+// its own through the sandbox's proxy (lnk-netbroker) and its tool route
+// to the start's bridge, to the server; beside the same call from a
+// client process of its own straight to the same server on stdio, the
+// baseline. The client runs inside the real sandbox of `lnk sandbox run
+// --agent` (client=sandboxed: the relay into the sandbox is on its path),
+// or outside it on the proxy's socket (client=proxy-socket: the route and
+// the bridge alone). With LNK_BENCH_BASE_BIN naming another build's
+// binaries (scripts/bench.sh builds the commit before the bridge became
+// the kernel's confined child, when lnk hosted it in its own
+// goroutines), the same run through that build is measured too
+// (the was-* columns). Every path is called in turns, one call each a
+// round, so all see the same load; each client times its own call, so
+// the benchmark's orders to it are not counted.
+func BenchmarkToolsCallFromAClientProcess(b *testing.B) {
+	for _, onSocket := range []bool{false, true} {
+		from := map[bool]string{false: "sandboxed", true: "proxy-socket"}[onSocket]
+		for _, sv := range servers {
+			b.Run("client="+from+"/server="+sv.name, func(b *testing.B) {
+				requireSandbox(b)
+				link := sandboxedCaller(b, testenv.Bin(b, "lnk"), sv.tiny, sv.want, onSocket)
+				var was *caller
+				if dir := os.Getenv("LNK_BENCH_BASE_BIN"); dir != "" {
+					was = sandboxedCaller(b, filepath.Join(dir, "lnk"), sv.tiny, sv.want, onSocket)
 				}
-				td = append(td, direct.call(b))
-			}
-			b.StopTimer()
-			l, d := p50(tl), p50(td)
-			b.ReportMetric(float64(l.Nanoseconds()), "link-p50-ns")
-			b.ReportMetric(float64(d.Nanoseconds()), "base-p50-ns")
-			b.ReportMetric(float64((l - d).Microseconds()), "added-p50-us")
-			b.ReportMetric(float64(l)/float64(d), "x-baseline")
-			if was != nil {
-				w := p50(tw)
-				b.ReportMetric(float64(w.Nanoseconds()), "was-p50-ns")
-				b.ReportMetric(float64((w - d).Microseconds()), "was-added-p50-us")
-				b.ReportMetric(float64(l-d)/float64(w-d), "added-x-was")
-			}
-		})
+				direct := directCaller(b, sv.tiny, sv.want)
+				var tl, tw, td []time.Duration
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					tl = append(tl, link.call(b))
+					if was != nil {
+						tw = append(tw, was.call(b))
+					}
+					td = append(td, direct.call(b))
+				}
+				b.StopTimer()
+				l, d := p50(tl), p50(td)
+				b.ReportMetric(float64(l.Nanoseconds()), "link-p50-ns")
+				b.ReportMetric(float64(d.Nanoseconds()), "base-p50-ns")
+				b.ReportMetric(float64((l - d).Microseconds()), "added-p50-us")
+				b.ReportMetric(float64(l)/float64(d), "x-baseline")
+				if was != nil {
+					w := p50(tw)
+					b.ReportMetric(float64(w.Nanoseconds()), "was-p50-ns")
+					b.ReportMetric(float64((w - d).Microseconds()), "was-added-p50-us")
+					b.ReportMetric(float64(l-d)/float64(w-d), "added-x-was")
+				}
+			})
+		}
 	}
 }
 
@@ -113,8 +121,9 @@ func startCaller(b *testing.B, cmd *exec.Cmd) *caller {
 // sandboxedCaller is an agent's run with the build whose lnk is lnkPath:
 // a home of its own with the tool "test" (the tests' go-sdk server, or
 // with tiny tinyServer) granted echo, its kernel started, and the client
-// in the sandbox of `lnk sandbox run --agent`.
-func sandboxedCaller(b *testing.B, lnkPath string, tiny bool, want string) *caller {
+// in the sandbox of `lnk sandbox run --agent` — or, onSocket, outside it
+// on the run's proxy socket, the sandbox holding the run open.
+func sandboxedCaller(b *testing.B, lnkPath string, tiny bool, want string, onSocket bool) *caller {
 	home := testenv.Home(b)
 	client := sandboxedClient(b, home)
 	env := []string{"HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin"}
@@ -138,9 +147,32 @@ func sandboxedCaller(b *testing.B, lnkPath string, tiny bool, want string) *call
 	// systemd unit leaves it.
 	lnk("kernel", "start")
 	b.Cleanup(func() { lnk("kernel", "stop") })
-	cmd := exec.Command(lnkPath, "sandbox", "run", "--agent", "bench", "--", client, "mcp-bench", want)
-	cmd.Env, cmd.Dir = env, home
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // no terminal: nothing asks on one
+	run := exec.Command(lnkPath, "sandbox", "run", "--agent", "bench", "--", client, "mcp-bench", want)
+	if onSocket {
+		run.Args = append(run.Args[:len(run.Args)-2], "mcp-bench-url")
+	}
+	run.Env, run.Dir = env, home
+	run.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // no terminal: nothing asks on one
+	c := startCaller(b, run)
+	if !onSocket {
+		return c
+	}
+	// The run's URL (the sandbox's client says it), and its proxy's
+	// socket: the one under home.
+	if !c.out.Scan() {
+		b.Fatalf("the sandbox says no URL\n%s", c.why)
+	}
+	url := c.out.Text()
+	socks, err := filepath.Glob(filepath.Join(home, ".lnk", "agents", ".net", "*", "proxy-*.sock"))
+	if err != nil || len(socks) != 1 {
+		b.Fatalf("the run's proxy socket: %v %v", socks, err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(self, "mcp-bench", want, socks[0], url)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	return startCaller(b, cmd)
 }
 
@@ -159,14 +191,24 @@ func directCaller(b *testing.B, tiny bool, want string) *caller {
 // runBenchCaller is the benchmark's client in a sandbox (`mcp-bench WANT`):
 // it opens a session at $LNK_TOOL_TEST as a harness does, says "ready",
 // then for each line read makes one echo call and prints its time in
-// nanoseconds, or why it failed (an answer lacking WANT).
+// nanoseconds, or why it failed (an answer lacking WANT). With SOCKET
+// and URL after WANT it is the client outside the sandbox instead,
+// reaching the proxy on its socket, with no relay between.
 func runBenchCaller(args []string) int {
 	url := os.Getenv("LNK_TOOL_TEST")
-	if url == "" || len(args) != 1 {
-		fmt.Println("usage: mcp-bench WANT, with LNK_TOOL_TEST")
+	tr := &http.Transport{Proxy: nil}
+	if len(args) == 3 {
+		sock := args[1]
+		url = args[2]
+		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		}
+	}
+	if url == "" || (len(args) != 1 && len(args) != 3) {
+		fmt.Println("usage: mcp-bench WANT [SOCKET URL], with LNK_TOOL_TEST")
 		return 2
 	}
-	hc := &http.Client{Transport: &http.Transport{Proxy: nil}}
+	hc := &http.Client{Transport: tr}
 	post := func(sid, body string) (string, string, error) {
 		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -229,6 +271,16 @@ func runBenchDirect(args []string) int {
 	}
 	io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
 	return serveCalls(args[0], func() (string, error) { return call(echoCall) })
+}
+
+// runBenchURL is the sandbox's client when the benchmark calls from
+// outside (`mcp-bench-url`): it says "ready" and $LNK_TOOL_TEST, and holds
+// the run open until its stdin ends.
+func runBenchURL() int {
+	fmt.Println("ready")
+	fmt.Println(os.Getenv("LNK_TOOL_TEST"))
+	io.Copy(io.Discard, os.Stdin)
+	return 0
 }
 
 // serveCalls says "ready", then times one call for each line on stdin.

@@ -25,6 +25,19 @@ fi
 # vCPU polls before it halts (with none, each wake-up across cores costs
 # tens of µs: docs/ARCHITECTURE.md).
 echo "machine: $(nproc) cores, $(uname -r), bwrap $(bwrap --version 2>/dev/null | awk '{print $2}'), guest_halt_poll_ns=$(cat /sys/module/haltpoll/parameters/guest_halt_poll_ns 2>/dev/null || echo none)"
+# Another build to run a tool call through beside this one, in turns in
+# the same run (BenchmarkToolsCallFromAClientProcess's was-* columns):
+# LNK_BENCH_BASE names a commit (b18e298 is the last whose lnk hosted the
+# tool bridge in its own goroutines), built once into the cache.
+if [ -n "${LNK_BENCH_BASE:-}" ]; then
+  rev=$(git rev-parse --verify "$LNK_BENCH_BASE^{commit}")
+  base="$LNK_BENCH_CACHE/base-$rev"
+  if ! [ -x "$base/bin/lnk" ]; then
+    rm -rf "$base" && mkdir -p "$base" && git archive "$rev" | tar -x -C "$base" && make -C "$base" build >&2
+  fi
+  export LNK_BENCH_BASE_BIN="$base/bin"
+  echo "tool call compared with: $rev ($LNK_BENCH_BASE_BIN)"
+fi
 # figures keeps the lines a reader needs from go test's output.
 figures() { grep -E '^(Benchmark|ok|FAIL|---|pkg:)|x-baseline|not measured|panic' || true; }
 machine="$(nproc) cores, $(uname -r), bwrap $(bwrap --version 2>/dev/null | awk '{print $2}')"
@@ -57,6 +70,20 @@ harnessturn=$(awk '$1 ~ /^BenchmarkTurn\/no-call-/ { for (i = 3; i < NF; i++) if
   $1 ~ /^BenchmarkTurn\/one-call-/ { for (i = 3; i < NF; i++) { if ($(i+1) == "x-baseline") r = $i; if ($(i+1) == "x-held") h = $i } }
   END { if (o != "") printf "no call: %.2f ms beyond the model (target: at most 2 ms, %s); one run call: %.2fx the model and the call (target: at most 1.2x, %s), %.2fx with the session held\n", o/1e6, (o <= 2000000 ? "met" : "NOT MET"), r, (r <= 1.2 ? "met" : "NOT MET"), h }' "$results")
 [ -n "$harnessturn" ] && echo "harness turn: $harnessturn"
+# A tool call from a client process of its own through the proxy's
+# route and the start's bridge (issue #23: the added p50 no more than 10%
+# above the build before the bridge became the kernel's child), beside
+# the same call straight to the server on stdio, in the same run.
+toolcall=$(awk '$1 ~ /^BenchmarkToolsCallFromAClientProcess\// {
+  a = ""; d = ""; w = ""; x = ""
+  for (i = 3; i < NF; i++) { if ($(i+1) == "added-p50-us") a = $i; if ($(i+1) == "base-p50-ns") d = $i; if ($(i+1) == "was-added-p50-us") w = $i; if ($(i+1) == "added-x-was") x = $i }
+  name = $1; sub(/^BenchmarkToolsCallFromAClientProcess\//, "", name); sub(/-[0-9]+$/, "", name)
+  if (a == "") next
+  printf "%s: added p50 %d µs over a direct call of %d µs", name, a, d/1e3
+  if (w != "") printf "; the build compared with: %d µs; ratio %.2fx (target: at most 1.10x, %s)", w, x, (x <= 1.10 ? "met" : "NOT MET")
+  printf "\n"
+}' "$results")
+[ -n "$toolcall" ] && echo "$toolcall" | sed 's/^/tool call: /'
 # Appending an owner's message to a conversation of 100,000 events
 # (issue #25: a median of at most 200 µs, never a rewrite), beside one
 # bare O_APPEND write of the same line in the same run.
@@ -123,6 +150,12 @@ if [ -z "${BENCH:-}" ]; then
       echo "## Link Harness's turn"
       echo
       echo "$harnessturn"
+    fi
+    if [ -n "$toolcall" ]; then
+      echo
+      echo "## Tool call"
+      echo
+      echo "$toolcall"
     fi
     if [ -n "$storeappend" ]; then
       echo

@@ -20,7 +20,7 @@ import (
 	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
 
-func requireSandbox(t *testing.T) {
+func requireSandbox(t testing.TB) {
 	t.Helper()
 	_, err := exec.LookPath("bwrap")
 	testenv.Require(t, err == nil, "bubblewrap (bwrap)")
@@ -31,7 +31,7 @@ func requireSandbox(t *testing.T) {
 
 // sandboxedClient copies the test binary into home/bin, a folder the
 // sandbox is granted to read, so it can run there as the client.
-func sandboxedClient(t *testing.T, home string) string {
+func sandboxedClient(t testing.TB, home string) string {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {

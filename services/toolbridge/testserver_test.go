@@ -32,6 +32,15 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "mcp-hold" {
 		os.Exit(runSandboxedHold(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "mcp-bench" {
+		os.Exit(runBenchCaller(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "mcp-bench-url" {
+		os.Exit(runBenchURL())
+	}
+	if len(os.Args) > 1 && os.Args[1] == "mcp-bench-direct" {
+		os.Exit(runBenchDirect(os.Args[2:]))
+	}
 	os.Exit(m.Run())
 }
 

@@ -104,7 +104,7 @@ func TestCheckEnvIsTheDocumentedList(t *testing.T) {
 // noexec mount alone.
 func TestCheckFailsWhenAProbeFindsItOpen(t *testing.T) {
 	w := newWorld(t)
-	code, out, errs := lnkWithout(t, "landlock", "sandbox", "check", "--degraded", "--read", w.data)
+	code, out, errs := lnkWithout(t, "landlock", "sandbox", "check", "--internet=false", "--degraded", "--read", w.data)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errs)
 	}

@@ -97,7 +97,11 @@ func deny(what string) error {
 	return nil
 }
 
-// lnkWithout runs lnk args under the filter taking what away.
+// lnkWithout runs lnk args under the filter taking what away. lnk under
+// a filter is a confined process, which the kernel refuses as a client:
+// a run or check that would be a start of the kernel's (it needs a
+// proxy) is refused, so these tests use grants with no proxy
+// (--internet=false) and exec bubblewrap from lnk.
 func lnkWithout(t *testing.T, what string, args ...string) (int, string, string) {
 	t.Helper()
 	testenv.Require(t, runtime.GOARCH == "amd64", "x86-64 (the test's seccomp filter is written for it)")

@@ -60,11 +60,11 @@ func TestCheckProbesLoaderMemfdAndForks(t *testing.T) {
 // it and fail (exit 1).
 func TestCheckFailsWithoutNoexec(t *testing.T) {
 	w := newWorld(t)
-	code, out, errs := lnkWithout(t, "noexec", "sandbox", "check", "--write", w.data)
+	code, out, errs := lnkWithout(t, "noexec", "sandbox", "check", "--internet=false", "--write", w.data)
 	if code != 5 || !strings.Contains(errs, "mount_setattr") {
 		t.Fatalf("without mount_setattr: exit %d, %q %q; want 5 naming it", code, out, errs)
 	}
-	code, out, errs = lnkWithout(t, "noexec", "sandbox", "check", "--degraded", "--write", w.data)
+	code, out, errs = lnkWithout(t, "noexec", "sandbox", "check", "--internet=false", "--degraded", "--write", w.data)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errs)
 	}
@@ -79,7 +79,7 @@ func TestCheckFailsWithoutNoexec(t *testing.T) {
 // memfd probe runs a program from a memfd, names it open and fails.
 func TestCheckFailsWithoutTheMemfdRule(t *testing.T) {
 	w := newWorld(t)
-	code, out, errs := lnkWithout(t, "seccomp", "sandbox", "check", "--degraded", "--read", w.data)
+	code, out, errs := lnkWithout(t, "seccomp", "sandbox", "check", "--internet=false", "--degraded", "--read", w.data)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errs)
 	}

@@ -47,7 +47,7 @@ while read -r pkg; do
   chmod -R a+rX "$work/pkg"
   echo "== as $user: $pkg"
   if ! (cd "$dir" && runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$work/home" \
-      LNK_BIN="$work/bin" LNK_CONFORMANCE_SERVER="$work/bin/everything-server" LNK_REQUIRE_SANDBOX="${LNK_REQUIRE_SANDBOX:-}" CI="${CI:-}" \
+      LNK_BIN="$work/bin" LNK_CONFORMANCE_SERVER="$work/bin/everything-server" LNK_REQUIRE_SANDBOX="${LNK_REQUIRE_SANDBOX:-}" CI="${CI:-}" LNK_TEST_AS_USER=1 \
       ./pkg.test -test.timeout 10m -test.count 1 ${LNK_TEST_RUN:+-test.run "$LNK_TEST_RUN"} 2>&1 | sed 's/^/    /'; exit "${PIPESTATUS[0]}"); then
     echo "FAIL as $user: $pkg"; status=1
   else

@@ -10,14 +10,15 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"lnk.dev/lnk/internal/linkmeta"
 	"lnk.dev/lnk/services/harness/model"
 )
 
 // The _meta keys every call carries.
 const (
-	MetaThread = "link.local/thread"
-	MetaHops   = "link.local/hops"
-	MetaTools  = "link.local/tools"
+	MetaThread = linkmeta.Thread
+	MetaHops   = linkmeta.Hops
+	MetaTools  = linkmeta.Tools
 )
 
 // Scope is who a turn's calls are made for.

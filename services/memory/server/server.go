@@ -25,6 +25,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"lnk.dev/lnk/internal/linkmeta"
 	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/services/memory"
 )
@@ -33,7 +34,7 @@ import (
 const Version = "1"
 
 // ThreadKey is the _meta key a harness names a call's conversation by.
-const ThreadKey = "link.local/thread"
+const ThreadKey = linkmeta.Thread
 
 const instructions = "Your memory: search finds your notes folder's documents (memory/ in your files) and your past conversations by words; read reads one of them as memory indexed it; list lists them (with since, those changed or deleted after it); remember adds one line to your notes, which are in your instructions at every message after (only in a conversation with your owner, at most 4 KB in all)."
 
@@ -69,12 +70,7 @@ func (s *Server) MCP() *mcp.Server {
 		name, h := t.name, t.h
 		m.AddTool(&mcp.Tool{Name: name, Description: t.desc, InputSchema: t.schema},
 			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				var args json.RawMessage
-				var thread string
-				if req.Params != nil {
-					args = req.Params.Arguments
-					thread, _ = req.Params.GetMeta()[ThreadKey].(string)
-				}
+				args, thread := linkmeta.Call(req)
 				text, err := h(thread, args)
 				if err != nil {
 					return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: s.refused(name, err)}}}, nil

@@ -22,6 +22,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"lnk.dev/lnk/internal/linkmeta"
 	"lnk.dev/lnk/services/runtool"
 )
 
@@ -29,7 +30,7 @@ import (
 const Version = "1"
 
 // ThreadKey is the _meta key a harness names a call's conversation by.
-const ThreadKey = "link.local/thread"
+const ThreadKey = linkmeta.Thread
 
 const instructions = "Runs commands in the agent's sandbox, each call in a sandbox of its own that ends with everything the call started. Only the programs of the agent's [commands] start; there is no terminal and no input. command runs one to its end within its timeout; start runs one in the background, whose output is background/<id>.out in the files folder and whose ending comes as a message from run:<id>; list, read and stop reach only this conversation's."
 
@@ -70,12 +71,7 @@ func (s *Server) MCP() *mcp.Server {
 		name, h := t.name, t.h
 		m.AddTool(&mcp.Tool{Name: name, Description: t.desc, InputSchema: t.schema},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				var args json.RawMessage
-				var thread string
-				if req.Params != nil {
-					args = req.Params.Arguments
-					thread, _ = req.Params.GetMeta()[ThreadKey].(string)
-				}
+				args, thread := linkmeta.Call(req)
 				text, err := h(ctx, thread, args)
 				if err != nil {
 					text = s.refused(name, err)

@@ -56,6 +56,10 @@ func OpenPath(path string, flags int) (int, error) {
 	return resolve(unix.AT_FDCWD, path, flags, 0)
 }
 
+// resolveRetries is how many more times an open that met a concurrent
+// rename is asked again before its EAGAIN is returned.
+const resolveRetries = 64
+
 func resolve(dirfd int, path string, flags int, extra uint64) (int, error) {
 	// RESOLVE_NO_SYMLINKS refuses a link in the last component too, with
 	// ELOOP; O_NOFOLLOW is left out, since with O_PATH it would open the
@@ -64,10 +68,19 @@ func resolve(dirfd int, path string, flags int, extra uint64) (int, error) {
 	if flags&unix.O_PATH != 0 {
 		add = unix.O_CLOEXEC // openat2 takes no other flag with O_PATH
 	}
-	fd, err := unix.Openat2(dirfd, path, &unix.OpenHow{
+	how := &unix.OpenHow{
 		Flags:   uint64(flags | add),
 		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | extra,
-	})
+	}
+	fd, err := unix.Openat2(dirfd, path, how)
+	// A scoped lookup (RESOLVE_BENEATH) that saw a rename elsewhere on the
+	// machine cannot prove it stayed beneath its folder and says EAGAIN;
+	// the kernel's answer is to ask again. A bounded number of tries keeps
+	// a busy machine from failing an owner's open, and a path renamed
+	// without end still ends in an error, never in a walk that trusts it.
+	for try := 0; errors.Is(err, unix.EAGAIN) && try < resolveRetries; try++ {
+		fd, err = unix.Openat2(dirfd, path, how)
+	}
 	if errors.Is(err, unix.ENOSYS) {
 		fd, err = walk(dirfd, path, flags)
 	}

@@ -227,8 +227,13 @@ func TestLinkSwapRace(t *testing.T) {
 					os.Rename(real, a)
 				}
 			}()
+			// At least 3000 tries and 50 opens of the real folder: on a
+			// busy machine the swapper can sit descheduled with the link
+			// in place for a whole burst of tries, so the loop goes on
+			// until the race has been run both ways, or 20 seconds pass.
 			opened := 0
-			for i := 0; i < 3000; i++ {
+			deadline := time.Now().Add(20 * time.Second)
+			for i := 0; (i < 3000 || opened < 50) && time.Now().Before(deadline); i++ {
 				fd, err := open(rfd, "a/b", unix.O_RDONLY)
 				if err != nil {
 					continue

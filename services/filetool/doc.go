@@ -30,7 +30,7 @@
 // three times and hands it across a goroutine; each result the server
 // encoded written as it is, framed, not compacted again; one write a
 // message. A tool's result of one text is encoded in one pass
-// ([textResult]), not compacted twice over as the go-sdk's encoding
+// ([mcptext.Result]), not compacted twice over as the go-sdk's encoding
 // does, to the same bytes. A plain tools/call in an initialized session
 // — the message a session sends over and over — is answered on that
 // transport without the go-sdk server ([fastCalls]), which decodes it

@@ -7,6 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lnk.dev/lnk/internal/mcptext"
 )
 
 // fastCalls answers the one message a session sends over and over — a
@@ -19,7 +21,7 @@ import (
 // sure of, goes to the go-sdk, which stays the protocol's reference.
 //
 // A call is taken only in a session the go-sdk initialized, to a
-// protocol with no resultType (as [plainText]), after the client said
+// protocol with no resultType (as [mcptext.Plain]), after the client said
 // notifications/initialized; and only in its plainest spelling: the keys
 // jsonrpc ("2.0"), id (an integer float64 holds exactly, or a string of
 // printable ASCII without escapes), method ("tools/call") and params,
@@ -128,7 +130,7 @@ func (f *fastCalls) run(fc fastCall) {
 	var err error
 	if cancelled != nil {
 		err = fc.c.Write(context.Background(), &jsonrpc.Response{ID: fc.id, Error: cancelled})
-	} else if body, merr := (textResult{res}).MarshalJSON(); merr == nil {
+	} else if body, merr := (mcptext.Result{CallToolResult: res}).MarshalJSON(); merr == nil {
 		err = fc.c.writeResult(fc.id, body)
 	}
 	_ = err // as the go-sdk: an answer that cannot be written is dropped
@@ -149,8 +151,7 @@ func (f *fastCalls) ready() bool {
 			return false
 		}
 	}
-	p := f.session.InitializeParams()
-	return p != nil && p.ProtocolVersion != "" && p.ProtocolVersion < mrtrVersion
+	return mcptext.PlainProtocol(f.session.InitializeParams())
 }
 
 // saw notes a message the go-sdk is given: notifications/initialized

@@ -220,7 +220,7 @@ func TestRawClient(t *testing.T) {
 
 // TestResultOnTheWire: a tool's result is, byte for byte, the go-sdk's
 // own encoding of it — in a session of a protocol with no resultType
-// (which serve encodes in one pass, textResult) and in a sessionless
+// (which serve encodes in one pass, mcptext.Result) and in a sessionless
 // call of the protocol that has one (which it leaves to the go-sdk).
 func TestResultOnTheWire(t *testing.T) {
 	f := newFolders(t)

@@ -6,6 +6,8 @@ import (
 	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lnk.dev/lnk/internal/mcptext"
 )
 
 // Version is what the server says it is.
@@ -35,7 +37,7 @@ func NewServer(o Offer, sb *Sandboxed) *mcp.Server {
 				return callResult(ctx, o, sb, name, args), nil
 			})
 	}
-	s.AddReceivingMiddleware(oneTextPass)
+	s.AddReceivingMiddleware(mcptext.OnePass)
 	return s
 }
 

@@ -1,4 +1,4 @@
-package filetool
+package mcptext
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestTextResultIsTheGoSDKs: a textResult is encoded to the go-sdk's own
+// TestTextResultIsTheGoSDKs: a Result is encoded to the go-sdk's own
 // bytes for the same result, an error or not, whatever its text holds.
 func TestTextResultIsTheGoSDKs(t *testing.T) {
 	for _, text := range []string{"", `{"ok":"a\nb"}`, "<&> \u2028\u2029 \"\\ \t\x01 \xff é 😀"} {
@@ -18,7 +18,7 @@ func TestTextResultIsTheGoSDKs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := json.Marshal(textResult{r})
+			got, err := json.Marshal(Result{r})
 			if err != nil || !bytes.Equal(got, want) {
 				t.Errorf("%q %v: encoded %s (%v)\nthe go-sdk encodes %s", text, isErr, got, err, want)
 			}
@@ -26,9 +26,9 @@ func TestTextResultIsTheGoSDKs(t *testing.T) {
 	}
 }
 
-// TestPlainText: only a result of one plain text is taken, and only in a
+// TestPlain: only a result of one plain text is taken, and only in a
 // session whose protocol has no resultType.
-func TestPlainText(t *testing.T) {
+func TestPlain(t *testing.T) {
 	text := func() *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}}
 	}
@@ -42,11 +42,11 @@ func TestPlainText(t *testing.T) {
 	two.Content = append(two.Content, &mcp.TextContent{Text: "y"})
 	for name, r := range map[string]*mcp.CallToolResult{"meta": withMeta, "annotated": annotated, "structured": structured, "two texts": two,
 		"an image": {Content: []mcp.Content{&mcp.ImageContent{Data: []byte("x"), MIMEType: "image/png"}}}} {
-		if plainText(r, nil) {
+		if Plain(r, nil) {
 			t.Errorf("%s: taken as plain text", name)
 		}
 	}
-	if plainText(text(), nil) {
+	if Plain(text(), nil) {
 		t.Error("a result of no session taken as plain text")
 	}
 }

@@ -1,0 +1,90 @@
+// Package mcptext encodes an MCP tool's result of one plain text — the
+// result Link's own tool servers give (the file tool's serve, Link Web)
+// — in one pass, to the go-sdk's own bytes. The go-sdk's encoding of a
+// CallToolResult encodes its content, compacts it inside the result,
+// and compacts the result again inside the response: a scan of every
+// byte of the text each time, which for a large answer (a 100 KB page)
+// is most of what the server spends on it.
+//
+// # Security
+//
+// Holds nothing; trusts nothing it is given to be more than text. Its
+// bytes are the go-sdk's for the same result (TestTextResultIsTheGoSDKs),
+// so a client reads the same answer with it or without it; a result it
+// is not sure of (anything but one plain text, or a session whose
+// protocol gives results a resultType) is left to the go-sdk.
+package mcptext
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mrtrVersion is the first protocol version whose tool results carry a
+// resultType (multi-round-trip requests): their results are left to the
+// go-sdk's own encoding.
+const mrtrVersion = "2026-07-28"
+
+// Result is a tool's result of one text, an error or not, nothing else,
+// encoded in one pass to the bytes the go-sdk writes for it.
+type Result struct{ *mcp.CallToolResult }
+
+// MarshalJSON is {"content":[{"type":"text","text":…}]} with
+// "isError":true after it for an error, the text escaped as
+// encoding/json escapes a string (as the go-sdk's TextContent does).
+func (r Result) MarshalJSON() ([]byte, error) {
+	text, err := json.Marshal(r.Content[0].(*mcp.TextContent).Text)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(text)+64)
+	b = append(b, `{"content":[{"type":"text","text":`...)
+	b = append(b, text...)
+	b = append(b, "}]"...)
+	if r.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	return append(b, '}'), nil
+}
+
+// Plain reports whether r is a result [Result] encodes as the go-sdk
+// would: one text and at most isError, in a session s whose protocol has
+// no resultType.
+func Plain(r *mcp.CallToolResult, s mcp.Session) bool {
+	if len(r.Meta) != 0 || r.StructuredContent != nil || r.InputRequests != nil || r.RequestState != "" || len(r.Content) != 1 {
+		return false
+	}
+	t, ok := r.Content[0].(*mcp.TextContent)
+	if !ok || len(t.Meta) != 0 || t.Annotations != nil {
+		return false
+	}
+	ss, ok := s.(*mcp.ServerSession)
+	if !ok {
+		return false
+	}
+	return PlainProtocol(ss.InitializeParams())
+}
+
+// PlainProtocol reports whether a session initialized with p speaks a
+// protocol whose tool results have no resultType.
+func PlainProtocol(p *mcp.InitializeParams) bool {
+	return p != nil && p.ProtocolVersion != "" && p.ProtocolVersion < mrtrVersion
+}
+
+// OnePass is receiving middleware (added last, so outermost: it sees each
+// result as the go-sdk would encode it) making each plain tool result a
+// [Result].
+func OnePass(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil || method != "tools/call" {
+			return res, err
+		}
+		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && Plain(r, req.GetSession()) {
+			return Result{r}, nil
+		}
+		return res, nil
+	}
+}

@@ -97,7 +97,8 @@ storeappend=$(awk '$1 ~ /^BenchmarkAppendTo100000Events-/ {
 # overhead at most 2x): the whole call through MCP, the call less the
 # page's conversion measured in the same op, the call of the page as
 # text, that call from a client decoding once, the fetch without MCP;
-# and HTML made markdown (at least 20 MB/s).
+# and HTML made markdown (at least 20 MB/s), beside its parse alone,
+# each in wall time and in the process's CPU time.
 web=$(awk '$1 ~ /^BenchmarkWebFetch100KB-/ {
   for (i = 3; i < NF; i++) { m[$(i+1)] = $i }
   if (m["link-ns/op"] != "") {
@@ -107,7 +108,9 @@ web=$(awk '$1 ~ /^BenchmarkWebFetch100KB-/ {
   }
   delete m
 }
-$1 ~ /^BenchmarkWebConvert-/ { for (i = 3; i < NF; i++) if ($(i+1) == "MB/s") printf "conversion: %s MB/s (target: at least 20, %s)\n", $i, ($i >= 20 ? "met" : "NOT MET") }' "$results")
+$1 ~ /^BenchmarkWebConvert-/ { for (i = 3; i < NF; i++) { if ($(i+1) == "MB/s") c = $i; if ($(i+1) == "cpu-MB/s") cc = $i } }
+$1 ~ /^BenchmarkWebParse-/ { for (i = 3; i < NF; i++) { if ($(i+1) == "MB/s") p = $i; if ($(i+1) == "cpu-MB/s") pc = $i } }
+END { if (c != "") printf "conversion: %s MB/s (target: at least 20, %s), %s MB per CPU-second; of it the parse and prune alone: %s MB/s, %s MB per CPU-second\n", c, (c >= 20 ? "met" : "NOT MET"), cc, p, pc }' "$results")
 [ -n "$web" ] && echo "web: $web"
 # lnk agent send to Link Harness with the built-in model and no tool call
 # (issue #25), from the send's start to its answer, in parts: the owner's

@@ -184,6 +184,24 @@ func TestDeepPage(t *testing.T) {
 	}
 }
 
+// TestPageTextMakesNoLink: a page's words written as markdown — a link
+// to javascript:, an image — stay words in its markdown (escaped), so a
+// client that shows the markdown shows no link the page's own links
+// would not be; the page's real link to a web page is a link (the
+// control).
+func TestPageTextMakesNoLink(t *testing.T) {
+	_, text, plain, err := convertHTML([]byte(`<p>[click](javascript:alert(1)) and ![pixel](https://example.com/t.png) and <a href="https://example.org/">real</a></p>`), nil)
+	if err != nil || plain {
+		t.Fatalf("plain %v, %v", plain, err)
+	}
+	if !strings.Contains(text, `\[click](javascript:alert(1))`) || !strings.Contains(text, `!\[pixel]`) {
+		t.Errorf("the page's words made a link or an image:\n%s", text)
+	}
+	if !strings.Contains(text, "[real](https://example.org/)") {
+		t.Errorf("the page's own web link is not a link:\n%s", text)
+	}
+}
+
 // TestAnswerSaysTheWordsAreTheWebs: a page that pretends to end the
 // web's words cannot: the fence's tag is new at each answer and the page
 // cannot know it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"syscall"
@@ -85,4 +86,50 @@ func checkServer(c net.Conn) error {
 		return fmt.Errorf("the memory socket is served by uid %d, not %d: refused", cred.Uid, os.Getuid())
 	}
 	return nil
+}
+
+// stopWait bounds how long Stop waits for the service to stop listening.
+const stopWait = 10 * time.Second
+
+// ErrNotRunning is Stop's answer where no service listens on sock.
+var ErrNotRunning = errors.New("the memory service is not running")
+
+// Stop asks the service on sock, which must run as this process's uid
+// (SO_PEERCRED), to end, and waits until it no longer listens. Its index
+// and notes stay as they are. ErrNotRunning where none listens.
+func Stop(ctx context.Context, sock string) error {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", sock)
+	if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+		return ErrNotRunning
+	}
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := checkServer(c); err != nil {
+		return err
+	}
+	c.SetDeadline(time.Now().Add(stopWait))
+	if _, err := fmt.Fprint(c, StopLine); err != nil {
+		return err
+	}
+	answer := make([]byte, len("stopping\n"))
+	if _, err := io.ReadFull(c, answer); err != nil || string(answer) != "stopping\n" {
+		return fmt.Errorf("the memory service did not agree to stop: %q %v", answer, err)
+	}
+	deadline := time.Now().Add(stopWait)
+	for time.Now().Before(deadline) {
+		c2, err := d.DialContext(ctx, "unix", sock)
+		if err != nil {
+			return nil
+		}
+		c2.Close()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("the memory service still listens %s after it was asked to stop", stopWait)
 }

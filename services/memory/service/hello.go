@@ -10,6 +10,10 @@ import (
 // then a newline: "lnk-memory/1 agent 7f3a9c\n".
 const Hello = "lnk-memory/1 agent "
 
+// StopLine, as a session's whole first line, asks the service to end
+// (lnk agent memory stop); only a peer of its uid is heard at all.
+const StopLine = "lnk-memory/1 stop\n"
+
 // maxHello bounds the first line, newline included.
 const maxHello = len(Hello) + maxID + 1
 

@@ -54,6 +54,7 @@ type Service struct {
 	mu       sync.Mutex
 	sessions int
 	last     time.Time
+	stop     func() // ends Serve: its owner's stop (StopLine)
 }
 
 // Listen makes run/ (0700) in the service's folder dir and listens on
@@ -94,6 +95,7 @@ func (s *Service) Serve(ctx context.Context, l *net.UnixListener) error {
 	defer cancel()
 	s.mu.Lock()
 	s.last = time.Now()
+	s.stop = func() { cancel(); l.Close() }
 	s.mu.Unlock()
 	go s.watchIdle(ctx, cancel, l)
 	var wg sync.WaitGroup
@@ -157,6 +159,19 @@ func (s *Service) session(ctx context.Context, c *net.UnixConn) {
 	}
 	c.SetReadDeadline(time.Now().Add(helloTimeout))
 	line, err := readHello(c)
+	if err == nil && string(line) == StopLine {
+		// Its owner's lnk agent memory stop: every session ends, the
+		// index stays where it is.
+		s.logf("stopped by its owner (lnk agent memory stop)")
+		fmt.Fprint(c, "stopping\n")
+		s.mu.Lock()
+		stop := s.stop
+		s.mu.Unlock()
+		if stop != nil {
+			stop()
+		}
+		return
+	}
 	if err == nil {
 		var id string
 		if id, err = ParseHello(line); err == nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"lnk.dev/lnk/caps"
-	"lnk.dev/lnk/services/memory/service"
+	"lnk.dev/lnk/services/memory/memsock"
 )
 
 // lnk agent memory stop [AGENT]: ends the owner's memory service (the
@@ -47,12 +47,12 @@ func init() {
 					}
 					owner = a.Owner
 				}
-				if err := service.CheckID(owner); err != nil {
+				if err := memsock.CheckID(owner); err != nil {
 					return Refused(fmt.Errorf("owner %q: %w", owner, err), "lnk agent show AGENT names its owner")
 				}
-				sock := filepath.Join(home, "Link", "Agents", ".memory", owner, "run", service.SocketName)
-				switch err := service.Stop(context.Background(), sock); {
-				case errors.Is(err, service.ErrNotRunning):
+				sock := filepath.Join(home, "Link", "Agents", ".memory", owner, "run", memsock.SocketName)
+				switch err := memsock.Stop(context.Background(), sock); {
+				case errors.Is(err, memsock.ErrNotRunning):
 					fmt.Fprintf(c.OutOrStdout(), "memory: %s's service was not running; its index is where it was\n", owner)
 					return nil
 				case err != nil:

@@ -28,6 +28,9 @@ func init() {
 			ValidArgsFunction: completeAgents,
 			RunE: func(c *cobra.Command, args []string) error {
 				home := os.Getenv("HOME")
+				if instr && perms {
+					return Usage("--instructions and --permissions show different things: give one", "lnk agent show "+args[0]+" --instructions, then lnk agent show "+args[0]+" --permissions")
+				}
 				if instr {
 					return showInstructions(c.OutOrStdout(), home, args[0], asJSON)
 				}
@@ -60,7 +63,6 @@ func init() {
 		c.Flags().BoolVar(&perms, "permissions", false, "show the grants, both layers joined")
 		c.Flags().BoolVar(&instr, "instructions", false, "show its standing instructions and its notes, as its prompt has them")
 		c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-		c.MarkFlagsMutuallyExclusive("permissions", "instructions")
 		return c
 	})
 }

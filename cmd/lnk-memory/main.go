@@ -2,7 +2,8 @@
 // sandboxed agents, outside every sandbox:
 //
 //	lnk-memory serve --owner OWNER --agent ID=NAME [--agent ID=NAME …] [--idle 10s]
-//	lnk-memory extract docx     (its own child: a Word document's text)
+//	lnk-memory connect --agent NAME   (memory-<agent id>'s server: a session on the service)
+//	lnk-memory extract docx|pdf       (its own child: a document's text)
 //
 // It listens on ~/Link/Agents/.memory/OWNER/run/memory.sock, serves each
 // agent named (its Home ~/Link/Agents/NAME/Home, its own folder
@@ -34,7 +35,8 @@ import (
 )
 
 const usage = `usage:
-  lnk-memory serve --owner OWNER --agent ID=NAME [--agent ID=NAME …] [--idle 10s]`
+  lnk-memory serve --owner OWNER --agent ID=NAME [--agent ID=NAME …] [--idle 10s]
+  lnk-memory connect --agent NAME`
 
 type agentFlags []string
 
@@ -50,6 +52,12 @@ func main() {
 	if len(os.Args) == 3 && os.Args[1] == "extract" && os.Args[2] == "docx" {
 		// The child: the document on stdin, its text on stdout.
 		if err := extract.Child(os.Stdin, os.Stdout); err != nil {
+			fail(1, err)
+		}
+		return
+	}
+	if len(os.Args) == 4 && os.Args[1] == "connect" && os.Args[2] == "--agent" {
+		if err := connect(os.Args[3]); err != nil {
 			fail(1, err)
 		}
 		return

@@ -32,11 +32,12 @@ import (
 
 	"lnk.dev/lnk/internal/ownerfile"
 	"lnk.dev/lnk/services/memory"
+	"lnk.dev/lnk/services/memory/memsock"
 	"lnk.dev/lnk/services/memory/server"
 )
 
 // SocketName is the socket's name in the service's run/ folder.
-const SocketName = "memory.sock"
+const SocketName = memsock.SocketName
 
 // helloTimeout bounds how long a session may take to name its agent.
 const helloTimeout = 10 * time.Second

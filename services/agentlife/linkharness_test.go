@@ -21,7 +21,7 @@ func linkWorld(t testing.TB, name string) *world {
 	t.Helper()
 	testenv.Require(t, haveBwrap(), "bubblewrap")
 	w := &world{t: t, home: testenv.Home(t), lnk: testenv.Bin(t, "lnk"), agent: name}
-	for _, b := range []string{"lnk-init", "lnk-netbroker", "lnk-harness", "lnk-run-tool", "lnk-file-tool", "lnk-file-serve"} {
+	for _, b := range []string{"lnk-init", "lnk-netbroker", "lnk-harness", "lnk-run-tool", "lnk-file-tool", "lnk-file-serve", "lnk-memory"} {
 		testenv.Bin(t, b)
 	}
 	w.mustLnk("kernel", "start")

@@ -116,7 +116,7 @@ func (e *Extractor) fail(err error) error {
 func (e *Extractor) Close() error {
 	e.req.Close()
 	e.ans.Close()
-	if e.cmd.Process != nil {
+	if e.cmd != nil && e.cmd.Process != nil {
 		syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
 		e.cmd.Wait()
 		e.cmd.Process = nil

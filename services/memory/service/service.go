@@ -58,9 +58,13 @@ type Service struct {
 	stop     func() // ends Serve: its owner's stop (StopLine)
 }
 
+// ErrServed is Listen's answer where a service already takes sessions
+// on the socket.
+var ErrServed = errors.New("another memory service of this owner already listens")
+
 // Listen makes run/ (0700) in the service's folder dir and listens on
 // run/memory.sock (0600), replacing a socket left there, never a link or
-// another kind of file.
+// another kind of file, nor one a service still listens on (ErrServed).
 func Listen(dir *os.File) (*net.UnixListener, error) {
 	run, err := ownerfile.MakeDir(int(dir.Fd()), "run", unix.O_RDONLY, ownerfile.PrivateDir)
 	if err != nil {
@@ -70,6 +74,12 @@ func Listen(dir *os.File) (*net.UnixListener, error) {
 	var st unix.Stat_t
 	switch err := unix.Fstatat(run, SocketName, &st, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFSOCK:
+		// A service still taking sessions keeps its socket: two first
+		// sessions at once start two services, and the later one ends
+		// here, its sessions going to the one already listening.
+		if served(run) {
+			return nil, ErrServed
+		}
 		if err := unix.Unlinkat(run, SocketName, 0); err != nil {
 			return nil, err
 		}
@@ -220,4 +230,16 @@ func (s *Service) logf(format string, args ...any) {
 	if s.Log != nil {
 		fmt.Fprintf(s.Log, "lnk-memory: "+format+"\n", args...)
 	}
+}
+
+// served reports whether something accepts a connection on the socket in
+// run: a connection refused, or any other failure, leaves the socket to
+// be replaced.
+func served(run int) bool {
+	c, err := net.Dial("unix", fmt.Sprintf("/proc/self/fd/%d/%s", run, SocketName))
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }

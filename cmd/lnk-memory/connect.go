@@ -101,7 +101,13 @@ func relay(c net.Conn, in io.Reader, out io.Writer) error {
 	}
 	if first[0] == 'r' {
 		line, _ := r.ReadString('\n')
-		return errors.New(strings.TrimSpace(line))
+		line = strings.TrimSpace(line)
+		if strings.HasSuffix(line, "is not served here") {
+			// A service started before this agent was made serves the
+			// agents of that moment alone (its landlock domain is fixed).
+			line += "\nhint: lnk agent memory stop ends the owner's service; the next session starts it for every agent"
+		}
+		return errors.New(line)
 	}
 	_, err = io.Copy(out, r)
 	return err

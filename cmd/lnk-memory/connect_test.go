@@ -23,8 +23,9 @@ import (
 // NAME): the first session starts the owner's one service for every
 // sandboxed agent of theirs, each session finds its own agent's documents
 // only; an agent without its sandbox is refused (the positive control:
-// its sandboxed siblings are served). The owner's stop ends the service
-// and leaves every index where it was.
+// its sandboxed siblings are served), and one made after the service
+// started is refused with the command that starts it anew. The owner's
+// stop ends the service and leaves every index where it was.
 func TestConnectServesTheOwnersAgentsAndStopLeavesTheIndex(t *testing.T) {
 	testenv.Require(t, landlock.ABI() > 0, "landlock")
 	home := testenv.Home(t)
@@ -81,6 +82,15 @@ func TestConnectServesTheOwnersAgentsAndStopLeavesTheIndex(t *testing.T) {
 	}
 	if _, stderr, err := session("cal"); err == nil || !strings.Contains(stderr.String(), "without its sandbox") {
 		t.Errorf("an agent without its sandbox was served: %v\n%s", err, stderr)
+	}
+
+	// An agent made while the service runs is not served by it, and is
+	// told how to have it started anew.
+	if _, err := caps.CreateAgent(home, "dan"); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, err := session("dan"); err == nil || !strings.Contains(stderr.String(), "is not served here") || !strings.Contains(stderr.String(), "hint: lnk agent memory stop") {
+		t.Errorf("an agent made after the service started: %v\n%s", err, stderr)
 	}
 
 	if err := service.Stop(context.Background(), sock); err != nil {

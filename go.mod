@@ -3,6 +3,7 @@ module lnk.dev/lnk
 go 1.26.4
 
 require (
+	codeberg.org/go-pdf/fpdf v0.12.0
 	filippo.io/age v1.3.2
 	github.com/BurntSushi/toml v1.6.0
 	github.com/JohannesKaufmann/html-to-markdown/v2 v2.5.2
@@ -11,6 +12,7 @@ require (
 	github.com/cloudflare/circl v1.6.5
 	github.com/cyphar/filepath-securejoin v0.7.0
 	github.com/klauspost/compress v1.20.5
+	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/ncruces/go-sqlite3 v0.37.0
 	github.com/seccomp/libseccomp-golang v0.11.1

@@ -14,10 +14,13 @@ import (
 // written and its HOME; its conversations, Agent/chats, written; Agent/
 // read, for its instructions, skills and memory/ (its notes), never
 // written; schedule/ hidden, never reached. Link's
-// own run and file tools (run-<id>, file-<id>) are its tools, every call
-// going through without asking: each runs in a sandbox made from this
-// same sandbox file, so what the model asks of them is bounded by the
-// agent's grants, not widened. A local model on this machine's loopback
+// own run, file and memory tools (run-<id>, file-<id>, memory-<id>) are
+// its tools, every call going through without asking but logged by its
+// proxy: run and file run each call in a sandbox made from this same
+// sandbox file, so what the model asks of them is bounded by the agent's
+// grants, not widened; memory reads only the agent's memory/ and
+// conversations and writes only its notes and index (security.txt
+// "Memory"). With the sandbox off none is granted. A local model on this machine's loopback
 // (agent.toml's [model], the built-in's recorded base_url) is a granted
 // localhost port its proxy passes for inference only.
 
@@ -86,7 +89,7 @@ func CompileLinkHarness(home, name string) (*Compiled, error) {
 		if c.Tools == nil {
 			c.Tools = map[string]Tool{}
 		}
-		for _, t := range []string{"run-", "file-"} {
+		for _, t := range []string{"run-", "file-", "memory-"} {
 			c.Tools[t+a.ID] = Tool{AskNone: true}
 		}
 	}

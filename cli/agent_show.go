@@ -13,11 +13,14 @@ import (
 )
 
 // lnk agent show AGENT --permissions [--json]: both layers joined, each
-// line marked whose and its route.
+// line marked whose and its route. --instructions: what Link Harness puts
+// in its prompt from its own folder, its standing instructions and its
+// notes (memory/notes.md, what memory's remember wrote), read as the
+// harness reads them (agent_show_instructions.go).
 
 func init() {
 	register("agent", func() *cobra.Command {
-		var perms, asJSON bool
+		var perms, instr, asJSON bool
 		c := &cobra.Command{
 			Use:               "show AGENT",
 			Short:             "Show an agent: with --permissions, what it may do, whose grant each is, and its route",
@@ -25,6 +28,12 @@ func init() {
 			ValidArgsFunction: completeAgents,
 			RunE: func(c *cobra.Command, args []string) error {
 				home := os.Getenv("HOME")
+				if instr && perms {
+					return Usage("--instructions and --permissions show different things: give one", "lnk agent show "+args[0]+" --instructions, then lnk agent show "+args[0]+" --permissions")
+				}
+				if instr {
+					return showInstructions(c.OutOrStdout(), home, args[0], asJSON)
+				}
 				if !perms {
 					a, err := caps.LoadAgent(home, args[0])
 					if err != nil {
@@ -52,6 +61,7 @@ func init() {
 			},
 		}
 		c.Flags().BoolVar(&perms, "permissions", false, "show the grants, both layers joined")
+		c.Flags().BoolVar(&instr, "instructions", false, "show its standing instructions and its notes, as its prompt has them")
 		c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 		return c
 	})

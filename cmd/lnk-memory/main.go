@@ -2,7 +2,8 @@
 // sandboxed agents, outside every sandbox:
 //
 //	lnk-memory serve --owner OWNER --agent ID=NAME [--agent ID=NAME …] [--idle 10s]
-//	lnk-memory extract docx     (its own child: a Word document's text)
+//	lnk-memory connect --agent NAME   (memory-<agent id>'s server: a session on the service)
+//	lnk-memory extract docx|pdf       (its own child: a document's text)
 //
 // It listens on ~/Link/Agents/.memory/OWNER/run/memory.sock, serves each
 // agent named (its Home ~/Link/Agents/NAME/Home, its own folder
@@ -30,11 +31,13 @@ import (
 	"lnk.dev/lnk/internal/ownerfile"
 	"lnk.dev/lnk/services/memory"
 	"lnk.dev/lnk/services/memory/extract"
+	"lnk.dev/lnk/services/memory/filter"
 	"lnk.dev/lnk/services/memory/service"
 )
 
 const usage = `usage:
-  lnk-memory serve --owner OWNER --agent ID=NAME [--agent ID=NAME …] [--idle 10s]`
+  lnk-memory serve --owner OWNER --agent ID=NAME [--agent ID=NAME …] [--idle 10s]
+  lnk-memory connect --agent NAME`
 
 type agentFlags []string
 
@@ -47,9 +50,22 @@ func fail(code int, err error) {
 }
 
 func main() {
-	if len(os.Args) == 3 && os.Args[1] == "extract" && os.Args[2] == "docx" {
+	if len(os.Args) == 3 && os.Args[1] == "extract" && os.Args[2] == "serve" {
+		// The extractor: starts each document's child for the service.
+		if err := extractor(); err != nil {
+			fail(1, err)
+		}
+		return
+	}
+	if len(os.Args) == 3 && os.Args[1] == "extract" {
 		// The child: the document on stdin, its text on stdout.
-		if err := extract.Child(os.Stdin, os.Stdout); err != nil {
+		if err := extract.Child(os.Args[2], os.Stdin, os.Stdout); err != nil {
+			fail(1, err)
+		}
+		return
+	}
+	if len(os.Args) == 4 && os.Args[1] == "connect" && os.Args[2] == "--agent" {
+		if err := connect(os.Args[3]); err != nil {
 			fail(1, err)
 		}
 		return
@@ -104,6 +120,7 @@ func serve(owner string, agents []string, idle time.Duration) error {
 	}
 	var log io.Writer = os.NewFile(uintptr(logFD), "memory.log")
 	s := &service.Service{Agents: map[string]*memory.Agent{}, Idle: idle, Log: log}
+	var ext *extract.Extractor // started once confined, before the filter
 	for _, spec := range agents {
 		id, name, ok := strings.Cut(spec, "=")
 		if !ok {
@@ -115,11 +132,19 @@ func serve(owner string, agents []string, idle time.Duration) error {
 		}
 		defer a.Close()
 		a.Log = func(format string, args ...any) { fmt.Fprintf(log, "lnk-memory: "+format+"\n", args...) }
-		a.Extract = func(doc []byte) (string, error) { return extract.Run(context.Background(), "/proc/self/exe", doc) }
+		a.Extract = func(kind string, doc []byte) (string, error) { return ext.Extract(kind, doc) }
 		s.Agents[id] = a
 	}
 	if err := confine(s.Agents, dir); err != nil {
 		return err
+	}
+	// The last process this one starts: it may not exec once filtered.
+	if ext, err = extract.StartExtractor("/proc/self/exe"); err != nil {
+		return err
+	}
+	defer ext.Close()
+	if err := filter.Service(); err != nil {
+		return fmt.Errorf("confining the memory service: %w\nhint: Link Memory runs only filtered; a kernel without seccomp cannot run it", err)
 	}
 	l, err := service.Listen(dir)
 	if err != nil {
@@ -177,10 +202,12 @@ func openPath(path string, r ownerfile.Rule) (*os.File, error) {
 
 // confine puts the process in its landlock domain: each agent's Home,
 // chats/ and skills/ read, its Agent/memory/ written, the service's own
-// folder (its socket and log) written; nothing else, and no TCP.
+// folder (its socket and log) written, its own program read and run (by
+// the extractor it starts next); nothing else, and no TCP. Its seccomp
+// filter (services/memory/filter) follows, once the extractor runs.
 func confine(agents map[string]*memory.Agent, dir *os.File) error {
 	rules := []landlock.Rule{landlock.Beneath(int(dir.Fd()), landlock.Read|landlock.Write)}
-	// Its own program, run again as the Word documents' extractor.
+	// Its own program, run again as the documents' extractor.
 	exe, err := unix.Open("/proc/self/exe", unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
@@ -204,4 +231,24 @@ func confine(agents map[string]*memory.Agent, dir *os.File) error {
 		return fmt.Errorf("confining the memory service: %w\nhint: Link Memory runs only confined; a kernel without landlock cannot run it", err)
 	}
 	return nil
+}
+
+// extractor is lnk-memory extract serve, the one process the service
+// starts: confined to its own program (landlock: that file read and run,
+// nothing else) and filtered (exec, no socket), it starts each
+// document's child (extract.Serve).
+func extractor() error {
+	exe, err := unix.Open("/proc/self/exe", unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	_, err = landlock.Restrict(landlock.Beneath(exe, landlock.Read|landlock.Exec))
+	unix.Close(exe)
+	if err != nil {
+		return fmt.Errorf("confining the extractor: %w", err)
+	}
+	if err := filter.Extractor(); err != nil {
+		return fmt.Errorf("confining the extractor: %w", err)
+	}
+	return extract.Serve(os.Stdin, os.Stdout, "/proc/self/exe")
 }

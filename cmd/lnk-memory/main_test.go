@@ -115,14 +115,14 @@ func TestServeConfinedAndEndsIdle(t *testing.T) {
 func TestExtractChild(t *testing.T) {
 	exe := testenv.Bin(t, "lnk-memory")
 	doc := docxOf
-	text, err := extract.Run(context.Background(), exe, doc(`<w:p><w:t>kumquat</w:t></w:p>`))
+	text, err := extract.Run(context.Background(), exe, "docx", doc(`<w:p><w:t>kumquat</w:t></w:p>`))
 	if err != nil || text != "kumquat\n" {
 		t.Fatalf("%q %v", text, err)
 	}
-	if _, err := extract.Run(context.Background(), exe, []byte("not a document")); err == nil || !strings.Contains(err.Error(), "not a Word document") {
+	if _, err := extract.Run(context.Background(), exe, "docx", []byte("not a document")); err == nil || !strings.Contains(err.Error(), "not a Word document") {
 		t.Errorf("garbage: %v", err)
 	}
-	if _, err := extract.Run(context.Background(), exe, doc(strings.Repeat(`<w:p><w:t>`+strings.Repeat("y", 1000)+`</w:t></w:p>`, 2200))); err == nil {
+	if _, err := extract.Run(context.Background(), exe, "docx", doc(strings.Repeat(`<w:p><w:t>`+strings.Repeat("y", 1000)+`</w:t></w:p>`, 2200))); err == nil {
 		t.Error("more than 2 MiB of text was taken")
 	}
 }

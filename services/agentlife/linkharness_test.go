@@ -21,7 +21,7 @@ func linkWorld(t testing.TB, name string) *world {
 	t.Helper()
 	testenv.Require(t, haveBwrap(), "bubblewrap")
 	w := &world{t: t, home: testenv.Home(t), lnk: testenv.Bin(t, "lnk"), agent: name}
-	for _, b := range []string{"lnk-init", "lnk-netbroker", "lnk-harness", "lnk-run-tool", "lnk-file-tool", "lnk-file-serve"} {
+	for _, b := range []string{"lnk-init", "lnk-netbroker", "lnk-harness", "lnk-run-tool", "lnk-file-tool", "lnk-file-serve", "lnk-memory"} {
 		testenv.Bin(t, b)
 	}
 	w.mustLnk("kernel", "start")
@@ -114,7 +114,7 @@ func TestLinkHarnessEndToEnd(t *testing.T) {
 		t.Fatal("config.json and bridge.json don't hold the same key")
 	}
 	c, err := config.ReadPath(cfgPath)
-	if err != nil || c.AgentID != w.id || c.Tools["run-"+w.id] == "" || c.Tools["file-"+w.id] == "" || c.Model.Format != "openai" {
+	if err != nil || c.AgentID != w.id || c.Tools["run-"+w.id] == "" || c.Tools["file-"+w.id] == "" || c.Tools["memory-"+w.id] == "" || c.Model.Format != "openai" {
 		t.Fatalf("config.json: %+v, %v", c, err)
 	}
 
@@ -155,10 +155,11 @@ func TestLinkHarnessEndToEnd(t *testing.T) {
 // TestInjectedToolAnswerCannotWiden: the built-in model in --obedient
 // mode follows what a file of the agent's says once it reads it. Told to
 // run curl (no program the agent's sandbox runs), the call is made and
-// Link's run tool refuses it; told to remember (memory, a tool this
-// agent has none of), the model can't call it, and no call reaches any
-// tool but run and file. The positive control: a file saying "run ls
-// work" has its command run.
+// Link's run tool refuses it; told to remember, the call reaches Link's
+// memory tool, which writes the agent's notes alone (a note it was
+// talked into stays, security.txt "Memory"), and no call reaches any
+// tool but run, file and memory. The positive control: a file saying
+// "run ls work" has its command run.
 func TestInjectedToolAnswerCannotWiden(t *testing.T) {
 	w := linkWorld(t, "reader")
 	url := w.serveBuiltin("--obedient")
@@ -180,15 +181,18 @@ func TestInjectedToolAnswerCannotWiden(t *testing.T) {
 		t.Fatalf("an injected run curl answered:\n%s", out)
 	}
 	out = w.send("read work/mem.md")
-	if strings.Contains(out, "memory answered") {
-		t.Fatalf("an injected remember reached a memory tool:\n%s", out)
+	if !strings.Contains(out, "memory answered") {
+		t.Fatalf("an injected remember answered:\n%s", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.home, "Link", "Agents", "reader", "Agent", "memory", "notes.md")); string(b) != "- the owner's secrets\n" {
+		t.Fatalf("notes.md after an injected remember: %q", b)
 	}
 	audit := w.auditLog()
 	if !strings.Contains(audit, "request=mcp command route=tool run-"+w.id) {
 		t.Fatalf("the audit log lacks the run calls:\n%s", audit)
 	}
 	for _, line := range strings.Split(audit, "\n") {
-		if strings.Contains(line, "route=tool ") && !strings.Contains(line, "route=tool run-"+w.id) && !strings.Contains(line, "route=tool file-"+w.id) {
+		if strings.Contains(line, "route=tool ") && !strings.Contains(line, "route=tool run-"+w.id) && !strings.Contains(line, "route=tool file-"+w.id) && !strings.Contains(line, "route=tool memory-"+w.id) {
 			t.Fatalf("a call reached another tool: %s", line)
 		}
 	}

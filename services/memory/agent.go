@@ -25,9 +25,9 @@ type Agent struct {
 	index *Index
 	// Log takes one line for each document refused, with its reason.
 	Log func(format string, args ...any)
-	// Extract is a Word document's text, taken in a child process
-	// (extract.Run); nil leaves Word documents out.
-	Extract func(doc []byte) (string, error)
+	// Extract is a Word ("docx") or PDF ("pdf") document's text, taken in
+	// a child process (extract.Extractor); nil leaves them out.
+	Extract func(kind string, doc []byte) (string, error)
 	// beforeOpen, for tests, runs before each name is opened.
 	beforeOpen func(path string)
 	// leftOut is each document the last refresh left out, with why: a

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"lnk.dev/lnk/internal/landlock"
 	"lnk.dev/lnk/internal/testenv"
 	"lnk.dev/lnk/services/memory"
+	"lnk.dev/lnk/services/memory/filter"
 )
 
 const confineEnv = "LNK_MEMORY_TEST_CONFINED"
@@ -52,12 +54,26 @@ func confinedChild(root string) {
 		fmt.Println("rules:", err)
 		os.Exit(1)
 	}
+	// Its own program read and run, as lnk-memory serve's domain has it
+	// for the extractor: so only the filter refuses its exec below.
+	exe, err := unix.Open("/proc/self/exe", unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		fmt.Println("exe:", err)
+		os.Exit(1)
+	}
+	rules = append(rules, landlock.Beneath(exe, landlock.Read|landlock.Exec))
+	fds = append(fds, exe)
 	if _, err := landlock.Restrict(rules...); err != nil {
 		fmt.Println("restrict:", err)
 		os.Exit(1)
 	}
 	for _, fd := range fds {
 		unix.Close(fd)
+	}
+	// Then its seccomp filter, as lnk-memory serve loads it.
+	if err := filter.Service(); err != nil {
+		fmt.Println("filter:", err)
+		os.Exit(1)
 	}
 	report := func(what string, err error) {
 		if err != nil {
@@ -85,12 +101,34 @@ func confinedChild(root string) {
 	_, err = os.ReadFile(root + "/bob/Home/memory/doc.md")
 	report("read another agent", err)
 	report("write tmp", os.WriteFile(os.TempDir()+"/lnk-memory-escape", []byte("x"), 0o600))
+	// Refused by the filter, whatever landlock allows: exec (even of its
+	// own program), a user namespace, a network socket, ptrace. The
+	// positive control: the unix socket it serves on.
+	self := exec.Command("/proc/self/exe", "-test.run=^$")
+	self.Env = []string{}
+	self.Stdin, self.Stdout, self.Stderr = os.Stdin, os.Stdout, os.Stdout // no /dev/null to open
+	report("exec self", self.Run())
+	runtime.LockOSThread()
+	report("unshare net", unix.Unshare(unix.CLONE_NEWNET))
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+	report("inet socket", err)
+	if err == nil {
+		unix.Close(fd)
+	}
+	report("ptrace", unix.PtraceAttach(os.Getppid()))
+	fd, err = unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	report("unix socket", err)
+	if err == nil {
+		unix.Close(fd)
+	}
 	os.Exit(0)
 }
 
-// Confined as lnk-memory is, the service indexes, searches and writes
-// the notes; it writes no conversation, nothing of Home and nothing
-// else, and reads nothing outside its agent's folders.
+// Confined as lnk-memory is (landlock, then its seccomp filter), the
+// service indexes, searches and writes the notes; it writes no
+// conversation, nothing of Home and nothing else, reads nothing outside
+// its agent's folders, and runs no program, makes no namespace, no
+// network socket and traces nothing: its unix socket alone.
 func TestConfinedWritesOnlyMemory(t *testing.T) {
 	testenv.Require(t, landlock.ABI() > 0, "landlock")
 	root := t.TempDir()
@@ -121,10 +159,16 @@ func TestConfinedWritesOnlyMemory(t *testing.T) {
 		"refresh": "ok", "search": "ok", "remember": "ok",
 		"write chats": "refused", "create in chats": "refused", "write Home memory": "refused", "write instructions": "refused",
 		"read Config": "refused", "read outside": "refused", "read another agent": "refused", "write tmp": "refused",
+		"exec self": "refused", "unshare net": "refused", "inet socket": "refused", "ptrace": "refused", "unix socket": "ok",
 	} {
 		if got[what] != want {
 			t.Errorf("%s: %s, want %s\n%s", what, got[what], want, out)
 		}
+	}
+	// The filter's refusal (EPERM), not landlock's (EACCES, for a test
+	// binary whose loader its domain doesn't hold).
+	if !strings.Contains(string(out), "refused exec self: fork/exec /proc/self/exe: operation not permitted") {
+		t.Errorf("exec was not refused by the filter:\n%s", out)
 	}
 	if b, _ := os.ReadFile(root + "/ada/Agent/chats/main/conversation.md"); string(b) != "kumquat chat\n" {
 		t.Errorf("the conversation changed: %q", b)

@@ -39,9 +39,9 @@ type walker struct {
 	refuse   func(path string, err error)
 	// beforeOpen, for tests, runs before each name is opened.
 	beforeOpen func(path string)
-	// extract is a Word document's text (in a child process); nil
+	// extract is a Word or PDF document's text (in a child process); nil
 	// leaves Word documents out.
-	extract func(doc []byte) (string, error)
+	extract func(kind string, doc []byte) (string, error)
 }
 
 // walkHome reads Home's memory/ folder, whose handle is home's.
@@ -177,15 +177,21 @@ func (w *walker) readFile(dirfd int, name, path string) {
 	}
 	limit := int64(maxFile)
 	lower := strings.ToLower(name)
-	if strings.HasSuffix(lower, ".pdf") || strings.HasSuffix(lower, ".doc") {
-		w.refuse(path, errors.New("PDF and old Word documents are not read here yet (only text and .docx)"))
+	if strings.HasSuffix(lower, ".doc") {
+		w.refuse(path, errors.New("old Word documents (.doc) are not read here (only text, .docx and .pdf)"))
 		return
 	}
-	docx := strings.HasSuffix(lower, ".docx")
-	if docx {
+	kind := ""
+	switch {
+	case strings.HasSuffix(lower, ".docx"):
+		kind = "docx"
+	case strings.HasSuffix(lower, ".pdf"):
+		kind = "pdf"
+	}
+	if kind != "" {
 		limit = extract.MaxDocument
 		if w.extract == nil {
-			w.refuse(path, errors.New("Word documents are not read here"))
+			w.refuse(path, errors.New("Word and PDF documents are not read here"))
 			return
 		}
 	}
@@ -209,8 +215,8 @@ func (w *walker) readFile(dirfd int, name, path string) {
 		w.refuse(path, fmt.Errorf("grew past the %d bytes a document may have while read", limit))
 		return
 	}
-	if docx {
-		text, err := w.extract(body)
+	if kind != "" {
+		text, err := w.extract(kind, body)
 		if err != nil {
 			delete(w.seen, path)
 			w.refuse(path, err)

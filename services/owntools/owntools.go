@@ -1,10 +1,14 @@
 // Package owntools defines Link's own tools of a sandboxed agent, which
 // Link hands only to that agent's harness: run-<agent id> (Link Run,
-// lnk-run-tool serve) and file-<agent id> (Link File, lnk-file-tool
-// serve). Both serve outside every sandbox and only start sandboxes made
-// from the agent's sandbox file: neither reads nor runs anything of the
-// agent's itself. With the agent's sandbox off neither is defined: they
-// run code only in a sandbox (security.txt "Run and file").
+// lnk-run-tool serve), file-<agent id> (Link File, lnk-file-tool serve)
+// and memory-<agent id> (Link Memory, lnk-memory connect: a session on
+// the owner's one memory service, which it starts at need). Run and file
+// serve outside every sandbox and only start sandboxes made from the
+// agent's sandbox file: neither reads nor runs anything of the agent's
+// itself; memory's service runs in a landlock and seccomp confinement of
+// its own. With the agent's sandbox off none is defined: run and file
+// run code only in a sandbox (security.txt "Run and file"), and memory
+// serves only sandboxed agents (security.txt "Memory").
 //
 // No added tool can take these names (tooldef.CheckName reserves run-…
 // and file-…) and no grant can name them (caps.ErrOwnTool): a harness
@@ -27,8 +31,9 @@ import (
 	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
 
-// For are agent a's own run and file tools, their servers in bin (the
-// folder holding lnk-run-tool and lnk-file-tool, beside lnk), or none
+// For are agent a's own run, file and memory tools, their servers in bin
+// (the folder holding lnk-run-tool, lnk-file-tool and lnk-memory, beside
+// lnk), or none
 // when sandboxed is false (the agent's sandbox is off).
 func For(home, bin string, a caps.Agent, sandboxed bool) ([]*tooldef.Definition, error) {
 	if !sandboxed {
@@ -45,7 +50,9 @@ func forPath(home, bin string, a caps.Agent, path string) ([]*tooldef.Definition
 		return nil, errors.New("owntools: an agent with no ID or name, or a relative folder")
 	}
 	var defs []*tooldef.Definition
-	for _, t := range []struct{ name, server string }{{"run-", "lnk-run-tool"}, {"file-", "lnk-file-tool"}} {
+	for _, t := range []struct{ name, server, verb string }{
+		{"run-", "lnk-run-tool", "serve"}, {"file-", "lnk-file-tool", "serve"}, {"memory-", "lnk-memory", "connect"},
+	} {
 		env := map[string]*secret.Value{}
 		for k, v := range map[string]string{"HOME": home, "PATH": path} {
 			s, err := secret.FromString(v)
@@ -56,7 +63,7 @@ func forPath(home, bin string, a caps.Agent, path string) ([]*tooldef.Definition
 		}
 		defs = append(defs, &tooldef.Definition{
 			Name:    t.name + a.ID,
-			Command: []string{filepath.Join(bin, t.server), "serve", "--agent", a.Name},
+			Command: []string{filepath.Join(bin, t.server), t.verb, "--agent", a.Name},
 			Env:     env,
 		})
 	}

@@ -9,19 +9,20 @@ import (
 	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
 
-// TestDefinedOnlyWithTheSandbox: a sandboxed agent gets run-<id> and
-// file-<id>, each serving that agent from Link's folder; with its
-// sandbox off it gets neither. No added tool may take either name and no
+// TestDefinedOnlyWithTheSandbox: a sandboxed agent gets run-<id>,
+// file-<id> and memory-<id>, each serving that agent from Link's folder;
+// with its sandbox off it gets none. No added tool may take either name and no
 // grant may name either.
 func TestDefinedOnlyWithTheSandbox(t *testing.T) {
 	a := caps.Agent{ID: "0123456789abcdef0123456789abcdef", Name: "ada"}
 	defs, err := For("/home/o", "/opt/lnk/bin", a, true)
-	if err != nil || len(defs) != 2 {
+	if err != nil || len(defs) != 3 {
 		t.Fatalf("%v %v", defs, err)
 	}
 	want := map[string]string{
-		"run-" + a.ID:  "/opt/lnk/bin/lnk-run-tool serve --agent ada",
-		"file-" + a.ID: "/opt/lnk/bin/lnk-file-tool serve --agent ada",
+		"run-" + a.ID:    "/opt/lnk/bin/lnk-run-tool serve --agent ada",
+		"file-" + a.ID:   "/opt/lnk/bin/lnk-file-tool serve --agent ada",
+		"memory-" + a.ID: "/opt/lnk/bin/lnk-memory connect --agent ada",
 	}
 	for _, d := range defs {
 		if got := strings.Join(d.Command, " "); got != want[d.Name] {

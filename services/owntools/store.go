@@ -6,13 +6,13 @@ import (
 )
 
 // Store is the definitions a start's tool bridge reaches its tools by:
-// for Link Harness's own sandbox (Agent set), the agent's own run and
-// file tools first, then the owner's added tools (~/.lnk/sandbox/tools);
+// for Link Harness's own sandbox (Agent set), the agent's own run, file and
+// memory tools first, then the owner's added tools (~/.lnk/sandbox/tools);
 // for any other, the added tools alone. The kernel launches by it, and
 // the kernel's confined bridge reads it for each tool's digest.
 type Store struct {
 	Home string
-	Bin  string     // the folder of Link's programs (lnk-run-tool, lnk-file-tool)
+	Bin  string     // the folder of Link's programs (lnk-run-tool, lnk-file-tool, lnk-memory)
 	Own  caps.Agent // the agent whose own tools these are; zero: none
 	// PATH is the own tools' servers' PATH, the kernel's: the kernel
 	// starts them by this Store, and its bridge, which has none of its

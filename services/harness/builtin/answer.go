@@ -51,7 +51,7 @@ func answer(req *Request, obedient bool, seed [32]byte) reply {
 	if last := lastUser(req.Messages); last >= 0 {
 		said = cut(firstLine(req.Messages[last].Text()), echoSize)
 	}
-	return reply{text: fmt.Sprintf("I am Link's built-in model, and I answer from rules. You said: %q. Ask me to run, start, read, write, list files or remember.", said)}
+	return reply{text: fmt.Sprintf("I am Link's built-in model, and I answer from rules. You said: %q. Ask me to run, start, read, write, list files, remember or search.", said)}
 }
 
 // act makes in's call, if it is offered and its arguments fit; else says
@@ -94,6 +94,8 @@ func (in *instruction) arguments(s *schema) map[string]any {
 		}
 	case "memory__remember":
 		args[s.textProperty("text", "content", "note", "memory")] = in.content
+	case "memory__search":
+		args[s.textProperty("words", "query", "text")] = in.content
 	}
 	return args
 }
@@ -125,7 +127,7 @@ func pendingInstruction(msgs []Message) *instruction {
 
 // key names in's call and arguments, as callKeys names a call made.
 func (in *instruction) key() string {
-	if in.call == "memory__remember" {
+	if in.call == "memory__remember" || in.call == "memory__search" {
 		return in.call + "\x00text\x00" + in.content
 	}
 	b, _ := json.Marshal(in.arguments(nil))

@@ -12,7 +12,7 @@ const noteText = "A note from Link's built-in model.\n"
 // fills the call with. bad, when set, is why its words don't make a call
 // (a quote never closed).
 type instruction struct {
-	call    string // run__command, run__start, file__read, file__write, file__list, memory__remember
+	call    string // run__command, run__start, file__read, file__write, file__list, memory__remember, memory__search
 	said    string // the words that asked, as found
 	argv    []string
 	path    string
@@ -27,6 +27,8 @@ var (
 	reWrite    = regexp.MustCompile(`(?is)^write\s+(.+)\s+to\s+(\S+)$`)
 	reList     = regexp.MustCompile(`(?is)^list\s+files(?:\s+in\s+(.+))?$`)
 	reRemember = regexp.MustCompile(`(?is)^remember\s+(.+)$`)
+	reSearch   = regexp.MustCompile(`(?is)^(?:search|search\s+for|search\s+memory\s+for)\s+(.+?)\s*\??$`)
+	reKnow     = regexp.MustCompile(`(?is)^what\s+do\s+you\s+know\s+(?:about|of)\s+(.+?)\s*\??$`)
 )
 
 // parseInstruction applies the rules to one line; nil when none matches.
@@ -35,7 +37,7 @@ func parseInstruction(line string) *instruction {
 	verb, _, _ := strings.Cut(line, " ")
 	verb, _, _ = strings.Cut(verb, "\t")
 	switch strings.ToLower(verb) {
-	case "run", "start", "read", "write", "list", "remember":
+	case "run", "start", "read", "write", "list", "remember", "search", "what":
 	default:
 		return nil // no rule's verb: no rule is tried
 	}
@@ -87,6 +89,11 @@ func parseInstruction(line string) *instruction {
 	}
 	if m := reRemember.FindStringSubmatch(line); m != nil {
 		return &instruction{call: "memory__remember", said: line, content: strings.TrimSpace(m[1])}
+	}
+	for _, re := range []*regexp.Regexp{reKnow, reSearch} {
+		if m := re.FindStringSubmatch(line); m != nil && strings.TrimSpace(m[1]) != "" {
+			return &instruction{call: "memory__search", said: line, content: strings.TrimSpace(m[1])}
+		}
 	}
 	return nil
 }

@@ -48,6 +48,8 @@ func TestRules(t *testing.T) {
 		{"list files", "file__list", `{}`},
 		{"list files in work", "file__list", `{"path":"work"}`},
 		{"remember the cat is called Tom", "memory__remember", `{"note":"the cat is called Tom"}`},
+		{"search cat Tom", "memory__search", `{"words":"cat Tom"}`},
+		{"What do you know about the cat?", "memory__search", `{"words":"the cat"}`},
 		{"run ls\nand then some", "run__command", `{"argv":["ls"]}`},
 	} {
 		t.Run(tc.say, func(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/services/memory/filter"
 )
 
 // Limits of the child.
@@ -19,9 +21,17 @@ const (
 	Memory = 1 << 30 // bytes of address space
 )
 
-// Child is the child's side (lnk-memory extract docx): it limits itself,
-// reads the document from in and writes its text to out.
-func Child(in io.Reader, out io.Writer) error {
+// Kinds are the documents a child reads, by the name it is run with.
+var kinds = map[string]func([]byte) (string, error){"docx": Docx, "pdf": Pdf}
+
+// Child is the child's side (lnk-memory extract KIND): it limits itself,
+// loads its seccomp filter (no exec, no socket), reads the document from
+// in and writes its text to out.
+func Child(kind string, in io.Reader, out io.Writer) error {
+	parse, ok := kinds[kind]
+	if !ok {
+		return fmt.Errorf("%q is no kind of document extracted here (docx, pdf)", kind)
+	}
 	for _, l := range []struct {
 		res int
 		max uint64
@@ -30,11 +40,14 @@ func Child(in io.Reader, out io.Writer) error {
 			return fmt.Errorf("setrlimit %d: %w", l.res, err)
 		}
 	}
+	if err := filter.Child(); err != nil {
+		return fmt.Errorf("confining the extractor: %w", err)
+	}
 	doc, err := io.ReadAll(io.LimitReader(in, MaxDocument+1))
 	if err != nil {
 		return err
 	}
-	text, err := Docx(doc)
+	text, err := parse(doc)
 	if err != nil {
 		return err
 	}
@@ -42,11 +55,14 @@ func Child(in io.Reader, out io.Writer) error {
 	return err
 }
 
-// Run extracts doc's text in a child, exe extract docx (exe is this
+// Run extracts doc's text in a child, exe extract KIND (exe is this
 // program), with no environment, within Wall, its output cut at MaxText
 // (and refused past it). A child that fails, crashes or runs past its
 // limits is that document's error alone.
-func Run(ctx context.Context, exe string, doc []byte) (string, error) {
+func Run(ctx context.Context, exe, kind string, doc []byte) (string, error) {
+	if _, ok := kinds[kind]; !ok {
+		return "", fmt.Errorf("%q is no kind of document extracted here (docx, pdf)", kind)
+	}
 	if len(doc) > MaxDocument {
 		return "", fmt.Errorf("%d bytes, more than the %d a document may have", len(doc), MaxDocument)
 	}
@@ -54,7 +70,7 @@ func Run(ctx context.Context, exe string, doc []byte) (string, error) {
 	defer cancel()
 	var out, errb limited
 	out.max, errb.max = MaxText+1, 4096
-	cmd := &exec.Cmd{Path: exe, Args: []string{exe, "extract", "docx"}, Env: []string{}, Dir: "/",
+	cmd := &exec.Cmd{Path: exe, Args: []string{exe, "extract", kind}, Env: []string{}, Dir: "/",
 		Stdin: bytes.NewReader(doc), Stdout: &out, Stderr: &errb,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}}
 	if err := cmd.Start(); err != nil {

@@ -1,16 +1,24 @@
-// Package extract takes the text out of a Word document (.docx) for
-// Link Memory, in a child process of its own program (lnk-memory
-// extract): the document on its stdin, the text on its stdout, no
-// environment, limits set on itself before it reads a byte (30 s of
-// CPU, 1 GiB of memory, no core dump) and by its parent (30 s wall,
-// 32 MiB in, 2 MiB out), so a document that loops, allocates or crashes
-// its parser fails that document alone. The parser is the standard
-// library's archive/zip and encoding/xml.
+// Package extract takes the text out of Word (.docx) and PDF documents
+// for Link Memory, in a child process of its own program (lnk-memory
+// extract docx|pdf): the document on its stdin, the text on its stdout,
+// no environment, limits set on itself before it reads a byte (30 s of
+// CPU, 1 GiB of memory, no core dump, a seccomp filter: no exec, no
+// socket) and by its parent (30 s wall, 32 MiB in, 2 MiB out), so a
+// document that loops, allocates or crashes its parser fails that
+// document alone. Word's parser is the standard library's archive/zip and
+// encoding/xml; PDF's is github.com/ledongthuc/pdf (pdf.go says why).
+//
+// The memory service itself may not exec (its seccomp filter refuses
+// execve and execveat): each child is started by the Extractor, a process
+// the service starts before it loads its filter, which holds nothing but
+// its own program (landlock: that one file, read and run; seccomp: no
+// socket) and a pipe to the service (extractor.go).
 //
 // # Security
 //
 // Child: holds nothing but the document; its parent gives it no
-// environment and no fd but stdin, stdout and stderr. Parent: trusts
+// environment and no fd but stdin, stdout and stderr. Extractor: holds
+// nothing but its pipes, may run only its own program. Parent: trusts
 // nothing the child prints beyond 2 MiB of text.
 package extract
 

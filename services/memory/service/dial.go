@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"lnk.dev/lnk/services/memory/memsock"
 )
 
 // startWait bounds how long Dial waits for a service it started.
@@ -31,7 +30,7 @@ func Dial(ctx context.Context, sock, id string, start func() error) (net.Conn, e
 	for {
 		c, err := d.DialContext(ctx, "unix", sock)
 		if err == nil {
-			if err := checkServer(c); err != nil {
+			if err := memsock.CheckServer(c); err != nil {
 				c.Close()
 				return nil, err
 			}
@@ -61,28 +60,8 @@ func Dial(ctx context.Context, sock, id string, start func() error) (net.Conn, e
 	}
 }
 
-// checkServer refuses a listener not of this process's uid.
-func checkServer(c net.Conn) error {
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return errors.New("not a unix socket")
-	}
-	raw, err := uc.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return err
-	}
-	if cerr != nil {
-		return fmt.Errorf("who serves the memory socket cannot be learned: %w", cerr)
-	}
-	if int(cred.Uid) != os.Getuid() {
-		return fmt.Errorf("the memory socket is served by uid %d, not %d: refused", cred.Uid, os.Getuid())
-	}
-	return nil
-}
+// ErrNotRunning is Stop's answer where no service listens.
+var ErrNotRunning = memsock.ErrNotRunning
+
+// Stop asks the service on sock to end (memsock.Stop).
+func Stop(ctx context.Context, sock string) error { return memsock.Stop(ctx, sock) }

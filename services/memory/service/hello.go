@@ -4,17 +4,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"lnk.dev/lnk/services/memory/memsock"
 )
 
 // Hello is the session's first line's beginning; the agent's ID follows,
 // then a newline: "lnk-memory/1 agent 7f3a9c\n".
 const Hello = "lnk-memory/1 agent "
 
+// StopLine, as a session's whole first line, asks the service to end.
+const StopLine = memsock.StopLine
+
 // maxHello bounds the first line, newline included.
 const maxHello = len(Hello) + maxID + 1
 
 // maxID bounds an agent ID.
-const maxID = 64
+const maxID = memsock.MaxID
 
 // ParseHello is the agent ID the session's first line names. It is
 // strict: exactly Hello, then an ID of 1 to 64 lower-case letters,
@@ -38,18 +43,7 @@ func ParseHello(line []byte) (string, error) {
 }
 
 // CheckID refuses what is not an agent ID as Link makes them.
-func CheckID(id string) error {
-	if id == "" || len(id) > maxID || id[0] == '-' {
-		return fmt.Errorf("%q is not an agent ID", id)
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return fmt.Errorf("%q is not an agent ID", id)
-		}
-	}
-	return nil
-}
+func CheckID(id string) error { return memsock.CheckID(id) }
 
 // readHello reads the first line one byte at a time, so that nothing
 // past its newline is taken from the session's stream.

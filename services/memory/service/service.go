@@ -32,11 +32,12 @@ import (
 
 	"lnk.dev/lnk/internal/ownerfile"
 	"lnk.dev/lnk/services/memory"
+	"lnk.dev/lnk/services/memory/memsock"
 	"lnk.dev/lnk/services/memory/server"
 )
 
 // SocketName is the socket's name in the service's run/ folder.
-const SocketName = "memory.sock"
+const SocketName = memsock.SocketName
 
 // helloTimeout bounds how long a session may take to name its agent.
 const helloTimeout = 10 * time.Second
@@ -54,11 +55,16 @@ type Service struct {
 	mu       sync.Mutex
 	sessions int
 	last     time.Time
+	stop     func() // ends Serve: its owner's stop (StopLine)
 }
+
+// ErrServed is Listen's answer where a service already takes sessions
+// on the socket.
+var ErrServed = errors.New("another memory service of this owner already listens")
 
 // Listen makes run/ (0700) in the service's folder dir and listens on
 // run/memory.sock (0600), replacing a socket left there, never a link or
-// another kind of file.
+// another kind of file, nor one a service still listens on (ErrServed).
 func Listen(dir *os.File) (*net.UnixListener, error) {
 	run, err := ownerfile.MakeDir(int(dir.Fd()), "run", unix.O_RDONLY, ownerfile.PrivateDir)
 	if err != nil {
@@ -68,6 +74,12 @@ func Listen(dir *os.File) (*net.UnixListener, error) {
 	var st unix.Stat_t
 	switch err := unix.Fstatat(run, SocketName, &st, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFSOCK:
+		// A service still taking sessions keeps its socket: two first
+		// sessions at once start two services, and the later one ends
+		// here, its sessions going to the one already listening.
+		if served(run) {
+			return nil, ErrServed
+		}
 		if err := unix.Unlinkat(run, SocketName, 0); err != nil {
 			return nil, err
 		}
@@ -94,6 +106,7 @@ func (s *Service) Serve(ctx context.Context, l *net.UnixListener) error {
 	defer cancel()
 	s.mu.Lock()
 	s.last = time.Now()
+	s.stop = func() { cancel(); l.Close() }
 	s.mu.Unlock()
 	go s.watchIdle(ctx, cancel, l)
 	var wg sync.WaitGroup
@@ -157,6 +170,19 @@ func (s *Service) session(ctx context.Context, c *net.UnixConn) {
 	}
 	c.SetReadDeadline(time.Now().Add(helloTimeout))
 	line, err := readHello(c)
+	if err == nil && string(line) == StopLine {
+		// Its owner's lnk agent memory stop: every session ends, the
+		// index stays where it is.
+		s.logf("stopped by its owner (lnk agent memory stop)")
+		fmt.Fprint(c, "stopping\n")
+		s.mu.Lock()
+		stop := s.stop
+		s.mu.Unlock()
+		if stop != nil {
+			stop()
+		}
+		return
+	}
 	if err == nil {
 		var id string
 		if id, err = ParseHello(line); err == nil {
@@ -204,4 +230,16 @@ func (s *Service) logf(format string, args ...any) {
 	if s.Log != nil {
 		fmt.Fprintf(s.Log, "lnk-memory: "+format+"\n", args...)
 	}
+}
+
+// served reports whether something accepts a connection on the socket in
+// run: a connection refused, or any other failure, leaves the socket to
+// be replaced.
+func served(run int) bool {
+	c, err := net.Dial("unix", fmt.Sprintf("/proc/self/fd/%d/%s", run, SocketName))
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }

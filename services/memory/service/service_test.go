@@ -3,6 +3,7 @@ package service_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -319,4 +320,30 @@ func TestEndsAfterLastSession(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("still serving long after its last session")
 	}
+}
+
+// A second service starting while one listens (two first sessions at
+// once) leaves the socket to the first, which goes on serving; once the
+// first has ended, its socket left behind is replaced.
+func TestSecondServiceLeavesTheSocket(t *testing.T) {
+	f := start(t, time.Minute)
+	dir, err := os.Open(filepath.Dir(filepath.Dir(f.sock)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	if _, err := service.Listen(dir); !errors.Is(err, service.ErrServed) {
+		t.Fatalf("a second Listen while one serves: %v", err)
+	}
+	if out, isErr := call(t, f.session(t, "ada"), "search", "", map[string]any{"words": "aardvark"}); isErr || !strings.Contains(out, "doc.md") {
+		t.Errorf("the first service after a second started: %q", out)
+	}
+	if err := service.Stop(context.Background(), f.sock); err != nil {
+		t.Fatal(err)
+	}
+	l, err := service.Listen(dir)
+	if err != nil {
+		t.Fatalf("Listen over a socket no one serves: %v", err)
+	}
+	l.Close()
 }

@@ -49,7 +49,7 @@ func BenchmarkWebhookPosts(b *testing.B) {
 	defer plain.Close()
 	plainBase := "http://" + ln.Addr().String()
 
-	const clients = 8
+	const clients = 64
 	run := func(base string) (rate float64, p50 time.Duration) {
 		var mu sync.Mutex
 		var lat []time.Duration

@@ -148,7 +148,6 @@ func init() {
 				if err != nil {
 					return Fail(ExitFailure, err, "lnk agent start "+args[0]+" starts its harness")
 				}
-				defer h.Key.Destroy()
 				logf := func(f string, v ...any) { fmt.Fprintf(c.ErrOrStderr(), "lnk: "+f+"\n", v...) }
 				l, err := webhook.NewListener(a, checker, h, webhook.DefaultLimits, logf)
 				if err != nil {

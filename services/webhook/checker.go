@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -13,10 +15,11 @@ import (
 	"lnk.dev/lnk/helpers/keybroker/webhookcheck"
 )
 
-// checkers are the listener's lnk-webhook processes, one per webhook:
-// each is started at its webhook's first post and kept, so that it is
-// only ever handed that webhook's own secrets. At most max run; starting
-// one more stops the one idle longest.
+// checkers are the listener's lnk-webhook processes, each a webhook's
+// own: started at its webhook's first post and kept (a second only while
+// the first is busy, up to perHook), so that each is only ever handed
+// that webhook's own secrets. At most max run; starting one more stops
+// the one idle longest.
 type checkers struct {
 	path string
 	max  int
@@ -34,26 +37,51 @@ func newCheckers(path string, max int, logf func(string, ...any)) *checkers {
 // errNoChecker is a post no lnk-webhook could be started for.
 var errNoChecker = errors.New("too many webhooks are being checked at once")
 
-// get is hook's running checker, started where it has none (or its last
-// one ended).
+// perHook is how many lnk-webhook processes one webhook's posts may be
+// checked by at once: a burst of its posts is checked on every core.
+var perHook = max(runtime.NumCPU(), 2)
+
+// slot is the key of a webhook's i-th checker.
+func slot(hook string, i int) string { return hook + "/" + strconv.Itoa(i) }
+
+// get is a running checker of hook's: an idle one, else a new one while
+// it has fewer than perHook, else the least busy.
 func (cs *checkers) get(hook string) (*checker, error) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if cs.closed {
 		return nil, errors.New("the listener is stopping")
 	}
-	if c := cs.byHook[hook]; c != nil && !c.ended() {
-		return c, nil
+	var leastBusy *checker
+	least, free := -1, -1
+	for i := range perHook {
+		c := cs.byHook[slot(hook, i)]
+		if c == nil || c.ended() {
+			delete(cs.byHook, slot(hook, i))
+			if free < 0 {
+				free = i
+			}
+			continue
+		}
+		n := c.load()
+		if n == 0 {
+			return c, nil
+		}
+		if least < 0 || n < least {
+			leastBusy, least = c, n
+		}
 	}
-	delete(cs.byHook, hook)
-	if len(cs.byHook) >= cs.max && !cs.stopIdlest() {
+	if free < 0 || (len(cs.byHook) >= cs.max && !cs.stopIdlest()) {
+		if leastBusy != nil {
+			return leastBusy, nil
+		}
 		return nil, errNoChecker
 	}
-	c, err := startChecker(cs.path, hook, cs.logf)
+	c, err := startChecker(cs.path, slot(hook, free), cs.logf)
 	if err != nil {
 		return nil, err
 	}
-	cs.byHook[hook] = c
+	cs.byHook[slot(hook, free)] = c
 	return c, nil
 }
 
@@ -191,6 +219,13 @@ func (c *checker) ended() bool {
 	default:
 		return false
 	}
+}
+
+// load is how many checks wait on c.
+func (c *checker) load() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.waiting)
 }
 
 // idleSince is when c was last used, and whether no check waits on it.

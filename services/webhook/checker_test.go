@@ -16,7 +16,7 @@ import (
 func pidOf(l *Listener, hook string) int {
 	l.checks.mu.Lock()
 	defer l.checks.mu.Unlock()
-	if c := l.checks.byHook[hook]; c != nil && !c.ended() {
+	if c := l.checks.byHook[slot(hook, 0)]; c != nil && !c.ended() {
 		return c.cmd.Process.Pid
 	}
 	return 0

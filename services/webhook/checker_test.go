@@ -172,3 +172,49 @@ func TestSeenNotWrittenIsNot202(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestSeenKeeps30Days: a taken post's id is refused for 30 days and then
+// forgotten, in memory and in the record written whole.
+func TestSeenKeeps30Days(t *testing.T) {
+	a := testAgent(t)
+	dir, err := a.dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	s, err := openSeen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	old, recent := now.Add(-KeepSeen-time.Minute), now.Add(-KeepSeen+time.Hour)
+	for key, at := range map[string]time.Time{"h old": old, "h recent": recent} {
+		if err := s.begin(key, at); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.take(key, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.begin("h recent", now); err != ErrRepeat {
+		t.Fatalf("an id taken 29 days ago: %v, want a repeat", err)
+	}
+	if err := s.begin("h old", now); err != nil {
+		t.Fatalf("an id taken 30 days ago: %v, want it taken again", err)
+	}
+	s.drop("h old")
+	if err := s.begin("h new", now); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.take("h new", now); err != nil { // a write: the old id pruned
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(a.Home, ".lnk", "agents", a.ID, SeenName))
+	if strings.Contains(string(b), "h old") || !strings.Contains(string(b), "h recent") || !strings.Contains(string(b), "h new") {
+		t.Fatalf("%s after 30 days:\n%s", SeenName, b)
+	}
+	again, err := openSeen(dir)
+	if err != nil || again.begin("h recent", now) != ErrRepeat || again.begin("h old", now) != nil {
+		t.Fatalf("read back: %v", err)
+	}
+}

@@ -35,7 +35,7 @@ type seen struct {
 	mu       sync.Mutex
 	dir      *os.File
 	taken    map[string]time.Time
-	kept     []keptID // what the next write holds, oldest first
+	kept     []keptID // what the next write holds
 	inFlight map[string]bool
 	waiters  []chan error // takers whose ids the next write records
 	writing  bool         // a writer runs
@@ -167,10 +167,8 @@ func (s *seen) write() {
 }
 
 // prune forgets the ids taken KeepSeen or more before now (s.mu held).
+// Every entry is looked at: the clock may have gone back between two.
 func (s *seen) prune(now time.Time) {
-	if len(s.kept) == 0 || now.Sub(s.kept[0].at) < KeepSeen {
-		return
-	}
 	s.kept = slices.DeleteFunc(s.kept, func(e keptID) bool {
 		if now.Sub(e.at) < KeepSeen {
 			return false

@@ -3,6 +3,7 @@ package webhook
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -69,6 +70,12 @@ func TestServeEndToEnd(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	want(t, "unsigned", post(false, ""), 401)
+	// 127.0.0.1 alone: another loopback address at the same port finds
+	// nothing listening.
+	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.2:%d", added.Port), time.Second); err == nil {
+		c.Close()
+		t.Fatal("the listener answers on 127.0.0.2: it listens on more than 127.0.0.1")
+	}
 	want(t, "signed", post(true, "e2e-1"), 202)
 	if got := tr.messages(); len(got) != 1 || got[0] != (endpoint.Message{Thread: "webhook:ci", From: "stranger:webhook:ci", Text: `{"ref":"main"}`}) {
 		t.Fatalf("the harness got %+v\n%s", got, logs.String())

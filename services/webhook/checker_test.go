@@ -23,7 +23,7 @@ func pidOf(l *Listener, hook string) int {
 }
 
 // serve runs l on a fresh port until the test ends.
-func serve(t *testing.T, l *Listener) string {
+func serve(t testing.TB, l *Listener) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

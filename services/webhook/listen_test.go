@@ -79,15 +79,7 @@ func newRig(t testing.TB, lim Limits) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { l.ServeOn(ctx, ln); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; l.Close() })
-	r.base = "http://" + ln.Addr().String()
+	r.base = serve(t, l)
 	return r
 }
 

@@ -16,8 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"lnk.dev/lnk/caps"
-	"lnk.dev/lnk/internal/ownerdir"
-	"lnk.dev/lnk/services/harness/config"
 	"lnk.dev/lnk/services/harness/endpoint"
 	"lnk.dev/lnk/services/harness/store"
 )
@@ -118,22 +116,16 @@ func agentClient(home, name, thread, text string) (*endpoint.Client, error) {
 	if err != nil {
 		return nil, agentErr(err, name)
 	}
-	d, err := ownerdir.Open(home, ".lnk", "agents", name)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	b, err := config.ReadBridge(int(d.Fd()))
-	if errors.Is(err, os.ErrNotExist) {
+	c, err := endpoint.ClientFor(home, a)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return nil, Fail(ExitMissing, fmt.Errorf("agent %s has no bridge.json: Link Harness hasn't started for it", name), "lnk agent start "+name+" starts it")
-	}
-	if err != nil {
+	case errors.Is(err, endpoint.ErrOtherAgent):
+		return nil, Refused(fmt.Errorf("~/.lnk/agents/%s/%w", name, err), "lnk agent restart "+name+" writes it again")
+	case err != nil:
 		return nil, Refused(fmt.Errorf("~/.lnk/agents/%s/bridge.json: %w", name, err), "lnk agent restart "+name+" writes it again")
 	}
-	if b.AgentID != a.ID || b.Name != a.Name || b.Owner != a.Owner {
-		return nil, Refused(fmt.Errorf("~/.lnk/agents/%s/bridge.json names another agent (%s)", name, b.AgentID), "lnk agent restart "+name+" writes it again")
-	}
-	return endpoint.NewClient(b)
+	return c, nil
 }
 
 // sendErr says why a message wasn't answered, with what would help.

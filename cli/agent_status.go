@@ -118,13 +118,16 @@ type agentStatus struct {
 	RunningIn  *bool      `json:"running_in,omitempty"` // whether the running harness is sandboxed
 	// SandboxRefused is why this machine refuses the setting's sandbox
 	// off (caps.ErrNoSandboxRefused): the agent does not start so.
-	SandboxRefused string            `json:"sandbox_refused,omitempty"`
-	Ports          *caps.PortBlock   `json:"ports"`
-	Log            string            `json:"log,omitempty"`
-	LastExit       string            `json:"last_exit,omitempty"`
-	Enforces       []caps.Line       `json:"enforces"`
-	Background     []map[string]any  `json:"background"`
-	Record         *agentlife.Record `json:"record,omitempty"`
+	SandboxRefused string          `json:"sandbox_refused,omitempty"`
+	Ports          *caps.PortBlock `json:"ports"`
+	// WebhookPort is where the running agent's webhook listener takes
+	// posts on 127.0.0.1 (0: none runs).
+	WebhookPort int               `json:"webhook_port,omitempty"`
+	Log         string            `json:"log,omitempty"`
+	LastExit    string            `json:"last_exit,omitempty"`
+	Enforces    []caps.Line       `json:"enforces"`
+	Background  []map[string]any  `json:"background"`
+	Record      *agentlife.Record `json:"record,omitempty"`
 }
 
 func printStatus(c *cobra.Command, home string, a *caps.Agent, asJSON bool) error {
@@ -146,6 +149,8 @@ func printStatus(c *cobra.Command, home string, a *caps.Agent, asJSON bool) erro
 			s.PID, s.Supervisor, s.Mode, s.Since, s.RunningIn = r.HarnessPID, r.PID, r.Mode, &since, &sandboxed
 			if r.State != agentlife.StateRunning {
 				s.PID = 0
+			} else {
+				s.WebhookPort = r.WebhookPort
 			}
 		}
 	}
@@ -186,6 +191,9 @@ func printStatus(c *cobra.Command, home string, a *caps.Agent, asJSON bool) erro
 		fmt.Fprintf(w, "ports     %d-%d (LNK_PORT=%d)\n", a.Ports.First, a.Ports.Last(), a.Ports.First)
 	} else {
 		fmt.Fprintf(w, "ports     -\n")
+	}
+	if s.WebhookPort != 0 {
+		fmt.Fprintf(w, "webhooks  http://127.0.0.1:%d/h/<id> (lnk agent webhook list %s names each)\n", s.WebhookPort, a.Name)
 	}
 	if s.Log != "" {
 		fmt.Fprintf(w, "log       %s\n", tilde(home, s.Log))

@@ -37,6 +37,9 @@ func init() {
 				if err != nil {
 					return err
 				}
+				if err := takesStrangers(args[0]); err != nil {
+					return err
+				}
 				s, err := a.Add(args[1], time.Now())
 				if err != nil {
 					return webhookErr(err, args[0], args[1])
@@ -148,7 +151,6 @@ func init() {
 				if err != nil {
 					return Fail(ExitFailure, err, "lnk agent start "+args[0]+" starts its harness")
 				}
-				defer h.Key.Destroy()
 				logf := func(f string, v ...any) { fmt.Fprintf(c.ErrOrStderr(), "lnk: "+f+"\n", v...) }
 				l, err := webhook.NewListener(a, checker, h, webhook.DefaultLimits, logf)
 				if err != nil {
@@ -164,6 +166,21 @@ func init() {
 			},
 		}
 	})
+}
+
+// takesStrangers refuses an agent whose harness is not Link Harness: one
+// started by its [start] command can't be trusted to say who a message
+// is from or to keep a conversation's tools (security.txt "Webhooks").
+func takesStrangers(name string) error {
+	ca, err := caps.LoadAgent(os.Getenv("HOME"), name)
+	if err != nil {
+		return agentErr(err, name)
+	}
+	if !ca.RunsLinkHarness() {
+		return Refused(fmt.Errorf("agent %s runs its own harness ([start] command), which can't say who a message is from or keep a conversation's tools: only Link Harness takes webhooks", name),
+			"an agent whose agent.toml has no [start] command runs Link Harness (lnk agent create makes one)")
+	}
+	return nil
 }
 
 func loadWebhookAgent(name string) (webhook.Agent, error) {

@@ -103,3 +103,37 @@ func TestWebhookCommands(t *testing.T) {
 	}
 	run(4, "agent", "webhook", "remove", "helper", "github")
 }
+
+// TestWebhookAddRefusesOwnHarness: an agent whose [start] command runs
+// a harness of its own is refused a webhook (exit 3, with a hint) and
+// nothing is recorded; an agent on Link Harness is given one (the
+// positive control).
+func TestWebhookAddRefusesOwnHarness(t *testing.T) {
+	lnkBin(t)
+	home := testenv.Home(t)
+	for _, name := range []string{"own", "linked"} {
+		if _, errs, code := lnkRun(t, nil, "agent", "create", name); code != 0 {
+			t.Fatalf("agent create %s: %d %s", name, code, errs)
+		}
+	}
+	f, err := os.OpenFile(filepath.Join(home, "Link", "Agents", "own", "Config", "agent.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("\n[start]\ncommand = [\"/bin/true\"]\n")
+	f.Close()
+	out, errs, code := lnkRun(t, nil, "agent", "webhook", "add", "own", "ci")
+	if code != 3 || !strings.Contains(errs, "only Link Harness takes webhooks") || !strings.Contains(errs, "hint: ") || strings.Contains(out, "whsec_") {
+		t.Fatalf("add for an agent with its own harness: exit %d\n%s%s", code, out, errs)
+	}
+	a, err := webhook.LoadAgent(home, "own")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := a.Load(); err != nil || len(s.Hooks) != 0 {
+		t.Fatalf("a refused add recorded %+v (%v)", s, err)
+	}
+	if out, errs, code := lnkRun(t, nil, "agent", "webhook", "add", "linked", "ci"); code != 0 || !strings.Contains(out, "whsec_") {
+		t.Fatalf("add for a Link Harness agent: exit %d\n%s%s", code, out, errs)
+	}
+}

@@ -1,14 +1,21 @@
-// Command lnk-webhook checks one webhook post's signature: the webhook's
-// secrets on its stdin, the post (helpers/webhookcheck's frame) on fd 3,
-// and its verdict, one JSON line, on stdout. It calls nothing: before it
-// reads a byte, landlock takes every file right and TCP from it and
-// seccomp refuses exec and every socket. It never holds the harness's
-// endpoint or key, and its verdict only says a status and the post's id.
+// Command lnk-webhook checks the signatures of one webhook's posts for
+// the agent's listener, which starts it once, at that webhook's first
+// post, and keeps it. Checks arrive on its stdin, each a frame of
+// helpers/keybroker/webhookcheck holding the post's signature headers
+// and body and the webhook's secrets as the listener read them for it;
+// each verdict goes back as one line on stdout, numbered as its check.
+// It calls nothing: before it reads a byte, landlock takes every file
+// right and TCP from it and seccomp refuses exec and every socket. It
+// never holds the harness's endpoint or key, holds its one webhook's
+// secrets as the last check came with them (webhookcheck.Keeper), and its
+// verdict only says a status and the post's id. A frame it can't read ends it: the listener starts another.
 package main
 
 import (
-	"encoding/json"
+	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -29,22 +36,31 @@ func main() {
 	if err := seccomp.ConfineBroker(policy); err != nil {
 		fail("seccomp: %v", err)
 	}
-	s, err := webhookcheck.ReadSecrets(os.Stdin)
-	if err != nil {
-		fail("%v", err)
-	}
-	defer s.Destroy()
-	req, err := webhookcheck.ReadRequest(os.NewFile(3, "request"))
-	if err != nil {
-		answer(webhookcheck.Verdict{Status: 400, Reason: err.Error()})
-		return
-	}
-	answer(webhookcheck.Check(s, req, time.Now()))
-}
-
-func answer(v webhookcheck.Verdict) {
-	if err := json.NewEncoder(os.Stdout).Encode(v); err != nil {
-		os.Exit(1)
+	fr := webhookcheck.NewFrameReader(os.Stdin)
+	out := bufio.NewWriterSize(os.Stdout, 4096)
+	var keep webhookcheck.Keeper
+	defer keep.Destroy()
+	for {
+		seq, raw, req, err := fr.Next()
+		if err != nil {
+			out.Flush() // the verdicts of the checks before it
+			if errors.Is(err, io.EOF) {
+				return // the listener closed the pipe between checks
+			}
+			fail("%v", err)
+		}
+		v := keep.Check(raw, req, time.Now())
+		if err := webhookcheck.WriteVerdict(out, seq, v); err != nil {
+			fail("writing a verdict: %v", err)
+		}
+		// Verdicts of checks that arrived together go back together;
+		// none waits for a check not yet sent.
+		if fr.Buffered() > 0 {
+			continue
+		}
+		if err := out.Flush(); err != nil {
+			fail("writing a verdict: %v", err)
+		}
 	}
 }
 

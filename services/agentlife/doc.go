@@ -14,7 +14,10 @@
 // process, and the kernel's record of the start with the connection of
 // the lnk that made it). It is restarted when it fails, after 1 s,
 // doubling to 1 minute, back to 1 s once it has run a minute; an exit of
-// 0 ends the supervisor.
+// 0 ends the supervisor. An agent on Link Harness with webhooks has its
+// webhook listener (lnk agent webhook serve, outside the sandbox) started
+// with each start of the harness, in its process group, and stopped
+// before it; the record names its port (lnk agent status shows it).
 //
 // Files, all the owner's (0600 in 0700 folders under ~/.lnk, opened
 // through internal/ownerdir and internal/ownerfile, never through a link,

@@ -55,6 +55,9 @@ type Record struct {
 	Ports        *caps.PortBlock `json:"ports,omitempty"`
 	Log          string          `json:"log"`
 	LastExit     string          `json:"last_exit,omitempty"` // how the harness last ended
+	// WebhookPort is where the agent's webhook listener, started with
+	// the harness, takes posts on 127.0.0.1; 0: it has no webhook.
+	WebhookPort int `json:"webhook_port,omitempty"`
 }
 
 // parseRecord reads a record, refusing one that isn't whole: a field

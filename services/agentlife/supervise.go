@@ -179,6 +179,7 @@ type harness struct {
 	out    *os.File      // the reading end of its output's pipe
 	copied chan struct{} // closed once its output is all in the log
 	carry  *carrier      // Link Harness's port on the machine's loopback (carry.go); nil for another harness
+	hooks  *hookListener // its webhook listener (webhooks.go); nil without webhooks
 }
 
 // copyGrace bounds how long, once the harness's group is killed, its
@@ -242,6 +243,10 @@ func (s *supervisor) start(first bool) (*harness, error) {
 	default:
 		argv = append([]string{s.cfg.Lnk, "sandbox", "run", "--agent", a.Name, "--"}, a.Start.Command...)
 	}
+	hookPort, err := webhookPort(s.cfg.Home, a)
+	if err != nil {
+		return nil, err
+	}
 	// The harness writes a pipe the supervisor copies to the log: never
 	// the log's own descriptor, through which it could truncate it.
 	out, in, err := os.Pipe()
@@ -265,6 +270,14 @@ func (s *supervisor) start(first bool) (*harness, error) {
 			return nil, err
 		}
 	}
+	if hookPort != 0 {
+		hookOut, err := dupFile(in)
+		if err != nil {
+			h.kill()
+			return nil, err
+		}
+		h.hooks = startHooks(s.cfg.Lnk, a.Name, h.pgid, hookOut)
+	}
 	logCopy, err := dupFile(log)
 	if err != nil {
 		h.kill()
@@ -284,6 +297,7 @@ func (s *supervisor) start(first bool) (*harness, error) {
 	s.rec.HarnessPID, s.rec.HarnessStart = h.pgid, st.Start
 	s.rec.Since, s.rec.Starts = time.Now().UTC(), s.rec.Starts+1
 	s.rec.Log = log.Name()
+	s.rec.WebhookPort = hookPort
 	if err := s.write(); err != nil {
 		h.kill()
 		return nil, err
@@ -338,7 +352,9 @@ func (h *harness) wait(ctx context.Context) result {
 	}()
 	select {
 	case <-exited:
+		h.hooks.end()
 	case <-ctx.Done():
+		h.hooks.end()
 		unix.Kill(-h.pgid, unix.SIGTERM)
 		select {
 		case <-exited:
@@ -362,6 +378,7 @@ func (h *harness) wait(ctx context.Context) result {
 
 // kill ends a harness that started but can't be kept.
 func (h *harness) kill() {
+	h.hooks.end()
 	unix.Kill(-h.pgid, unix.SIGKILL)
 	h.carry.close()
 	h.cmd.Wait()

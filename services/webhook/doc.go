@@ -7,8 +7,13 @@
 // # Security
 //
 // A webhook's secret is 32 random bytes, shown once by Add or Roll as
-// whsec_<base64> and never logged; only the listener reads it, at each
-// post, and hands it to lnk-webhook on its stdin. Ids are 128 random bits.
-// Every file is opened through internal/ownerfile (never through a link,
-// 600, written whole). An error on a security path refuses the post.
+// whsec_<base64> and never logged; only the listener reads it (the file
+// opened at each post, parsed again when it changed) and hands it, with
+// each post, to that webhook's own lnk-webhook on its stdin (checker.go):
+// one confined process per webhook, started at its first post and kept.
+// Ids are 128 random bits. Every file is opened through
+// internal/ownerfile (never through a link, 600, written whole);
+// hooks-seen.json by group commit, a post answered 202 only once the
+// write holding its id is durable (seen.go). An error on a security path
+// refuses the post.
 package webhook

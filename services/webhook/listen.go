@@ -1,17 +1,14 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +39,9 @@ type Listener struct {
 	sem     chan struct{}
 	seen    *seen
 	dir     *os.File
+	checks  *checkers
+	hooks   settingsCache
+	secrets secretsCache
 }
 
 // NewListener is agent a's listener, checking each post with the
@@ -64,11 +64,16 @@ func NewListener(a Agent, checker string, d Deliverer, l Limits, logf func(strin
 		logf = func(string, ...any) {}
 	}
 	return &Listener{agent: a, checker: checker, deliver: d, limits: l, logf: logf, now: time.Now,
-		sem: make(chan struct{}, l.InFlight), seen: sn, dir: dir}, nil
+		sem: make(chan struct{}, l.InFlight), seen: sn, dir: dir, checks: newCheckers(checker, l.InFlight, logf)}, nil
 }
 
-// Close releases the settings folder.
-func (l *Listener) Close() error { return l.dir.Close() }
+// Close stops the listener's lnk-webhook processes and releases the
+// settings folder.
+func (l *Listener) Close() error {
+	l.checks.close()
+	l.secrets.close()
+	return l.dir.Close()
+}
 
 // Serve listens on 127.0.0.1 at the port in the agent's webhooks.json
 // until ctx ends. It never listens on another address.
@@ -126,7 +131,7 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.refuse(w, http.StatusNotFound, "no webhook here")
 		return
 	}
-	settings, err := l.agent.Load()
+	settings, err := l.hooks.load(int(l.dir.Fd()))
 	if err != nil {
 		l.refuse(w, http.StatusServiceUnavailable, "the webhooks' record can't be read: "+err.Error())
 		return
@@ -148,7 +153,7 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.refuse(w, status, why)
 		return
 	}
-	v := l.check(r.Context(), *hook, r, body)
+	v := l.check(*hook, r, body)
 	if v.Status != http.StatusOK {
 		l.refuse(w, v.Status, v.Reason)
 		return
@@ -190,61 +195,33 @@ func (l *Listener) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int
 	return body, 0, ""
 }
 
-// check runs lnk-webhook: the webhook's secrets, read now, on its stdin,
-// the post on fd 3, its verdict on stdout, within CheckTimeout.
-func (l *Listener) check(ctx context.Context, h Hook, r *http.Request, body []byte) webhookcheck.Verdict {
+// check hands the post to the webhook's lnk-webhook with its secrets,
+// read now, and waits at most CheckTimeout for the verdict. A 200 must
+// name the id the post's own header carries in the scheme it names.
+func (l *Listener) check(h Hook, r *http.Request, body []byte) webhookcheck.Verdict {
 	unavailable := func(why string) webhookcheck.Verdict {
 		return webhookcheck.Verdict{Status: http.StatusServiceUnavailable, Reason: why}
 	}
-	sec, err := l.agent.Secrets(h, l.now())
+	sec, release, err := l.secrets.get(l.agent.Home, h, l.now())
 	if err != nil {
 		return unavailable("the webhook's secrets can't be read: " + err.Error())
 	}
-	defer sec.Destroy()
-	ctx, cancel := context.WithTimeout(ctx, l.limits.CheckTimeout)
-	defer cancel()
-	reqR, reqW, err := os.Pipe()
+	defer release()
+	c, err := l.checks.get(h.ID)
 	if err != nil {
 		return unavailable(err.Error())
 	}
-	defer reqR.Close()
-	cmd := exec.CommandContext(ctx, l.checker)
-	cmd.Env = []string{}
-	cmd.ExtraFiles = []*os.File{reqR}
-	cmd.WaitDelay = time.Second
-	stdin, err := cmd.StdinPipe()
+	req := requestOf(r, body)
+	v, err := c.check(webhookcheck.Secrets{Current: sec.Current, Previous: sec.Previous, PreviousUntil: sec.PreviousUntil}, req, l.limits.CheckTimeout)
 	if err != nil {
-		reqW.Close()
 		return unavailable(err.Error())
 	}
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &limited{b: &out, n: 4096}, &limited{b: &errOut, n: 4096}
-	if err := cmd.Start(); err != nil {
-		reqW.Close()
-		return unavailable("lnk-webhook: " + err.Error())
+	if v.Status != http.StatusOK {
+		return v
 	}
-	reqR.Close()
-	go func() {
-		webhookcheck.WriteSecrets(stdin, webhookcheck.Secrets{Current: sec.Current, Previous: sec.Previous, PreviousUntil: sec.PreviousUntil})
-		stdin.Close()
-	}()
-	go func() {
-		webhookcheck.WriteRequest(reqW, requestOf(r, body))
-		reqW.Close()
-	}()
-	err = cmd.Wait()
-	if ctx.Err() != nil {
-		return unavailable("lnk-webhook did not answer in time")
-	}
-	if err != nil {
-		return unavailable(fmt.Sprintf("lnk-webhook failed: %v: %s", err, strings.TrimSpace(errOut.String())))
-	}
-	var v webhookcheck.Verdict
-	if err := json.Unmarshal(out.Bytes(), &v); err != nil || v.Status == 0 {
-		return unavailable("lnk-webhook gave no verdict")
-	}
-	if v.Status == http.StatusOK && v.ID == "" {
-		return unavailable("the post has no id")
+	idHeader := map[string]string{"link": "webhook-id", "github": "x-github-delivery"}[v.Scheme]
+	if idHeader == "" || v.ID != req.Headers[idHeader] {
+		return unavailable("lnk-webhook named an id the post does not carry")
 	}
 	return v
 }
@@ -270,7 +247,9 @@ func contentOf(r *http.Request, body []byte) (string, int, string) {
 
 // hand gives a checked post to the harness: 401 for a repeat or the same
 // post in flight, 503 (kept nowhere) when the harness refused it or could
-// not be reached, 202 once it took it.
+// not be reached, 202 once it took it and its id is on disk; 500 when it
+// took it but the id could not be written (still refused as a repeat
+// while the listener runs, and written with the next post's).
 func (l *Listener) hand(w http.ResponseWriter, r *http.Request, h Hook, v webhookcheck.Verdict, text string) {
 	key := h.ID + " " + v.ID
 	if err := l.seen.begin(key, l.now()); err != nil {
@@ -278,29 +257,15 @@ func (l *Listener) hand(w http.ResponseWriter, r *http.Request, h Hook, v webhoo
 		return
 	}
 	if err := l.deliver.Deliver(r.Context(), l.agent.ID, From(h.Name), Thread(h.Name), text); err != nil {
-		l.seen.end(key, false, l.now())
+		l.seen.drop(key)
 		l.refuse(w, http.StatusServiceUnavailable, "the agent did not take the post: "+err.Error())
 		return
 	}
-	if err := l.seen.end(key, true, l.now()); err != nil {
-		// Taken, and kept in memory: a repeat is still refused until
-		// the listener ends.
-		l.logf("webhook: %s could not be written: %v", SeenName, err)
+	if err := l.seen.take(key, l.now()); err != nil {
+		l.refuse(w, http.StatusInternalServerError, "the agent took the post, but "+SeenName+" could not be written: "+err.Error())
+		return
 	}
 	w.WriteHeader(http.StatusAccepted)
-}
-
-// limited keeps at most n bytes.
-type limited struct {
-	b *bytes.Buffer
-	n int
-}
-
-func (l *limited) Write(p []byte) (int, error) {
-	if room := l.n - l.b.Len(); room > 0 {
-		l.b.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
 }
 
 // requestOf keeps r's signature headers and body for lnk-webhook.

@@ -61,6 +61,8 @@ type rig struct {
 	secret *secret.Value // the text form
 	hook   Hook
 	log    *testenv.SyncBuffer
+	// checker is the built lnk-webhook.
+	checker string
 }
 
 func newRig(t testing.TB, lim Limits) *rig {
@@ -72,20 +74,12 @@ func newRig(t testing.TB, lim Limits) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(added.Secret.Destroy)
-	r := &rig{a: a, h: &harness{}, secret: added.Secret, hook: added.Hook, log: &testenv.SyncBuffer{}}
+	r := &rig{a: a, h: &harness{}, secret: added.Secret, hook: added.Hook, log: &testenv.SyncBuffer{}, checker: checker}
 	l, err := NewListener(a, checker, r.h, lim, func(f string, args ...any) { fmt.Fprintf(r.log, f+"\n", args...) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { l.ServeOn(ctx, ln); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; l.Close() })
-	r.base = "http://" + ln.Addr().String()
+	r.base = serve(t, l)
 	return r
 }
 

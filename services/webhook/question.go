@@ -49,12 +49,13 @@ func (l *Listener) ask(w http.ResponseWriter, h Hook, v webhookcheck.Verdict, q 
 	}
 	id, err := l.putQuestion(h, q)
 	if err != nil {
-		l.seen.end(key, false, l.now())
+		l.seen.drop(key)
 		l.refuse(w, http.StatusServiceUnavailable, "the question could not be kept: "+err.Error())
 		return
 	}
-	if err := l.seen.end(key, true, l.now()); err != nil {
-		l.logf("webhook: %s could not be written: %v", SeenName, err)
+	if err := l.seen.take(key, l.now()); err != nil {
+		l.refuse(w, http.StatusInternalServerError, "the question was kept, but "+SeenName+" could not be written: "+err.Error())
+		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusAccepted)

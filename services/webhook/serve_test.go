@@ -2,26 +2,25 @@ package webhook
 
 import (
 	"bytes"
-	"encoding/hex"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	scheme "lnk.dev/lnk/helpers/keybroker/webhook"
 	"lnk.dev/lnk/internal/testenv"
+	"lnk.dev/lnk/services/harness/endpoint"
 )
 
-// TestServeEndToEnd: lnk agent webhook serve, the real lnk-webhook and a
-// test endpoint that keeps the harness's contract: a signed post reaches
-// the agent as the webhook's stranger after the endpoint's proof, 202;
-// an unsigned one never does.
+// TestServeEndToEnd: lnk agent webhook serve, the real lnk-webhook and
+// the harness's real endpoint: a signed post reaches the agent as the
+// webhook's stranger after the endpoint's proof, 202; an unsigned one
+// never does.
 func TestServeEndToEnd(t *testing.T) {
 	lnk := testenv.Bin(t, "lnk")
 	testenv.Bin(t, "lnk-webhook")
@@ -31,15 +30,9 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer added.Secret.Destroy()
-	key := bytes.Repeat([]byte{7}, 32)
-	e := &endpoint{key: key, proveKey: key, agentID: a.ID, owner: a.Owner, proved: map[string]bool{},
-		release: make(chan struct{}), turnEnded: make(chan struct{})}
-	close(e.release)
-	port := startEndpoint(t, e)
-	bridge := fmt.Sprintf(`{"agent_id":%q,"owner":%q,"name":"helper","endpoint":"http://127.0.0.1:%d","key":%q}`, a.ID, a.Owner, port, hex.EncodeToString(key))
-	if err := os.WriteFile(filepath.Join(a.Home, ".lnk", "agents", "helper", "bridge.json"), []byte(bridge), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tr := &turner{release: make(chan struct{}), ended: make(chan struct{}, 4)}
+	close(tr.release)
+	startHarness(t, a, testKey(7), testKey(7), tr)
 	var logs testenv.SyncBuffer
 	cmd := exec.Command(lnk, "agent", "webhook", "serve", "helper")
 	cmd.Env = append(os.Environ(), "HOME="+a.Home)
@@ -77,11 +70,14 @@ func TestServeEndToEnd(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	want(t, "unsigned", post(false, ""), 401)
+	// 127.0.0.1 alone: another loopback address at the same port finds
+	// nothing listening.
+	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.2:%d", added.Port), time.Second); err == nil {
+		c.Close()
+		t.Fatal("the listener answers on 127.0.0.2: it listens on more than 127.0.0.1")
+	}
 	want(t, "signed", post(true, "e2e-1"), 202)
-	e.mu.Lock()
-	got := strings.Join(e.got, "\n")
-	e.mu.Unlock()
-	if got != `stranger:webhook:ci|webhook:ci|{"ref":"main"}` {
-		t.Fatalf("the harness got %q\n%s", got, logs.String())
+	if got := tr.messages(); len(got) != 1 || got[0] != (endpoint.Message{Thread: "webhook:ci", From: "stranger:webhook:ci", Text: `{"ref":"main"}`}) {
+		t.Fatalf("the harness got %+v\n%s", got, logs.String())
 	}
 }

@@ -134,6 +134,11 @@ func readSettings(dirfd int) (*Settings, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", SettingsName, err)
 	}
+	return parseSettings(data)
+}
+
+// parseSettings parses webhooks.json's bytes, refusing a malformed hook.
+func parseSettings(data []byte) (*Settings, error) {
 	var s Settings
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, fmt.Errorf("%s: %w", SettingsName, err)

@@ -88,8 +88,20 @@ func Read(f *os.File) (*File, error) {
 	if err := checkOwned(int(f.Fd()), false); err != nil {
 		return nil, err
 	}
-	data := make([]byte, MaxFileSize+1)
+	// A buffer of the file's size and a page more: a file that grew
+	// past it since is read again into one of the largest size. Each is
+	// zeroed, so no copy of a secret is left behind.
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", FileName, err)
+	}
+	data := make([]byte, min(st.Size+4096, MaxFileSize+1))
 	n, err := readAllAt(f, data)
+	if err == nil && n == len(data) && n <= MaxFileSize {
+		clear(data)
+		data = make([]byte, MaxFileSize+1)
+		n, err = readAllAt(f, data)
+	}
 	if err != nil {
 		clear(data)
 		return nil, fmt.Errorf("reading %s: %w", FileName, err)

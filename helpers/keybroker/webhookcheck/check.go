@@ -1,24 +1,24 @@
-// Package webhookcheck is lnk-webhook's work, both sides of its pipes:
-// the request the listener writes (WriteRequest) and lnk-webhook reads
-// (ReadRequest), the secrets on its stdin, and the check of a post's
-// signature in Link's scheme or GitHub's (Check), whose verdict says the
-// HTTP status and the post's id.
+// Package webhookcheck is lnk-webhook's work and both sides of its two
+// pipes: the checks the listener writes on its stdin (WriteFrame) and
+// lnk-webhook reads (FrameReader), each a post with the webhook's
+// secrets read for it, the verdicts it writes back on its stdout
+// (WriteVerdict, VerdictReader), and the check of a post's signature in
+// Link's scheme or GitHub's (Check), whose verdict says the HTTP status
+// and the post's id.
 //
 // # Security
 //
-// ReadRequest trusts nothing it reads: a frame is a header line of at
-// most 16 KiB and a body of at most MaxBody bytes, each length checked
-// before it is read. Check holds the secrets only as secret.Values; a
-// post with no id is refused 503, a signature that is malformed 400, one
-// that no held secret made, or a post with none, 401.
+// Both readers trust nothing they read. A check frame is a header line
+// of at most 16 KiB, the secrets (at most 1 KiB) and a body of at most
+// MaxBody bytes, each length checked before it is read; a verdict is one
+// line of at most 4 KiB naming a status the listener knows. Check holds
+// the secrets only as secret.Values; a post with no id is refused 503, a
+// signature that is malformed 400, one that no held secret made, or a
+// post with none, 401.
 package webhookcheck
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -57,54 +57,6 @@ const (
 	StatusServiceUnavailable = 503
 )
 
-// WriteRequest writes req as one frame: a JSON line, then the body.
-func WriteRequest(w io.Writer, req Request) error {
-	req.Length = len(req.Body)
-	line, err := json.Marshal(req)
-	if err != nil {
-		return err
-	}
-	if _, err := w.Write(append(line, '\n')); err != nil {
-		return err
-	}
-	_, err = w.Write(req.Body)
-	return err
-}
-
-// ReadRequest reads one frame.
-func ReadRequest(r io.Reader) (Request, error) {
-	br := bufio.NewReaderSize(r, 4096)
-	var line []byte
-	for {
-		part, isPrefix, err := br.ReadLine()
-		if err != nil {
-			return Request{}, fmt.Errorf("webhook request: %w", err)
-		}
-		line = append(line, part...)
-		if len(line) > maxHeader {
-			return Request{}, errors.New("webhook request: its header line is too long")
-		}
-		if !isPrefix {
-			break
-		}
-	}
-	var req Request
-	if err := json.Unmarshal(line, &req); err != nil {
-		return Request{}, fmt.Errorf("webhook request: %w", err)
-	}
-	if req.Length < 0 || req.Length > MaxBody {
-		return Request{}, errors.New("webhook request: a body is 0 to 1 MiB")
-	}
-	if req.Method != MethodPost && req.Method != MethodGet {
-		return Request{}, errors.New("webhook request: only POST and GET are checked")
-	}
-	req.Body = make([]byte, req.Length)
-	if _, err := io.ReadFull(br, req.Body); err != nil {
-		return Request{}, fmt.Errorf("webhook request: its body: %w", err)
-	}
-	return req, nil
-}
-
 // Secrets are a webhook's secrets in text form (whsec_…).
 type Secrets struct {
 	Current       *secret.Value
@@ -125,15 +77,37 @@ func refuse(status int, why string) Verdict { return Verdict{Status: status, Rea
 
 // Check checks req's signature with s at now.
 func Check(s Secrets, req Request, now time.Time) Verdict {
+	var k keys
+	defer k.destroy()
+	return k.check(s, req, now)
+}
+
+// keys are the schemes' keys made from one Secrets, each when first
+// needed.
+type keys struct {
+	link, github       scheme.Keys
+	haveLink, haveGH   bool
+	linkErr, githubErr error
+}
+
+func (k *keys) destroy() {
+	destroy(k.link)
+	destroy(k.github)
+	*k = keys{}
+}
+
+func (k *keys) check(s Secrets, req Request, now time.Time) Verdict {
 	h := req.Headers
 	switch {
 	case h["webhook-signature"] != "" || h["webhook-id"] != "" || h["webhook-timestamp"] != "":
-		keys, err := keysOf(s, scheme.ParseSecret)
-		if err != nil {
+		if !k.haveLink {
+			k.link, k.linkErr = keysOf(s, scheme.ParseSecret)
+			k.haveLink = true
+		}
+		if k.linkErr != nil {
 			return refuse(StatusServiceUnavailable, "the webhook's secret can't be read")
 		}
-		defer destroy(keys)
-		err = scheme.Verify(keys, scheme.Headers{ID: h["webhook-id"], Timestamp: h["webhook-timestamp"], Signature: h["webhook-signature"]}, req.Body, now)
+		err := scheme.Verify(k.link, scheme.Headers{ID: h["webhook-id"], Timestamp: h["webhook-timestamp"], Signature: h["webhook-signature"]}, req.Body, now)
 		if v, bad := verdictOf(err); bad {
 			return v
 		}
@@ -142,12 +116,14 @@ func Check(s Secrets, req Request, now time.Time) Verdict {
 		if req.Method != MethodPost {
 			return refuse(StatusUnauthorized, "a GitHub-signed webhook takes only posts")
 		}
-		keys, err := keysOf(s, func(t []byte) (*secret.Value, error) { return scheme.GitHubKey(t) })
-		if err != nil {
+		if !k.haveGH {
+			k.github, k.githubErr = keysOf(s, func(t []byte) (*secret.Value, error) { return scheme.GitHubKey(t) })
+			k.haveGH = true
+		}
+		if k.githubErr != nil {
 			return refuse(StatusServiceUnavailable, "the webhook's secret can't be read")
 		}
-		defer destroy(keys)
-		if v, bad := verdictOf(scheme.VerifyGitHub(keys, h["x-hub-signature-256"], req.Body, now)); bad {
+		if v, bad := verdictOf(scheme.VerifyGitHub(k.github, h["x-hub-signature-256"], req.Body, now)); bad {
 			return v
 		}
 		return withID(h["x-github-delivery"], "github")

@@ -34,26 +34,24 @@ func text(t *testing.T, s string) *secret.Value {
 	return v
 }
 
-// roundTrip passes req and s through the pipes' own formats, as the
-// listener writes them and lnk-webhook reads them.
+// roundTrip passes req and s through the pipe's own frame, as the
+// listener writes it and lnk-webhook reads it.
 func roundTrip(t *testing.T, s Secrets, req Request) (Secrets, Request) {
 	t.Helper()
-	var sb, rb bytes.Buffer
-	if err := WriteSecrets(&sb, s); err != nil {
+	var b bytes.Buffer
+	if err := WriteFrame(&b, 7, s, req); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteRequest(&rb, req); err != nil {
-		t.Fatal(err)
+	seq, raw, r2, err := NewFrameReader(&b).Next()
+	if err != nil || seq != 7 {
+		t.Fatalf("seq %d: %v", seq, err)
 	}
-	s2, err := ReadSecrets(&sb)
+	s2, err := ReadSecrets(bytes.NewReader(raw))
+	clear(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s2.Destroy)
-	r2, err := ReadRequest(&rb)
-	if err != nil {
-		t.Fatal(err)
-	}
 	return s2, r2
 }
 

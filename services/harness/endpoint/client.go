@@ -99,46 +99,114 @@ func (o *oneConn) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 // to onText. It returns the answer's event number. Ending ctx ends the
 // turn (the connection closes).
 func (c *Client) Send(ctx context.Context, thread, text string, onText func(string)) (int64, error) {
+	resp, err := c.post(ctx, "", thread, text)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	return readStream(resp.Body, onText)
+}
+
+// HandTurnLimit bounds how long the answer to a message Hand gave is
+// read before its connection is closed, which ends the turn.
+const HandTurnLimit = time.Hour
+
+// Hand sends text to thread as from (a sender Link-From names: a
+// webhook's stranger, a schedule), first checking the harness's proof
+// on the same connection, and returns once the harness has taken it,
+// never waiting for the turn: ctx ending after that no longer ends it.
+// Such a message is answered nowhere: its answer is read to its end (at
+// most HandTurnLimit) and dropped. done, if not nil, is called then.
+func (c *Client) Hand(ctx context.Context, from, thread, text string, done func()) error {
+	if err := CheckFrom(from); err != nil {
+		return err
+	}
+	// The request outlives ctx once the harness has taken it.
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	resp, err := c.post(rctx, from, thread, text)
+	if err != nil {
+		stop()
+		cancel()
+		return err
+	}
+	stop()
+	go func() {
+		defer cancel()
+		timer := time.AfterFunc(HandTurnLimit, cancel)
+		defer timer.Stop()
+		readStream(resp.Body, nil)
+		resp.Body.Close()
+		if done != nil {
+			done()
+		}
+	}()
+	return nil
+}
+
+// post checks the proof, then sends the message (from "" the owner) on
+// the same connection, and returns the answer once it is 200.
+func (c *Client) post(ctx context.Context, from, thread, text string) (*http.Response, error) {
 	base := "http://127.0.0.1:" + strconv.Itoa(c.port)
 	var hc *http.Client
+	var tr *http.Transport
 	// A connection closed unanswered (the harness starting or restarting)
 	// is tried again, on a new connection, for retryFor: only the proof,
 	// before the key or the message is sent.
 	for end := time.Now().Add(retryFor); ; {
 		oc := &oneConn{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(c.port))}
-		tr := &http.Transport{DialContext: oc.dial, MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1, DisableCompression: true, Proxy: nil}
-		defer tr.CloseIdleConnections()
+		tr = &http.Transport{DialContext: oc.dial, MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1, DisableCompression: true, Proxy: nil}
 		hc = &http.Client{Transport: tr}
 		err := c.checkProof(ctx, hc, base)
 		if err == nil {
 			break
 		}
+		tr.CloseIdleConnections()
 		var unanswered *unansweredError
 		if !errors.As(err, &unanswered) || time.Now().After(end) || ctx.Err() != nil {
-			return 0, err
+			return nil, err
 		}
 		select {
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return nil, ctx.Err()
 		case <-time.After(retryEvery):
 		}
 	}
 	body, _ := json.Marshal(MessageRequest{Thread: thread, Text: text})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+PathMessage, bytes.NewReader(body))
 	if err != nil {
-		return 0, err
+		hc.CloseIdleConnections()
+		return nil, err
 	}
 	c.headers(req)
+	if from != "" {
+		req.Header.Set(HeaderFrom, from)
+	}
 	req.Header.Set("Authorization", "Bearer "+hex.EncodeToString(c.key))
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, err
+		hc.CloseIdleConnections()
+		return nil, err
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, refusedBy(resp)
+		defer resp.Body.Close()
+		defer hc.CloseIdleConnections()
+		return nil, refusedBy(resp)
 	}
-	return readStream(resp.Body, onText)
+	resp.Body = &oneConnBody{ReadCloser: resp.Body, tr: tr}
+	return resp, nil
+}
+
+// oneConnBody closes the message's connection with its answer.
+type oneConnBody struct {
+	io.ReadCloser
+	tr *http.Transport
+}
+
+func (b *oneConnBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.tr.CloseIdleConnections()
+	return err
 }
 
 func (c *Client) headers(req *http.Request) {

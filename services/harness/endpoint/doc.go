@@ -21,8 +21,9 @@
 // without an ID, is 409; an ID and name that disagree 404; an agent with
 // no key 503 for every request. Everything is keyed by the agent's ID and
 // owner, never its name. A thread's name is checked by store.CheckThread;
-// an owner's message over 16 KiB, a Link-From naming no sender, and a body
-// that isn't exactly {"thread","text"} are refused. One turn runs per
+// an owner's message over 16 KiB, another's over 1 MiB (a webhook
+// post's cap), a Link-From naming no sender, and a body that isn't
+// exactly {"thread","text"} are refused. One turn runs per
 // thread at a time; a second message waits its turn. Every refusal is
 // logged once, with its reason, never with the key or the message.
 package endpoint

@@ -16,9 +16,16 @@ import (
 // Limits of a request.
 const (
 	MaxOwnerMessage = 16 << 10 // an owner's message's text, bytes
-	maxOthers       = 48 << 10 // another sender's message's text, bytes
-	maxBody         = 64 << 10 // a message's body, JSON and all
-	maxProofBody    = 256      // a proof's body
+	// MaxOthersMessage is another sender's message's text, bytes: as
+	// much as a webhook's post may carry (security.txt "Webhooks": a
+	// body is capped at 1 MiB), so that no post the listener took is
+	// refused here and retried by its sender for ever.
+	MaxOthersMessage = 1 << 20
+	maxBody          = 64 << 10 // an owner's message's body, JSON and all
+	// maxOthersBody is another sender's: its text JSON-escaped at worst
+	// (\u00XX, six bytes a byte) and the rest.
+	maxOthersBody = 6*MaxOthersMessage + 64<<10
+	maxProofBody  = 256 // a proof's body
 	// shutdownGrace bounds how long a SIGTERM waits for the turns running.
 	shutdownGrace = 30 * time.Second
 )

@@ -298,9 +298,11 @@ func TestProofAndMessageOneConnection(t *testing.T) {
 	}
 }
 
-// An owner's message of 16 KiB is taken, one byte more refused; a thread
-// that isn't a name refused; a Link-From naming no sender refused, one
-// naming a schedule taken.
+// An owner's message of 16 KiB is taken, one byte more refused (and a
+// body past 64 KiB); another's of 1 MiB (a webhook post's cap), JSON-
+// escaped at worst, is taken, one byte more refused; a thread that isn't
+// a name refused; a Link-From naming no sender refused, one naming a
+// schedule taken.
 func TestMessageChecks(t *testing.T) {
 	a := newAgent(idA, "ana", "alpha", "alpha")
 	port, _ := serve(t, a)
@@ -322,6 +324,9 @@ func TestMessageChecks(t *testing.T) {
 		{"16 KiB", h(), body("main", strings.Repeat("a", MaxOwnerMessage)), 200},
 		{"16 KiB and one", h(), body("main", strings.Repeat("a", MaxOwnerMessage+1)), 400},
 		{"from a schedule, 20 KiB", h(HeaderFrom, "schedule:daily"), body("main", strings.Repeat("a", 20<<10)), 200},
+		{"a stranger's 1 MiB, escaped at worst", h(HeaderFrom, "stranger:webhook:ci"), body("webhook-ci", strings.Repeat(`\u0001`, MaxOthersMessage)), 200},
+		{"a stranger's 1 MiB and one", h(HeaderFrom, "stranger:webhook:ci"), body("webhook-ci", strings.Repeat("a", MaxOthersMessage+1)), 400},
+		{"an owner's body past 64 KiB", h(), body("main", strings.Repeat(`\u0001`, 11<<10)), 400},
 		{"Link-From empty", h(HeaderFrom, ""), body("main", "x"), 403},
 		{"Link-From nobody", h(HeaderFrom, "nobody"), body("main", "x"), 403},
 		{"thread a path", h(), body("../x", "x"), 400},
@@ -338,8 +343,8 @@ func TestMessageChecks(t *testing.T) {
 			t.Errorf("%s: %d, want %d", c.name, st, c.status)
 		}
 	}
-	if n := a.turn.count(); n != 2 {
-		t.Fatalf("%d turns ran, want the two taken", n)
+	if n := a.turn.count(); n != 3 {
+		t.Fatalf("%d turns ran, want the three taken", n)
 	}
 	if got := a.turn.seen["main"][1]; !strings.HasPrefix(got, "schedule:daily|") {
 		t.Fatalf("the sender was not kept: %q", got[:20])

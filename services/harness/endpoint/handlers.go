@@ -178,7 +178,11 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	req, err := decode[MessageRequest](r, maxBody)
+	limit := int64(maxBody)
+	if hasFrom {
+		limit = maxOthersBody
+	}
+	req, err := decode[MessageRequest](r, limit)
 	if err == nil {
 		err = checkThread(req.Thread)
 	}
@@ -188,8 +192,8 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 			err = errors.New("the message is empty")
 		case from == "" && len(req.Text) > MaxOwnerMessage:
 			err = errors.New("an owner's message is at most 16 KiB")
-		case len(req.Text) > maxOthers:
-			err = errors.New("a message from others is at most 48 KiB")
+		case len(req.Text) > MaxOthersMessage:
+			err = errors.New("a message from others is at most 1 MiB")
 		}
 	}
 	if err != nil {

@@ -90,6 +90,7 @@ func init() {
 	})
 	register("agent", func() *cobra.Command {
 		var keyFile string
+		var newKey bool
 		c := &cobra.Command{
 			Use:   "receive --key FILE",
 			Short: "Read an agent's move on stdin, sealed to the key in FILE, and put it in place once all of it authenticated",
@@ -98,14 +99,23 @@ func init() {
 				"but for those that open this machine or reach past its sandbox, each printed as the lnk agent allow flag that gives it.",
 			Args: cobra.NoArgs,
 			RunE: func(c *cobra.Command, _ []string) error {
-				if keyFile == "" {
-					return Usage("--key is needed: the file lnk key new wrote", "lnk key new --out FILE makes a receiver's key")
+				if (keyFile == "") == !newKey {
+					return Usage("one of --key FILE (the file lnk key new wrote) or --new-key is needed", "lnk key new --out FILE makes a receiver's key")
 				}
 				if f, ok := c.InOrStdin().(*os.File); ok && isTerminal(f) {
 					return Usage("stdin is a terminal: the move comes from a pipe", "lnk agent state-send NAME --to KEY | lnk agent receive --key FILE")
 				}
-				key, err := readStreamKey(keyFile)
-				if err != nil {
+				var key *stream.PrivateKey
+				var err error
+				if newKey {
+					// A key for this move alone, held in memory: its
+					// public half goes back first, on stdout.
+					var pub *stream.PublicKey
+					if pub, key, err = stream.NewKeyPair(); err != nil {
+						return err
+					}
+					fmt.Fprintln(c.OutOrStdout(), pub.String())
+				} else if key, err = readStreamKey(keyFile); err != nil {
 					return err
 				}
 				ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
@@ -121,6 +131,7 @@ func init() {
 			},
 		}
 		c.Flags().StringVar(&keyFile, "key", "", "the receiver's private key file (lnk key new --out FILE)")
+		c.Flags().BoolVar(&newKey, "new-key", false, "make a key for this move alone and print its public half first (what lnk agent move runs here over ssh)")
 		return c
 	})
 }

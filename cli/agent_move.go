@@ -166,7 +166,7 @@ func printReceived(c *cobra.Command, got *move.Received) {
 	fmt.Fprintf(out, "agent %s (id %s) %s: %s put in place\n", got.Name, got.ID, how, strings.Join(got.Placed, ", "))
 	for _, a := range got.Allow {
 		if team, ok := strings.CutPrefix(a, "team:"); ok {
-			fmt.Fprintf(out, "  left out, its team's folder: lnk agent team add %s %s\n", textLine(team), got.Name)
+			fmt.Fprintf(out, "  left out, team %s's shared folder: only this machine's team file ([teams.%s]) gives it\n", textLine(team), textLine(team))
 			continue
 		}
 		fmt.Fprintf(out, "  left out: lnk agent allow %s %s\n", got.Name, textLine(a))

@@ -87,7 +87,7 @@ func init() {
 		}
 		c.Flags().StringVar(&target, "ssh", "", "the machine to move to, USER@HOST")
 		c.Flags().StringVar(&sshConfig, "ssh-config", "", "an ssh config file (ssh -F): its port, key and known hosts")
-		c.Flags().StringVar(&remote, "remote-lnk", "lnk", "the command that runs lnk on the other machine")
+		c.Flags().StringVar(&remote, "remote-lnk", "lnk", "the other machine's command for Link's CLI (default: lnk, on its PATH)")
 		return c
 	})
 }
@@ -125,7 +125,7 @@ func sendOverSSH(ctx context.Context, c *cobra.Command, home string, a *caps.Age
 	if err != nil || perr != nil {
 		in.Close()
 		rc.Wait()
-		return Fail(ExitFailure, fmt.Errorf("the other machine sent no key for the move: nothing was sent"), "lnk agent receive --new-key must run there (--remote-lnk names lnk there)")
+		return Fail(ExitFailure, fmt.Errorf("the other machine sent no key for the move: nothing was sent"), "lnk agent receive --new-key must run there: --remote-lnk names the command that runs it")
 	}
 	s := &move.Send{Home: home, Name: a.Name, To: pub,
 		ReadyToSwitch: func() error {

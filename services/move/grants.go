@@ -11,8 +11,8 @@ import (
 // only this machine's owner gives: --read '~', --network-mode host,
 // --lan-host, --port, --browser-host, --tcp, --tool, a --command named by
 // a path or *, and teams' folders. It returns the spec to write and, for
-// each grant left out, the lnk agent allow flag (or lnk agent team add)
-// that would give it.
+// each grant left out, the lnk agent allow flag that would give it
+// ("team:NAME" for a team's folder, which only a team file gives).
 func narrowGrants(data []byte) ([]byte, []string, error) {
 	s, err := caps.ParseSpec("the stream's sandbox.toml", data)
 	if err != nil {

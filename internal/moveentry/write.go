@@ -16,6 +16,7 @@ type Writer struct {
 	phase Phase
 	count uint64
 	err   error
+	buf   []byte // a file's copy buffer
 }
 
 // NewWriter writes the format's magic and the head.
@@ -91,7 +92,10 @@ func (w *Writer) File(path string, mode uint32, size int64, r io.Reader) error {
 		return w.err
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(w.w, h), io.LimitReader(r, size))
+	if w.buf == nil {
+		w.buf = make([]byte, 1<<20)
+	}
+	n, err := io.CopyBuffer(io.MultiWriter(w.w, h), io.LimitReader(r, size), w.buf)
 	if err != nil {
 		w.err = err
 		return err

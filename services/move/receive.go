@@ -46,6 +46,7 @@ type staging struct {
 	fd     int    // the folder
 	parent string // the last parent opened, and its handle
 	pfd    int
+	buf    []byte // a file's copy buffer
 }
 
 // Run reads a move's sealed stream from in and, once all of it
@@ -161,7 +162,7 @@ func newStaging(home string, h *moveentry.Head) (*staging, error) {
 		unix.Close(moving)
 		return nil, err
 	}
-	st := &staging{moving: moving, id: h.ID, fd: fd, pfd: -1}
+	st := &staging{moving: moving, id: h.ID, fd: fd, pfd: -1, buf: make([]byte, copyBuf)}
 	note, _ := json.Marshal(map[string]string{"id": h.ID, "name": h.Name, "copy_came": time.Now().UTC().Format(time.RFC3339)})
 	if err := ownerfile.WriteAtomic(fd, "move.json", note, ownerfile.Write{}); err != nil {
 		st.remove()
@@ -244,7 +245,9 @@ func (s *staging) put(e *moveentry.Entry, er *moveentry.Reader) error {
 	}
 	f := fileOf(fd, e.Path)
 	defer f.Close()
-	if _, err := io.Copy(f, er.Body()); err != nil {
+	// Whole records at a time, not io.Copy's 32 KiB (os.File's ReadFrom
+	// would take it back to that size).
+	if _, err := io.CopyBuffer(struct{ io.Writer }{f}, er.Body(), s.buf); err != nil {
 		return err
 	}
 	return f.Chmod(fsMode(e.Mode))

@@ -1,6 +1,7 @@
 package move
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -156,16 +157,18 @@ func (t *tree) file(fd int, n, path string, aside bool) error {
 	}
 	mode := st.Mode & 0o777
 	if !aside && st.Size <= AsideOver {
-		var buf bytes.Buffer
-		k, err := io.Copy(&buf, io.LimitReader(f, AsideOver+1))
-		if err != nil {
+		// Read whole into memory: room for its size and one byte more,
+		// which tells a file that grew meanwhile.
+		buf := make([]byte, st.Size+1)
+		k, err := io.ReadFull(f, buf)
+		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 			return fmt.Errorf("reading %s: %w", path, err)
 		}
-		if k <= AsideOver {
-			return t.w.File(path, mode, k, &buf)
+		if k <= int(st.Size) {
+			return t.w.File(path, mode, int64(k), bytes.NewReader(buf[:k]))
 		}
-		// It grew past the bound while read: aside, from what was read on.
-		return t.aside(io.MultiReader(&buf, f), path, mode)
+		// It grew while read: aside, from what was read on.
+		return t.aside(io.MultiReader(bytes.NewReader(buf[:k]), f), path, mode)
 	}
 	return t.aside(f, path, mode)
 }
@@ -184,5 +187,5 @@ func (t *tree) aside(r io.Reader, path string, mode uint32) error {
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	return t.w.File(path, mode, k, tmp)
+	return t.w.File(path, mode, k, bufio.NewReaderSize(tmp, copyBuf))
 }

@@ -117,6 +117,14 @@ webhookposts=$(awk '$1 ~ /^BenchmarkWebhookPosts-/ {
   if (w != "") printf "webhook posts: %.0f/s, p50 to 202 %.1f ms; plain Go handler: %.0f/s; ratio %.3fx (target: at least 0.5x, %s)\n", w, l/1e6, p, r, (r >= 0.5 ? "met" : "NOT MET")
 }' "$results")
 [ -n "$webhookposts" ] && echo "webhooks: $webhookposts"
+# A move (issue #29): lnk agent state-send | lnk agent receive of 1 GiB
+# of files (LNK_BENCH_MOVE_MB for less), beside tar c | tar x of the same
+# files in the same run (at least 0.5x its rate).
+agentmove=$(awk '$1 ~ /^BenchmarkStateSendReceiveBesideTar-/ {
+  for (i = 3; i < NF; i++) { if ($(i+1) == "move-MB/s") m = $i; if ($(i+1) == "tar-MB/s") t = $i; if ($(i+1) == "rate-x-tar") r = $i; if ($(i+1) == "MiB") s = $i }
+  if (m != "") printf "state-send | receive of %d MiB: %.1f MB/s; tar c | tar x: %.1f MB/s; ratio %.2fx (target: at least 0.5x, %s)\n", s, m, t, r, (r >= 0.5 ? "met" : "NOT MET")
+}' "$results")
+[ -n "$agentmove" ] && echo "agent move: $agentmove"
 # Every figure of the run goes to docs/PERFORMANCE.md, the one place
 # figures live (code comments say what and why, never a measurement):
 # the part between its bench markers is written anew; the analyses below
@@ -174,6 +182,12 @@ if [ -z "${BENCH:-}" ]; then
       echo "## Agent send"
       echo
       echo "$agentsend"
+    fi
+    if [ -n "$agentmove" ]; then
+      echo
+      echo "## Agent move"
+      echo
+      echo "$agentmove"
     fi
     echo
     echo "## Every benchmark"

@@ -6,11 +6,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/keybroker/stream"
-	"lnk.dev/lnk/internal/moveentry"
 	"lnk.dev/lnk/internal/moveentry/movetest"
 	"lnk.dev/lnk/services/move"
 )
@@ -167,4 +168,34 @@ func TestArrivalRefusedByNameOrID(t *testing.T) {
 	}
 }
 
-var _ = moveentry.ErrPath
+
+// TestStaleStagingSwept: a receive removes a staging folder a killed
+// receive left more than 7 days ago, and keeps a newer one and a name
+// that is no agent's ID.
+func TestStaleStagingSwept(t *testing.T) {
+	const id = "0123456789abcdef0123456789abcdef"
+	pub, priv := newKey(t)
+	_, to := twoHomes(t)
+	moving := filepath.Join(caps.Layout{Home: to}.Agents(), ".moving")
+	old, fresh, other := filepath.Join(moving, strings.Repeat("a", 32)), filepath.Join(moving, strings.Repeat("b", 32)), filepath.Join(moving, "notes")
+	for _, d := range []string{old, fresh, other} {
+		if err := os.MkdirAll(filepath.Join(d, "files"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(moving, 0o700)
+	long := time.Now().Add(-move.StaleAfter - time.Hour)
+	os.Chtimes(old, long, long)
+	os.Chtimes(other, long, long)
+	if _, err := (&move.Receive{Home: to, Key: priv}).Run(context.Background(), bytes.NewReader(seal(t, pub, goodPlain(id)))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(old); !os.IsNotExist(err) {
+		t.Errorf("the stale staging folder is still there: %v", err)
+	}
+	for _, d := range []string{fresh, other} {
+		if _, err := os.Lstat(d); err != nil {
+			t.Errorf("%s was removed: %v", d, err)
+		}
+	}
+}

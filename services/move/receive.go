@@ -147,9 +147,13 @@ func newStaging(home string, h *moveentry.Head) (*staging, error) {
 		return nil, fmt.Errorf("opening %s: %w", l.Agents(), err)
 	}
 	defer unix.Close(agents)
-	moving, err := ownerfile.MakeDir(agents, ".moving", unix.O_PATH, ownerfile.PrivateDir)
+	moving, err := ownerfile.MakeDir(agents, ".moving", unix.O_RDONLY, ownerfile.PrivateDir)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s/.moving: %w", l.Agents(), err)
+	}
+	if err := sweepStaging(moving, time.Now()); err != nil {
+		unix.Close(moving)
+		return nil, err
 	}
 	// A receive cut short before left its folder: what it held is
 	// never built on.

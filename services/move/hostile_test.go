@@ -168,7 +168,6 @@ func TestArrivalRefusedByNameOrID(t *testing.T) {
 	}
 }
 
-
 // TestStaleStagingSwept: a receive removes a staging folder a killed
 // receive left more than 7 days ago, and keeps a newer one and a name
 // that is no agent's ID.

@@ -59,6 +59,10 @@ func TestHostileStreamsPlaceNothing(t *testing.T) {
 		t.Fatalf("the good stream has too few records (%d bytes)", len(good))
 	}
 	streams["sealed-wrong-recipient"] = seal(t, otherPub, goodPlain(id))
+	// The switch's secrets, sealed apart, to another key.
+	other := movetest.NewRaw(id, "main").Phase('c').Dir("files", 0o700).File("files/x", 0o600, []byte("x")).
+		Phase('s').Settings(movetest.Agent(id, "main"), nil, seal(t, otherPub, []byte(""))).End()
+	streams["secrets-wrong-recipient"] = seal(t, pub, other.B.Bytes())
 	streams["sealed-truncated"] = good[:stream.HeaderSize+rec-stream.HeaderSize]
 	streams["sealed-cut-mid-record"] = good[:len(good)-100]
 	reordered := append([]byte(nil), good...)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"sync"
 	"testing"
 
 	"lnk.dev/lnk/services/move"
@@ -20,9 +21,12 @@ func TestOneMoveOfAnAgentAtATime(t *testing.T) {
 	waiting, release := make(chan struct{}), make(chan struct{})
 	first := make(chan error, 1)
 	go func() {
+		var once sync.Once
 		s := &move.Send{Home: from, Name: "main", To: pub, ReadyToSwitch: func() error {
-			close(waiting)
-			<-release
+			once.Do(func() {
+				close(waiting)
+				<-release
+			})
 			return nil
 		}}
 		first <- s.Run(context.Background(), &bytes.Buffer{})

@@ -20,8 +20,9 @@ type Send struct {
 	Home string
 	Name string
 	To   *stream.PublicKey
-	// ReadyToSwitch is asked between the copy and the switch: it
-	// returns an error unless the agent is paused and stopped.
+	// ReadyToSwitch is asked between the copy and the switch, and again
+	// before the end: it returns an error unless the agent is paused and
+	// stopped.
 	ReadyToSwitch func() error
 	// Note is told, one line each, what was not sent and why.
 	Note func(string)
@@ -122,6 +123,13 @@ func (s *Send) Run(ctx context.Context, out io.Writer) error {
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("the move was stopped before its end: %w", err)
+	}
+	// Still paused and stopped: an agent started during its switch could
+	// have changed what was sent, so the stream is left without its end.
+	if s.ReadyToSwitch != nil {
+		if err := s.ReadyToSwitch(); err != nil {
+			return err
+		}
 	}
 	if err := ew.End(); err != nil {
 		return err

@@ -58,7 +58,8 @@ func deep(t *testing.T, home string, n int) {
 }
 
 // TestUnfinishedSendIsRefused: a send stopped before its switch (the
-// agent not paused), or cancelled (Ctrl-C), writes no end, and the
+// agent not paused), cancelled (Ctrl-C), or whose agent started during
+// its switch writes no end, and the
 // receiver puts nothing in place; the same agent sent whole arrives
 // (the positive control).
 func TestUnfinishedSendIsRefused(t *testing.T) {
@@ -75,6 +76,7 @@ func TestUnfinishedSendIsRefused(t *testing.T) {
 	}{
 		{"not-paused", context.Background(), func() error { return notPaused }},
 		{"cancelled", cancelled, nil},
+		{"started-during-switch", context.Background(), startedDuringSwitch()},
 		{"whole", context.Background(), nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -133,5 +135,17 @@ func TestReceiveReplacesLinksNeverFollowsThem(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(chats, "c1.jsonl")); err != nil || !strings.Contains(string(b), "hi") {
 		t.Errorf("the conversation: %q %v", b, err)
+	}
+}
+
+// startedDuringSwitch is paused when the switch starts and not at its
+// end, as an agent started meanwhile.
+func startedDuringSwitch() func() error {
+	calls := 0
+	return func() error {
+		if calls++; calls > 1 {
+			return errors.New("agent main runs again")
+		}
+		return nil
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/helpers/keybroker/secrets"
+	"lnk.dev/lnk/internal/secret"
 	"lnk.dev/lnk/internal/testenv"
 )
 
@@ -96,7 +98,8 @@ func sshBox(t *testing.T) string {
 // without a block of ports) from root's HOME to lnktest's over a
 // real sshd on loopback: it arrives with its files and conversation,
 // runs there with its ID, and here its own folder and Home are in
-// History, its Config gone, its secret deleted, the moved note written,
+// History, its Config and unit file gone, its secret deleted (arrived
+// there), the moved note written,
 // and lnk agent start refuses its ID; moving it again is refused.
 func TestMoveOverSSH(t *testing.T) {
 	testenv.RequireRoot(t, "runs an sshd of its own that lets lnktest in")
@@ -129,6 +132,16 @@ func TestMoveOverSSH(t *testing.T) {
 	lf := caps.Layout{Home: from}
 	os.WriteFile(filepath.Join(lf.FilesDir("aide"), "work", "report.md"), []byte("# report\n"), 0o640)
 	os.WriteFile(filepath.Join(lf.OwnDir("aide"), "chats", "c.jsonl"), []byte("{\"t\":\"hi\"}\n"), 0o600)
+	v, _ := secret.FromString("aide-model-key")
+	if err := secrets.Update(from, func(f *secrets.File) error {
+		f.Secrets["AGENT_AIDE_MODEL_KEY"] = &secrets.Entry{Value: v, Agents: []string{a.ID}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	unit := filepath.Join(from, ".config", "systemd", "user", "lnk-agent-"+a.ID+".service")
+	os.MkdirAll(filepath.Dir(unit), 0o700)
+	os.WriteFile(unit, []byte("[Service]\n"), 0o600)
 	code, out, errs := runLnk(t, "agent", "move", "aide", "--ssh", "box", "--ssh-config", conf, "--remote-lnk", remote)
 	if code != ExitOK || !strings.Contains(out, "runs there") {
 		t.Fatalf("move: code %d\n%s\n%s", code, out, errs)
@@ -149,6 +162,23 @@ func TestMoveOverSSH(t *testing.T) {
 	hist, _ := filepath.Glob(filepath.Join(lf.HistoryAgents(), "aide-*", "Home", "work", "report.md"))
 	if len(hist) != 1 {
 		t.Errorf("the Home is not kept in History: %v", hist)
+	}
+	if cfg, _ := filepath.Glob(filepath.Join(lf.HistoryAgents(), "aide-*", "Config")); len(cfg) != 0 {
+		t.Errorf("its Config is kept: %v", cfg)
+	}
+	if _, err := os.Lstat(unit); !os.IsNotExist(err) {
+		t.Errorf("its unit file is still here: %v", err)
+	}
+	here, err := secrets.Load(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if here.Secrets["AGENT_AIDE_MODEL_KEY"] != nil {
+		t.Error("its key is still here")
+	}
+	here.Destroy()
+	if b, err := os.ReadFile(filepath.Join(to, ".lnk", "secrets.toml")); err != nil || !strings.Contains(string(b), "AGENT_AIDE_MODEL_KEY") {
+		t.Errorf("its key did not arrive there: %v", err)
 	}
 	// A copy made here again under the same ID is refused at start.
 	if _, _, err := caps.AdoptAgent(from, a, nil); err != nil {

@@ -79,11 +79,21 @@ func NewID() string {
 // (Collections) (0700), Config/agent.toml and an empty Config/sandbox.toml
 // (0600), and ~/.lnk/agents/<name>/logs (0700).
 func CreateAgent(home, name string) (*Agent, error) {
+	return createAgent(home, newAgent(name), []byte(sandboxHeader))
+}
+
+// createAgent makes agent a's folders and writes its agent.toml and
+// sandbox.toml. A folder of its name already there is ErrAgentExists.
+func createAgent(home string, a *Agent, sandbox []byte) (*Agent, error) {
+	name := a.Name
 	if err := CheckName(name); err != nil {
 		return nil, err
 	}
 	if strings.HasPrefix(name, ".") {
 		return nil, at(ErrBadName, name, "an agent's name can't start with '.': lnk agent list shows the agents")
+	}
+	if !isID(a.ID) {
+		return nil, at(ErrAgentFile, quote(a.ID), "an agent's ID is 32 lowercase hex digits")
 	}
 	l, err := layoutFor(home)
 	if err != nil {
@@ -110,7 +120,6 @@ func CreateAgent(home, name string) (*Agent, error) {
 			return nil, err
 		}
 	}
-	a := newAgent(name)
 	var buf bytes.Buffer
 	if err := toml.NewEncoder(&buf).Encode(a); err != nil {
 		return nil, err
@@ -118,7 +127,7 @@ func CreateAgent(home, name string) (*Agent, error) {
 	if err := writeFileAtomic(l.AgentFile(name), buf.Bytes()); err != nil {
 		return nil, err
 	}
-	if err := writeFileAtomic(l.SandboxFile(name), []byte(sandboxHeader)); err != nil {
+	if err := writeFileAtomic(l.SandboxFile(name), sandbox); err != nil {
 		return nil, err
 	}
 	if err := makeLogsDir(l, name); err != nil {

@@ -84,7 +84,8 @@ var (
 	ErrAgentExists   = rule("agent-exists", "an agent of that name already exists")
 	ErrAgentFile     = rule("agent-file", "an agent's folder holds another agent's agent.toml, or one whose id is not 32 lowercase hex digits")
 	ErrHeldByHarness = rule("held-by-harness", "the harness's grant still holds it")
-	// ErrLayout (layout_check.go) and ErrMachineFile (machine.go) are
+	// ErrLayout (layout_check.go), ErrMachineFile (machine.go),
+	// ErrMovedAway and ErrDuplicateID (moved.go) are
 	// declared beside what they check.
 )
 
@@ -99,4 +100,5 @@ var AllRules = []*Refusal{
 	ErrBadPort, ErrAllPorts, ErrBadMode, ErrBadLimit, ErrNotEnforced, ErrDenyInternet, ErrSpecLink,
 	ErrSpecNotRegular, ErrSpecSyntax, ErrSpecUnknownKey, ErrSpecWrongType,
 	ErrSpecTooBig, ErrAgentExists, ErrAgentFile, ErrHeldByHarness, ErrLayout, ErrMachineFile,
+	ErrMovedAway, ErrDuplicateID,
 }

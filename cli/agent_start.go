@@ -117,6 +117,10 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 	if err != nil {
 		return agentErr(err, name)
 	}
+	// One place at a time: an agent that moved away runs where it went.
+	if err := caps.CheckNotMoved(home, a); err != nil {
+		return auditRefusal("agent start", name, agentErr(err, name))
+	}
 	// Running, nothing is changed: a setting written now would apply at
 	// the harness's next restart, unannounced.
 	if st, err := agentlife.ReadStatus(home, a); err != nil {
@@ -189,6 +193,10 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 		if a, err = ensureModel(c.Context(), home, a); err != nil {
 			return err
 		}
+	}
+	// A start ends a move's pause.
+	if err := caps.Unpause(home, name); err != nil {
+		return err
 	}
 	self, err := os.Executable()
 	if err != nil {

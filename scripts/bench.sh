@@ -128,6 +128,14 @@ webhookposts=$(awk '$1 ~ /^BenchmarkWebhookPosts-/ {
   if (v["webhook-posts/s"] != "") printf "webhook posts (64 at once, median of 5 interleaved turns [range]): %.0f/s [%.0f-%.0f], p50 to 202 %.1f ms [%.1f-%.1f]; plain Go handler: %.0f/s [%.0f-%.0f], p50 %.1f ms [%.1f-%.1f]; ratio %.3fx [%.3f-%.3f] (target: at least 0.5x, %s)\n", v["webhook-posts/s"], v["webhook-posts/s-min"], v["webhook-posts/s-max"], v["webhook-p50-ns"]/1e6, v["webhook-p50-ns-min"]/1e6, v["webhook-p50-ns-max"]/1e6, v["plain-posts/s"], v["plain-posts/s-min"], v["plain-posts/s-max"], v["plain-p50-ns"]/1e6, v["plain-p50-ns-min"]/1e6, v["plain-p50-ns-max"]/1e6, v["x-baseline"], v["x-baseline-min"], v["x-baseline-max"], (v["x-baseline"] >= 0.5 ? "met" : "NOT MET")
 }' "$results")
 [ -n "$webhookposts" ] && echo "webhooks: $webhookposts"
+# A move (issue #29): lnk agent state-send | lnk agent receive of 1 GiB
+# of files (LNK_BENCH_MOVE_MB for less), beside tar c | tar x of the same
+# files in the same run (at least 0.5x its rate).
+agentmove=$(awk '$1 ~ /^BenchmarkStateSendReceiveBesideTar-/ {
+  for (i = 3; i < NF; i++) { if ($(i+1) == "move-MB/s") m = $i; if ($(i+1) == "tar-MB/s") t = $i; if ($(i+1) == "rate-x-tar") r = $i; if ($(i+1) == "MiB") s = $i }
+  if (m != "") printf "state-send | receive of %d MiB: %.1f MB/s; tar c | tar x: %.1f MB/s; ratio %.2fx (target: at least 0.5x, %s)\n", s, m, t, r, (r >= 0.5 ? "met" : "NOT MET")
+}' "$results")
+[ -n "$agentmove" ] && echo "agent move: $agentmove"
 # Every figure of the run goes to docs/PERFORMANCE.md, the one place
 # figures live (code comments say what and why, never a measurement):
 # the part between its bench markers is written anew; the analyses below
@@ -185,6 +193,12 @@ if [ -z "${BENCH:-}" ]; then
       echo "## Agent send"
       echo
       echo "$agentsend"
+    fi
+    if [ -n "$agentmove" ]; then
+      echo
+      echo "## Agent move"
+      echo
+      echo "$agentmove"
     fi
     echo
     echo "## Every benchmark"

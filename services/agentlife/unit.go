@@ -1,11 +1,15 @@
 package agentlife
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/ownerfile"
 	"lnk.dev/lnk/kernel"
 )
 
@@ -51,4 +55,26 @@ func InstallUnit(home, configHome, lnkPath string, a *caps.Agent) (string, error
 		return "", fmt.Errorf("HOME %q can't be written into a unit: not absolute, or holding a quote, backslash, %%, $ or newline", home)
 	}
 	return kernel.WriteUserUnit(home, configHome, UnitName(a.ID), Unit(home, lnkPath, a))
+}
+
+// RemoveUnit removes agent id's unit file, if there is one, from
+// configHome/systemd/user (~/.config when configHome is ""), opened
+// through no link. The unit must be stopped first.
+func RemoveUnit(home, configHome, id string) error {
+	if configHome == "" {
+		configHome = filepath.Join(home, ".config")
+	}
+	dir := filepath.Join(configHome, "systemd", "user")
+	dfd, err := ownerfile.OpenPath(dir, unix.O_PATH|unix.O_DIRECTORY)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	defer unix.Close(dfd)
+	if err := unix.Unlinkat(dfd, UnitName(id), 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("removing %s: %w", filepath.Join(dir, UnitName(id)), err)
+	}
+	return nil
 }

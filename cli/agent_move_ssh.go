@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/helpers/keybroker/stream"
+	"lnk.dev/lnk/services/move"
+)
+
+// lnk agent move NAME --ssh user@host: the whole move over one SSH
+// connection. The other machine's lnk agent receive --new-key makes a
+// per-transfer key, sends its public half back, and reads the sealed
+// stream; the switch waits for this machine to pause the agent. Once the
+// agent answers there, running, with its ID, this machine keeps its own
+// folder and Home in History and deletes the rest (move.Leave).
+
+func init() {
+	register("agent", func() *cobra.Command {
+		var target, sshConfig, remote string
+		c := &cobra.Command{
+			Use:   "move NAME --ssh USER@HOST",
+			Short: "Move the agent to another machine over SSH: sealed to a key made there for this move, then started there and ended here",
+			Long: "Move the agent over SSH (ssh -F FILE with --ssh-config): its files and memory, then, once paused here, its settings, secrets and state,\n" +
+				"sealed to a key the other machine makes for this move. Once it runs there with its ID, this machine writes ~/.lnk/moved/<id>.toml,\n" +
+				"keeps its own folder and Home in ~/Link/History/Agents, and deletes its keys, harnesses' homes and service. If it doesn't answer there,\n" +
+				"everything stays here, stopped.",
+			Args:              cobra.ExactArgs(1),
+			ValidArgsFunction: completeAgents,
+			RunE: func(c *cobra.Command, args []string) error {
+				if err := checkSSHTarget(target); err != nil {
+					return err
+				}
+				home, a, err := loadAgent(args[0])
+				if err != nil {
+					return err
+				}
+				if err := caps.CheckNotMoved(home, a); err != nil {
+					return auditRefusal("agent move", a.Name, agentErr(err, a.Name))
+				}
+				ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+				defer stop()
+				ssh := func(cmd ...string) *exec.Cmd {
+					sa := []string{"-o", "BatchMode=yes"}
+					if sshConfig != "" {
+						sa = append(sa, "-F", sshConfig)
+					}
+					return exec.CommandContext(ctx, "ssh", append(append(sa, "--", target, remote), cmd...)...)
+				}
+				if err := sendOverSSH(ctx, c, home, a, ssh("agent", "receive", "--new-key")); err != nil {
+					return err
+				}
+				// The agent answers there, running, with its ID; else
+				// everything stays here.
+				start := ssh("agent", "start", a.Name, "--json")
+				var why bytes.Buffer
+				start.Stderr = &why
+				out, err := start.Output()
+				var st struct {
+					ID      string `json:"id"`
+					Running bool   `json:"running"`
+				}
+				if err != nil || json.Unmarshal(lastJSON(out), &st) != nil || st.ID != a.ID || !st.Running {
+					fmt.Fprint(c.ErrOrStderr(), textLines(string(tail(why.Bytes(), 4096))))
+					return Fail(ExitFailure, fmt.Errorf("agent %s arrived at %s but does not answer there running with its ID: everything stays here, stopped", a.Name, textLine(target)),
+						"lnk agent start "+a.Name+" runs it here again", "lnk agent move "+a.Name+" --ssh "+target+" tries again")
+				}
+				dest, err := move.Leave(home, a.Name, target)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c.OutOrStdout(), "agent %s moved to %s and runs there; here it is ended: its own folder and Home are in %s\n", a.Name, textLine(target), dest)
+				return nil
+			},
+		}
+		c.Flags().StringVar(&target, "ssh", "", "the machine to move to, USER@HOST")
+		c.Flags().StringVar(&sshConfig, "ssh-config", "", "an ssh config file (ssh -F): its port, key and known hosts")
+		c.Flags().StringVar(&remote, "remote-lnk", "lnk", "the other machine's command for Link's CLI (default: lnk, on its PATH)")
+		return c
+	})
+}
+
+// checkSSHTarget refuses a target ssh would read as an option or that
+// holds anything but a user and a host.
+func checkSSHTarget(t string) error {
+	if t == "" {
+		return Usage("--ssh USER@HOST names the machine to move to")
+	}
+	if strings.HasPrefix(t, "-") || strings.ContainsAny(t, " \t\r\n'\"`$;&|<>\\") || strings.Count(t, "@") > 1 {
+		return Usage(fmt.Sprintf("--ssh %q is not USER@HOST", textLine(t)), "lnk agent move NAME --ssh user@box.example")
+	}
+	return nil
+}
+
+// sendOverSSH runs lnk agent receive --new-key there and sends the agent
+// to the key it prints, pausing the agent here before the switch.
+func sendOverSSH(ctx context.Context, c *cobra.Command, home string, a *caps.Agent, rc *exec.Cmd) error {
+	in, err := rc.StdinPipe()
+	if err != nil {
+		return err
+	}
+	outPipe, err := rc.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	rc.Stderr = c.ErrOrStderr()
+	if err := rc.Start(); err != nil {
+		return fmt.Errorf("ssh: %w", err)
+	}
+	out := bufio.NewReaderSize(outPipe, 4096)
+	line, err := out.ReadString('\n')
+	pub, perr := stream.ParsePublicKey(line)
+	if err != nil || perr != nil {
+		in.Close()
+		rc.Wait()
+		return Fail(ExitFailure, fmt.Errorf("the other machine sent no key for the move: nothing was sent"), "lnk agent receive --new-key must run there: --remote-lnk names the command that runs it")
+	}
+	s := &move.Send{Home: home, Name: a.Name, To: pub,
+		ReadyToSwitch: func() error {
+			if _, err := stopAgent(home, a); err != nil {
+				return err
+			}
+			if err := caps.MarkPaused(home, a.Name, true); err != nil {
+				return err
+			}
+			return readyToSwitch(home, a)
+		},
+		Note: func(n string) { fmt.Fprintln(c.ErrOrStderr(), "lnk: "+n) },
+	}
+	serr := s.Run(ctx, in)
+	in.Close()
+	var rest bytes.Buffer
+	io.Copy(&rest, io.LimitReader(out, 64<<10))
+	werr := rc.Wait()
+	if serr != nil {
+		return moveErr(serr, a.Name)
+	}
+	if werr != nil {
+		return Fail(ExitFailure, fmt.Errorf("the other machine did not take agent %s (%v): it stays here, paused", a.Name, werr),
+			"lnk agent start "+a.Name+" runs it here again")
+	}
+	fmt.Fprint(c.OutOrStdout(), textLines(rest.String()))
+	return nil
+}
+
+// lastJSON is the last line of out that looks like a JSON object.
+func lastJSON(out []byte) []byte {
+	i := bytes.IndexByte(out, '{')
+	if i < 0 {
+		return nil
+	}
+	return out[i:]
+}
+
+// textLines is the other machine's output as shown: no control
+// characters but newlines.
+func textLines(s string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		b.WriteString(textLine(strings.TrimSuffix(l, "\n")))
+		if strings.HasSuffix(l, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// tail is the last n bytes of b.
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}

@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/helpers/keybroker/secrets"
+	"lnk.dev/lnk/internal/secret"
+	"lnk.dev/lnk/internal/testenv"
+)
+
+// sshBox starts an sshd of the test's own on a loopback port (its own
+// host key, config and authorized key; never the system's), letting in
+// lnktest alone, and returns an ssh config file naming it "box".
+func sshBox(t *testing.T) string {
+	t.Helper()
+	sshd := "/usr/sbin/sshd"
+	if _, err := os.Stat(sshd); err != nil {
+		t.Fatalf("no %s: make deps installs openssh-server", sshd)
+	}
+	dir, err := os.MkdirTemp("", "lnk-sshbox-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	for _, k := range []string{"host", "client"} {
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, k)).CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen: %v: %s", err, out)
+		}
+	}
+	clientPub, _ := os.ReadFile(filepath.Join(dir, "client.pub"))
+	hostPub, _ := os.ReadFile(filepath.Join(dir, "host.pub"))
+	os.WriteFile(filepath.Join(dir, "authorized_keys"), clientPub, 0o644)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cfg := strings.Join([]string{
+		"Port " + strconv.Itoa(port), "ListenAddress 127.0.0.1", "HostKey " + filepath.Join(dir, "host"),
+		"PidFile " + filepath.Join(dir, "sshd.pid"), "AuthorizedKeysFile " + filepath.Join(dir, "authorized_keys"),
+		"StrictModes no",
+		// lnktest's account is locked (no password): with PAM, sshd leaves
+		// the account check to it, which lets a key in.
+		"UsePAM yes", "PasswordAuthentication no", "KbdInteractiveAuthentication no",
+		"AllowUsers lnktest", "PermitRootLogin no", "X11Forwarding no", "AllowTcpForwarding no", "PrintMotd no",
+	}, "\n") + "\n"
+	os.WriteFile(filepath.Join(dir, "sshd_config"), []byte(cfg), 0o644)
+	// sshd's privilege separation folder, made as its package would.
+	os.MkdirAll("/run/sshd", 0o755)
+	cmd := exec.Command(sshd, "-D", "-e", "-f", filepath.Join(dir, "sshd_config"))
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("sshd's log:\n%s", logs.String())
+		}
+	})
+	hostKey := strings.Fields(string(hostPub))
+	os.WriteFile(filepath.Join(dir, "known_hosts"), []byte("[127.0.0.1]:"+strconv.Itoa(port)+" "+hostKey[0]+" "+hostKey[1]+"\n"), 0o644)
+	client := strings.Join([]string{
+		"Host box", "  HostName 127.0.0.1", "  Port " + strconv.Itoa(port), "  User lnktest",
+		"  IdentityFile " + filepath.Join(dir, "client"), "  IdentitiesOnly yes",
+		"  UserKnownHostsFile " + filepath.Join(dir, "known_hosts"), "  StrictHostKeyChecking yes", "  GlobalKnownHostsFile /dev/null",
+	}, "\n") + "\n"
+	conf := filepath.Join(dir, "ssh_config")
+	os.WriteFile(conf, []byte(client), 0o600)
+	for i := 0; ; i++ {
+		if exec.Command("ssh", "-F", conf, "-o", "BatchMode=yes", "box", "true").Run() == nil {
+			break
+		}
+		if i == 50 {
+			t.Fatalf("sshd on port %d never let lnktest in: %s", port, logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return conf
+}
+
+// TestMoveOverSSH moves an agent (not main, which runs Link Harness
+// without a block of ports) from root's HOME to lnktest's over a
+// real sshd on loopback: it arrives with its files and conversation,
+// runs there with its ID, and here its own folder and Home are in
+// History, its Config and unit file gone, its secret deleted (arrived
+// there), the moved note written,
+// and lnk agent start refuses its ID; moving it again is refused.
+func TestMoveOverSSH(t *testing.T) {
+	testenv.RequireRoot(t, "runs an sshd of its own that lets lnktest in")
+	u, err := user.Lookup("lnktest")
+	if err != nil {
+		t.Fatalf("no user lnktest: %v", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	conf := sshBox(t)
+	lnk := testenv.Bin(t, "lnk")
+	from := testenv.Home(t)
+	to, err := os.MkdirTemp("", "lnk-move-to-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(to, 0o700)
+	os.Chown(to, uid, gid)
+	remote := "HOME=" + to + " " + lnk
+	t.Cleanup(func() {
+		exec.Command("ssh", "-F", conf, "box", remote, "agent", "stop", "aide").Run()
+		exec.Command("ssh", "-F", conf, "box", remote, "kernel", "stop").Run()
+		endProcsOf(to) // the kernel and built-in model lnk started there
+		os.RemoveAll(to)
+	})
+	a, err := caps.CreateAgent(from, "aide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf := caps.Layout{Home: from}
+	os.WriteFile(filepath.Join(lf.FilesDir("aide"), "work", "report.md"), []byte("# report\n"), 0o640)
+	os.WriteFile(filepath.Join(lf.OwnDir("aide"), "chats", "c.jsonl"), []byte("{\"t\":\"hi\"}\n"), 0o600)
+	v, _ := secret.FromString("aide-model-key")
+	if err := secrets.Update(from, func(f *secrets.File) error {
+		f.Secrets["AGENT_AIDE_MODEL_KEY"] = &secrets.Entry{Value: v, Agents: []string{a.ID}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	unit := filepath.Join(from, ".config", "systemd", "user", "lnk-agent-"+a.ID+".service")
+	os.MkdirAll(filepath.Dir(unit), 0o700)
+	os.WriteFile(unit, []byte("[Service]\n"), 0o600)
+	code, out, errs := runLnk(t, "agent", "move", "aide", "--ssh", "box", "--ssh-config", conf, "--remote-lnk", remote)
+	if code != ExitOK || !strings.Contains(out, "runs there") {
+		t.Fatalf("move: code %d\n%s\n%s", code, out, errs)
+	}
+	lt := caps.Layout{Home: to}
+	if b, err := os.ReadFile(filepath.Join(lt.OwnDir("aide"), "chats", "c.jsonl")); err != nil || !strings.Contains(string(b), "hi") {
+		t.Errorf("the conversation there: %q %v", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(lt.FilesDir("aide"), "work", "report.md")); err != nil || string(b) != "# report\n" {
+		t.Errorf("the file there: %q %v", b, err)
+	}
+	if _, err := os.Lstat(lf.AgentDir("aide")); !os.IsNotExist(err) {
+		t.Errorf("the agent is still here: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(from, ".lnk", "moved", a.ID+".toml")); err != nil {
+		t.Errorf("no moved note: %v", err)
+	}
+	hist, _ := filepath.Glob(filepath.Join(lf.HistoryAgents(), "aide-*", "Home", "work", "report.md"))
+	if len(hist) != 1 {
+		t.Errorf("the Home is not kept in History: %v", hist)
+	}
+	if cfg, _ := filepath.Glob(filepath.Join(lf.HistoryAgents(), "aide-*", "Config")); len(cfg) != 0 {
+		t.Errorf("its Config is kept: %v", cfg)
+	}
+	if _, err := os.Lstat(unit); !os.IsNotExist(err) {
+		t.Errorf("its unit file is still here: %v", err)
+	}
+	here, err := secrets.Load(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if here.Secrets["AGENT_AIDE_MODEL_KEY"] != nil {
+		t.Error("its key is still here")
+	}
+	here.Destroy()
+	if b, err := os.ReadFile(filepath.Join(to, ".lnk", "secrets.toml")); err != nil || !strings.Contains(string(b), "AGENT_AIDE_MODEL_KEY") {
+		t.Errorf("its key did not arrive there: %v", err)
+	}
+	// A copy made here again under the same ID is refused at start.
+	if _, _, err := caps.AdoptAgent(from, a, nil); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runLnk(t, "agent", "start", "aide")
+	if code != ExitRefused || !strings.Contains(errs, "moved-away") {
+		t.Errorf("start of the moved ID: code %d, %s", code, errs)
+	}
+}
+
+// endProcsOf ends the processes (any uid's: the test runs as root) whose
+// HOME is home, a folder this test made: what lnk started on demand
+// there as lnktest. SIGTERM, then SIGKILL after 5 s.
+func endProcsOf(home string) {
+	want := []byte("HOME=" + home + "\x00")
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err == nil && (bytes.HasPrefix(env, want) || bytes.Contains(env, append([]byte{0}, want...))) {
+			pids = append(pids, pid)
+		}
+	}
+	for _, p := range pids {
+		syscall.Kill(p, syscall.SIGTERM)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, p := range pids {
+		for syscall.Kill(p, 0) == nil && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		syscall.Kill(p, syscall.SIGKILL)
+	}
+}

@@ -1,0 +1,61 @@
+package move
+
+import (
+	"fmt"
+	"sort"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/helpers/keybroker/secrets"
+	"lnk.dev/lnk/services/agentlife"
+)
+
+// Leave ends agent name on the machine it left, once it answered where
+// it went (to), running, with its ID; the caller stopped it. First the
+// note of where it went (~/.lnk/moved/<id>.toml), so from then on lnk
+// agent start refuses its ID here whatever else fails; then its keys
+// (each secret granted to it alone is deleted, a shared one no longer
+// granted to it), its unit file, and its folder: its own folder (Agent/)
+// and Home kept in ~/Link/History/Agents, its Config/ and its harnesses'
+// homes removed (caps.DeleteAgent). It returns the History entry.
+func Leave(home, name, to string) (string, error) {
+	a, err := caps.LoadAgent(home, name)
+	if err != nil {
+		return "", err
+	}
+	if err := caps.WriteMovedNote(home, a, to); err != nil {
+		return "", fmt.Errorf("writing the note that agent %s moved: %w", name, err)
+	}
+	if err := revokeSecrets(home, a.ID); err != nil {
+		return "", err
+	}
+	if err := agentlife.RemoveUnit(home, "", a.ID); err != nil {
+		return "", err
+	}
+	return caps.DeleteAgent(home, name)
+}
+
+// revokeSecrets deletes the secrets granted to agent id alone and takes
+// its grant off the others.
+func revokeSecrets(home, id string) error {
+	return secrets.Update(home, func(f *secrets.File) error {
+		for name, e := range f.Secrets {
+			if !e.GrantedTo(id) {
+				continue
+			}
+			var keep []string
+			for _, a := range e.Agents {
+				if a != id {
+					keep = append(keep, a)
+				}
+			}
+			if len(keep) == 0 {
+				e.Value.Destroy()
+				delete(f.Secrets, name)
+				continue
+			}
+			sort.Strings(keep)
+			e.Agents = keep
+		}
+		return nil
+	})
+}

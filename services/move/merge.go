@@ -1,0 +1,83 @@
+package move
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/moveentry"
+	"lnk.dev/lnk/internal/ownerfile"
+)
+
+// mergeFiles moves the staging files folder into the agent's Home:
+// incoming files overwrite, nothing there is deleted. Each name is moved
+// from the folder holding it, opened through no link: a link there in a
+// folder's place is replaced, never written through.
+func mergeFiles(stage, agent int, note func(string)) error {
+	src, err := ownerfile.OpenDir(stage, "files", unix.O_RDONLY)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(src)
+	dst, err := ownerfile.OpenDir(agent, "Home", unix.O_PATH)
+	if err != nil {
+		return fmt.Errorf("opening the agent's files folder: %w", err)
+	}
+	defer unix.Close(dst)
+	return mergeDir(src, dst, "files", 0, note)
+}
+
+func mergeDir(src, dst int, path string, depth int, note func(string)) error {
+	if depth > moveentry.MaxDepth {
+		return fmt.Errorf("%w: %s", moveentry.ErrDepth, path)
+	}
+	names, err := readNames(src)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		var s, d unix.Stat_t
+		if err := unix.Fstatat(src, n, &s, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return err
+		}
+		derr := unix.Fstatat(dst, n, &d, unix.AT_SYMLINK_NOFOLLOW)
+		switch {
+		case derr != nil && !errors.Is(derr, unix.ENOENT):
+			return derr
+		case derr != nil:
+			err = ownerfile.Rename(src, n, dst, n, unix.RENAME_NOREPLACE)
+		case s.Mode&unix.S_IFMT == unix.S_IFDIR && d.Mode&unix.S_IFMT == unix.S_IFDIR:
+			err = mergeSub(src, dst, n, path+"/"+n, depth, note)
+		case d.Mode&unix.S_IFMT == unix.S_IFDIR:
+			note(path + "/" + n + " is left out: a folder here has its name, and a move deletes nothing")
+			continue
+		default:
+			// A file or link here is replaced by what came, a folder
+			// included: the old one goes with the staging folder.
+			err = ownerfile.Rename(src, n, dst, n, unix.RENAME_EXCHANGE)
+		}
+		if err != nil {
+			return fmt.Errorf("putting %s/%s in place: %w", path, n, err)
+		}
+	}
+	return nil
+}
+
+func mergeSub(src, dst int, n, path string, depth int, note func(string)) error {
+	s, err := ownerfile.Open(src, n, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(s)
+	d, err := ownerfile.Open(dst, n, unix.O_PATH|unix.O_DIRECTORY, 0)
+	if errors.Is(err, ownerfile.ErrLink) || errors.Is(err, unix.ENOTDIR) {
+		// Swapped for a link or a file meanwhile: replaced, not entered.
+		return ownerfile.Rename(src, n, dst, n, unix.RENAME_EXCHANGE)
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(d)
+	return mergeDir(s, d, path, depth+1, note)
+}

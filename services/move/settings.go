@@ -1,0 +1,71 @@
+package move
+
+import (
+	"bytes"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/helpers/keybroker/secrets"
+	"lnk.dev/lnk/helpers/keybroker/stream"
+	"lnk.dev/lnk/internal/moveentry"
+	"lnk.dev/lnk/internal/ownerfile"
+)
+
+// settings reads agent a's Link settings for the switch's first line:
+// its agent.toml and sandbox.toml, and the secrets granted to its ID,
+// sealed apart to the same receiver.
+func settings(home string, l caps.Layout, a *caps.Agent, to *stream.PublicKey) (*moveentry.Settings, error) {
+	cfg, err := ownerfile.OpenPath(l.ConfigDir(a.Name), unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return nil, fmt.Errorf("opening agent %s's Config: %w", a.Name, err)
+	}
+	defer unix.Close(cfg)
+	var s moveentry.Settings
+	if s.Agent, err = ownerfile.ReadFile(cfg, "agent.toml", ownerfile.Private, moveentry.MaxSettings); err != nil {
+		return nil, fmt.Errorf("reading agent %s's agent.toml: %w", a.Name, err)
+	}
+	if s.Sandbox, err = ownerfile.ReadFile(cfg, "sandbox.toml", ownerfile.Private, moveentry.MaxSettings); err != nil {
+		return nil, fmt.Errorf("reading agent %s's sandbox.toml: %w", a.Name, err)
+	}
+	if s.Secrets, err = sealSecrets(home, a.ID, to); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// sealSecrets seals the secrets granted to agent id, as a secrets.toml
+// granting them to it alone, to the receiver's key.
+func sealSecrets(home, id string, to *stream.PublicKey) ([]byte, error) {
+	all, err := secrets.Load(home)
+	if err != nil {
+		return nil, fmt.Errorf("reading ~/.lnk/secrets.toml: %w", err)
+	}
+	defer all.Destroy()
+	mine := &secrets.File{Secrets: map[string]*secrets.Entry{}}
+	for name, e := range all.Secrets {
+		if e.GrantedTo(id) {
+			c := *e
+			c.Agents = []string{id}
+			mine.Secrets[name] = &c
+		}
+	}
+	text := mine.Encode()
+	defer clear(text)
+	var out bytes.Buffer
+	w, err := stream.NewWriter(&out, to)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(text); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	if out.Len() > moveentry.MaxSettings {
+		return nil, fmt.Errorf("agent %s's secrets are past the %d bytes a move carries", id, moveentry.MaxSettings)
+	}
+	return out.Bytes(), nil
+}

@@ -72,7 +72,7 @@ func TestNotEnforcedRefusedAndShown(t *testing.T) {
 	for _, l := range lines {
 		seen[l.Grant] = l.Route
 	}
-	for grant, route := range map[string]string{"browser host": RouteNone, "model": RouteNone, "lan host": RouteProxy, "limits": RouteNone} {
+	for grant, route := range map[string]string{"browser host": RouteNone, "model": RouteNone, "lan host": RouteProxy, "limits": RouteNone, "run limits": RouteRunTool} {
 		if seen[grant] != route {
 			t.Errorf("%s: route %q, want %q", grant, seen[grant], route)
 		}

@@ -25,6 +25,10 @@ const (
 	RouteHostNet  = "host network (no proxy)"
 	RouteTools    = "tool bridge"
 	RouteCommands = "sandbox: seccomp + exec list"
+	// RouteRunTool is [tool.run]'s limits: the run tool ends a call's
+	// or a background command's whole group at its time, keeps its
+	// output to its size, and counts the background commands.
+	RouteRunTool = "run tool: ends the group, cuts the output, counts"
 	// RouteNone is a grant nothing enforces yet ([browser], [model],
 	// [tools] strangers, the limits of tools not built yet): shown as
 	// such, never as a route that would hold, and lnk agent allow
@@ -148,9 +152,13 @@ func Permissions(home, name string) ([]Line, *Compiled, error) {
 		add("model", m, w.find(func(s *Spec) bool { return s.Model != nil && has(s.Model.Allow, m) }), RouteNone)
 	}
 	lim := c.Limits
-	add("limits", fmt.Sprintf("run %s, %d B out; background %d, %d/day; notes %d B; hops %d, %d/day",
-		lim.Run.Timeout, lim.Run.Output, lim.Run.Background, lim.Run.BackgroundPerDay, lim.Memory.Notes, lim.Scheduler.Hops, lim.Scheduler.PerDay),
-		w.find(func(s *Spec) bool { return s.Tool != nil || s.Run != nil }), RouteNone)
+	add("run limits", fmt.Sprintf("run %s, %d B out; background %d at once, %s each, %d/day, %d B out, kept %s",
+		lim.Run.Timeout, lim.Run.Output, lim.Run.Background, lim.Run.BackgroundTimeout, lim.Run.BackgroundPerDay, lim.Run.BackgroundOutput, lim.Run.BackgroundKeep),
+		w.find(func(s *Spec) bool { return s.Tool != nil && s.Tool.Run != nil }), RouteRunTool)
+	add("limits", fmt.Sprintf("notes %d B; hops %d, %d/day", lim.Memory.Notes, lim.Scheduler.Hops, lim.Scheduler.PerDay),
+		w.find(func(s *Spec) bool {
+			return s.Tool != nil && (s.Tool.Memory != nil || s.Tool.Scheduler != nil) || s.Run != nil
+		}), RouteNone)
 	return out, c, nil
 }
 

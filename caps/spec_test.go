@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"lnk.dev/lnk/internal/testenv"
 )
@@ -124,5 +125,40 @@ func TestDefaultsAndLimits(t *testing.T) {
 		if !has(c.Hidden, h) {
 			t.Fatalf("%s not hidden: %v", h, c.Hidden)
 		}
+	}
+}
+
+// TestRunLimitDefaultsAreTheSpecs: a sandbox file naming no [tool.run]
+// compiles to the spec's numbers, each written here as the spec says it
+// (2 min, 64 KiB, 4 at once, 1 h, 100 a day, 1 MiB, 24 h), never read
+// from Link's own table, which a change could move unseen.
+func TestRunLimitDefaultsAreTheSpecs(t *testing.T) {
+	home := testenv.Home(t)
+	if _, err := CreateAgent(home, "d"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := CompileAgent(home, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := RunLimits{Timeout: 120 * time.Second, Output: 65536, Background: 4, BackgroundTimeout: 3600 * time.Second,
+		BackgroundPerDay: 100, BackgroundOutput: 1048576, BackgroundKeep: 86400 * time.Second}
+	if c.Limits.Run != want {
+		t.Fatalf("[tool.run] defaults %+v, the spec's %+v", c.Limits.Run, want)
+	}
+	// Each is the agent's own once its file says it (the control that
+	// the compile reads them).
+	l := Layout{Home: home}
+	spec := "[tool.run]\ntimeout = \"10s\"\noutput = 100\nbackground = 1\nbackground_timeout = \"1m\"\nbackground_per_day = 2\nbackground_output = 200\nbackground_keep = \"1h\"\n"
+	if err := writeFileAtomic(l.SandboxFile("d"), []byte(spec)); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = CompileAgent(home, "d"); err != nil {
+		t.Fatal(err)
+	}
+	set := RunLimits{Timeout: 10 * time.Second, Output: 100, Background: 1, BackgroundTimeout: time.Minute,
+		BackgroundPerDay: 2, BackgroundOutput: 200, BackgroundKeep: time.Hour}
+	if c.Limits.Run != set {
+		t.Fatalf("[tool.run] set %+v, want %+v", c.Limits.Run, set)
 	}
 }

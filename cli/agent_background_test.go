@@ -89,3 +89,52 @@ func requireBwrapForBackground(t *testing.T) {
 	testenv.Require(t, err == nil, "bubblewrap (bwrap)")
 	testenv.Require(t, landlock.ABI() > 0, "landlock")
 }
+
+// TestAgentStopEndsItsBackgroundCommands: lnk agent stop --json of an
+// agent whose harness is not running still ends its background command
+// (its sleep gone) and keeps its record, now ended, for its ending to be
+// told; while the command ran, the record said running (the control).
+func TestAgentStopEndsItsBackgroundCommands(t *testing.T) {
+	requireBwrapForBackground(t)
+	home := testenv.Home(t)
+	bin := testenv.Bin(t, "lnk")
+	testenv.Bin(t, "lnk-init")
+	sup := testenv.Bin(t, "lnk-run-tool")
+	if code, _, errs := runLnk(t, "agent", "create", "ada"); code != 0 {
+		t.Fatal(errs)
+	}
+	l := caps.Layout{Home: home}
+	os.WriteFile(l.SandboxFile("ada"), []byte("[internet]\non = false\n[commands]\nallow = [\"sleep\"]\n"), 0o600)
+	a, err := runtool.LoadAgent(home, "ada", bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := fmt.Sprintf("%d.%d", 3000+rand.IntN(1000), rand.IntN(1_000_000))
+	r, err := a.Start("t", runtool.Call{Argv: []string{"sleep", mark}}, []string{sup, "supervise"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(10 * time.Second); !sleeping(mark) && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+	}
+	if !sleeping(mark) {
+		t.Fatal("not running")
+	}
+	if got, err := a.List("t"); err != nil || len(got) != 1 || got[0].State == runtool.StateEnded {
+		t.Fatalf("before the stop: %+v %v", got, err)
+	}
+	code, out, errs := runLnk(t, "agent", "stop", "ada", "--json")
+	if code != 0 || !strings.Contains(out, `"running": false`) {
+		t.Fatalf("stop --json: %d %s %s", code, out, errs)
+	}
+	for end := time.Now().Add(3 * time.Second); sleeping(mark) && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+	}
+	if sleeping(mark) {
+		t.Fatal("stopped, but its background command runs")
+	}
+	if _, err := os.Stat(filepath.Join(home, ".lnk", "agents", a.ID, "background", r.ID+".json")); err != nil {
+		t.Fatalf("its record is gone before its ending was told: %v", err)
+	}
+	if got, err := a.List("t"); err != nil || len(got) != 1 || got[0].State != runtool.StateEnded || got[0].Reason != runtool.EndStopped {
+		t.Fatalf("after the stop: %+v %v", got, err)
+	}
+}

@@ -218,9 +218,23 @@ func printStatus(c *cobra.Command, home string, a *caps.Agent, asJSON bool) erro
 	}
 	fmt.Fprintf(w, "background commands\n")
 	for _, b := range s.Background {
-		fmt.Fprintf(w, "  %s %s %s\n", field(b, "id"), field(b, "state"), field(b, "command"))
+		fmt.Fprintf(w, "  %s %s %s\n", field(b, "id"), field(b, "state"), command(b))
 	}
 	return nil
+}
+
+// command is a background record's argv on one line, its words joined
+// by spaces, without control characters (field).
+func command(m map[string]any) string {
+	argv, ok := m["argv"].([]any)
+	if !ok || len(argv) == 0 {
+		return "-"
+	}
+	words := make([]string, len(argv))
+	for i, a := range argv {
+		words[i] = fmt.Sprint(a)
+	}
+	return field(map[string]any{"argv": strings.Join(words, " ")}, "argv")
 }
 
 // field shows one value of a background record on one line, without

@@ -64,7 +64,12 @@ func writeKey(dir *os.File, id string, now time.Time) (*secret.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ownerfile.WriteAtomic(int(dir.Fd()), id+".json", data, ownerfile.Write{Mode: 0o600}); err != nil {
+	// Atomic, never fsynced: the key is one start's, and no start
+	// outlives the machine's crash; a file torn by one is refused as
+	// malformed (readKey), and the next start writes it anew. A broker
+	// that restarts reads it back from the page cache. Two fsyncs here
+	// would be paid by every sandbox's start.
+	if err := ownerfile.WriteAtomic(int(dir.Fd()), id+".json", data, ownerfile.Write{Mode: 0o600, NoSync: true}); err != nil {
 		key.Destroy()
 		return nil, fmt.Errorf("writing the key of %s: %w", id, err)
 	}

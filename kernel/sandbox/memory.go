@@ -57,22 +57,33 @@ func (s *Sandbox) memoryCgroup() (*cgroup.Child, error) {
 
 // endMemory removes the sandbox's cgroup once its processes have ended:
 // those of its pid namespace may still be leaving it after bubblewrap
-// has, so a busy one is tried again for a while, then left for the next
-// run's sweep.
+// has, so a busy one is tried again for a while (endMemoryFor), then
+// left for the next run's sweep. The waits start short and grow: the
+// last of them is usually gone within a moment, and a call's answer
+// waits on this.
 func (s *Sandbox) endMemory(c *cgroup.Child) error {
 	defer s.memory.Close()
 	if c == nil {
 		return nil
 	}
-	var err error
-	for range 100 {
-		if err = c.Remove(); !errors.Is(err, unix.EBUSY) {
+	wait := endMemoryFirstWait
+	for deadline := time.Now().Add(endMemoryFor); ; {
+		err := c.Remove()
+		if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
 			return err
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(wait)
+		wait = min(2*wait, endMemoryMaxWait)
 	}
-	return err
 }
+
+// How long endMemory tries a busy cgroup again, and the first and
+// longest of its waits.
+const (
+	endMemoryFor       = time.Second
+	endMemoryFirstWait = 250 * time.Microsecond
+	endMemoryMaxWait   = 10 * time.Millisecond
+)
 
 // enterMemory moves lnk itself into c before bubblewrap starts, where
 // the child cannot be started inside it (v1, or the exec): what bubblewrap

@@ -395,17 +395,26 @@ func TestStatusShowsBackgroundCommands(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	rec := `{"id":"c0ffee","state":"running","command":"make \u001b]0;pwned\u0007build\nnext"}`
-	if err := os.WriteFile(filepath.Join(dir, "c0ffee.json"), []byte(rec), 0o600); err != nil {
+	// A record as the run tool writes it (services/runtool.Record).
+	rec := `{"id":"00000000c0ffee00","state":"running","argv":["make","\u001b]0;pwned\u0007build\nnext"]}`
+	if err := os.WriteFile(filepath.Join(dir, "00000000c0ffee00.json"), []byte(rec), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, ".c0ffee.json.tmp-1"), []byte("{"), 0o600) // a write under way: not read
+	// Beside it, what the run tool keeps that is no record: none is
+	// shown as one.
+	os.WriteFile(filepath.Join(dir, ".00000000c0ffee00.json.tmp-1"), []byte("{"), 0o600) // a write under way
+	os.WriteFile(filepath.Join(dir, "00000000c0ffee00.lock"), nil, 0o600)
+	os.WriteFile(filepath.Join(dir, "00000000c0ffee00.ending.json"), []byte(`{"id":"00000000c0ffee00","from":"run:00000000c0ffee00"}`), 0o600)
+	os.WriteFile(filepath.Join(dir, "starts.json"), []byte(`{"day":"2026-01-01","starts":1}`), 0o600)
 	out := w.mustLnk("agent", "status", w.agent)
-	if !strings.Contains(out, "background commands\n  c0ffee running make") || strings.ContainsAny(out, "\x1b\x07") {
+	if !strings.Contains(out, "background commands\n  00000000c0ffee00 running make ]0;pwnedbuild next\n") || strings.ContainsAny(out, "\x1b\x07") {
 		t.Fatalf("status:\n%q", out)
 	}
+	if strings.Contains(out, "  - ") || strings.Count(out, "00000000c0ffee00") != 1 {
+		t.Fatalf("status shows what is no record as one:\n%s", out)
+	}
 	js := w.mustLnk("agent", "status", w.agent, "--json")
-	if !strings.Contains(js, `"id": "c0ffee"`) {
+	if !strings.Contains(js, `"id": "00000000c0ffee00"`) || strings.Contains(js, `"day"`) || strings.Contains(js, `"from"`) {
 		t.Fatalf("status --json:\n%s", js)
 	}
 }

@@ -66,8 +66,8 @@ func readBackground(dirfd int) ([]map[string]any, error) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if !strings.HasSuffix(n, ".json") || strings.HasPrefix(n, ".") {
-			continue
+		if !isRecordName(n) {
+			continue // the day's count, an ending, a lock, a write under way
 		}
 		if len(out) == maxBackground {
 			break
@@ -86,4 +86,21 @@ func readBackground(dirfd int) ([]map[string]any, error) {
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// isRecordName is whether n names a background command's record,
+// <id>.json with the run tool's 16 lowercase hex digits: beside the
+// records the folder holds their endings (<id>.ending.json), locks, the
+// day's count (starts.json) and writes under way (.<name>.tmp-N).
+func isRecordName(n string) bool {
+	id, ok := strings.CutSuffix(n, ".json")
+	if !ok || len(id) != 16 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

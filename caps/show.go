@@ -25,8 +25,12 @@ const (
 	RouteHostNet  = "host network (no proxy)"
 	RouteTools    = "tool bridge"
 	RouteCommands = "sandbox: seccomp + exec list"
+	// RouteStrangers is [tools] strangers under Link Harness, which gives
+	// a stranger's turn only those tools; another harness is not known
+	// to, and shows RouteNone.
+	RouteStrangers = "Link Harness: a stranger's turn"
 	// RouteNone is a grant nothing enforces yet ([browser], [model],
-	// [tools] strangers, the limits of tools not built yet): shown as
+	// [tools] strangers under another harness, the limits of tools not built yet): shown as
 	// such, never as a route that would hold, and lnk agent allow
 	// refuses to add it (ErrNotEnforced).
 	RouteNone = "not enforced yet"
@@ -129,8 +133,12 @@ func Permissions(home, name string) ([]Line, *Compiled, error) {
 		}
 		add("tool", v, w.find(func(s *Spec) bool { _, ok := s.toolGrant(name); return ok }), RouteTools)
 	}
+	strangers := RouteNone
+	if in.Agent != nil && in.Agent.RunsLinkHarness() {
+		strangers = RouteStrangers
+	}
 	for _, st := range c.Strangers {
-		add("strangers tool", st, "agent", RouteNone)
+		add("strangers tool", st, "agent", strangers)
 	}
 	byWhose := map[string][]string{}
 	var whoses []string

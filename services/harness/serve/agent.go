@@ -119,7 +119,7 @@ func (a *Agent) Turn(ctx context.Context, m endpoint.Message, onText func(string
 		return 0, err
 	}
 	defer conv.Close()
-	ans, err := a.runner.Turn(ctx, conv, m.Thread, turn.Incoming{Text: m.Text, From: m.From, Tools: toolsFor(m.From)}, onText)
+	ans, err := a.runner.Turn(ctx, conv, m.Thread, turn.Incoming{Text: m.Text, From: m.From, Tools: toolsFor(m.From, a.cfg.Strangers)}, onText)
 	if err != nil {
 		return 0, err
 	}

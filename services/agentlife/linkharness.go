@@ -76,6 +76,11 @@ func HarnessConfig(home string, a *caps.Agent, ports *caps.PortBlock) (*config.C
 	default:
 		m = config.Model{Format: a.Model.Format, BaseURL: a.Model.BaseURL, Model: a.Model.Model, Key: placeholderKey}
 	}
+	var fallback *config.Model
+	if a.Model != nil && a.Model.Fallback != nil {
+		f := a.Model.Fallback
+		fallback = &config.Model{Format: f.Format, BaseURL: f.BaseURL, Model: f.Model, Key: placeholderKey}
+	}
 	tools := map[string]string{}
 	if !a.NoSandbox {
 		for _, t := range []string{"run-", "file-"} {
@@ -88,7 +93,7 @@ func HarnessConfig(home string, a *caps.Agent, ports *caps.PortBlock) (*config.C
 	}
 	c := &config.Config{
 		AgentID: a.ID, Owner: a.Owner, Name: a.Name, Key: config.NewKey(), Port: ports.First,
-		AgentDir: l.OwnDir(a.Name), Model: m, Tools: tools, Strangers: strangersOf(comp.Strangers, a.ID, tools),
+		AgentDir: l.OwnDir(a.Name), Model: m, Fallback: fallback, Tools: tools, Strangers: strangersOf(comp.Strangers, a.ID, tools),
 	}
 	return c, c.Check()
 }

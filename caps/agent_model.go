@@ -14,12 +14,42 @@ import (
 //	format = "openai"             # "builtin", "openai" or "anthropic"
 //	base_url = "http://127.0.0.1:11434/v1"
 //	model = "llama3.2"
+//
+//	[model.fallback]              # none: no fallback (--fallback sets it)
+//	format = "anthropic"          # "openai" or "anthropic"
+//	base_url = "https://api.anthropic.com/v1"
+//	model = "claude-sonnet-4-5"
+//
+// Link Harness sends a turn to the fallback when the model is off, silent
+// for 60 s or can't hold the prompt, then keeps to the fallback for 3
+// minutes (services/harness/model.WithFallback).
 
 // AgentModel is agent.toml's [model].
 type AgentModel struct {
 	Format  string `toml:"format" json:"format"`
 	BaseURL string `toml:"base_url,omitempty" json:"base_url,omitempty"`
 	Model   string `toml:"model,omitempty" json:"model,omitempty"`
+	// Fallback is [model.fallback]; never one of its own.
+	Fallback *AgentModel `toml:"fallback,omitempty" json:"fallback,omitempty"`
+}
+
+// FallbackNone is lnk agent start --fallback's value that removes it.
+const FallbackNone = "none"
+
+// ParseFallbackFlag reads lnk agent start --fallback: FORMAT:URL:MODEL
+// of an "openai" or "anthropic" model, or "none" (nil: no fallback).
+func ParseFallbackFlag(s string) (*AgentModel, error) {
+	if s == FallbackNone {
+		return nil, nil
+	}
+	if s == ModelBuiltin {
+		return nil, fmt.Errorf("--fallback builtin: the fallback is a model of a provider (FORMAT:URL:MODEL), never Link's built-in")
+	}
+	m, err := ParseModelFlag(s)
+	if err != nil {
+		return nil, fmt.Errorf("--fallback: %w", err)
+	}
+	return m, nil
 }
 
 // ModelBuiltin is the format naming Link's built-in model.
@@ -52,6 +82,21 @@ func ParseModelFlag(s string) (*AgentModel, error) {
 
 // Check refuses a [model] Link Harness can't use.
 func (m *AgentModel) Check() error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	if f := m.Fallback; f != nil {
+		if f.Format == ModelBuiltin || f.Fallback != nil {
+			return fmt.Errorf("[model.fallback] is an \"openai\" or \"anthropic\" model with no fallback of its own")
+		}
+		if err := f.check(); err != nil {
+			return fmt.Errorf("[model.fallback]: %w", err)
+		}
+	}
+	return nil
+}
+
+func (m *AgentModel) check() error {
 	if m.Format == ModelBuiltin {
 		// base_url is where lnk agent start found it running, on loopback.
 		if m.Model != "" || (m.BaseURL != "" && m.LoopbackPort() == 0) {

@@ -177,7 +177,7 @@ func compileTools(out *Compiled, layers []*Layer) error {
 			}
 		}
 	}
-	return nil
+	return checkStrangersKnown(out.Strangers, out.Tools)
 }
 
 // compileLimits sets the agent layer's limits over the defaults.

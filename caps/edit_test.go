@@ -82,3 +82,39 @@ func TestNotEnforcedRefusedAndShown(t *testing.T) {
 		t.Fatalf("deny: %v %+v", err, c)
 	}
 }
+
+// TestStrangersRoute: [tools] strangers is shown enforced by Link
+// Harness for an agent that runs it, and "not enforced yet" for one
+// whose [start] command is another harness.
+func TestStrangersRoute(t *testing.T) {
+	home := testenv.Home(t)
+	if _, err := CreateAgent(home, "ada"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(Layout{Home: home}.SandboxFile("ada"), []byte("[tools]\nstrangers = [\"file\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	route := func() string {
+		t.Helper()
+		lines, _, err := Permissions(home, "ada")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range lines {
+			if l.Grant == "strangers tool" && l.Value == "file" {
+				return l.Route
+			}
+		}
+		t.Fatalf("no strangers line in %+v", lines)
+		return ""
+	}
+	if r := route(); r != RouteStrangers {
+		t.Errorf("under Link Harness: route %q, want %q", r, RouteStrangers)
+	}
+	if _, err := UpdateAgent(home, "ada", func(a *Agent) error { a.Start = &AgentStart{Command: []string{"/bin/true"}}; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if r := route(); r != RouteNone {
+		t.Errorf("under another harness: route %q, want %q", r, RouteNone)
+	}
+}

@@ -94,12 +94,21 @@ func CompileLinkHarness(home, name string) (*Compiled, error) {
 		}
 	}
 	if a.Model != nil {
-		if port := a.Model.LoopbackPort(); port != 0 {
-			if !slices.Contains(c.LocalhostPorts, port) {
-				c.LocalhostPorts = append(c.LocalhostPorts, port)
-				slices.Sort(c.LocalhostPorts)
+		// The model, and its fallback when that is on this machine too,
+		// each reached on loopback for inference only.
+		for _, m := range []*AgentModel{a.Model, a.Model.Fallback} {
+			if m == nil {
+				continue
 			}
-			c.LocalModelPorts = []uint16{port}
+			if port := m.LoopbackPort(); port != 0 {
+				if !slices.Contains(c.LocalhostPorts, port) {
+					c.LocalhostPorts = append(c.LocalhostPorts, port)
+					slices.Sort(c.LocalhostPorts)
+				}
+				if !slices.Contains(c.LocalModelPorts, port) {
+					c.LocalModelPorts = append(c.LocalModelPorts, port)
+				}
+			}
 		}
 	}
 	return c, nil

@@ -109,3 +109,37 @@ func TestParseModelFlag(t *testing.T) {
 		t.Error("a built-in off loopback taken")
 	}
 }
+
+// --fallback: a provider's FORMAT:URL:MODEL, or none; never the
+// built-in, and [model.fallback] has no fallback of its own.
+func TestParseFallbackFlag(t *testing.T) {
+	m, err := ParseFallbackFlag("anthropic:https://api.anthropic.com/v1:claude-x")
+	if err != nil || *m != (AgentModel{Format: "anthropic", BaseURL: "https://api.anthropic.com/v1", Model: "claude-x"}) {
+		t.Fatalf("%+v, %v", m, err)
+	}
+	if m, err := ParseFallbackFlag("none"); m != nil || err != nil {
+		t.Fatalf("none: %+v, %v", m, err)
+	}
+	for _, in := range []string{"builtin", "", "openai:http://h:1:m"} {
+		if _, err := ParseFallbackFlag(in); err == nil {
+			t.Errorf("%q taken", in)
+		}
+	}
+	local := AgentModel{Format: "openai", BaseURL: "http://127.0.0.1:11434/v1", Model: "llama3"}
+	for _, fb := range []*AgentModel{
+		{Format: ModelBuiltin},
+		{Format: "anthropic", BaseURL: "https://h/v1", Model: "c", Fallback: &AgentModel{Format: "openai", BaseURL: "https://h/v1", Model: "d"}},
+		{Format: "anthropic", BaseURL: "ftp://h/v1", Model: "c"},
+	} {
+		m := local
+		m.Fallback = fb
+		if m.Check() == nil {
+			t.Errorf("[model.fallback] %+v taken", fb)
+		}
+	}
+	m2 := local
+	m2.Fallback = &AgentModel{Format: "anthropic", BaseURL: "https://h/v1", Model: "c"}
+	if err := m2.Check(); err != nil {
+		t.Errorf("a good fallback: %v", err)
+	}
+}

@@ -61,6 +61,7 @@ var (
 	ErrNamespaceName = rule("namespace-name", "a namespace's name (task, tool, file, agent) is Link's and no grant takes it")
 	ErrOwnTool       = rule("link-tool", "Link's own tools (memory-<id>, scheduler-<id>, run-<id>, file-<id>) are handed only to their agent's harness")
 	ErrStrangerTool  = rule("stranger-tool", "a stranger's message can't be given the scheduler or run: through them the agent acts as itself")
+	ErrStrangerNone  = rule("stranger-unknown-tool", "[tools] strangers names only a tool the agent has: Link's file or memory, or one [tools.grant] grants")
 	ErrHarnessOnly   = rule("agent-only", "only the agent's own spec sets [tools] strangers, [tool.*] limits and [run]")
 	ErrBadAsk        = rule("bad-ask", `a tool's ask is "none" or left out`)
 	ErrBadCommand    = rule("bad-command", "a command is *, a program's name, or its absolute path")
@@ -96,7 +97,7 @@ var AllRules = []*Refusal{
 	ErrHomeFolder, ErrHoldsHome, ErrDotFolder, ErrLaunchAgents, ErrLinkSettings,
 	ErrLinkOwn, ErrOtherAgent, ErrOwnAgentDir, ErrHarnessHome, ErrLooseHome, ErrHidden,
 	ErrHoldsHidden, ErrOnPath, ErrSessionDir, ErrReadInsideWrite, ErrNestedLink, ErrNestedOutside, ErrScanBound, ErrBadName, ErrNamespaceName, ErrOwnTool,
-	ErrStrangerTool, ErrHarnessOnly, ErrBadAsk, ErrBadCommand, ErrBadHost,
+	ErrStrangerTool, ErrStrangerNone, ErrHarnessOnly, ErrBadAsk, ErrBadCommand, ErrBadHost,
 	ErrBadPort, ErrAllPorts, ErrBadMode, ErrBadLimit, ErrNotEnforced, ErrDenyInternet, ErrSpecLink,
 	ErrSpecNotRegular, ErrSpecSyntax, ErrSpecUnknownKey, ErrSpecWrongType,
 	ErrSpecTooBig, ErrAgentExists, ErrAgentFile, ErrHeldByHarness, ErrLayout, ErrMachineFile,

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -166,8 +167,29 @@ func checkStranger(name string) error {
 	lower := strings.ToLower(name)
 	for _, p := range []string{"scheduler", "run"} {
 		if lower == p || strings.HasPrefix(lower, p+"-") {
-			return at(ErrStrangerTool, name)
+			return at(ErrStrangerTool, name, "remove "+quote(name)+" from [tools] strangers in the agent's Config/sandbox.toml; lnk agent show AGENT --permissions shows what strangers get")
 		}
+	}
+	return nil
+}
+
+// strangerOwnTools are Link's own tools [tools] strangers may name, by
+// the name the harness offers them under.
+var strangerOwnTools = []string{"file", "memory"}
+
+// checkStrangersKnown refuses a [tools] strangers entry naming no tool
+// the agent has (Link's file or memory, or a tool of tools, the joined
+// [tools.grant]): a name that matched nothing would give nothing now,
+// and silently the tool of that name granted later.
+func checkStrangersKnown(strangers []string, tools map[string]Tool) error {
+	for _, name := range strangers {
+		if slices.Contains(strangerOwnTools, strings.ToLower(name)) {
+			continue
+		}
+		if _, ok := tools[name]; ok {
+			continue
+		}
+		return at(ErrStrangerNone, quote(name), "lnk agent allow AGENT --tool "+name+" grants it first, or remove it from [tools] strangers in the agent's Config/sandbox.toml")
 	}
 	return nil
 }

@@ -29,8 +29,12 @@ const (
 	// or a background command's whole group at its time, keeps its
 	// output to its size, and counts the background commands.
 	RouteRunTool = "run tool: ends the group, cuts the output, counts"
+	// RouteStrangers is [tools] strangers under Link Harness, which gives
+	// a stranger's turn only those tools; another harness is not known
+	// to, and shows RouteNone.
+	RouteStrangers = "Link Harness: a stranger's turn"
 	// RouteNone is a grant nothing enforces yet ([browser], [model],
-	// [tools] strangers, the limits of tools not built yet): shown as
+	// [tools] strangers under another harness, the limits of tools not built yet): shown as
 	// such, never as a route that would hold, and lnk agent allow
 	// refuses to add it (ErrNotEnforced).
 	RouteNone = "not enforced yet"
@@ -133,8 +137,12 @@ func Permissions(home, name string) ([]Line, *Compiled, error) {
 		}
 		add("tool", v, w.find(func(s *Spec) bool { _, ok := s.toolGrant(name); return ok }), RouteTools)
 	}
+	strangers := RouteNone
+	if in.Agent != nil && in.Agent.RunsLinkHarness() {
+		strangers = RouteStrangers
+	}
 	for _, st := range c.Strangers {
-		add("strangers tool", st, "agent", RouteNone)
+		add("strangers tool", st, "agent", strangers)
 	}
 	byWhose := map[string][]string{}
 	var whoses []string

@@ -39,6 +39,7 @@ func init() {
 type startFlags struct {
 	foreground, noSandbox, sandbox, asJSON bool
 	model                                  string // --model: Link Harness's (agent_start_model.go)
+	fallback                               string // --fallback: its fallback (agent_start_model.go)
 }
 
 func newAgentStart() *cobra.Command {
@@ -53,7 +54,10 @@ The harness is Link Harness (lnk-harness) unless agent.toml's [start]
 command names another program. Link Harness's model is agent.toml's
 [model] (--model builtin or FORMAT:URL:MODEL sets it), else Link's
 built-in model, which start makes sure runs (lnk model builtin); talk
-to it with lnk agent send or lnk agent chat.
+to it with lnk agent send or lnk agent chat. --fallback FORMAT:URL:MODEL
+(none removes it) sets [model.fallback]: the model a turn goes to when
+Link Harness's model is off, silent for 60 s or can't hold the prompt,
+and every turn for the 3 minutes after.
 Where a systemd user manager runs, the supervisor is the user unit
 lnk-agent-<agent id>.service; else it runs in the background; with
 --foreground, in this terminal until Ctrl-C.
@@ -82,6 +86,7 @@ never implies it; ~/.lnk/machine.toml's unsandboxed = false refuses it.`,
 	c.Flags().BoolVar(&f.sandbox, "sandbox", false, "turn the agent's sandbox back on")
 	c.Flags().BoolVar(&f.asJSON, "json", false, "print the agent's status as JSON once started")
 	c.Flags().StringVar(&f.model, "model", "", "Link Harness's model, kept in agent.toml: builtin, or FORMAT:URL:MODEL (openai:http://127.0.0.1:11434/v1:llama3.2)")
+	c.Flags().StringVar(&f.fallback, "fallback", "", "Link Harness's fallback, kept in agent.toml's [model.fallback]: FORMAT:URL:MODEL of a provider, taken when the model is off, silent 60 s or can't hold the prompt, then for 3 minutes; none removes it")
 	return c
 }
 
@@ -150,8 +155,8 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 			return Refused(err, "lnk agent start "+name+" -- PROGRAM ARGS... names the program it starts")
 		}
 	}
-	if f.model != "" {
-		if a, err = setModel(home, name, f.model); err != nil {
+	if f.model != "" || f.fallback != "" {
+		if a, err = setModel(home, name, f.model, f.fallback); err != nil {
 			return err
 		}
 	}

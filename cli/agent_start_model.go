@@ -28,13 +28,37 @@ import (
 // answer.
 const builtinWait = 10 * time.Second
 
-// setModel records --model in agent.toml.
-func setModel(home, name, flag string) (*caps.Agent, error) {
-	m, err := caps.ParseModelFlag(flag)
-	if err != nil {
-		return nil, Usage(err.Error(), "lnk agent start "+name+" --model builtin", "lnk agent start "+name+" --model openai:http://127.0.0.1:11434/v1:llama3.2")
+// setModel records --model and --fallback (either "" when not given) in
+// agent.toml: a new model keeps the fallback, a new fallback the model
+// (the built-in when there was none).
+func setModel(home, name, model, fallback string) (*caps.Agent, error) {
+	var m, fb *caps.AgentModel
+	var err error
+	if model != "" {
+		if m, err = caps.ParseModelFlag(model); err != nil {
+			return nil, Usage(err.Error(), "lnk agent start "+name+" --model builtin", "lnk agent start "+name+" --model openai:http://127.0.0.1:11434/v1:llama3.2")
+		}
 	}
-	a, err := caps.UpdateAgent(home, name, func(a *caps.Agent) error { a.Model = m; return nil })
+	if fallback != "" {
+		if fb, err = caps.ParseFallbackFlag(fallback); err != nil {
+			return nil, Usage(err.Error(), "lnk agent start "+name+" --fallback anthropic:https://api.anthropic.com/v1:claude-sonnet-4-5", "lnk agent start "+name+" --fallback none removes it")
+		}
+	}
+	a, err := caps.UpdateAgent(home, name, func(a *caps.Agent) error {
+		if m == nil {
+			m = a.Model
+			if m == nil {
+				m = &caps.AgentModel{Format: caps.ModelBuiltin}
+			}
+		} else if a.Model != nil {
+			m.Fallback = a.Model.Fallback
+		}
+		if fallback != "" {
+			m.Fallback = fb
+		}
+		a.Model = m
+		return a.Model.Check()
+	})
 	if err != nil {
 		return nil, agentErr(err, name)
 	}
@@ -55,7 +79,11 @@ func ensureModel(ctx context.Context, home string, a *caps.Agent) (*caps.Agent, 
 		return a, nil
 	}
 	return caps.UpdateAgent(home, a.Name, func(a *caps.Agent) error {
-		a.Model = &caps.AgentModel{Format: caps.ModelBuiltin, BaseURL: url}
+		m := &caps.AgentModel{Format: caps.ModelBuiltin, BaseURL: url}
+		if a.Model != nil {
+			m.Fallback = a.Model.Fallback
+		}
+		a.Model = m
 		return nil
 	})
 }

@@ -122,12 +122,15 @@ type agentStatus struct {
 	Ports          *caps.PortBlock `json:"ports"`
 	// WebhookPort is where the running agent's webhook listener takes
 	// posts on 127.0.0.1 (0: none runs).
-	WebhookPort int               `json:"webhook_port,omitempty"`
-	Log         string            `json:"log,omitempty"`
-	LastExit    string            `json:"last_exit,omitempty"`
-	Enforces    []caps.Line       `json:"enforces"`
-	Background  []map[string]any  `json:"background"`
-	Record      *agentlife.Record `json:"record,omitempty"`
+	WebhookPort int `json:"webhook_port,omitempty"`
+	// Model is Link Harness's [model], with its fallback; none for
+	// another harness.
+	Model      *caps.AgentModel  `json:"model,omitempty"`
+	Log        string            `json:"log,omitempty"`
+	LastExit   string            `json:"last_exit,omitempty"`
+	Enforces   []caps.Line       `json:"enforces"`
+	Background []map[string]any  `json:"background"`
+	Record     *agentlife.Record `json:"record,omitempty"`
 }
 
 func printStatus(c *cobra.Command, home string, a *caps.Agent, asJSON bool) error {
@@ -152,6 +155,12 @@ func printStatus(c *cobra.Command, home string, a *caps.Agent, asJSON bool) erro
 			} else {
 				s.WebhookPort = r.WebhookPort
 			}
+		}
+	}
+	if a.RunsLinkHarness() {
+		s.Model = a.Model
+		if s.Model == nil {
+			s.Model = &caps.AgentModel{Format: caps.ModelBuiltin}
 		}
 	}
 	if !a.NoSandbox {
@@ -194,6 +203,14 @@ func printStatus(c *cobra.Command, home string, a *caps.Agent, asJSON bool) erro
 	}
 	if s.WebhookPort != 0 {
 		fmt.Fprintf(w, "webhooks  http://127.0.0.1:%d/h/<id> (lnk agent webhook list %s names each)\n", s.WebhookPort, a.Name)
+	}
+	if m := s.Model; m != nil {
+		fmt.Fprintf(w, "model     %s\n", describeModel(m))
+		if m.Fallback != nil {
+			fmt.Fprintf(w, "fallback  %s (when the model is off, silent 60 s or can't hold the prompt; then for 3 minutes)\n", describeModel(m.Fallback))
+		} else {
+			fmt.Fprintf(w, "fallback  none (lnk agent start %s --fallback FORMAT:URL:MODEL sets one)\n", a.Name)
+		}
 	}
 	if s.Log != "" {
 		fmt.Fprintf(w, "log       %s\n", tilde(home, s.Log))
@@ -245,4 +262,16 @@ func field(m map[string]any, k string) string {
 		return "-"
 	}
 	return textsafe.Line(strings.Join(strings.Fields(fmt.Sprint(v)), " "))
+}
+
+// describeModel is one line of a [model]: Link's built-in, or its
+// format, address and name, each cleaned for the terminal.
+func describeModel(m *caps.AgentModel) string {
+	if m.Format == caps.ModelBuiltin {
+		if m.BaseURL == "" {
+			return "Link's built-in"
+		}
+		return "Link's built-in at " + textsafe.Line(m.BaseURL)
+	}
+	return textsafe.Line(m.Format + " " + m.BaseURL + " " + m.Model)
 }

@@ -20,6 +20,8 @@ import (
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lnk.dev/lnk/internal/toolrefusal"
 )
 
 // mrtrVersion is the first protocol version whose tool results carry a
@@ -40,7 +42,18 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	b := make([]byte, 0, len(text)+64)
-	b = append(b, `{"content":[{"type":"text","text":`...)
+	b = append(b, '{')
+	if why, ok := r.Meta[toolrefusal.Key].(string); ok && len(r.Meta) == 1 {
+		// A refusal's _meta, first as the go-sdk orders it.
+		w, err := json.Marshal(why)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `"_meta":{"`+toolrefusal.Key+`":`...)
+		b = append(b, w...)
+		b = append(b, "},"...)
+	}
+	b = append(b, `"content":[{"type":"text","text":`...)
 	b = append(b, text...)
 	b = append(b, "}]"...)
 	if r.IsError {

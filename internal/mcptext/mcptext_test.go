@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lnk.dev/lnk/internal/toolrefusal"
 )
 
 // TestTextResultIsTheGoSDKs: a Result is encoded to the go-sdk's own
@@ -13,14 +15,16 @@ import (
 func TestTextResultIsTheGoSDKs(t *testing.T) {
 	for _, text := range []string{"", `{"ok":"a\nb"}`, "<&> \u2028\u2029 \"\\ \t\x01 \xff é 😀"} {
 		for _, isErr := range []bool{false, true} {
-			r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isErr}
-			want, err := json.Marshal(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := json.Marshal(Result{r})
-			if err != nil || !bytes.Equal(got, want) {
-				t.Errorf("%q %v: encoded %s (%v)\nthe go-sdk encodes %s", text, isErr, got, err, want)
+			for _, meta := range []mcp.Meta{nil, toolrefusal.Meta(text)} {
+				r := &mcp.CallToolResult{Meta: meta, Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isErr}
+				want, err := json.Marshal(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := json.Marshal(Result{r})
+				if err != nil || !bytes.Equal(got, want) {
+					t.Errorf("%q %v %v: encoded %s (%v)\nthe go-sdk encodes %s", text, isErr, meta, got, err, want)
+				}
 			}
 		}
 	}

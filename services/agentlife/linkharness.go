@@ -3,6 +3,7 @@ package agentlife
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/ownerdir"
@@ -75,15 +76,43 @@ func HarnessConfig(home string, a *caps.Agent, ports *caps.PortBlock) (*config.C
 	default:
 		m = config.Model{Format: a.Model.Format, BaseURL: a.Model.BaseURL, Model: a.Model.Model, Key: placeholderKey}
 	}
+	var fallback *config.Model
+	if a.Model != nil && a.Model.Fallback != nil {
+		f := a.Model.Fallback
+		fallback = &config.Model{Format: f.Format, BaseURL: f.BaseURL, Model: f.Model, Key: placeholderKey}
+	}
 	tools := map[string]string{}
 	if !a.NoSandbox {
 		for _, t := range []string{"run-", "file-", "memory-"} {
 			tools[t+a.ID] = sandbox.ToolEnvName(t + a.ID)
 		}
 	}
+	comp, err := caps.CompileAgent(home, a.Name)
+	if err != nil {
+		return nil, err
+	}
 	c := &config.Config{
 		AgentID: a.ID, Owner: a.Owner, Name: a.Name, Key: config.NewKey(), Port: ports.First,
-		AgentDir: l.OwnDir(a.Name), Model: m, Tools: tools,
+		AgentDir: l.OwnDir(a.Name), Model: m, Fallback: fallback, Tools: tools, Strangers: strangersOf(comp.Strangers, a.ID, tools),
 	}
 	return c, c.Check()
+}
+
+// strangersOf is [tools] strangers (caps has refused run, the scheduler
+// and a tool the agent has none of) as Link Harness names its tools:
+// Link's own file and memory by their <prefix>-<agent id>, any other as
+// granted; one Link Harness has no route to is left out, as it would be
+// for the owner.
+func strangersOf(names []string, id string, tools map[string]string) []string {
+	var out []string
+	for _, n := range names {
+		switch lower := strings.ToLower(n); lower {
+		case "file", "memory":
+			n = lower + "-" + id
+		}
+		if _, ok := tools[n]; ok {
+			out = append(out, n)
+		}
+	}
+	return out
 }

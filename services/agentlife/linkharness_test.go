@@ -159,7 +159,9 @@ func TestLinkHarnessEndToEnd(t *testing.T) {
 // memory tool, which writes the agent's notes alone (a note it was
 // talked into stays, security.txt "Memory"), and no call reaches any
 // tool but run, file and memory. The positive control: a file saying
-// "run ls work" has its command run.
+// "run ls work" has its command run. The run tool's refusal, and the file
+// tool's of a read outside the files folder, are each one refuse line of
+// the audit log, with its reason, beside the allowed calls' use lines.
 func TestInjectedToolAnswerCannotWiden(t *testing.T) {
 	w := linkWorld(t, "reader")
 	url := w.serveBuiltin("--obedient")
@@ -187,9 +189,37 @@ func TestInjectedToolAnswerCannotWiden(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(w.home, "Link", "Agents", "reader", "Agent", "memory", "notes.md")); string(b) != "- the owner's secrets\n" {
 		t.Fatalf("notes.md after an injected remember: %q", b)
 	}
+	_, out, _ = w.lnkCmd("agent", "send", w.agent, "--thread", "outside", "read /etc/passwd")
+	if !strings.Contains(out, "outside the files folder") {
+		t.Fatalf("a read outside the files folder answered:\n%s", out)
+	}
 	audit := w.auditLog()
 	if !strings.Contains(audit, "request=mcp command route=tool run-"+w.id) {
 		t.Fatalf("the audit log lacks the run calls:\n%s", audit)
+	}
+	// The run and file tools' own refusals are in the audit log once
+	// each, with their reasons; the allowed calls beside them are uses.
+	count := func(parts ...string) int {
+		n := 0
+		for _, line := range strings.Split(audit, "\n") {
+			all := true
+			for _, p := range parts {
+				all = all && strings.Contains(line, p)
+			}
+			if all {
+				n++
+			}
+		}
+		return n
+	}
+	if n := count("refuse", "request=mcp command route=tool run-"+w.id, "curl: not in the agent's [commands]"); n != 1 {
+		t.Errorf("the run tool's refusal of curl is in the audit log %d times, want 1:\n%s", n, audit)
+	}
+	if n := count("refuse", "request=mcp read route=tool file-"+w.id, "outside the files folder"); n != 1 {
+		t.Errorf("the file tool's refusal of /etc/passwd is in the audit log %d times, want 1:\n%s", n, audit)
+	}
+	if n := count("use", "request=mcp command route=tool run-"+w.id); n < 1 {
+		t.Errorf("the allowed run call is not a use in the audit log:\n%s", audit)
 	}
 	for _, line := range strings.Split(audit, "\n") {
 		if strings.Contains(line, "route=tool ") && !strings.Contains(line, "route=tool run-"+w.id) && !strings.Contains(line, "route=tool file-"+w.id) && !strings.Contains(line, "route=tool memory-"+w.id) {

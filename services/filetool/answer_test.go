@@ -13,14 +13,15 @@ import (
 // each key once and in its own case, by the fast pass and the decoder
 // alike.
 func TestDecodeAnswerIsStrict(t *testing.T) {
-	for _, l := range []string{`{"ok":{"a":1}}`, `{"error":"refused"}`, "{\"ok\":[]}\n", `{ "ok" : 1 }`, `{"\u006fk":1}`, `{"ok":{"a":1,"a":2}}`} {
+	for _, l := range []string{`{"ok":{"a":1}}`, `{"error":"refused"}`, `{"error":"outside","refused":true}`, "{\"ok\":[]}\n", `{ "ok" : 1 }`, `{"\u006fk":1}`, `{"ok":{"a":1,"a":2}}`} {
 		if _, err := decodeAnswer([]byte(l)); err != nil {
 			t.Errorf("%s: %v", l, err)
 		}
 	}
 	for _, l := range []string{``, `{}`, `{"ok":null}`, `{"error":""}`, `{"ok":1,"error":"x"}`, `{"ok":1,"more":2}`, `{"ok":1}{"ok":2}`, `[1]`, `{"error":1}`,
 		`{"ok":1,"ok":2}`, `{"ok" :1,"ok":2}`, `{"error":"a","error":"b"}`, `{"OK":1}`, `{"Error":"x"}`, `{"ok":1,"OK":2}`, `{"ok":1,"error":""}`, `{"ok" :1,"error":""}`,
-		`{"error":null}`, `{"ok":1,"error":null}`} {
+		`{"error":null}`, `{"ok":1,"error":null}`, `{"refused":true}`, `{"error":"x","refused":false}`, `{"error":"x","refused":1}`, `{"ok":1,"refused":true}`,
+		`{"error":"x","refused":true,"refused":true}`, `{"error":"x","Refused":true}`} {
 		if a, err := decodeAnswer([]byte(l)); err == nil {
 			t.Errorf("%q was taken: %+v", l, a)
 		}
@@ -34,6 +35,7 @@ func TestDecodeAnswerIsStrict(t *testing.T) {
 func FuzzDecodeAnswer(f *testing.F) {
 	f.Add([]byte(`{"ok":{"path":"a"}}`))
 	f.Add([]byte(`{"error":"refused"}`))
+	f.Add([]byte(`{"error":"outside","refused":true}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		if fa, taken, ok := fastAnswer(line); taken {
 			sa, err := strictAnswer(line)
@@ -45,8 +47,8 @@ func FuzzDecodeAnswer(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if (a.OK != nil) == (a.Error != "") {
-			t.Fatalf("both or neither: %q", line)
+		if (a.OK != nil) == (a.Error != "") || (a.Refused && a.Error == "") {
+			t.Fatalf("both or neither, or refused without words: %q", line)
 		}
 		if a.OK != nil && !json.Valid(a.OK) {
 			t.Fatalf("ok is not JSON: %q", line)

@@ -50,8 +50,12 @@ type proc struct {
 }
 
 // CallError is the sandboxed process's own {"error"} answer: a refusal
-// or a failed call, said in its words.
-type CallError struct{ Msg string }
+// or a failed call, said in its words; Refused when it said it refused
+// the call by the file tool's rules.
+type CallError struct {
+	Msg     string
+	Refused bool
+}
 
 func (e *CallError) Error() string { return e.Msg }
 
@@ -94,7 +98,7 @@ func (s *Sandboxed) Call(ctx context.Context, name string, args json.RawMessage)
 	p.answered = true
 	s.seen.learn(name, args, ans.OK, ans.Error)
 	if ans.Error != "" {
-		return nil, &CallError{Msg: ans.Error}
+		return nil, &CallError{Msg: ans.Error, Refused: ans.Refused}
 	}
 	return ans.OK, nil
 }
@@ -182,8 +186,9 @@ func (s *Sandboxed) start() (*proc, error) {
 }
 
 type answer struct {
-	OK    json.RawMessage `json:"ok"`
-	Error string          `json:"error"`
+	OK      json.RawMessage `json:"ok"`
+	Error   string          `json:"error"`
+	Refused bool            `json:"refused"`
 }
 
 func (p *proc) roundTrip(line []byte) (answer, error) {
@@ -253,9 +258,9 @@ func fastAnswer(line []byte) (a answer, taken, ok bool) {
 	return answer{}, true, false
 }
 
-// strictAnswer decodes an answer line by wire.Unmarshal, as one of two
-// objects of one key each: {"ok": a value, not null} or {"error": words,
-// not empty}.
+// strictAnswer decodes an answer line by wire.Unmarshal, as one of three
+// objects: {"ok": a value, not null}, {"error": words, not empty}, or
+// {"error": words, "refused": true}.
 func strictAnswer(line []byte) (answer, error) {
 	var ok struct {
 		OK json.RawMessage `json:"ok"` // null decodes as none
@@ -268,6 +273,13 @@ func strictAnswer(line []byte) (answer, error) {
 	}
 	if wire.Unmarshal(line, &refused) == nil && refused.Error != "" {
 		return answer{Error: refused.Error}, nil
+	}
+	var byRule struct {
+		Error   string `json:"error"`
+		Refused bool   `json:"refused"`
+	}
+	if wire.Unmarshal(line, &byRule) == nil && byRule.Error != "" && byRule.Refused {
+		return answer{Error: byRule.Error, Refused: true}, nil
 	}
 	return answer{}, errBadAnswer
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"lnk.dev/lnk/internal/mcptext"
+	"lnk.dev/lnk/internal/toolrefusal"
 )
 
 // Version is what the server says it is.
@@ -51,7 +52,13 @@ func callResult(ctx context.Context, o Offer, sb *Sandboxed, name string, args j
 		if !errors.As(err, &ce) {
 			msg = "lnk-file-tool: " + msg
 		}
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+		res := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+		if ce != nil && ce.Refused {
+			// The bridge logs it as refused, with its words
+			// (internal/toolrefusal).
+			res.Meta = toolrefusal.Meta(msg)
+		}
+		return res
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(o.Shape(name, ok))}}}
 }

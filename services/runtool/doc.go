@@ -104,4 +104,7 @@
 // a link or outside the files folder, malformed arguments (an unknown
 // field, a key twice), a start past the limits or naming no conversation,
 // and a stop, read or list of another conversation's command.
+// Each refusal's error result carries _meta link.local/refused with its
+// reason (internal/toolrefusal), so the tool bridge logs the call in the
+// audit log as refused, once.
 package runtool

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/procs"
+	"lnk.dev/lnk/internal/toolrefusal"
 	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
 
@@ -233,11 +235,28 @@ func (b *Bridge) relay(ctx context.Context, s *session, m *message) Reply {
 			s.setHints(h)
 		}
 	}
+	if why, ok := ownRefusal(s.tool, m.Method, answer); ok {
+		// Link's own tool refused the call by its own rules: the audit
+		// log says so, with the tool's reason, once, and it counts
+		// toward a pause as every refused call does.
+		b.countRefusal(false)
+		passed = "refused: " + why
+	}
 	b.log(s.tool, logName, passed)
 	if ctx.Err() != nil {
 		return Reply{} // the client left while the owner was asked; the call went on and its answer has nowhere to go
 	}
 	return Reply{Status: http.StatusOK, Body: answer}
+}
+
+// ownRefusal is the reason Link's own run or file tool gave for refusing
+// a tools/call by its own rules (internal/toolrefusal): read from those
+// tools alone, whose names no added tool can take.
+func ownRefusal(tool, method string, answer []byte) (string, bool) {
+	if method != "tools/call" || !(strings.HasPrefix(tool, "run-") || strings.HasPrefix(tool, "file-")) {
+		return "", false
+	}
+	return toolrefusal.Reason(answer)
 }
 
 // verdict is what a call's rules, or its owner, said of it.

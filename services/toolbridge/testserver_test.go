@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lnk.dev/lnk/internal/toolrefusal"
 )
 
 // The tests' own MCP server, built with the official go-sdk: the test
@@ -83,6 +85,12 @@ func runTestServer() {
 		func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "deleted " + in.Text}}}, nil, nil
 		})
+	if os.Getenv("LNK_TEST_REFUSE") == "1" {
+		mcp.AddTool(s, &mcp.Tool{Name: "refuse", Description: "refuses as Link's own tools do, its text the reason"},
+			func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{IsError: true, Meta: toolrefusal.Meta(in.Text), Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+			})
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "names its environment"},
 		func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 			var names []string

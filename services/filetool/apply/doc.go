@@ -58,7 +58,10 @@
 // (query.ErrTooLarge); a call line or arguments with a key twice, in
 // another case or unknown, or a null where a value is needed, by Link's
 // one strict decoder, wire.Unmarshal ([ErrUsage]). Each refusal is logged
-// once, as the operation and its reason, never the path or the text.
+// once, as the operation and its reason, never the path or the text, and
+// answered {"error", "refused": true} ([IsRefusal]: not a file that isn't
+// there), which serve marks for the bridge's audit line
+// (internal/toolrefusal).
 //
 // Its answers stay below serve's cap ([MaxAnswer]): a list's entries
 // stop past 10,000 (the first by name) and a list's entries or find's

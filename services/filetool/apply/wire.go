@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 
+	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/internal/wire"
 )
 
@@ -24,10 +26,15 @@ type Call struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
-// Answer is one line on apply's stdout: OK or Error, never both.
+// Answer is one line on apply's stdout: OK or Error, never both. Refused
+// marks an Error that is a refusal by the file tool's rules (a name
+// outside the files folder, a link, a write outside --write, …), which
+// serve has the bridge log as refused; a file that isn't there, or a
+// call that failed, is not.
 type Answer struct {
-	OK    any    `json:"ok,omitempty"`
-	Error string `json:"error,omitempty"`
+	OK      any    `json:"ok,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Refused bool   `json:"refused,omitempty"`
 }
 
 // DecodeCall decodes a call line strictly: an object with a string name
@@ -148,13 +155,20 @@ func answer(s *Session, line []byte) Answer {
 		if s.Refused != nil {
 			s.Refused("call", err)
 		}
-		return Answer{Error: err.Error()}
+		return Answer{Error: err.Error(), Refused: true}
 	}
 	out, err := s.Call(c.Name, c.Arguments)
 	if err != nil {
-		return Answer{Error: err.Error()}
+		return Answer{Error: err.Error(), Refused: IsRefusal(err)}
 	}
 	return Answer{OK: out}
+}
+
+// IsRefusal says whether err refuses a call by the file tool's rules: a
+// Refusal for any reason but a name that isn't there.
+func IsRefusal(err error) bool {
+	_, ok := refusal.Of(err)
+	return ok && !errors.Is(err, fs.ErrNotExist)
 }
 
 var errLineTooLong = errors.New("a call line past its cap (64 MiB) is refused")

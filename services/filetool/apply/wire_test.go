@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,14 +62,15 @@ func TestServeAnswersEachLine(t *testing.T) {
 	sc := bufio.NewScanner(&out)
 	for sc.Scan() {
 		var a map[string]json.RawMessage
-		if err := json.Unmarshal(sc.Bytes(), &a); err != nil || len(a) != 1 {
+		if err := json.Unmarshal(sc.Bytes(), &a); err != nil || len(a) == 0 {
 			t.Fatalf("answer %q", sc.Text())
 		}
 		for k := range a {
 			kinds = append(kinds, k)
 		}
 	}
-	if strings.Join(kinds, ",") != "ok,error,ok,error,ok" {
+	// Not JSON is refused; a line past its cap is answered an error.
+	if strings.Join(kinds, ",") != "ok,error,refused,ok,error,ok" && strings.Join(kinds, ",") != "ok,refused,error,ok,error,ok" {
 		t.Fatalf("answers: %v", kinds)
 	}
 }
@@ -151,5 +154,34 @@ func TestReadLineEachKind(t *testing.T) {
 	}
 	if _, err := readLine(br); err != io.EOF {
 		t.Fatalf("after the last line: %v", err)
+	}
+}
+
+// TestAnswerMarksRefusals: a name outside the files folder, a link and a
+// write outside --write are answered refused (the bridge logs them so); a
+// file that isn't there is an error but no refusal, and a read of a file
+// that is (the positive control) is answered ok.
+func TestAnswerMarksRefusals(t *testing.T) {
+	w := newWorld(t, "work")
+	w.put(t, "work/a.txt", "hi\n")
+	w.put(t, "notes.txt", "n\n")
+	if err := os.Symlink(filepath.Join(w.files, "notes.txt"), filepath.Join(w.files, "work", "ln")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		line    string
+		refused bool
+		ok      bool
+	}{
+		{`{"name":"read","arguments":{"path":"work/a.txt"}}`, false, true},
+		{`{"name":"read","arguments":{"path":"../etc/passwd"}}`, true, false},
+		{`{"name":"read","arguments":{"path":"work/ln"}}`, true, false},
+		{`{"name":"write","arguments":{"path":"notes2.txt","content":"x"}}`, true, false},
+		{`{"name":"read","arguments":{"path":"work/absent.txt"}}`, false, false},
+	} {
+		a := answer(w.s, []byte(c.line))
+		if (a.OK != nil) != c.ok || a.Refused != c.refused || (!c.ok && a.Error == "") {
+			t.Errorf("%s: %+v, want ok %v refused %v", c.line, a, c.ok, c.refused)
+		}
 	}
 }

@@ -41,7 +41,10 @@ type Config struct {
 	Model    Model             `json:"model"`
 	Fallback *Model            `json:"fallback,omitempty"`
 	Tools    map[string]string `json:"tools,omitempty"` // tool name → the $LNK_TOOL_ variable with its route
-	Storage  Storage           `json:"storage"`
+	// Strangers are the tools, of Tools, a stranger's turn gets ([tools]
+	// strangers); none when empty. Never run or the scheduler.
+	Strangers []string `json:"strangers,omitempty"`
+	Storage   Storage  `json:"storage"`
 }
 
 // Model is a model's endpoint as the harness reaches it.
@@ -129,6 +132,17 @@ func (c *Config) Check() error {
 	for name, v := range c.Tools {
 		if !toolName.MatchString(name) || !toolVar.MatchString(v) {
 			return bad("tool %q → %q: a tool's name and a LNK_TOOL_ variable are letters, digits, '_', '.', '-'", name, v)
+		}
+	}
+	for _, name := range c.Strangers {
+		lower := strings.ToLower(name)
+		for _, p := range []string{"run", "scheduler"} {
+			if lower == p || strings.HasPrefix(lower, p+"-") {
+				return bad("strangers names %q: a stranger's message never gets run or the scheduler, through which the agent acts as itself", name)
+			}
+		}
+		if _, ok := c.Tools[name]; !ok {
+			return bad("strangers names %q, which is not one of the agent's tools", name)
 		}
 	}
 	return nil

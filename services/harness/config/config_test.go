@@ -174,3 +174,42 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// [tools] strangers in config.json: tools the agent has, never run or the
+// scheduler, each refusal saying why; a config naming file alone (the
+// positive control) is taken and read back.
+func TestStrangersChecked(t *testing.T) {
+	for _, tc := range []struct {
+		strangers []string
+		why       string
+	}{
+		{[]string{"file"}, ""},
+		{nil, ""},
+		{[]string{"run"}, "never gets run or the scheduler"},
+		{[]string{"Scheduler-" + strings.Repeat("ab", 16)}, "never gets run or the scheduler"},
+		{[]string{"gh"}, "not one of the agent's tools"},
+	} {
+		c := sample()
+		c.Tools["scheduler-"+strings.Repeat("ab", 16)] = "LNK_TOOL_SCHED"
+		c.Strangers = tc.strangers
+		err := c.Check()
+		if tc.why == "" {
+			if err != nil {
+				t.Errorf("strangers %q: %v", tc.strangers, err)
+				continue
+			}
+			dir := t.TempDir()
+			if err := Write(openDir(t, dir), c); err != nil {
+				t.Fatal(err)
+			}
+			got, err := ReadPath(filepath.Join(dir, File))
+			if err != nil || strings.Join(got.Strangers, ",") != strings.Join(tc.strangers, ",") {
+				t.Errorf("read back strangers %q, %v; want %q", got.Strangers, err, tc.strangers)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrBad) || !strings.Contains(err.Error(), tc.why) {
+			t.Errorf("strangers %q: %v, want a refusal saying %q", tc.strangers, err, tc.why)
+		}
+	}
+}

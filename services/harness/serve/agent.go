@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -35,6 +36,9 @@ type Options struct {
 	Getenv func(string) string // $LNK_TOOL_ routes; nil: os.Getenv
 	// Model, if not nil, is used instead of one made from the config.
 	Model model.Client
+	// Now, if not nil, is the clock the model's fallback keeps its 3
+	// minutes by (tests); nil: the real one.
+	Now func() time.Time
 	// Socket, if not "", is a unix socket the endpoint also answers on
 	// (endpoint.sock in the harness's home), for the agent's supervisor
 	// to carry the machine's 127.0.0.1:port to.
@@ -74,7 +78,7 @@ func Open(c *config.Config, o Options) (a *Agent, err error) {
 	}
 	m := o.Model
 	if m == nil {
-		if m, err = modelOf(c, o.Logf); err != nil {
+		if m, err = modelOf(c, o.Logf, o.Now); err != nil {
 			return nil, err
 		}
 	}
@@ -85,7 +89,7 @@ func Open(c *config.Config, o Options) (a *Agent, err error) {
 }
 
 // modelOf is the config's model, with its fallback when it names one.
-func modelOf(c *config.Config, logf func(string, ...any)) (model.Client, error) {
+func modelOf(c *config.Config, logf func(string, ...any), now func() time.Time) (model.Client, error) {
 	m, err := model.New(model.Endpoint{Format: c.Model.Format, BaseURL: c.Model.BaseURL, Key: c.Model.Key, Model: c.Model.Model})
 	if err != nil {
 		return nil, fmt.Errorf("agent %s's model: %w", c.Name, err)
@@ -97,7 +101,7 @@ func modelOf(c *config.Config, logf func(string, ...any)) (model.Client, error) 
 	if err != nil {
 		return nil, fmt.Errorf("agent %s's fallback model: %w", c.Name, err)
 	}
-	return model.WithFallback(m, fb, model.FallbackOptions{Logf: logf}), nil
+	return model.WithFallback(m, fb, model.FallbackOptions{Logf: logf, Now: now}), nil
 }
 
 // Endpoint is the agent as the endpoint answers for it. A config with
@@ -119,7 +123,7 @@ func (a *Agent) Turn(ctx context.Context, m endpoint.Message, onText func(string
 		return 0, err
 	}
 	defer conv.Close()
-	ans, err := a.runner.Turn(ctx, conv, m.Thread, turn.Incoming{Text: m.Text, From: m.From, Tools: toolsFor(m.From)}, onText)
+	ans, err := a.runner.Turn(ctx, conv, m.Thread, turn.Incoming{Text: m.Text, From: m.From, Tools: toolsFor(m.From, a.cfg.Strangers)}, onText)
 	if err != nil {
 		return 0, err
 	}

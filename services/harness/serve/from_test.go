@@ -1,27 +1,30 @@
 package serve
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
-// A stranger's message (a webhook's) and a teammate's reach no tool; the
-// owner's, a schedule's, a background command's ending and a subagent's
-// keep the agent's tools. The positive controls are the nil rows.
+// A stranger's message (a webhook's) reaches only the tools [tools]
+// strangers names, none when it names none; a teammate's reaches no
+// tool, strangers or not; the owner's, a schedule's, a background
+// command's ending and a subagent's keep the agent's tools (nil).
 func TestStrangersAndTeammatesGetNoTools(t *testing.T) {
-	for from, none := range map[string]bool{
-		"":                          false,
-		"schedule:daily":            false,
-		"run:7f3a":                  false,
-		"task-12":                   false,
-		"stranger:webhook:deploys":  true,
-		"agent-34b61358bf182ec06c2": true,
-		"team-ops":                  true,
-		"something-new":             true,
-	} {
-		got := toolsFor(from)
-		if none && (got == nil || len(got) != 0) {
-			t.Errorf("from %q: tools %v, want none", from, got)
-		}
-		if !none && got != nil {
-			t.Errorf("from %q: tools %v, want the agent's own (nil)", from, got)
+	for _, strangers := range [][]string{nil, {"file-x"}} {
+		for from, want := range map[string][]string{
+			"":                          nil,
+			"schedule:daily":            nil,
+			"run:7f3a":                  nil,
+			"task-12":                   nil,
+			"stranger:webhook:deploys":  append([]string{}, strangers...),
+			"agent-34b61358bf182ec06c2": {},
+			"team-ops":                  {},
+			"something-new":             {},
+		} {
+			got := toolsFor(from, strangers)
+			if (got == nil) != (want == nil) || !slices.Equal(got, want) {
+				t.Errorf("strangers %q, from %q: tools %#v, want %#v", strangers, from, got, want)
+			}
 		}
 	}
 }

@@ -23,6 +23,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"lnk.dev/lnk/internal/linkmeta"
+	"lnk.dev/lnk/internal/refusal"
+	"lnk.dev/lnk/internal/toolrefusal"
 	"lnk.dev/lnk/services/runtool"
 )
 
@@ -74,8 +76,13 @@ func (s *Server) MCP() *mcp.Server {
 				args, thread := linkmeta.Call(req)
 				text, err := h(ctx, thread, args)
 				if err != nil {
-					text = s.refused(name, err)
-					return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+					res := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: s.refused(name, err)}}}
+					if r, ok := refusal.Of(err); ok {
+						// The bridge logs it as refused, with this reason
+						// (internal/toolrefusal).
+						res.Meta = toolrefusal.Meta(r.Reason)
+					}
+					return res, nil
 				}
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
 			})
@@ -99,7 +106,7 @@ func (s *Server) refused(tool string, err error) string {
 func (s *Server) command(ctx context.Context, _ string, args json.RawMessage) (string, error) {
 	c, err := runtool.ParseCall(args)
 	if err != nil {
-		return "", err
+		return "", badArgs(err)
 	}
 	res, err := s.Agent.Run(ctx, c)
 	if err != nil {
@@ -123,7 +130,7 @@ func (s *Server) command(ctx context.Context, _ string, args json.RawMessage) (s
 func (s *Server) start(_ context.Context, thread string, args json.RawMessage) (string, error) {
 	c, err := runtool.ParseCall(args)
 	if err != nil {
-		return "", err
+		return "", badArgs(err)
 	}
 	r, err := s.Agent.Start(thread, c, s.Supervisor)
 	if err != nil {
@@ -134,7 +141,7 @@ func (s *Server) start(_ context.Context, thread string, args json.RawMessage) (
 
 func (s *Server) list(_ context.Context, thread string, args json.RawMessage) (string, error) {
 	if err := runtool.ParseNone(args); err != nil {
-		return "", err
+		return "", badArgs(err)
 	}
 	rs, err := s.Agent.List(thread)
 	if err != nil {
@@ -154,7 +161,7 @@ func (s *Server) list(_ context.Context, thread string, args json.RawMessage) (s
 func (s *Server) read(_ context.Context, thread string, args json.RawMessage) (string, error) {
 	ref, err := runtool.ParseRef(args)
 	if err != nil {
-		return "", err
+		return "", badArgs(err)
 	}
 	lim, err := s.Agent.RunLimits()
 	if err != nil {
@@ -170,10 +177,10 @@ func (s *Server) read(_ context.Context, thread string, args json.RawMessage) (s
 func (s *Server) stop(_ context.Context, thread string, args json.RawMessage) (string, error) {
 	ref, err := runtool.ParseRef(args)
 	if err != nil {
-		return "", err
+		return "", badArgs(err)
 	}
 	if ref.Offset != 0 {
-		return "", errors.New("stop takes no offset")
+		return "", badArgs(errors.New("stop takes no offset"))
 	}
 	r, err := s.Agent.Stop(thread, ref.ID)
 	if err != nil {
@@ -181,6 +188,9 @@ func (s *Server) stop(_ context.Context, thread string, args json.RawMessage) (s
 	}
 	return describe(r), nil
 }
+
+// badArgs refuses a call's malformed arguments.
+func badArgs(err error) error { return &runtool.Refusal{Reason: err.Error(), Err: err} }
 
 // describe is one line of a record for the caller.
 func describe(r *runtool.Record) string {

@@ -40,6 +40,9 @@ import (
 // startRun is the brokers of one compiled start.
 type startRun struct {
 	comp *caps.Compiled // the grants the kernel compiled at Start
+	// unconfined: a harness's run with the agent's sandbox off
+	// (start_unconfined.go): its proxy listens on a loopback port.
+	unconfined bool
 
 	mu      sync.Mutex
 	brokers []string          // supervised for this start, in the order started
@@ -63,9 +66,9 @@ type startRun struct {
 }
 
 // beginRun records the grants a compiled start runs under.
-func (k *Kernel) beginRun(start uint64, comp *caps.Compiled) {
+func (k *Kernel) beginRun(start uint64, comp *caps.Compiled, unconfined bool) {
 	k.mu.Lock()
-	k.runs[start] = &startRun{comp: comp}
+	k.runs[start] = &startRun{comp: comp, unconfined: unconfined}
 	k.mu.Unlock()
 }
 

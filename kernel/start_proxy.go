@@ -59,6 +59,9 @@ func (k *Kernel) handleRunProxy(ctx context.Context, c *call, req *proto.RunProx
 	r.proxied = true
 	r.life = c.take(0)
 	r.mu.Unlock()
+	if r.unconfined {
+		return k.unconfinedProxy(ctx, c, req, r) // start_unconfined.go
+	}
 	comp := r.comp
 	reply := &proto.RunProxyReply{Placeholders: map[string]string{}, Sealed: []string{}}
 

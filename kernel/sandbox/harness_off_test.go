@@ -86,15 +86,20 @@ func TestSandboxOffRunIsAKernelStart(t *testing.T) {
 	}
 	pid, _ := strconv.Atoi(said[0])
 
-	st := kernelStatus(t)
+	// lnk hands the kernel the command's pidfd once it runs: the
+	// command may speak first.
+	var st *proto.StatusReply
 	var start uint64
-	for _, s := range st.Starts {
-		if s.Agent == "a" && s.Unconfined && s.PID == pid {
-			start = s.Start
+	for deadline := time.Now().Add(10 * time.Second); start == 0; time.Sleep(20 * time.Millisecond) {
+		st = kernelStatus(t)
+		for _, s := range st.Starts {
+			if s.Agent == "a" && s.Unconfined && s.PID == pid {
+				start = s.Start
+			}
 		}
-	}
-	if start == 0 {
-		t.Fatalf("lnk kernel status lists no start of a with no sandbox and pid %d: %+v", pid, st.Starts)
+		if start == 0 && time.Now().After(deadline) {
+			t.Fatalf("lnk kernel status lists no start of a with no sandbox and pid %d: %+v", pid, st.Starts)
+		}
 	}
 	proxy := 0
 	for _, b := range st.Brokers {

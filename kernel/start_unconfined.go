@@ -3,9 +3,7 @@ package kernel
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 
@@ -79,26 +77,7 @@ func (k *Kernel) unconfinedProxy(ctx context.Context, c *call, req *proto.RunPro
 	if req.Degraded {
 		args = append(args, "--degraded")
 	}
-	files := []*os.File{lf}
-	name := runName("net", req.Start)
-	_, err = k.addBroker(ctx, req.Start, r, BrokerSpec{
-		Name: name, Path: bin, Args: args,
-		Stdin: append(append(grants, '\n'), append(told, '\n')...),
-		Files: func(*Kernel) ([]*os.File, error) {
-			fs := files
-			files = nil
-			if fs == nil {
-				return nil, errors.New("a start's proxy is started once")
-			}
-			return fs, nil
-		},
-		Log: k.brokerLog(r, name, "lnk-netbroker: ", func(line []byte) (audit.Entry, bool) {
-			return sandbox.ProxyLogEntry(line, comp.LogName()) // the harness's run's own name
-		}),
-		Connect: func(_ context.Context, ch *os.File) (io.Closer, error) { return chanCloser{ch}, nil },
-	})
-	wire.CloseFiles(files) // if it never started
-	if err != nil {
+	if err := k.addProxy(ctx, req.Start, r, bin, args, append(append(grants, '\n'), append(told, '\n')...), []*os.File{lf}); err != nil {
 		return nil, nil, err
 	}
 	reply.Proxy = true

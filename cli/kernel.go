@@ -216,7 +216,12 @@ func init() {
 				fmt.Fprintf(w, "requests\t%d\n", st.Requests)
 				for _, s := range st.Starts {
 					sb := "no sandbox yet"
-					if s.PID != 0 {
+					switch {
+					case s.Unconfined && s.PID != 0:
+						sb = fmt.Sprintf("NO sandbox (its sandbox off): command pid %d", s.PID)
+					case s.Unconfined:
+						sb = "NO sandbox (its sandbox off), no command yet"
+					case s.PID != 0:
 						sb = fmt.Sprintf("sandbox pid %d", s.PID)
 					}
 					fmt.Fprintf(w, "start %d\t%s, %d capabilities, %s\n", s.Start, s.Agent, s.Caps, sb)

@@ -35,7 +35,7 @@ func (k *Kernel) handleStatus(ctx context.Context, c *call, _ *proto.Empty) (*pr
 		Started: k.started.UTC().Format(time.RFC3339), Caps: k.caps.Len(), Requests: k.requests.Load(),
 		Starts: []proto.StartInfo{}, Brokers: k.bro.info()}
 	for s, v := range k.caps.Starts() {
-		r.Starts = append(r.Starts, proto.StartInfo{Agent: v[0].(string), Start: s, Caps: v[1].(int), PID: k.sbx.pid(s)})
+		r.Starts = append(r.Starts, proto.StartInfo{Agent: v[0].(string), Start: s, Caps: v[1].(int), PID: k.sbx.pid(s), Unconfined: k.sbx.unconfined(s)})
 	}
 	sort.Slice(r.Starts, func(i, j int) bool { return r.Starts[i].Start < r.Starts[j].Start })
 	return r, nil, nil
@@ -69,6 +69,11 @@ func (k *Kernel) handleStart(ctx context.Context, c *call, req *proto.StartReque
 		adir.Close()
 		return nil, nil, wire.Errorf(proto.CodeRefused, "a harness's start is one the kernel compiles")
 	}
+	if req.Unconfined && (!req.Compile || req.Harness == "" || req.Profile != "run") {
+		adir.Close()
+		k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Reason: "an unconfined start is only a harness's run (lnk agent harness run) the kernel compiles"})
+		return nil, nil, wire.Errorf(proto.CodeRefused, "an unconfined start is only a harness's run (lnk agent harness run) the kernel compiles")
+	}
 	if req.Compile {
 		if len(req.Folders) > 0 || req.AgentID != "" {
 			adir.Close()
@@ -82,6 +87,14 @@ func (k *Kernel) handleStart(ctx context.Context, c *call, req *proto.StartReque
 		}
 		req.AgentID = comp.AgentID
 		hidden = comp.Hidden
+		if req.Unconfined {
+			if err := sandboxOff(k.opts.Home, req); err != nil {
+				adir.Close()
+				k.refuse(audit.Entry{Peer: &c.conn.peer, Agent: req.Agent, Request: "start", Reason: err.Error()})
+				return nil, nil, wire.Errorf(proto.CodeRefused, "%v", err)
+			}
+			return k.begin(ctx, c, req, comp, nil, adir) // no sandbox: no folder to bind
+		}
 		for _, f := range comp.Folders {
 			req.Folders = append(req.Folders, proto.Folder{Path: f.Path, Read: f.Access.Read || f.Access.Write, Write: f.Access.Write})
 		}
@@ -131,10 +144,10 @@ func (k *Kernel) begin(ctx context.Context, c *call, req *proto.StartRequest, co
 		}
 	}
 	if comp != nil {
-		k.beginRun(start, comp) // its proxy and ask broker (start_brokers.go)
+		k.beginRun(start, comp, req.Unconfined) // its proxy and ask broker (start_brokers.go)
 	}
 	c.conn.addStart(start) // revoked when this connection closes
-	k.sbx.begin(start, req.Agent, c.conn)
+	k.sbx.begin(start, req.Agent, c.conn, req.Unconfined)
 	return reply, nil, nil
 }
 

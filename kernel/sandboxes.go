@@ -16,12 +16,15 @@ import (
 
 // sandboxRec is one start's sandbox, made at the start.
 type sandboxRec struct {
-	conn   *conn // the connection that made the start, which alone attaches and watches
-	agent  string
-	pid    int      // bubblewrap, once attached
-	pidfd  *os.File // pins it; nil before Attach
-	ended  chan struct{}
-	reason string // why the start ended, set before ended closes
+	conn  *conn // the connection that made the start, which alone attaches and watches
+	agent string
+	// unconfined: the start's command runs with no sandbox (an agent's
+	// sandbox off): pid is the command itself.
+	unconfined bool
+	pid        int      // bubblewrap, once attached
+	pidfd      *os.File // pins it; nil before Attach
+	ended      chan struct{}
+	reason     string // why the start ended, set before ended closes
 }
 
 // sandboxes are the running starts' sandboxes, by start.
@@ -31,13 +34,13 @@ type sandboxes struct {
 }
 
 // begin records a new start of agent, made on c.
-func (s *sandboxes) begin(start uint64, agent string, c *conn) {
+func (s *sandboxes) begin(start uint64, agent string, c *conn, unconfined bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
 		s.m = map[uint64]*sandboxRec{}
 	}
-	s.m[start] = &sandboxRec{conn: c, agent: agent, ended: make(chan struct{})}
+	s.m[start] = &sandboxRec{conn: c, agent: agent, unconfined: unconfined, ended: make(chan struct{})}
 }
 
 // get returns start's record if c made the start, else nil.
@@ -83,6 +86,14 @@ func (s *sandboxes) pid(start uint64) int {
 		return r.pid
 	}
 	return 0
+}
+
+// unconfined reports whether start's command runs with no sandbox.
+func (s *sandboxes) unconfined(start uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.m[start]
+	return r != nil && r.unconfined
 }
 
 // ofAgent lists agent's starts and the connection each was made on.

@@ -54,6 +54,9 @@ func (k *Kernel) handleRunAsk(ctx context.Context, c *call, req *proto.RunAskReq
 	if err != nil {
 		return nil, nil, err
 	}
+	if r.unconfined {
+		return nil, nil, refuse("the start runs with no sandbox: nothing of its asks the owner")
+	}
 	r.mu.Lock()
 	if r.asked {
 		r.mu.Unlock()

@@ -45,6 +45,8 @@ func (k *Kernel) handleRunBridge(ctx context.Context, c *call, req *proto.RunBri
 	switch {
 	case len(comp.Tools) == 0:
 		return nil, nil, refuse("the start's grants name no tool")
+	case r.unconfined:
+		return nil, nil, refuse("the start runs with no sandbox: its command is given no tool bridge")
 	case !sandbox.NeedsProxy(comp):
 		return nil, nil, refuse(`the start has no proxy to reach its tools through ([network] mode = "host")`)
 	}

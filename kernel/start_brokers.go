@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -40,6 +38,9 @@ import (
 // startRun is the brokers of one compiled start.
 type startRun struct {
 	comp *caps.Compiled // the grants the kernel compiled at Start
+	// unconfined: a harness's run with the agent's sandbox off
+	// (start_unconfined.go): its proxy listens on a loopback port.
+	unconfined bool
 
 	mu      sync.Mutex
 	brokers []string          // supervised for this start, in the order started
@@ -63,9 +64,9 @@ type startRun struct {
 }
 
 // beginRun records the grants a compiled start runs under.
-func (k *Kernel) beginRun(start uint64, comp *caps.Compiled) {
+func (k *Kernel) beginRun(start uint64, comp *caps.Compiled, unconfined bool) {
 	k.mu.Lock()
-	k.runs[start] = &startRun{comp: comp}
+	k.runs[start] = &startRun{comp: comp, unconfined: unconfined}
 	k.mu.Unlock()
 }
 
@@ -175,6 +176,7 @@ func (k *Kernel) endRun(start uint64, why string) {
 	for i := len(names) - 1; i >= 0; i-- {
 		k.bro.remove(names[i])
 	}
+	r.drainLogs() // their last lines logged before the lifeline says the end
 	if launcher != nil {
 		launcher.Close()
 	}
@@ -234,67 +236,6 @@ func checkChannel(f *os.File) error { return connpass.IsChannel(int(f.Fd())) }
 type chanCloser struct{ f *os.File }
 
 func (c chanCloser) Close() error { return c.f.Close() }
-
-// brokerLog is a pipe for a start's broker's stderr: each line it says
-// (prefix taken off) becomes the audit-log line entry makes of it, or,
-// where entry makes none, a kernel line saying it; the last such line
-// (why it did not start) is kept for the run's lifeline.
-func (k *Kernel) brokerLog(run *startRun, name, prefix string, entry func(line []byte) (audit.Entry, bool)) func() (*os.File, error) {
-	return func() (*os.File, error) {
-		r, w, err := os.Pipe()
-		if err != nil {
-			return nil, err
-		}
-		said := &brokerSaid{done: make(chan struct{})}
-		run.mu.Lock()
-		if run.said == nil {
-			run.said = map[string]*brokerSaid{}
-		}
-		run.said[name] = said
-		run.mu.Unlock()
-		go func() {
-			defer close(said.done)
-			defer r.Close()
-			sc := bufio.NewScanner(r)
-			sc.Buffer(make([]byte, 4096), 1<<20)
-			for sc.Scan() {
-				line := []byte(strings.TrimPrefix(sc.Text(), prefix))
-				if e, ok := entry(line); ok {
-					k.record(e)
-					continue
-				}
-				k.record(audit.Entry{Kind: audit.KindKernel, Route: name, Reason: prefix + string(line)})
-				said.last = string(line) // read after done closes
-			}
-		}()
-		return w, nil
-	}
-}
-
-// brokerSaid is the last line a start's broker said that was no event
-// of its log; last is read once done has closed.
-type brokerSaid struct {
-	done chan struct{}
-	last string
-}
-
-// lastSaid is what the broker name of r said last, once its stderr has
-// ended (bounded: a broker's stderr a child of its still holds is not
-// waited for).
-func (r *startRun) lastSaid(name string) string {
-	r.mu.Lock()
-	said := r.said[name]
-	r.mu.Unlock()
-	if said == nil {
-		return ""
-	}
-	select {
-	case <-said.done:
-		return said.last
-	case <-time.After(2 * time.Second):
-		return ""
-	}
-}
 
 // runName names a start's broker.
 func runName(kind string, start uint64) string { return kind + "/" + strconv.FormatUint(start, 10) }

@@ -59,6 +59,9 @@ func (k *Kernel) handleRunProxy(ctx context.Context, c *call, req *proto.RunProx
 	r.proxied = true
 	r.life = c.take(0)
 	r.mu.Unlock()
+	if r.unconfined {
+		return k.unconfinedProxy(ctx, c, req, r) // start_unconfined.go
+	}
 	comp := r.comp
 	reply := &proto.RunProxyReply{Placeholders: map[string]string{}, Sealed: []string{}}
 
@@ -135,10 +138,21 @@ func (k *Kernel) handleRunProxy(ctx context.Context, c *call, req *proto.RunProx
 	args = append(args, "--listen-fd", fd(sock.File))
 	sock.File = nil // the proxy alone accepts on it
 	args = append(args, "--relay-fd", fd(c.take(1)))
-	name := runName("net", req.Start)
-	_, err = k.addBroker(ctx, req.Start, r, BrokerSpec{
-		Name: name, Path: bin, Args: args,
-		Stdin: append(append(grants, '\n'), append(told, '\n')...),
+	if err := k.addProxy(ctx, req.Start, r, bin, args, append(append(grants, '\n'), append(told, '\n')...), files); err != nil {
+		return nil, nil, err
+	}
+	reply.Proxy = true
+	return reply, nil, nil
+}
+
+// addProxy starts the start's proxy, lnk-netbroker at bin with args,
+// its grants and what its sandbox is told on stdin and files from fd 4,
+// as the start's broker net/START, its lines logged under the start's
+// name (a harness's run's own). The files are closed either way.
+func (k *Kernel) addProxy(ctx context.Context, start uint64, r *startRun, bin string, args []string, stdin []byte, files []*os.File) error {
+	name := runName("net", start)
+	_, err := k.addBroker(ctx, start, r, BrokerSpec{
+		Name: name, Path: bin, Args: args, Stdin: stdin,
 		Files: func(*Kernel) ([]*os.File, error) {
 			fs := files
 			files = nil
@@ -148,16 +162,12 @@ func (k *Kernel) handleRunProxy(ctx context.Context, c *call, req *proto.RunProx
 			return fs, nil
 		},
 		Log: k.brokerLog(r, name, "lnk-netbroker: ", func(line []byte) (audit.Entry, bool) {
-			return sandbox.ProxyLogEntry(line, comp.LogName()) // a harness's run is logged as its own
+			return sandbox.ProxyLogEntry(line, r.comp.LogName())
 		}),
 		Connect: func(_ context.Context, ch *os.File) (io.Closer, error) { return chanCloser{ch}, nil },
 	})
 	wire.CloseFiles(files) // if it never started
-	if err != nil {
-		return nil, nil, err
-	}
-	reply.Proxy = true
-	return reply, nil, nil
+	return err
 }
 
 // runSealed starts the key broker of the start's agent when it holds

@@ -95,11 +95,14 @@ harnessturn=$(awk '$1 ~ /^BenchmarkTurn\/no-call-/ { for (i = 3; i < NF; i++) { 
 # the same call straight to the server on stdio, in the same run.
 toolcall=$(awk '$1 ~ /^BenchmarkToolsCallFromAClientProcess\// {
   a = ""; d = ""; w = ""; x = ""
-  for (i = 3; i < NF; i++) { if ($(i+1) == "added-p50-us") a = $i; if ($(i+1) == "base-p50-ns") d = $i; if ($(i+1) == "was-added-p50-us") w = $i; if ($(i+1) == "added-x-was") x = $i }
+  k = ""; kw = ""
+  for (i = 3; i < NF; i++) { if ($(i+1) == "added-p50-us") a = $i; if ($(i+1) == "base-p50-ns") d = $i; if ($(i+1) == "was-added-p50-us") w = $i; if ($(i+1) == "added-x-was") x = $i; if ($(i+1) == "kernel-wakes/call") k = $i; if ($(i+1) == "was-kernel-wakes/call") kw = $i }
   name = $1; sub(/^BenchmarkToolsCallFromAClientProcess\//, "", name); sub(/-[0-9]+$/, "", name)
   if (a == "") next
   printf "%s: added p50 %d µs over a direct call of %d µs", name, a, d/1e3
   if (w != "") printf "; the build compared with: %d µs; ratio %.2fx (target: at most 1.10x, %s)", w, x, (x <= 1.10 ? "met" : "NOT MET")
+  if (k != "") printf "; kernel wakes per call: %.2f", k
+  if (kw != "") printf " (the build compared with: %.2f)", kw
   printf "\n"
 }' "$results")
 [ -n "$toolcall" ] && echo "$toolcall" | sed 's/^/tool call: /'

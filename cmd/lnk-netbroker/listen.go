@@ -12,9 +12,10 @@ import (
 	"lnk.dev/lnk/helpers/netbroker"
 )
 
-// listenFD is --listen-fd: the proxy's socket made by lnk
+// listenFD is --listen-fd: the proxy's socket made by its starter
 // (netbroker.Listen; for a command with no sandbox a TCP socket on
-// 127.0.0.1, sandbox.NewLoopbackProxy), listening already, so lnk starts the sandbox
+// 127.0.0.1 the kernel makes, kernel/start_unconfined.go), listening
+// already, so lnk starts the sandbox
 // without waiting for this process. Connections made before it serves
 // wait in the socket's backlog; only this process accepts them.
 var listenFD int
@@ -40,7 +41,7 @@ func starterSocket(dec *json.Decoder) (net.Listener, netbroker.Told, error) {
 	}
 	if dom == unix.AF_INET && !onLoopback(listenFD) {
 		// A command with no sandbox reaches its proxy on a port
-		// (sandbox.NewLoopbackProxy): this machine's loopback alone.
+		// (kernel/start_unconfined.go): this machine's loopback alone.
 		return nil, told, fmt.Errorf("--listen-fd %d is a TCP socket not bound to 127.0.0.1 alone", listenFD)
 	}
 	if err := dec.Decode(&told); err != nil {

@@ -97,8 +97,13 @@ type StartInfo struct {
 	Start uint64 `json:"start"`
 	Caps  int    `json:"caps"`
 	// PID is the start's sandbox (its bubblewrap) once lnk handed the
-	// kernel its pidfd (Attach); 0 before.
+	// kernel its pidfd (Attach); 0 before. For an unconfined start it is
+	// the command itself, which runs with no sandbox.
 	PID int `json:"pid"`
+	// Unconfined marks a harness's run with the agent's sandbox off
+	// (StartRequest.Unconfined): its command runs beside the kernel's
+	// proxy with no sandbox.
+	Unconfined bool `json:"unconfined,omitempty"`
 }
 
 // BrokerInfo is one broker the kernel runs.
@@ -132,6 +137,14 @@ type StartRequest struct {
 	// run's brokers as its children. Agent, AgentID, Folders, Compile,
 	// Harness and Profile are then empty.
 	Grants *RunGrants `json:"grants,omitempty"`
+	// Unconfined, with Compile, Harness and Profile "run", is lnk agent
+	// harness run with the agent's sandbox off (its no-sandbox setting,
+	// which the kernel reads itself): the command runs with no sandbox,
+	// so no folder is granted, and the start's one broker is its proxy,
+	// listening on a loopback port (RunProxyReply.Port), with no sealed
+	// secret and no tool bridge. Its command's pidfd is attached as a
+	// sandbox's is.
+	Unconfined bool `json:"unconfined,omitempty"`
 }
 
 // RunGrants are the grants of a start of no agent, as the owner gave
@@ -279,6 +292,9 @@ type RunProxyReply struct {
 	Secret       string            `json:"secret"`
 	Placeholders map[string]string `json:"placeholders"`
 	Sealed       []string          `json:"sealed"`
+	// Port is the loopback port of an unconfined start's proxy (Socket
+	// is then empty); 0 for a sandbox's.
+	Port uint16 `json:"port,omitempty"`
 }
 
 // RunAskRequest asks for the ask broker of an agent's start.

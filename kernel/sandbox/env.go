@@ -117,7 +117,8 @@ func addProxyEnv(env map[string]string, relay uint16, p *Proxy) (skipped []strin
 }
 
 // ProxyEnv sets in env what a command with no sandbox is told of its
-// loopback proxy p (NewLoopbackProxy), as a sandbox is of its own.
+// loopback proxy p (the kernel's, for an unconfined start: p.Port), as a
+// sandbox is of its own.
 func ProxyEnv(env map[string]string, p *Proxy) {
 	addProxyEnv(env, p.Port, p)
 }

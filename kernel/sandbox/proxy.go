@@ -29,7 +29,8 @@ func NeedsProxy(c *caps.Compiled) bool {
 // and only the proxy accepts it.
 type Proxy struct {
 	// Port is the loopback port a proxy for a command with no sandbox
-	// listens on (NewLoopbackProxy); 0 for a sandbox's.
+	// listens on (the kernel's, for an unconfined start); 0 for a
+	// sandbox's.
 	Port   uint16
 	Socket string
 	// ToolRoute is the tool bridge's route prefix, "/_link/s/<secret>/mcp/"

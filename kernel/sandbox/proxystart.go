@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -48,39 +47,6 @@ func StartProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *o
 // (SIGTERM, from the OS thread that called Launch, which the caller
 // keeps locked) is only the fallback for a caller that is killed.
 func NewProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *os.File, tb *ToolBridge, sk *SealedKeys) (*Proxy, error) {
-	return newProxy(c, netbrokerPath, degraded, stderr, tb, sk, nil)
-}
-
-// NewLoopbackProxy is NewProxy for a command that runs with no sandbox
-// (an agent's sandbox off: lnk agent harness run): the proxy listens on
-// a free port of 127.0.0.1 (Port) instead of a socket only a sandbox
-// reaches, with no tool bridge and no sealed secret (security.txt: an
-// agent whose harness runs with no sandbox gets none). The command is
-// told the proxy by ProxyEnv; the relay channel stays unused until Stop.
-func NewLoopbackProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *os.File) (*Proxy, error) {
-	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		stderr.Close()
-		return nil, fmt.Errorf("the proxy's port: %w", err)
-	}
-	f, err := ln.File() // a copy, close-on-exec
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	if err != nil {
-		stderr.Close()
-		return nil, fmt.Errorf("the proxy's port: %w", err)
-	}
-	p, err := newProxy(c, netbrokerPath, degraded, stderr, nil, nil, f)
-	if err != nil {
-		return nil, err
-	}
-	p.Port = uint16(port)
-	return p, nil
-}
-
-// newProxy is NewProxy; with listener set, the proxy accepts on it (a
-// loopback port) instead of on a socket of the sockets' folder.
-func newProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *os.File, tb *ToolBridge, sk *SealedKeys, listener *os.File) (*Proxy, error) {
 	p := &Proxy{ended: make(chan struct{}), home: c.Home, path: netbrokerPath}
 	p.handed = append(p.handed, stderr)
 	if tb != nil {
@@ -107,14 +73,12 @@ func newProxy(c *caps.Compiled, netbrokerPath string, degraded bool, stderr *os.
 	if err != nil {
 		return nil, err
 	}
-	lf := listener
-	if lf == nil {
-		sock, err := netbroker.Listen(c.Home, c.AgentID)
-		if err != nil {
-			return nil, fmt.Errorf("the proxy's socket: %w", err)
-		}
-		p.Socket, p.sock, lf = sock.Path, sock, sock.File
+	sock, err := netbroker.Listen(c.Home, c.AgentID)
+	if err != nil {
+		return nil, fmt.Errorf("the proxy's socket: %w", err)
 	}
+	p.Socket, p.sock = sock.Path, sock
+	lf := sock.File
 	// The proxy alone accepts on the socket: lnk keeps no copy once it
 	// runs, so a proxy that is gone leaves the sandbox's connections
 	// refused.

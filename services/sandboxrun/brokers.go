@@ -51,6 +51,12 @@ func BeginBrokers(ks *Start, comp *caps.Compiled) *Brokers {
 	return &Brokers{c: ks.cl, agent: ks.Agent, home: comp.Home, start: ks.ID, ended: make(chan struct{})}
 }
 
+// UnconfinedBrokers are the brokers of an unconfined start
+// (StartUnconfined): its proxy alone, on a loopback port.
+func UnconfinedBrokers(ks *Start, comp *caps.Compiled) *Brokers {
+	return &Brokers{c: ks.cl, agent: ks.Agent, home: comp.Home, start: ks.ID, ended: make(chan struct{})}
+}
+
 // holdsSecretsFile reports whether ~/.lnk/secrets.toml is there (a
 // sealed secret may be granted): only whether to ask the kernel, which
 // opens it itself and decides. What cannot be learned says yes.
@@ -135,6 +141,12 @@ func (r *Brokers) Proxy(comp *caps.Compiled, degraded bool, bridge *sandbox.Tool
 	}
 	if len(rep.Placeholders) == 0 {
 		rep.Placeholders = nil
+	}
+	if rep.Port != 0 { // an unconfined start's: no sandbox hands it a listener
+		relaySend.Close()
+		p := sandbox.KernelProxy("", rep.Secret, nil, nil)
+		p.Port = rep.Port
+		return p, nil
 	}
 	p := sandbox.KernelProxy(rep.Socket, rep.Secret, rep.Placeholders, relaySend)
 	if bridge != nil {

@@ -67,6 +67,15 @@ func StartGrants(ctx context.Context, cl *client.Client, comp *caps.Compiled, g 
 	return start(ctx, cl, comp, &proto.StartRequest{Folders: []proto.Folder{}, Grants: &g})
 }
 
+// StartUnconfined is StartAgent for a harness's run with the agent's
+// sandbox off (lnk agent harness run, h's "run" profile): the kernel
+// reads the agent's setting and refuses unless its sandbox is off,
+// grants no folder, and runs the start's proxy on a loopback port
+// (UnconfinedBrokers). The caller attaches its command (AttachCommand).
+func StartUnconfined(ctx context.Context, cl *client.Client, agent string, h Harness) (*Start, error) {
+	return start(ctx, cl, nil, &proto.StartRequest{Agent: agent, Folders: []proto.Folder{}, Compile: true, Harness: h.Name, Profile: h.Profile, Unconfined: true})
+}
+
 func start(ctx context.Context, cl *client.Client, comp *caps.Compiled, req *proto.StartRequest) (*Start, error) {
 	agent := req.Agent
 	st, err := cl.Start(ctx, req)
@@ -75,6 +84,13 @@ func start(ctx context.Context, cl *client.Client, comp *caps.Compiled, req *pro
 		return nil, &StartError{Agent: agent, Err: err}
 	}
 	ks := &Start{cl: cl, Agent: agent, ID: st.Start, Held: map[string]*os.File{}, abort: make(chan error, 1)}
+	if req.Unconfined {
+		if len(st.Caps) > 0 { // nothing is bound with no sandbox
+			ks.Close(ctx)
+			return nil, &StartError{Agent: agent, Err: fmt.Errorf("the kernel granted folders to a start with no sandbox")}
+		}
+		return ks, nil
+	}
 	for _, ci := range st.Caps {
 		got, f, err := cl.OpenFolder(ctx, st.Start, ci.Handle)
 		if err != nil {
@@ -139,35 +155,41 @@ func sameGrants(comp *caps.Compiled, got []proto.CapInfo) error {
 // runs, and the kernel's end of the start, or of its connection, stops
 // it.
 func (ks *Start) Hook(ctx context.Context, s *sandbox.Sandbox) {
-	wctx, stop := context.WithCancel(ctx)
-	ks.stop = stop
 	s.Abort = ks.abort
-	s.Attached = func(pidfd *os.File) error {
-		if err := ks.cl.Attach(ctx, ks.ID, pidfd); err != nil {
-			var we *wire.Error
-			if errors.As(err, &we) { // the kernel logged its refusal
-				return &refusal.Refusal{Rule: "not-recorded", Err: err, Hint: "lnk kernel status",
-					Reason: "the kernel did not record the sandbox, which was killed: " + we.Message}
-			}
-			return &GoneError{Err: err}
+	s.Attached = func(pidfd *os.File) error { return ks.AttachCommand(ctx, pidfd, ks.Stop) }
+}
+
+// AttachCommand hands the kernel pidfd, the start's sandbox (or, for an
+// unconfined start, its command), and watches the start: stop is called
+// with why once the kernel ends it, or its connection ends. A pidfd the
+// kernel did not record is an error: the caller kills what it names.
+func (ks *Start) AttachCommand(ctx context.Context, pidfd *os.File, stop func(error)) error {
+	if err := ks.cl.Attach(ctx, ks.ID, pidfd); err != nil {
+		var we *wire.Error
+		if errors.As(err, &we) { // the kernel logged its refusal
+			return &refusal.Refusal{Rule: "not-recorded", Err: err, Hint: "lnk kernel status",
+				Reason: "the kernel did not record the sandbox, which was killed: " + we.Message}
 		}
-		go func() {
-			reason, err := ks.cl.Watch(wctx, ks.ID)
-			if wctx.Err() != nil {
-				return // the caller is done with the sandbox
-			}
-			if err == nil {
-				err = &EndedError{Agent: ks.Agent, Why: reason} // the kernel logged its end
-			} else {
-				err = &GoneError{Err: err}
-				// No kernel is left to log it: lnk does.
-				ks.log(audit.Entry{Kind: audit.KindKernel, Agent: ks.Agent, Start: ks.ID, Request: "sandbox run",
-					Reason: "the kernel's connection ended while the sandbox ran: the sandbox was killed"})
-			}
-			ks.Stop(err)
-		}()
-		return nil
+		return &GoneError{Err: err}
 	}
+	wctx, cancel := context.WithCancel(ctx)
+	ks.stop = cancel
+	go func() {
+		reason, err := ks.cl.Watch(wctx, ks.ID)
+		if wctx.Err() != nil {
+			return // the caller is done with the sandbox
+		}
+		if err == nil {
+			err = &EndedError{Agent: ks.Agent, Why: reason} // the kernel logged its end
+		} else {
+			err = &GoneError{Err: err}
+			// No kernel is left to log it: lnk does.
+			ks.log(audit.Entry{Kind: audit.KindKernel, Agent: ks.Agent, Start: ks.ID, Request: "sandbox run",
+				Reason: "the kernel's connection ended while the sandbox ran: the sandbox was killed"})
+		}
+		stop(err)
+	}()
+	return nil
 }
 
 // Stop stops the sandbox at once with err, as the kernel's end does

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -46,15 +47,23 @@ func BenchmarkToolsCallFromAClientProcess(b *testing.B) {
 				}
 				direct := directCaller(b, sv.tiny, sv.want)
 				var tl, tw, td []time.Duration
+				var kl, kw testenv.Usage // the kernel's, during the calls
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
+					u := testenv.UsageOf(link.kernel)
 					tl = append(tl, link.call(b))
+					kl = kl.Plus(testenv.UsageOf(link.kernel).Minus(u))
 					if was != nil {
+						u := testenv.UsageOf(was.kernel)
 						tw = append(tw, was.call(b))
+						kw = kw.Plus(testenv.UsageOf(was.kernel).Minus(u))
 					}
 					td = append(td, direct.call(b))
 				}
 				b.StopTimer()
+				// How often a call wakes the kernel: the question is
+				// whether a call's path pays for one.
+				b.ReportMetric(float64(kl.Switches)/float64(b.N), "kernel-wakes/call")
 				l, d := p50(tl), p50(td)
 				b.ReportMetric(float64(l.Nanoseconds()), "link-p50-ns")
 				b.ReportMetric(float64(d.Nanoseconds()), "base-p50-ns")
@@ -65,6 +74,7 @@ func BenchmarkToolsCallFromAClientProcess(b *testing.B) {
 					b.ReportMetric(float64(w.Nanoseconds()), "was-p50-ns")
 					b.ReportMetric(float64((w - d).Microseconds()), "was-added-p50-us")
 					b.ReportMetric(float64(l-d)/float64(w-d), "added-x-was")
+					b.ReportMetric(float64(kw.Switches)/float64(b.N), "was-kernel-wakes/call")
 				}
 			})
 		}
@@ -77,9 +87,13 @@ type caller struct {
 	in  io.WriteCloser
 	out *bufio.Scanner
 	why *strings.Builder // its stderr (lnk's, for a sandboxed one)
+	// kernel and lnk are the run's kernel and its lnk sandbox run, and
+	// home the run's HOME, for a sandboxed caller (0 and "" otherwise).
+	kernel, lnk int
+	home        string
 }
 
-func (c *caller) call(b *testing.B) time.Duration {
+func (c *caller) call(b testing.TB) time.Duration {
 	if _, err := io.WriteString(c.in, "\n"); err != nil {
 		b.Fatalf("the client: %v\n%s", err, c.why)
 	}
@@ -94,7 +108,7 @@ func (c *caller) call(b *testing.B) time.Duration {
 }
 
 // startCaller starts cmd, a client, and waits for its "ready".
-func startCaller(b *testing.B, cmd *exec.Cmd) *caller {
+func startCaller(b testing.TB, cmd *exec.Cmd) *caller {
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -123,17 +137,19 @@ func startCaller(b *testing.B, cmd *exec.Cmd) *caller {
 // with tiny tinyServer) granted echo, its kernel started, and the client
 // in the sandbox of `lnk sandbox run --agent` — or, onSocket, outside it
 // on the run's proxy socket, the sandbox holding the run open.
-func sandboxedCaller(b *testing.B, lnkPath string, tiny bool, want string, onSocket bool) *caller {
+func sandboxedCaller(b testing.TB, lnkPath string, tiny bool, want string, onSocket bool) *caller {
 	home := testenv.Home(b)
 	client := sandboxedClient(b, home)
 	env := []string{"HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin"}
-	lnk := func(args ...string) {
+	lnk := func(args ...string) string {
 		cmd := exec.Command(lnkPath, args...)
 		cmd.Env, cmd.Dir = env, home
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		if out, err := cmd.CombinedOutput(); err != nil {
+		out, err := cmd.CombinedOutput()
+		if err != nil {
 			b.Fatalf("%s %v: %v\n%s", lnkPath, args, err, out)
 		}
+		return string(out)
 	}
 	if tiny {
 		lnk("sandbox", "tool", "add", "test", "--env", "PATH=/usr/bin:/bin", "--", "/bin/sh", "-c", tinyServer)
@@ -145,8 +161,12 @@ func sandboxedCaller(b *testing.B, lnkPath string, tiny bool, want string, onSoc
 	lnk("agent", "allow", "bench", "--tool", "test", "--allow", "echo")
 	// The owner's kernel runs already, as lnk kernel start or its
 	// systemd unit leaves it.
-	lnk("kernel", "start")
+	started := regexp.MustCompile(`pid ([0-9]+)`).FindStringSubmatch(lnk("kernel", "start"))
 	b.Cleanup(func() { lnk("kernel", "stop") })
+	kernel := 0
+	if started != nil {
+		kernel, _ = strconv.Atoi(started[1])
+	}
 	run := exec.Command(lnkPath, "sandbox", "run", "--agent", "bench", "--", client, "mcp-bench", want)
 	if onSocket {
 		run.Args = append(run.Args[:len(run.Args)-2], "mcp-bench-url")
@@ -154,6 +174,7 @@ func sandboxedCaller(b *testing.B, lnkPath string, tiny bool, want string, onSoc
 	run.Env, run.Dir = env, home
 	run.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // no terminal: nothing asks on one
 	c := startCaller(b, run)
+	c.kernel, c.lnk, c.home = kernel, run.Process.Pid, home
 	if !onSocket {
 		return c
 	}
@@ -173,12 +194,14 @@ func sandboxedCaller(b *testing.B, lnkPath string, tiny bool, want string, onSoc
 	}
 	cmd := exec.Command(self, "mcp-bench", want, socks[0], url)
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
-	return startCaller(b, cmd)
+	out := startCaller(b, cmd)
+	out.kernel, out.lnk, out.home = c.kernel, c.lnk, c.home
+	return out
 }
 
 // directCaller is the baseline: a client process of its own that runs the
 // same server itself and calls it on stdio.
-func directCaller(b *testing.B, tiny bool, want string) *caller {
+func directCaller(b testing.TB, tiny bool, want string) *caller {
 	self, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)

@@ -53,6 +53,7 @@ func fdKind(target, home, bin, agentID string) string {
 		if agentID != "" {
 			rel = strings.ReplaceAll(rel, agentID, "<agent id>")
 		}
+		rel = oneRunNet.ReplaceAllString(rel, "${1}run-<random>") // a start of no agent's
 		return "~/" + rel
 	case target == bin:
 		return "<bin>"

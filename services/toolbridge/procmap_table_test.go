@@ -12,8 +12,12 @@ import (
 // SECURITY.md's process map as the test reads it, and the check of the
 // processes found against it (procmap_test.go).
 
-// mapMarker is the line above the table in SECURITY.md.
-const mapMarker = "<!-- process map: read by services/toolbridge TestProcessMapMatchesSecurityMd -->"
+// mapMarker is the line above the table of an agent's run in
+// SECURITY.md; flagMapMarker the one above a run of flag grants'.
+const (
+	mapMarker     = "<!-- process map: read by services/toolbridge TestProcessMapMatchesSecurityMd -->"
+	flagMapMarker = "<!-- process map of a run of flag grants: read by services/toolbridge TestProcessMapOfAFlagRun -->"
+)
 
 // A mapRow is one row of the table.
 type mapRow struct {
@@ -30,11 +34,11 @@ type mapRow struct {
 
 var keyRe = regexp.MustCompile("`([^`]+)`")
 
-// readProcessMap parses the table after mapMarker in SECURITY.md.
-func readProcessMap(text string) ([]mapRow, error) {
-	_, after, ok := strings.Cut(text, mapMarker)
+// readProcessMap parses the table after marker in SECURITY.md.
+func readProcessMap(text, marker string) ([]mapRow, error) {
+	_, after, ok := strings.Cut(text, marker)
 	if !ok {
-		return nil, errors.New("SECURITY.md has no process map table (" + mapMarker + ")")
+		return nil, errors.New("SECURITY.md has no process map table (" + marker + ")")
 	}
 	first := strings.Count(text[:len(text)-len(after)], "\n") + 1
 	var rows []mapRow

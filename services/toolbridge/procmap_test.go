@@ -50,6 +50,21 @@ func TestProcessMapMatchesSecurityMd(t *testing.T) {
 	wrongMaps(t, rows, procs)
 }
 
+// TestProcessMapOfAFlagRun is TestProcessMapMatchesSecurityMd for a run
+// of flag grants (`lnk sandbox run --read … --command … --tool test
+// --allow echo --internet-host api.localhost -- client mcp-hold`): a
+// start of no agent whose proxy, ask broker and tool bridge are the
+// kernel's children as an agent's are, and no key broker of an agent's
+// sealed secrets runs. Each process is checked against SECURITY.md's
+// second table; wrong copies of it fail.
+func TestProcessMapOfAFlagRun(t *testing.T) {
+	rows, procs, _ := runForMapOf(t, true, nil, nil)
+	if bad := checkProcessMap(rows, procs, false); len(bad) > 0 {
+		t.Errorf("the running processes differ from SECURITY.md's process map of a flag run:\n  %s", strings.Join(bad, "\n  "))
+	}
+	wrongFlagMaps(t, rows, procs)
+}
+
 // TestProcessMapWithADisplay is the same run on a desktop (a real Xvfb)
 // with a question showing on a real zenity: the rows "with a display"
 // (the ask broker's dialog launcher and its dialog) must then run, as
@@ -88,12 +103,25 @@ func TestProcessMapWithADisplay(t *testing.T) {
 // the processes under lnk.
 func runForMap(t *testing.T, env []string, ready func(), calls ...string) ([]mapRow, []*liveProc, *mapRun) {
 	t.Helper()
+	return runForMapOf(t, false, env, ready, calls...)
+}
+
+// runForMapOf is runForMap; with flags, the run is one of flag grants
+// (no agent: the same tool and an internet host, as --tool and
+// --internet-host give them), checked against SECURITY.md's second
+// table.
+func runForMapOf(t *testing.T, flags bool, env []string, ready func(), calls ...string) ([]mapRow, []*liveProc, *mapRun) {
+	t.Helper()
 	requireSandbox(t)
 	text, err := os.ReadFile(filepath.Join("..", "..", "SECURITY.md"))
 	if err != nil {
 		t.Fatalf("SECURITY.md (scripts/test-as-user.sh copies it beside the packages): %v", err)
 	}
-	rows, err := readProcessMap(string(text))
+	marker := mapMarker
+	if flags {
+		marker = flagMapMarker
+	}
+	rows, err := readProcessMap(string(text), marker)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,16 +175,22 @@ func runForMap(t *testing.T, env []string, ready func(), calls ...string) ([]map
 		}
 		return string(out)
 	}
-	made := regexp.MustCompile(`\(id ([^)]+)\)`).FindStringSubmatch(lnk("", "agent", "create", "demo"))
-	if made == nil {
-		t.Fatal("lnk agent create names no id")
-	}
-	agentID := made[1]
-	lnk("sealed-value-5e1b\n", "secret", "create", "API_KEY", "--internet-host", "api.localhost")
-	lnk("", "secret", "add", "API_KEY", "--agent", "demo")
+	client := filepath.Join(bin, "client")
 	lnk("", "sandbox", "tool", "add", "test", "--env", "LNK_TEST_MCP_SERVER=1", "--env", "PATH=/usr/bin:/bin", "--", filepath.Join(bin, "mcp-server"))
-	lnk("", "agent", "allow", "demo", "--read", bin, "--command", filepath.Join(bin, "client"))
-	lnk("", "agent", "allow", "demo", "--tool", "test", "--allow", "echo")
+	agentID := ""
+	runArgs := []string{"sandbox", "run", "--read", bin, "--command", client, "--tool", "test", "--allow", "echo", "--internet-host", "api.localhost"}
+	if !flags {
+		made := regexp.MustCompile(`\(id ([^)]+)\)`).FindStringSubmatch(lnk("", "agent", "create", "demo"))
+		if made == nil {
+			t.Fatal("lnk agent create names no id")
+		}
+		agentID = made[1]
+		lnk("sealed-value-5e1b\n", "secret", "create", "API_KEY", "--internet-host", "api.localhost")
+		lnk("", "secret", "add", "API_KEY", "--agent", "demo")
+		lnk("", "agent", "allow", "demo", "--read", bin, "--command", client)
+		lnk("", "agent", "allow", "demo", "--tool", "test", "--allow", "echo")
+		runArgs = []string{"sandbox", "run", "--agent", "demo"}
+	}
 
 	if ready != nil {
 		// A question unanswered ends sooner than the default two minutes:
@@ -180,7 +214,7 @@ func runForMap(t *testing.T, env []string, ready func(), calls ...string) ([]map
 		t.Fatal("lnk kernel start names no pid")
 	}
 	kernelPID, _ := strconv.Atoi(started[1])
-	args := append([]string{"sandbox", "run", "--agent", "demo", "--", filepath.Join(bin, "client"), "mcp-hold"}, calls...)
+	args := append(append(runArgs, "--", client, "mcp-hold"), calls...)
 	run := as(exec.Command(filepath.Join(bin, "lnk"), args...))
 	stdin, err := run.StdinPipe()
 	if err != nil {

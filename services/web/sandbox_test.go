@@ -108,7 +108,7 @@ func TestThroughTheProxysToolRoute(t *testing.T) {
 	if lines["tools"] != "fetch,search" {
 		t.Fatalf("tools = %q; all: %v\nstderr: %s", lines["tools"], lines, stderr.String())
 	}
-	if f := lines["fetch0"]; !strings.HasPrefix(f, "false ") || !strings.Contains(f, "Title: Peer page") || !strings.Contains(f, "not by your owner") {
+	if f := lines["fetch0"]; !strings.HasPrefix(f, "false ") || !strings.Contains(f, "Title: ` Peer page `") || !strings.Contains(f, "not by your owner") {
 		t.Errorf("the loopback page: %q", f)
 	}
 	if f := lines["fetch1"]; !strings.HasPrefix(f, "true ") || !strings.Contains(f, "private network address") {

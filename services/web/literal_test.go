@@ -2,9 +2,9 @@ package web
 
 import (
 	"io"
-	"regexp"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 

@@ -119,7 +119,9 @@ storeappend=$(awk '$1 ~ /^BenchmarkAppendTo100000Events-/ {
 # overhead at most 2x): the whole call through MCP, the call less the
 # page's conversion measured in the same op, the call of the page as
 # text, that call from a client decoding once, the fetch without MCP;
-# and HTML made markdown (at least 20 MB/s), beside its parse alone,
+# then the fair pair across processes: http.Get in a process of its own
+# asked through a pipe, beside a call to the lnk-web process over its
+# pipes (each against both baselines); and HTML made markdown (at least 20 MB/s), beside its parse alone,
 # each in wall time and in the process's CPU time.
 web=$(awk '$1 ~ /^BenchmarkWebFetch100KB-/ {
   for (i = 3; i < NF; i++) { m[$(i+1)] = $i }
@@ -127,6 +129,9 @@ web=$(awk '$1 ~ /^BenchmarkWebFetch100KB-/ {
     printf "fetch of a 100 KB page, p50: plain http.Get %.2f ms (the baseline); through MCP, the whole call %.2f ms (%.1fx); less its conversion (%.2f ms), the tool overhead %.2f ms (%.1fx; target: at most 2x, %s); the page as text through MCP %.2f ms (%.1fx), from a client decoding once %.2f ms (%.1fx); the fetch without MCP %.2f ms (%.2fx)\n", \
       m["base-ns/op"]/1e6, m["link-ns/op"]/1e6, m["x-baseline"], m["conv-ns/op"]/1e6, m["overhead-ns/op"]/1e6, m["x-overhead"], (m["x-overhead"] <= 2 ? "met" : "NOT MET"), \
       m["text-ns/op"]/1e6, m["x-text"], m["raw-ns/op"]/1e6, m["x-raw"], m["fetch-ns/op"]/1e6, m["fetch-ns/op"]/m["base-ns/op"]
+    if (m["proc-base-ns/op"] != "")
+      printf "fetch across processes, p50: http.Get in a process of its own through a pipe %.2f ms (the fair baseline); the lnk-web process through its pipes, a client decoding once, %.2f ms (%.1fx the in-process http.Get, %.1fx the fair one); the page as text (no conversion: the tool overhead) %.2f ms (%.1fx the in-process http.Get; %.1fx the fair one, target: at most 2x, %s)\n", \
+        m["proc-base-ns/op"]/1e6, m["proc-ns/op"]/1e6, m["x-proc"], m["x-proc-fair"], m["proc-text-ns/op"]/1e6, m["x-proc-text"], m["x-proc-text-fair"], (m["x-proc-text-fair"] <= 2 ? "met" : "NOT MET")
   }
   delete m
 }

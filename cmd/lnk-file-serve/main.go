@@ -22,8 +22,8 @@ import (
 	"syscall"
 
 	"lnk.dev/lnk/internal/beside"
+	"lnk.dev/lnk/internal/mcpstdio"
 	"lnk.dev/lnk/services/filetool"
-	"lnk.dev/lnk/services/filetool/stdpipe"
 )
 
 func main() { serve(os.Args[1:]) }
@@ -58,7 +58,7 @@ func serve(args []string) {
 	defer stop()
 	runtime.GOMAXPROCS(1)   // one call at a time: see oneP in cmd/lnk-file-tool
 	debug.SetGCPercent(400) // its live heap is small: collect less often
-	t := filetool.StdioTransport(stdpipe.Std(os.Stdin), stdpipe.Std(os.Stdout))
+	t := mcpstdio.Stdio()
 	if err := filetool.Serve(ctx, o, sb, t); err != nil && ctx.Err() == nil {
 		fail(1, err)
 	}

@@ -31,8 +31,8 @@ import (
 	"syscall"
 
 	"lnk.dev/lnk/internal/beside"
+	"lnk.dev/lnk/internal/stdpipe"
 	"lnk.dev/lnk/services/filetool/apply"
-	"lnk.dev/lnk/services/filetool/stdpipe"
 )
 
 const usage = `usage:

@@ -24,8 +24,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"lnk.dev/lnk/internal/mcpstdio"
 	"lnk.dev/lnk/internal/netclass"
 	"lnk.dev/lnk/services/web"
 )
@@ -76,7 +75,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := w.MCP().Run(ctx, web.Gate(&mcp.StdioTransport{}, web.MaxCalls)); err != nil && ctx.Err() == nil {
+	if err := w.MCP().Run(ctx, web.Gate(mcpstdio.Stdio(), web.MaxCalls)); err != nil && ctx.Err() == nil {
 		fail(1, err)
 	}
 }

@@ -25,7 +25,7 @@
 // ([stdpipe.Pipe]), never a thread blocked in read that the runtime's monitor
 // polls. An answer line is checked in one pass (one JSON value after
 // {"ok": and nothing more) instead of through the decoder. Its MCP
-// transport is its own ([StdioTransport]): each client line decoded once
+// transport is Link's own ([mcpstdio.Transport], Link Web's too): each client line decoded once
 // by the go-sdk's decoder, where the go-sdk's stdio transport scans it
 // three times and hands it across a goroutine; each result the server
 // encoded written as it is, framed, not compacted again; one write a

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"lnk.dev/lnk/internal/mcpstdio"
 	"lnk.dev/lnk/internal/mcptext"
 )
 
@@ -51,7 +52,7 @@ type fastCalls struct {
 
 // fastCall is one call taken.
 type fastCall struct {
-	c    *lineConn
+	c    *mcpstdio.Conn
 	ctx  context.Context
 	id   jsonrpc.ID
 	name string
@@ -66,12 +67,12 @@ func newFastCalls(o Offer, sb *Sandboxed, server *mcp.Server) *fastCalls {
 	return f
 }
 
-// take runs line as a fast call, answering it on c, and says whether it
-// did; a line it does not take is left to the go-sdk, untouched. The
+// Take runs line as a fast call, answering it on c, and says whether it
+// did (the transport's [mcpstdio.Taker]); a line it does not take is left to the go-sdk, untouched. The
 // calls run in the order taken, on one worker goroutine while there are
 // any (the sandboxed process runs them one at a time anyway), whose stack
 // grows to a call's depth once rather than at every call.
-func (f *fastCalls) take(c *lineConn, line []byte) bool {
+func (f *fastCalls) Take(c *mcpstdio.Conn, line []byte) bool {
 	if !f.ready() {
 		return false
 	}
@@ -131,7 +132,7 @@ func (f *fastCalls) run(fc fastCall) {
 	if cancelled != nil {
 		err = fc.c.Write(context.Background(), &jsonrpc.Response{ID: fc.id, Error: cancelled})
 	} else if body, merr := (mcptext.Result{CallToolResult: res}).MarshalJSON(); merr == nil {
-		err = fc.c.writeResult(fc.id, body)
+		err = fc.c.WriteResult(fc.id, body)
 	}
 	_ = err // as the go-sdk: an answer that cannot be written is dropped
 }
@@ -154,9 +155,9 @@ func (f *fastCalls) ready() bool {
 	return mcptext.PlainProtocol(f.session.InitializeParams())
 }
 
-// saw notes a message the go-sdk is given: notifications/initialized
+// Saw notes a message the go-sdk is given: notifications/initialized
 // opens the fast path; notifications/cancelled cancels a fast call.
-func (f *fastCalls) saw(msg jsonrpc.Message) {
+func (f *fastCalls) Saw(msg jsonrpc.Message) {
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok || req.IsCall() {
 		return
@@ -184,8 +185,8 @@ func (f *fastCalls) saw(msg jsonrpc.Message) {
 	}
 }
 
-// close takes no more calls and waits for those taken to be answered.
-func (f *fastCalls) close() {
+// Close takes no more calls and waits for those taken to be answered.
+func (f *fastCalls) Close() {
 	f.mu.Lock()
 	f.closed = true
 	f.mu.Unlock()

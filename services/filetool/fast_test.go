@@ -15,12 +15,29 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	segjson "github.com/segmentio/encoding/json"
 
+	"lnk.dev/lnk/internal/mcpstdio"
+	"lnk.dev/lnk/internal/stdpipe"
 	"lnk.dev/lnk/internal/testenv"
 )
 
 // sdkOnly is a transport Serve does not know as its own: every message
 // goes to the go-sdk.
 type sdkOnly struct{ mcp.Transport }
+
+// stdioPipes is Link's stdio transport over two pipes, with the client's
+// ends (it writes to inChild, reads from outChild), which the caller closes.
+func stdioPipes(t testing.TB) (tr mcp.Transport, inChild, outChild *os.File) {
+	t.Helper()
+	inChild, inP, err := stdpipe.ForChild(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outChild, outP, err := stdpipe.ForChild(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mcpstdio.New(inP, outP), inChild, outChild
+}
 
 // serveLines runs Serve on pipes, with the fast path or without, and
 // returns the client's ends.

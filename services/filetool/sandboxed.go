@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"lnk.dev/lnk/internal/stdpipe"
 	"lnk.dev/lnk/internal/wire"
-	"lnk.dev/lnk/services/filetool/stdpipe"
 )
 
 // maxAnswer is the longest answer line taken from the sandboxed process.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"lnk.dev/lnk/internal/mcpstdio"
 	"lnk.dev/lnk/internal/mcptext"
 	"lnk.dev/lnk/internal/toolrefusal"
 )
@@ -65,13 +66,13 @@ func callResult(ctx context.Context, o Offer, sb *Sandboxed, name string, args j
 
 // Serve serves one session on t until the client ends it, each call it
 // sent answered first ([drainTransport]), then ends the sandboxed
-// process. On Link's own transport ([StdioTransport]) a plain tools/call
-// takes the fast path ([fastCalls]).
+// process. On Link's own transport ([mcpstdio.Transport]) a plain
+// tools/call takes the fast path ([fastCalls]).
 func Serve(ctx context.Context, o Offer, sb *Sandboxed, t mcp.Transport) error {
 	defer sb.Close()
 	s := NewServer(o, sb)
-	if lt, ok := t.(*lineTransport); ok {
-		lt.fast = newFastCalls(o, sb, s)
+	if lt, ok := t.(*mcpstdio.Transport); ok {
+		lt.SetTaker(newFastCalls(o, sb, s))
 	}
 	return s.Run(ctx, drainTransport{t})
 }

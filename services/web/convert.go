@@ -62,7 +62,7 @@ func (w *Web) toMarkdown(ctx context.Context, body []byte, base *url.URL, p *Pag
 		if r.err != nil {
 			return r.err
 		}
-		p.Title, p.Text, p.Plain = r.title, r.text, r.plain
+		p.Title, p.Text, p.Plain, p.Markdown = r.title, r.text, r.plain, !r.plain
 		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)

@@ -51,4 +51,9 @@
 //
 // Every answer tells the model the page's words are the web's, not its
 // owner's, between two lines holding a tag made new for each answer.
+// A client may render an answer as markdown, so the page's words never
+// make a link, image or HTML there: HTML made markdown is escaped by the
+// converter, and all else (a page given as plain text, a text/plain or
+// JSON page, a title, the final URL, a search's results) is put in code
+// by internal/mdliteral.
 package web

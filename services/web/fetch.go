@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"lnk.dev/lnk/internal/mdliteral"
 )
 
 // Page is what a fetch answers.
@@ -17,8 +19,12 @@ type Page struct {
 	URL    string // the final URL, after redirects
 	Status int
 	Title  string
-	Text   string // markdown, or the page's text as it came
+	Text   string // markdown (Markdown), or the page's text as it came
 	Plain  bool   // HTML nested past MaxDepth, given as plain text
+	// Markdown is set only where Text is html-to-markdown's, whose
+	// escaping keeps the page's words words; any other Text is given
+	// to the model as a code block ([pageText]), where nothing renders.
+	Markdown bool
 }
 
 // Fetch reads rawURL, following at most MaxRedirects redirects, each
@@ -92,13 +98,14 @@ func (w *Web) fetch(ctx context.Context, rawURL string) (*Page, error) {
 // checkRedirect allows at most MaxRedirects redirects, never from
 // https:// to http://; each hop's URL and host are checked again by the
 // guard before it is sent. A URL a site chose is quoted in a refusal,
-// and said to be the site's: the model reads refusals as the tool's.
+// said to be the site's (the model reads refusals as the tool's), and
+// put in a code span: it makes no link where the refusal is rendered.
 func checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > MaxRedirects {
-		return refusef("more than %d redirects: not followed past the site's %q", MaxRedirects, via[len(via)-1].URL.Redacted())
+		return refusef("more than %d redirects: not followed past the site's %s", MaxRedirects, mdliteral.Span(via[len(via)-1].URL.Redacted()))
 	}
 	if prev := via[len(via)-1]; prev.URL.Scheme == "https" && req.URL.Scheme != "https" {
-		return refusef("a redirect from https:// to %s:// (the site's %q) is never followed", req.URL.Scheme, req.URL.Redacted())
+		return refusef("a redirect from https:// to %s:// (the site's %s) is never followed", req.URL.Scheme, mdliteral.Span(req.URL.Redacted()))
 	}
 	_, err := parseTarget(req.URL)
 	return err

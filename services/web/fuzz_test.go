@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"lnk.dev/lnk/internal/mdliteral/mdtest"
 )
 
 // FuzzConvertHTML: whatever a page holds — nested past any depth, broken,
@@ -63,6 +65,32 @@ func FuzzParseTarget(f *testing.F) {
 		}
 		if tg.u.Scheme != "http" && tg.u.Scheme != "https" || tg.u.User != nil || tg.port == 0 || tg.host.String() == "" {
 			t.Fatalf("%q taken as %+v", s, tg)
+		}
+	})
+}
+
+// FuzzPageText: whatever a text page, its title, its final URL or a
+// search result holds, the answer rendered as markdown makes nothing live
+// but its own fence lines.
+func FuzzPageText(f *testing.F) {
+	f.Add(hostileWords, "[t](javascript:1)", "https://example.com/![i](t.png)")
+	f.Add("````\n<b>x</b>", "`` ` ``", "<https://x.example/>")
+	f.Fuzz(func(t *testing.T, text, title, u string) {
+		answers := []string{
+			pageText(&Page{URL: u, Status: 200, Title: title, Text: text}),
+			pageText(&Page{URL: u, Status: 200, Title: title, Text: text, Plain: true}),
+			resultsText(title, []Result{{Title: title, URL: u, Snippet: text}}),
+		}
+		for _, a := range answers {
+			l := mdtest.Render(a)
+			for _, h := range l.HTML {
+				if !ourFence.MatchString(h) {
+					t.Fatalf("HTML %q made live:\n%s", h, a)
+				}
+			}
+			if len(l.Links) != 0 || len(l.Images) != 0 {
+				t.Fatalf("made live %+v:\n%s", l, a)
+			}
 		}
 	})
 }

@@ -58,7 +58,7 @@ func TestGoSDKClientListsAndCalls(t *testing.T) {
 		}
 		return res.Content[0].(*mcp.TextContent).Text, res.IsError
 	}
-	if text, isErr := call(s.URL + "/"); isErr || !strings.Contains(text, "Title: Peer page") || !strings.Contains(text, "## Served") || !strings.Contains(text, "not by your owner") {
+	if text, isErr := call(s.URL + "/"); isErr || !strings.Contains(text, "Title: ` Peer page `") || !strings.Contains(text, "## Served") || !strings.Contains(text, "not by your owner") {
 		t.Fatalf("fetch of the loopback page:\n%s", text)
 	}
 	text, isErr := call("http://10.0.0.1/")
@@ -110,7 +110,7 @@ func TestInspectorCLIListsAndCalls(t *testing.T) {
 	}
 	m := inspect("--method", "tools/call", "--tool-name", "fetch", "--tool-arg", "url="+s.URL+"/")
 	c, _ := m["content"].([]any)
-	if len(c) != 1 || m["isError"] == true || !strings.Contains(c[0].(map[string]any)["text"].(string), "Title: Peer page") {
+	if len(c) != 1 || m["isError"] == true || !strings.Contains(c[0].(map[string]any)["text"].(string), "Title: ` Peer page `") {
 		t.Fatalf("tools/call fetch: %v", m)
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +25,9 @@ import (
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "web-client" {
 		os.Exit(runWebClient(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "http-get" {
+		os.Exit(runHTTPGet())
 	}
 	os.Exit(m.Run())
 }
@@ -108,7 +113,7 @@ func TestThroughTheProxysToolRoute(t *testing.T) {
 	if lines["tools"] != "fetch,search" {
 		t.Fatalf("tools = %q; all: %v\nstderr: %s", lines["tools"], lines, stderr.String())
 	}
-	if f := lines["fetch0"]; !strings.HasPrefix(f, "false ") || !strings.Contains(f, "Title: Peer page") || !strings.Contains(f, "not by your owner") {
+	if f := lines["fetch0"]; !strings.HasPrefix(f, "false ") || !strings.Contains(f, "Title: ` Peer page `") || !strings.Contains(f, "not by your owner") {
 		t.Errorf("the loopback page: %q", f)
 	}
 	if f := lines["fetch1"]; !strings.HasPrefix(f, "true ") || !strings.Contains(f, "private network address") {
@@ -156,4 +161,33 @@ func copySelf(t *testing.T, home string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// runHTTPGet is the test binary as `http-get`: for each URL line on
+// stdin, a plain http.Get of it read whole, answered on stdout as its
+// length (8 bytes, big-endian) and its body.
+func runHTTPGet() int {
+	in := bufio.NewScanner(os.Stdin)
+	out := bufio.NewWriterSize(os.Stdout, 256<<10)
+	for in.Scan() {
+		resp, err := http.Get(in.Text())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(body)))
+		out.Write(n[:])
+		out.Write(body)
+		if err := out.Flush(); err != nil {
+			return 1
+		}
+	}
+	return 0
 }

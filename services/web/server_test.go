@@ -30,7 +30,7 @@ func TestAnswerOnTheWireIsTheGoSDKs(t *testing.T) {
 	}
 	c := newRawClient(t, tool)
 	text, line := c.fetchLine(s.URL + "/")
-	if !bytes.Contains([]byte(text), []byte("# Ünïcödé 😀")) || !bytes.Contains([]byte(text), []byte("Title: Wire \"test\" & co")) {
+	if !bytes.Contains([]byte(text), []byte("# Ünïcödé 😀")) || !bytes.Contains([]byte(text), []byte("Title: ` Wire \"test\" & co `")) {
 		t.Fatalf("the answer:\n%s", text)
 	}
 	result, err := json.Marshal(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}})

@@ -1,4 +1,4 @@
-package filetool
+package mcpstdio
 
 import (
 	"bufio"
@@ -15,10 +15,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"lnk.dev/lnk/services/filetool/stdpipe"
+	"lnk.dev/lnk/internal/stdpipe"
 )
 
-// stdioPipes is a StdioTransport over two pipes, with the client's ends
+// stdioPipes is a New transport over two pipes, with the client's ends
 // (it writes to inChild, reads from outChild), which the caller closes.
 func stdioPipes(t testing.TB) (tr mcp.Transport, inChild, outChild *os.File) {
 	t.Helper()
@@ -30,15 +30,15 @@ func stdioPipes(t testing.TB) (tr mcp.Transport, inChild, outChild *os.File) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return StdioTransport(inP, outP), inChild, outChild
+	return New(inP, outP), inChild, outChild
 }
 
-// stdioConn is a StdioTransport connection over two pipes, with the
+// stdioConn is a Transport's connection over two pipes, with the
 // client's ends: it writes to in, reads from out.
 func stdioConn(t testing.TB) (c mcp.Connection, in *os.File, out *bufio.Reader) {
 	t.Helper()
 	tr, inChild, outChild := stdioPipes(t)
-	if _, ok := tr.(*lineTransport); !ok {
+	if _, ok := tr.(*Transport); !ok {
 		t.Fatalf("pipes got %T, not Link's transport", tr)
 	}
 	c, err := tr.Connect(context.Background())
@@ -141,7 +141,7 @@ func TestStdioTransportElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, ok := StdioTransport(f, f).(*mcp.IOTransport); !ok {
+	if _, ok := New(f, f).(*mcp.IOTransport); !ok {
 		t.Fatal("a file got Link's transport")
 	}
 }
@@ -169,6 +169,32 @@ func FuzzAppendResponse(f *testing.F) {
 		var compact bytes.Buffer
 		if bytes.IndexByte(got, '\n') >= 0 || json.Compact(&compact, got) != nil || !bytes.Equal(compact.Bytes(), want) {
 			t.Fatalf("framed %s\nthe go-sdk writes %s", got, want)
+		}
+	})
+}
+
+// FuzzRead: whatever a client writes, Read gives the messages the
+// go-sdk's decoder makes of its lines, in order, or ends the session
+// with an error; it never panics and never gives a message the go-sdk
+// would not have.
+func FuzzRead(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n\n" + `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	f.Add([]byte(`[{"jsonrpc":"2.0","id":1,"method":"ping"}]` + "\n"))
+	f.Add([]byte("{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":{}}\r\n{"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 1<<16 {
+			return
+		}
+		c, in, _ := stdioConn(t)
+		go func() { in.Write(b); in.Close() }()
+		for {
+			msg, err := c.Read(context.Background())
+			if err != nil {
+				return
+			}
+			if _, err := jsonrpc.EncodeMessage(msg); err != nil {
+				t.Fatalf("a message the go-sdk cannot encode again: %v", err)
+			}
 		}
 	})
 }

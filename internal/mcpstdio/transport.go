@@ -1,4 +1,4 @@
-package filetool
+package mcpstdio
 
 import (
 	"bufio"
@@ -8,13 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"lnk.dev/lnk/services/filetool/stdpipe"
+	"lnk.dev/lnk/internal/stdpipe"
 )
 
 // maxMessage is the longest message line taken from the client: the
@@ -25,40 +26,58 @@ var maxMessage = mcp.DefaultMaxLineLength
 // and this server never takes.
 var errBatch = errors.New("a JSON-RPC batch is not taken: one message a line")
 
-// StdioTransport is the MCP stdio transport over in and out: one JSON-RPC
-// message a line each way, as the protocol says, read and written by
-// Link's own code rather than the go-sdk's [mcp.IOTransport], for speed
-// (see the package doc's # Speed). A message is decoded once, by the
-// go-sdk's own decoder ([jsonrpc.DecodeMessage]); a result the server
-// encoded already is written as it is, framed, not encoded again; each
-// message is one write. Where in or out is not a [stdpipe.Pipe] (a terminal, a
-// file), it is the go-sdk's [mcp.IOTransport].
-func StdioTransport(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
+// Stdio is the MCP transport of this process's stdin and stdout: Link's
+// own where both are pipes or sockets ([stdpipe.Std]), else the go-sdk's.
+func Stdio() mcp.Transport {
+	return New(stdpipe.Std(os.Stdin), stdpipe.Std(os.Stdout))
+}
+
+// New is the MCP stdio transport over in and out: a [*Transport] where
+// both are [stdpipe.Pipe]s, else (a terminal, a file) the go-sdk's
+// [mcp.IOTransport].
+func New(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
 	r, rok := in.(*stdpipe.Pipe)
 	w, wok := out.(*stdpipe.Pipe)
 	if !rok || !wok {
 		return &mcp.IOTransport{Reader: in, Writer: out}
 	}
-	return &lineTransport{r: r, w: w}
+	return &Transport{r: r, w: w}
 }
 
-type lineTransport struct {
+// Transport is Link's stdio transport over two [stdpipe.Pipe]s.
+type Transport struct {
 	r, w *stdpipe.Pipe
-	fast *fastCalls // set by Serve; nil: every message goes to the go-sdk
+	take Taker // nil: every message goes to the go-sdk
 }
 
-func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
-	return &lineConn{in: t.r, out: t.w, br: bufio.NewReaderSize(t.r, 64<<10), fast: t.fast}, nil
+// Taker answers some messages itself, on the connection, before the
+// go-sdk server sees them. Take is offered each line (trimmed, not a
+// batch) from the one goroutine that reads, and says whether it took it;
+// a line it does not take is decoded and given to the go-sdk, and Saw is
+// told of it. Close is called once as the connection closes, between
+// closing its input and its output: it answers what it took first.
+type Taker interface {
+	Take(c *Conn, line []byte) bool
+	Saw(msg jsonrpc.Message)
+	Close()
 }
 
-// lineConn is one session's connection. Its reads come from one goroutine
+// SetTaker hands the lines of the sessions connected after it to tk.
+func (t *Transport) SetTaker(tk Taker) { t.take = tk }
+
+// Connect makes the session's connection.
+func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
+	return &Conn{in: t.r, out: t.w, br: bufio.NewReaderSize(t.r, 64<<10), take: t.take}, nil
+}
+
+// Conn is one session's connection. Its reads come from one goroutine
 // (the go-sdk's reader); its writes from any, one at a time (mu).
-type lineConn struct {
+type Conn struct {
 	in  *stdpipe.Pipe
 	br  *bufio.Reader
 	out *stdpipe.Pipe
 
-	fast *fastCalls // or nil
+	take Taker // or nil
 
 	mu   sync.Mutex
 	wbuf []byte // reused for each message written
@@ -66,13 +85,13 @@ type lineConn struct {
 	closeOnce sync.Once
 }
 
-func (c *lineConn) SessionID() string { return "" }
+func (c *Conn) SessionID() string { return "" }
 
 // Read is the next message: a line, without blank lines, at most
 // maxMessage bytes; a batch, or a line that is not one message, ends
-// the session (as the go-sdk's own transport does). A plain tools/call
-// is answered by the fast path ([fastCalls]) instead, where there is one.
-func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+// the session (as the go-sdk's own transport does). A line the [Taker]
+// takes is not returned.
+func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -88,15 +107,15 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if line[0] == '[' {
 			return nil, errBatch
 		}
-		if c.fast == nil {
+		if c.take == nil {
 			return jsonrpc.DecodeMessage(line)
 		}
-		if c.fast.take(c, line) {
+		if c.take.Take(c, line) {
 			continue
 		}
 		msg, err := jsonrpc.DecodeMessage(line)
 		if err == nil {
-			c.fast.saw(msg)
+			c.take.Saw(msg)
 		}
 		return msg, err
 	}
@@ -104,7 +123,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 // readLine reads one line into a slice of its own (a request's params
 // may still be read after the next line is).
-func (c *lineConn) readLine() ([]byte, error) {
+func (c *Conn) readLine() ([]byte, error) {
 	var buf []byte
 	for {
 		chunk, err := c.br.ReadSlice('\n')
@@ -127,7 +146,7 @@ func (c *lineConn) readLine() ([]byte, error) {
 // Write writes msg as one line, in one write. A response's result, which
 // the server encoded already (compact: no newline in it), is framed as
 // it is; anything else is encoded by the go-sdk.
-func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -151,8 +170,8 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return err
 }
 
-// writeResult writes a successful response to id: result, encoded.
-func (c *lineConn) writeResult(id jsonrpc.ID, result []byte) error {
+// WriteResult writes a successful response to id: result, encoded.
+func (c *Conn) WriteResult(id jsonrpc.ID, result []byte) error {
 	return c.Write(context.Background(), &jsonrpc.Response{ID: id, Result: result})
 }
 
@@ -187,12 +206,12 @@ func appendResponse(b []byte, msg jsonrpc.Message) ([]byte, bool) {
 
 // Close closes both ends; a read waiting in the poller returns. Like
 // the go-sdk's own connection, it lets the calls in flight answer first.
-func (c *lineConn) Close() error {
+func (c *Conn) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
 		err = c.in.Close()
-		if c.fast != nil {
-			c.fast.close()
+		if c.take != nil {
+			c.take.Close()
 		}
 		err = errors.Join(err, c.out.Close())
 	})

@@ -1,4 +1,4 @@
-package filetool
+package mcpstdio
 
 import (
 	"bufio"
@@ -11,12 +11,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"lnk.dev/lnk/services/filetool/stdpipe"
+	"lnk.dev/lnk/internal/stdpipe"
 )
 
 // BenchmarkTransport times serve's side of one call's messages — a
 // tools/call request read and the answer to a 4 KiB read written — on
-// StdioTransport (link) against the go-sdk's mcp.IOTransport (base) over
+// Link's transport (link) against the go-sdk's mcp.IOTransport (base) over
 // the same pipes, interleaved, with the client's side in the same
 // goroutine.
 func BenchmarkTransport(b *testing.B) {
@@ -42,7 +42,7 @@ func BenchmarkTransport(b *testing.B) {
 		}
 		var t mcp.Transport = &mcp.IOTransport{Reader: in, Writer: out}
 		if link {
-			t = StdioTransport(in, out)
+			t = New(in, out)
 		}
 		conn, err := t.Connect(context.Background())
 		if err != nil {

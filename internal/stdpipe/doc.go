@@ -1,5 +1,5 @@
-// Package stdpipe reads and writes the file tool's pipes (serve's stdio
-// and its child's, apply's stdio) without entering the Go runtime's
+// Package stdpipe reads and writes Link's own pipes (the file tool's:
+// serve's stdio and its child's, apply's stdio; Link Web's stdio) without entering the Go runtime's
 // system call path: a [Pipe] is a non-blocking fd waited on in the
 // poller, each read or write one raw system call. It is a package of its
 // own so that apply, the side that runs in the sandbox, links it without

@@ -42,7 +42,7 @@ func SameUser(c *net.UnixConn) (*unix.Ucred, error) {
 		return nil, err
 	}
 	if int(cred.Uid) != os.Getuid() {
-		return cred, fmt.Errorf("pid %d runs as uid %d, not this process's %d", cred.Pid, cred.Uid, os.Getuid())
+		return cred, fmt.Errorf("pid %d runs as uid %d, not this service's %d", cred.Pid, cred.Uid, os.Getuid())
 	}
 	return cred, nil
 }

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -99,6 +100,16 @@ func (o *oneConn) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 // to onText. It returns the answer's event number. Ending ctx ends the
 // turn (the connection closes).
 func (c *Client) Send(ctx context.Context, thread, text string, onText func(string)) (int64, error) {
+	return c.SendMessage(ctx, Message{Thread: thread, Text: text}, nil, onText)
+}
+
+// SendMessage is Send of m, from m.From with m.Hops when From is set (a
+// message from others, which the way in hands). onTaken, if not nil, is
+// called once the harness took the message (answered 200), before the
+// answer's first word; a sender who speaks once and spoke already is
+// refused with a *RefusedError whose Status is 409 (IsAlreadyTaken).
+func (c *Client) SendMessage(ctx context.Context, m Message, onTaken func(), onText func(string)) (int64, error) {
+	thread, text := m.Thread, m.Text
 	base := "http://127.0.0.1:" + strconv.Itoa(c.port)
 	var hc *http.Client
 	// A connection closed unanswered (the harness starting or restarting)
@@ -129,6 +140,10 @@ func (c *Client) Send(ctx context.Context, thread, text string, onText func(stri
 		return 0, err
 	}
 	c.headers(req)
+	if m.From != "" {
+		req.Header.Set(HeaderFrom, m.From)
+		req.Header.Set(HeaderHops, strconv.Itoa(m.Hops))
+	}
 	req.Header.Set("Authorization", "Bearer "+hex.EncodeToString(c.key))
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -137,6 +152,9 @@ func (c *Client) Send(ctx context.Context, thread, text string, onText func(stri
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return 0, refusedBy(resp)
+	}
+	if onTaken != nil {
+		onTaken()
 	}
 	return readStream(resp.Body, onText)
 }
@@ -199,6 +217,13 @@ func errorOf(data []byte) string {
 		return textsafe.Line(e.Error)
 	}
 	return "no reason given"
+}
+
+// IsAlreadyTaken says whether err is the harness's 409: the sender
+// speaks once, and its message was taken already.
+func IsAlreadyTaken(err error) bool {
+	var r *RefusedError
+	return errors.As(err, &r) && r.Status == http.StatusConflict && strings.HasSuffix(r.Reason, AlreadyTaken)
 }
 
 // TurnError is a turn that failed after it began.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 
@@ -38,8 +39,8 @@ func (b bridgeHarness) SendMessage(ctx context.Context, m endpoint.Message, onTa
 // Running is an agent's way in as its supervisor runs it.
 type Running struct {
 	*Server
-	dir  *os.File
-	path string
+	dir *os.File
+	l   net.Listener
 }
 
 // Open makes agent a's way in: a fresh way-in key, its socket (0600) in
@@ -68,21 +69,25 @@ func Open(home string, a *caps.Agent, logf func(string, ...any)) (*Running, erro
 		d.Close()
 		return nil, err
 	}
-	return &Running{Server: s, dir: d, path: filepath.Join(home, ".lnk", "agents", a.Name, SocketName)}, nil
+	path := filepath.Join(home, ".lnk", "agents", a.Name, SocketName)
+	l, err := endpoint.ListenUnix(path)
+	if err != nil {
+		s.Close()
+		removeKey(int(d.Fd()))
+		d.Close()
+		return nil, fmt.Errorf("the agent's way in (%s): %w", path, err)
+	}
+	return &Running{Server: s, dir: d, l: l}, nil
 }
 
-// Run listens on the socket and takes messages until ctx ends.
+// Run takes messages at the socket until ctx ends.
 func (r *Running) Run(ctx context.Context) error {
-	l, err := endpoint.ListenUnix(r.path)
-	if err != nil {
-		return fmt.Errorf("the agent's way in (%s): %w", r.path, err)
-	}
-	defer l.Close()
-	return r.Serve(ctx, l)
+	return r.Serve(ctx, r.l)
 }
 
 // Close ends the answers still read, and removes the key.
 func (r *Running) Close() error {
+	r.l.Close()
 	r.Server.Close()
 	err := removeKey(int(r.dir.Fd()))
 	return errors.Join(err, r.dir.Close())

@@ -86,7 +86,7 @@ func CompileLinkHarness(home, name string) (*Compiled, error) {
 		if c.Tools == nil {
 			c.Tools = map[string]Tool{}
 		}
-		for _, t := range []string{"run-", "file-"} {
+		for _, t := range []string{"run-", "file-", "scheduler-"} {
 			c.Tools[t+a.ID] = Tool{AskNone: true}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/services/runtool"
+	"lnk.dev/lnk/services/scheduler"
 	"lnk.dev/lnk/services/wayin"
 )
 
@@ -43,6 +44,25 @@ func (s *supervisor) openWayIn(ctx context.Context, a *caps.Agent) (stop func(),
 			logf("lnk: agent %s's way in stopped: %v", a.Name, err)
 		}
 	}()
+	// The agent's jobs fire from here, through the way in (the
+	// scheduler's server, confined to writing them, fires nothing).
+	st, err := scheduler.OpenStore(s.cfg.Home, a.Name)
+	if err != nil {
+		cancel()
+		<-done
+		w.Close()
+		return nil, err
+	}
+	fired := make(chan struct{})
+	go func() {
+		defer close(fired)
+		r := &scheduler.Runner{Store: st, Zone: time.Local, Now: time.Now, Logf: logf,
+			Hand: func(ctx context.Context, m scheduler.Message) error {
+				_, err := w.Hand(ctx, wayin.Message{From: m.From, Thread: m.Thread, Text: m.Text, Hops: m.Hops})
+				return err
+			}}
+		r.Run(wctx, schedulePoll)
+	}()
 	// Endings recorded while the agent was stopped, or whose delivery
 	// was cut short, are handed once its harness answers.
 	delivered := make(chan struct{})
@@ -54,6 +74,8 @@ func (s *supervisor) openWayIn(ctx context.Context, a *caps.Agent) (stop func(),
 		cancel()
 		<-done
 		<-delivered
+		<-fired
+		st.Close()
 		w.Close()
 	}, nil
 }
@@ -61,6 +83,9 @@ func (s *supervisor) openWayIn(ctx context.Context, a *caps.Agent) (stop func(),
 // endingsFor bounds how long the endings pending at a start are tried,
 // every endingsEvery: the harness starts in its sandbox meanwhile.
 const (
+	// schedulePoll is how often the jobs are read again for one the
+	// scheduler's server added.
+	schedulePoll = 10 * time.Second
 	endingsFor   = 2 * time.Minute
 	endingsEvery = 2 * time.Second
 )

@@ -1,9 +1,11 @@
 // Package owntools defines Link's own tools of a sandboxed agent, which
 // Link hands only to that agent's harness: run-<agent id> (Link Run,
-// lnk-run-tool serve) and file-<agent id> (Link File, lnk-file-tool
-// serve). Both serve outside every sandbox and only start sandboxes made
-// from the agent's sandbox file: neither reads nor runs anything of the
-// agent's itself. With the agent's sandbox off neither is defined: they
+// lnk-run-tool serve), file-<agent id> (Link File, lnk-file-tool
+// serve) and scheduler-<agent id> (Link Scheduler, lnk-scheduler-tool
+// serve). Run and file serve outside every sandbox and only start
+// sandboxes made from the agent's sandbox file: neither reads nor runs
+// anything of the agent's itself. The scheduler confines itself to
+// writing the agent's jobs (Agent/schedule) and nothing else. With the agent's sandbox off neither is defined: they
 // run code only in a sandbox (security.txt "Run and file").
 //
 // No added tool can take these names (tooldef.CheckName reserves run-…
@@ -45,7 +47,7 @@ func forPath(home, bin string, a caps.Agent, path string) ([]*tooldef.Definition
 		return nil, errors.New("owntools: an agent with no ID or name, or a relative folder")
 	}
 	var defs []*tooldef.Definition
-	for _, t := range []struct{ name, server string }{{"run-", "lnk-run-tool"}, {"file-", "lnk-file-tool"}} {
+	for _, t := range []struct{ name, server string }{{"run-", "lnk-run-tool"}, {"file-", "lnk-file-tool"}, {"scheduler-", "lnk-scheduler-tool"}} {
 		env := map[string]*secret.Value{}
 		for k, v := range map[string]string{"HOME": home, "PATH": path} {
 			s, err := secret.FromString(v)

@@ -16,12 +16,13 @@ import (
 func TestDefinedOnlyWithTheSandbox(t *testing.T) {
 	a := caps.Agent{ID: "0123456789abcdef0123456789abcdef", Name: "ada"}
 	defs, err := For("/home/o", "/opt/lnk/bin", a, true)
-	if err != nil || len(defs) != 2 {
+	if err != nil || len(defs) != 3 {
 		t.Fatalf("%v %v", defs, err)
 	}
 	want := map[string]string{
-		"run-" + a.ID:  "/opt/lnk/bin/lnk-run-tool serve --agent ada",
-		"file-" + a.ID: "/opt/lnk/bin/lnk-file-tool serve --agent ada",
+		"run-" + a.ID:       "/opt/lnk/bin/lnk-run-tool serve --agent ada",
+		"file-" + a.ID:      "/opt/lnk/bin/lnk-file-tool serve --agent ada",
+		"scheduler-" + a.ID: "/opt/lnk/bin/lnk-scheduler-tool serve --agent ada",
 	}
 	for _, d := range defs {
 		if got := strings.Join(d.Command, " "); got != want[d.Name] {

@@ -157,7 +157,8 @@ func TestLinkHarnessEndToEnd(t *testing.T) {
 // run curl (no program the agent's sandbox runs), the call is made and
 // Link's run tool refuses it; told to remember (memory, a tool this
 // agent has none of), the model can't call it, and no call reaches any
-// tool but run and file. The positive control: a file saying "run ls
+// tool but run and file (the agent's own scheduler is listed, never
+// called). The positive control: a file saying "run ls
 // work" has its command run.
 func TestInjectedToolAnswerCannotWiden(t *testing.T) {
 	w := linkWorld(t, "reader")
@@ -188,6 +189,9 @@ func TestInjectedToolAnswerCannotWiden(t *testing.T) {
 		t.Fatalf("the audit log lacks the run calls:\n%s", audit)
 	}
 	for _, line := range strings.Split(audit, "\n") {
+		if strings.Contains(line, "route=tool scheduler-"+w.id) && !strings.Contains(line, "request=mcp add") && !strings.Contains(line, "request=mcp cancel") && !strings.Contains(line, "request=mcp list ") {
+			continue // the agent's own scheduler listed (its discovery, its session), never called
+		}
 		if strings.Contains(line, "route=tool ") && !strings.Contains(line, "route=tool run-"+w.id) && !strings.Contains(line, "route=tool file-"+w.id) {
 			t.Fatalf("a call reached another tool: %s", line)
 		}

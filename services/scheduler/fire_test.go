@@ -248,4 +248,3 @@ func TestMissedRecurringFiresOnce(t *testing.T) {
 		t.Fatalf("%d firings; the job now %+v", n, jobs)
 	}
 }
-

@@ -44,8 +44,9 @@ var startedBg = regexp.MustCompile(`background command ([0-9a-f]{16})`)
 
 // TestMessagesFromOthersEndToEnd: lnk agent start opens the agent's way
 // in (0600, a fresh key) beside Link Harness in its sandbox with the
-// built-in model. A job due in the agent's schedule fires through it and
-// the agent answers it in the job's own conversation; a job at hop 9 is
+// built-in model. The agent schedules a job with its scheduler ("remind
+// me in 30 minutes"), which, once due, fires through the way in and the
+// agent answers it in the job's own conversation; a job at hop 9 is
 // refused and logged; a background command the agent started has its
 // ending arrive once, from run:<id>. lnk agent stop removes the way in's
 // socket and key.
@@ -67,8 +68,21 @@ func TestMessagesFromOthersEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	// The agent schedules through its own scheduler (the built-in's
+	// "remind me" rule, the kernel's tool bridge, lnk-scheduler-tool);
+	// the test, as the clock, brings the job's time forward.
+	out := w.send("remind me in 30 minutes to stand up and stretch")
+	sm := regexp.MustCompile(`scheduled job ([0-9a-f]{16})`).FindStringSubmatch(out)
+	if sm == nil {
+		t.Fatalf("remind me answered:\n%s", out)
+	}
+	jobs, err := st.List()
+	if err != nil || len(jobs) != 1 || jobs[0].ID != sm[1] || jobs[0].Thread != "main" || jobs[0].Hops != 1 || jobs[0].Text != "stand up and stretch" {
+		t.Fatalf("the job written: %+v %v", jobs, err)
+	}
+	due := jobs[0]
 	now := time.Now().UTC()
-	due := &scheduler.Job{ID: "00000000000000a1", Thread: "main", Hops: 1, Text: "stand up and stretch", At: now.Add(-time.Second), Next: now.Add(-time.Second), Created: now}
+	due.At, due.Next = now.Add(-time.Second), now.Add(-time.Second)
 	deep := &scheduler.Job{ID: "00000000000000a9", Thread: "main", Hops: 9, Text: "one hop too many", At: now.Add(-time.Second), Next: now.Add(-time.Second), Created: now}
 	for _, j := range []*scheduler.Job{due, deep} {
 		if err := st.Write(j); err != nil {
@@ -85,7 +99,7 @@ func TestMessagesFromOthersEndToEnd(t *testing.T) {
 	if jobs, err := st.List(); err != nil || len(jobs) != 0 {
 		t.Fatalf("the jobs left: %+v %v", jobs, err)
 	}
-	out := w.send("start ls work")
+	out = w.send("start ls work")
 	m := startedBg.FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("start ls work answered:\n%s", out)

@@ -28,7 +28,8 @@
 //     run__start;
 //   - "read <path>" → file__read; "write a note to <path>" and
 //     "write <text> to <path>" → file__write; "list files [in <folder>]"
-//     → file__list; "remember <text>" → memory__remember;
+//     → file__list; "remember <text>" → memory__remember; "remind me in
+//     N minutes [to] <text>" → scheduler__add {"text", "in_minutes": N};
 //   - after a tool's answer: words quoting its first lines ("run
 //     answered: …");
 //   - anything else: a fixed answer echoing the message's first line.

@@ -290,8 +290,9 @@ var schemas = map[string]string{
 	"file__write":      `{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"],"additionalProperties":false}`,
 	"file__list":       `{"type":"object","properties":{"path":{"type":"string"}},"additionalProperties":false}`,
 	"memory__remember": `{"type":"object","properties":{"note":{"type":"string"}},"required":["note"],"additionalProperties":false}`,
+	"scheduler__add":   `{"type":"object","properties":{"text":{"type":"string"},"in_minutes":{"type":"integer","minimum":1}},"required":["text"],"additionalProperties":false}`,
 	"web__fetch":       `{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}`,
 	"odd__argv_int":    `{"type":"object","properties":{"argv":{"type":"integer"}}}`,
 }
 
-var allTools = []string{"run__command", "run__start", "file__read", "file__write", "file__list", "memory__remember"}
+var allTools = []string{"run__command", "run__start", "file__read", "file__write", "file__list", "memory__remember", "scheduler__add"}

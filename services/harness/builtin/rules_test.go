@@ -48,6 +48,7 @@ func TestRules(t *testing.T) {
 		{"list files", "file__list", `{}`},
 		{"list files in work", "file__list", `{"path":"work"}`},
 		{"remember the cat is called Tom", "memory__remember", `{"note":"the cat is called Tom"}`},
+		{"remind me in 5 minutes to water the plants", "scheduler__add", `{"in_minutes":5,"text":"water the plants"}`},
 		{"run ls\nand then some", "run__command", `{"argv":["ls"]}`},
 	} {
 		t.Run(tc.say, func(t *testing.T) {

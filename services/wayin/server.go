@@ -283,3 +283,16 @@ func (s *Server) handChecked(ctx context.Context, m Message) (bool, error) {
 	}
 	return again, out
 }
+
+// Deliver is Hand in the shape services/webhook's Deliverer takes, so a
+// webhook's bridge in the agent's supervisor hands its posts here: a
+// stranger's message (stranger:webhook:<name>, into webhook:<name>, hop
+// 0), checked and capped as every other. A post for another agent is
+// refused.
+func (s *Server) Deliver(ctx context.Context, agentID, from, thread, text string) error {
+	if agentID != s.c.AgentID {
+		return fmt.Errorf("a message for agent %s handed to agent %s's way in", agentID, s.c.AgentID)
+	}
+	_, err := s.Hand(ctx, Message{From: from, Thread: thread, Text: text})
+	return err
+}

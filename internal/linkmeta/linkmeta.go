@@ -1,7 +1,7 @@
 // Package linkmeta is the harness contract's _meta on a tool call: the
 // keys Link Harness sets on every call (the conversation's name, its
 // hops, its tools) and the one reading of them by Link's own tools' servers
-// (run, memory).
+// (run, memory, scheduler).
 //
 // # Security
 //

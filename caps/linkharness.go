@@ -89,7 +89,7 @@ func CompileLinkHarness(home, name string) (*Compiled, error) {
 		if c.Tools == nil {
 			c.Tools = map[string]Tool{}
 		}
-		for _, t := range []string{"run-", "file-", "memory-"} {
+		for _, t := range []string{"run-", "file-", "memory-", "scheduler-"} {
 			c.Tools[t+a.ID] = Tool{AskNone: true}
 		}
 	}

@@ -59,7 +59,7 @@ func TestCompileLinkHarness(t *testing.T) {
 	if c.HarnessHome != l.HarnessHome("ana", LinkHarness) || c.Harness != LinkHarness || c.LogName() != "ana" {
 		t.Errorf("home %q, harness %q, logged as %q", c.HarnessHome, c.Harness, c.LogName())
 	}
-	for _, n := range []string{"run-" + a.ID, "file-" + a.ID, "memory-" + a.ID} {
+	for _, n := range []string{"run-" + a.ID, "file-" + a.ID, "memory-" + a.ID, "scheduler-" + a.ID} {
 		if tool, ok := c.Tools[n]; !ok || !tool.AskNone {
 			t.Errorf("tool %s: %+v %v", n, tool, ok)
 		}

@@ -38,7 +38,7 @@ func TestAgentDeleteEndsItsBackgroundCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	mark := fmt.Sprintf("%d.%d", 3000+rand.IntN(1000), rand.IntN(1_000_000))
-	r, err := a.Start("t", runtool.Call{Argv: []string{"sleep", mark}}, []string{sup, "supervise"})
+	r, err := a.Start("t", 0, runtool.Call{Argv: []string{"sleep", mark}}, []string{sup, "supervise"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestAgentStopEndsItsBackgroundCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	mark := fmt.Sprintf("%d.%d", 3000+rand.IntN(1000), rand.IntN(1_000_000))
-	r, err := a.Start("t", runtool.Call{Argv: []string{"sleep", mark}}, []string{sup, "supervise"})
+	r, err := a.Start("t", 0, runtool.Call{Argv: []string{"sleep", mark}}, []string{sup, "supervise"})
 	if err != nil {
 		t.Fatal(err)
 	}

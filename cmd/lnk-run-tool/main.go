@@ -80,7 +80,7 @@ func main() {
 	}
 	switch os.Args[1] {
 	case "serve":
-		s := &server.Server{Agent: a, Supervisor: []string{exe, "supervise"}, Log: os.Stderr}
+		s := &server.Server{Agent: a, Supervisor: []string{exe, "supervise"}, Log: os.Stderr, Deliver: a.DeliverToWayIn}
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 		defer stop()
 		if err := s.MCP().Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
@@ -95,7 +95,13 @@ func main() {
 			syscall.CloseOnExec(fd)
 			return os.NewFile(uintptr(fd), n)
 		}
-		if err := a.Supervise(*id, f(3, "lock"), f(4, "output"), f(5, "folder"), f(6, "ready")); err != nil {
+		err := a.Supervise(*id, f(3, "lock"), f(4, "output"), f(5, "folder"), f(6, "ready"))
+		// Its ending, recorded, is handed to the agent's way in (with any
+		// other still untold); one not taken stays for the next delivery.
+		if derr := a.DeliverToWayIn(context.Background()); derr != nil {
+			fmt.Fprintln(os.Stderr, "lnk-run-tool: the endings stay to be told:", derr)
+		}
+		if err != nil {
 			fail(1, err)
 		}
 	case "stop-all":

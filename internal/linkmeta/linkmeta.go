@@ -1,7 +1,7 @@
 // Package linkmeta is the harness contract's _meta on a tool call: the
 // keys Link Harness sets on every call (the conversation's name, its
 // hops, its tools) and the one reading of them by Link's own tools' servers
-// (run, memory).
+// (run, memory, scheduler).
 //
 // # Security
 //
@@ -33,3 +33,32 @@ func Call(req *mcp.CallToolRequest) (args json.RawMessage, thread string) {
 	thread, _ = req.Params.GetMeta()[Thread].(string)
 	return req.Params.Arguments, thread
 }
+
+// CallHops is the hops a call's _meta names (link.local/hops): 0 when
+// absent (a harness that counts none). ok is false for a value that is
+// not a whole number from 0 to MaxHops: a caller refuses such a call
+// rather than start a chain again at 0. A JSON number arrives as
+// float64.
+func CallHops(req *mcp.CallToolRequest) (hops int, ok bool) {
+	if req == nil || req.Params == nil {
+		return 0, true
+	}
+	v, there := req.Params.GetMeta()[Hops]
+	if !there {
+		return 0, true
+	}
+	switch n := v.(type) {
+	case float64:
+		if n >= 0 && n <= MaxHops && n == float64(int(n)) {
+			return int(n), true
+		}
+	case int:
+		if n >= 0 && n <= MaxHops {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// MaxHops bounds the hops a call may name.
+const MaxHops = 1 << 10

@@ -54,6 +54,12 @@ var budget = map[string][]string{
 	// builds no sandbox (Link's command does). (The MCP SDK links
 	// net/http; the embedding model will be reached through it.)
 	"lnk-memory": {"lnk.dev/lnk/helpers/keybroker", "lnk.dev/lnk/internal/secret", "lnk.dev/lnk/kernel/sandbox", "github.com/seccomp/libseccomp-golang"},
+	// lnk-scheduler-tool writes an agent's job files, confined: no key,
+	// no secret, no sandbox builder, no kernel client, no endpoint or way
+	// in (its jobs fire from the agent's supervisor). (The MCP SDK links
+	// os/exec; its seccomp filter refuses exec.)
+	"lnk-scheduler-tool": {"lnk.dev/lnk/helpers/keybroker", "lnk.dev/lnk/internal/secret", "lnk.dev/lnk/kernel/sandbox",
+		"lnk.dev/lnk/kernel/client", "lnk.dev/lnk/services/wayin", "lnk.dev/lnk/services/harness/endpoint"},
 }
 
 func TestDependencyBudget(t *testing.T) {

@@ -45,4 +45,10 @@
 // agent.toml (the owner's, out of every sandbox's reach) and nothing the
 // harness prints: the output goes to the log as bytes, and the start
 // offset is lnk's own count, never a marker.
+//
+// For Link Harness it also serves, for its whole life, the agent's way
+// in (services/wayin: ~/.lnk/agents/<agent>/wayin.sock and wayin.key,
+// 0600, removed at its stop), the runner that fires the agent's jobs
+// (services/scheduler) through it, and the delivery of background
+// commands' endings left untold (wayin.go).
 package agentlife

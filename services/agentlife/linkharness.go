@@ -83,7 +83,7 @@ func HarnessConfig(home string, a *caps.Agent, ports *caps.PortBlock) (*config.C
 	}
 	tools := map[string]string{}
 	if !a.NoSandbox {
-		for _, t := range []string{"run-", "file-", "memory-"} {
+		for _, t := range []string{"run-", "file-", "memory-", "scheduler-"} {
 			tools[t+a.ID] = sandbox.ToolEnvName(t + a.ID)
 		}
 	}

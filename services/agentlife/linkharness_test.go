@@ -158,10 +158,11 @@ func TestLinkHarnessEndToEnd(t *testing.T) {
 // Link's run tool refuses it; told to remember, the call reaches Link's
 // memory tool, which writes the agent's notes alone (a note it was
 // talked into stays, security.txt "Memory"), and no call reaches any
-// tool but run, file and memory. The positive control: a file saying
-// "run ls work" has its command run. The run tool's refusal, and the file
-// tool's of a read outside the files folder, are each one refuse line of
-// the audit log, with its reason, beside the allowed calls' use lines.
+// tool but run, file and memory (the agent's own scheduler is listed,
+// never called). The positive control: a file saying "run ls work" has
+// its command run. The run tool's refusal, and the file tool's of a read
+// outside the files folder, are each one refuse line of the audit log,
+// with its reason, beside the allowed calls' use lines.
 func TestInjectedToolAnswerCannotWiden(t *testing.T) {
 	w := linkWorld(t, "reader")
 	url := w.serveBuiltin("--obedient")
@@ -222,6 +223,9 @@ func TestInjectedToolAnswerCannotWiden(t *testing.T) {
 		t.Errorf("the allowed run call is not a use in the audit log:\n%s", audit)
 	}
 	for _, line := range strings.Split(audit, "\n") {
+		if strings.Contains(line, "route=tool scheduler-"+w.id) && !strings.Contains(line, "request=mcp add") && !strings.Contains(line, "request=mcp cancel") && !strings.Contains(line, "request=mcp list ") {
+			continue // the agent's own scheduler listed (its discovery, its session), never called
+		}
 		if strings.Contains(line, "route=tool ") && !strings.Contains(line, "route=tool run-"+w.id) && !strings.Contains(line, "route=tool file-"+w.id) && !strings.Contains(line, "route=tool memory-"+w.id) {
 			t.Fatalf("a call reached another tool: %s", line)
 		}

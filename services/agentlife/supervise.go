@@ -80,6 +80,15 @@ func Supervise(ctx context.Context, cfg Config) error {
 	if err := s.begin(); err != nil {
 		return err
 	}
+	if a.RunsLinkHarness() {
+		stop, err := s.openWayIn(ctx, a)
+		if err != nil {
+			s.rec.State, s.rec.LastExit = StateStopped, oneLine(err.Error())
+			s.write()
+			return err
+		}
+		defer stop()
+	}
 	backoff := firstBackoff
 	for first := true; ; first = false {
 		h, err := s.start(first)

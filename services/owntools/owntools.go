@@ -1,14 +1,17 @@
 // Package owntools defines Link's own tools of a sandboxed agent, which
 // Link hands only to that agent's harness: run-<agent id> (Link Run,
-// lnk-run-tool serve), file-<agent id> (Link File, lnk-file-tool serve)
-// and memory-<agent id> (Link Memory, lnk-memory connect: a session on
-// the owner's one memory service, which it starts at need). Run and file
-// serve outside every sandbox and only start sandboxes made from the
-// agent's sandbox file: neither reads nor runs anything of the agent's
-// itself; memory's service runs in a landlock and seccomp confinement of
-// its own. With the agent's sandbox off none is defined: run and file
-// run code only in a sandbox (security.txt "Run and file"), and memory
-// serves only sandboxed agents (security.txt "Memory").
+// lnk-run-tool serve), file-<agent id> (Link File, lnk-file-tool serve),
+// memory-<agent id> (Link Memory, lnk-memory connect: a session on the
+// owner's one memory service, which it starts at need) and
+// scheduler-<agent id> (Link Scheduler, lnk-scheduler-tool serve). Run
+// and file serve outside every sandbox and only start sandboxes made from
+// the agent's sandbox file: neither reads nor runs anything of the
+// agent's itself; memory's service runs in a landlock and seccomp
+// confinement of its own; the scheduler confines itself to writing the
+// agent's jobs (Agent/schedule) and nothing else. With the agent's
+// sandbox off none is defined: run and file run code only in a sandbox
+// (security.txt "Run and file"), and memory serves only sandboxed agents
+// (security.txt "Memory").
 //
 // No added tool can take these names (tooldef.CheckName reserves run-…
 // and file-…) and no grant can name them (caps.ErrOwnTool): a harness
@@ -52,6 +55,7 @@ func forPath(home, bin string, a caps.Agent, path string) ([]*tooldef.Definition
 	var defs []*tooldef.Definition
 	for _, t := range []struct{ name, server, verb string }{
 		{"run-", "lnk-run-tool", "serve"}, {"file-", "lnk-file-tool", "serve"}, {"memory-", "lnk-memory", "connect"},
+		{"scheduler-", "lnk-scheduler-tool", "serve"},
 	} {
 		env := map[string]*secret.Value{}
 		for k, v := range map[string]string{"HOME": home, "PATH": path} {

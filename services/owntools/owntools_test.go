@@ -20,9 +20,10 @@ func TestDefinedOnlyWithTheSandbox(t *testing.T) {
 		t.Fatalf("%v %v", defs, err)
 	}
 	want := map[string]string{
-		"run-" + a.ID:    "/opt/lnk/bin/lnk-run-tool serve --agent ada",
-		"file-" + a.ID:   "/opt/lnk/bin/lnk-file-tool serve --agent ada",
-		"memory-" + a.ID: "/opt/lnk/bin/lnk-memory connect --agent ada",
+		"run-" + a.ID:       "/opt/lnk/bin/lnk-run-tool serve --agent ada",
+		"file-" + a.ID:      "/opt/lnk/bin/lnk-file-tool serve --agent ada",
+		"memory-" + a.ID:    "/opt/lnk/bin/lnk-memory connect --agent ada",
+		"scheduler-" + a.ID: "/opt/lnk/bin/lnk-scheduler-tool serve --agent ada",
 	}
 	for _, d := range defs {
 		if got := strings.Join(d.Command, " "); got != want[d.Name] {

@@ -33,7 +33,10 @@ var ErrNoSuch = errors.New("no such background command in this conversation")
 // (`lnk-run-tool supervise`), handed the record's lock (taken), the
 // output file and the working folder as descriptors 3, 4 and 5, and a
 // pipe on 6 to say the sandbox started.
-func (a *Agent) Start(thread string, c Call, supervisor []string) (*Record, error) {
+//
+// hops is the starting call's (its _meta's, the harness's word): the
+// ending is a message one hop further.
+func (a *Agent) Start(thread string, hops int, c Call, supervisor []string) (*Record, error) {
 	if err := checkThread(thread); err != nil {
 		return nil, &Refusal{Reason: err.Error(), Hint: "the harness names each call's conversation in _meta"}
 	}
@@ -92,7 +95,7 @@ func (a *Agent) Start(thread string, c Call, supervisor []string) (*Record, erro
 	if err != nil {
 		return nil, err
 	}
-	r := &Record{ID: id, Thread: thread, Argv: c.Argv, Folder: c.Folder, State: StateStarting, Started: now, Boot: boot, Timeout: lim.BackgroundTimeout.String()}
+	r := &Record{ID: id, Thread: thread, Hops: max(hops, 0), Argv: c.Argv, Folder: c.Folder, State: StateStarting, Started: now, Boot: boot, Timeout: lim.BackgroundTimeout.String()}
 	if err := s.write(r); err != nil {
 		return nil, err
 	}

@@ -58,11 +58,16 @@
 //     flock on it for its whole life. A record not ended whose lock is
 //     free names a supervisor that is gone.
 //   - <id>.ending.json (0600): its ending, for delivery to the agent as a
-//     message from run:<id> (the issue on messages from others reads it):
+//     message from run:<id> through the agent's way in (services/wayin;
+//     deliver.go, wayin.go):
 //     {"from": "run:<id>", "thread", "ended", "reason", "code", "output":
 //     "background/<id>.out", "bytes", "cut"}. It is written once, never
 //     over one there, by whoever records the end; the deliverer calls
 //     [Agent.MarkTold] once delivered, which records "told" and removes it.
+//     Its supervisor delivers at its end, the server after each call,
+//     and the agent's supervisor at each start ([Agent.DeliverToWayIn]);
+//     one handed again after the harness took it (a deliverer cut short)
+//     is answered 409 by Link Harness, and marked told.
 //
 // beside starts.json ({"day": "YYYY-MM-DD", "starts": N}) and .all.lock,
 // which orders starts and sweeps. A record, its lock, its ending and its

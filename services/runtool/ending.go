@@ -15,6 +15,7 @@ import (
 type Ending struct {
 	From   string    `json:"from"` // "run:<id>"
 	Thread string    `json:"thread"`
+	Hops   int       `json:"hops"` // the start's hops and one: the message's
 	Ended  time.Time `json:"ended"`
 	Reason string    `json:"reason"`
 	Code   int       `json:"code"`
@@ -28,7 +29,7 @@ func endingName(id string) string { return id + ".ending.json" }
 // writeEnding records r's ending once: written beside nothing (a second
 // writer finds it there and writes nothing), atomically, 0600.
 func (s *store) writeEnding(r *Record) error {
-	e := Ending{From: "run:" + r.ID, Thread: r.Thread, Ended: r.Ended, Reason: r.Reason, Code: r.Code,
+	e := Ending{From: "run:" + r.ID, Thread: r.Thread, Hops: r.Hops + 1, Ended: r.Ended, Reason: r.Reason, Code: r.Code,
 		Output: "background/" + r.ID + ".out", Bytes: r.Output, Cut: r.Cut}
 	b, _ := json.MarshalIndent(e, "", "  ")
 	err := ownerfile.WriteAtomic(s.fd(), endingName(r.ID), append(b, '\n'), ownerfile.Write{Mode: 0o600, NoReplace: true})

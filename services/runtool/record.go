@@ -34,6 +34,7 @@ type Proc struct {
 type Record struct {
 	ID         string    `json:"id"`
 	Thread     string    `json:"thread"`
+	Hops       int       `json:"hops,omitempty"` // the starting call's (_meta); its ending comes at one more
 	Argv       []string  `json:"argv"`
 	Folder     string    `json:"folder"`
 	State      string    `json:"state"`

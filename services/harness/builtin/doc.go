@@ -30,6 +30,8 @@
 //     "write <text> to <path>" → file__write; "list files [in <folder>]"
 //     → file__list; "remember <text>" → memory__remember; "search
 //     <words>" and "what do you know about <words>" → memory__search;
+//     "remind me in N minutes [to] <text>" → scheduler__add {"text",
+//     "in_minutes": N};
 //   - after a tool's answer: words quoting its first lines ("run
 //     answered: …");
 //   - anything else: a fixed answer echoing the message's first line.

@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -12,8 +13,9 @@ const noteText = "A note from Link's built-in model.\n"
 // fills the call with. bad, when set, is why its words don't make a call
 // (a quote never closed).
 type instruction struct {
-	call    string // run__command, run__start, file__read, file__write, file__list, memory__remember, memory__search
+	call    string // run__command, run__start, file__read, file__write, file__list, memory__remember, memory__search, scheduler__add
 	said    string // the words that asked, as found
+	minutes int    // scheduler__add's in_minutes
 	argv    []string
 	path    string
 	content string
@@ -29,6 +31,7 @@ var (
 	reRemember = regexp.MustCompile(`(?is)^remember\s+(.+)$`)
 	reSearch   = regexp.MustCompile(`(?is)^(?:search|search\s+for|search\s+memory\s+for)\s+(.+?)\s*\??$`)
 	reKnow     = regexp.MustCompile(`(?is)^what\s+do\s+you\s+know\s+(?:about|of)\s+(.+?)\s*\??$`)
+	reRemind   = regexp.MustCompile(`(?is)^remind\s+me\s+in\s+([0-9]{1,6})\s+minutes?\s+(?:to\s+)?(.+)$`)
 )
 
 // parseInstruction applies the rules to one line; nil when none matches.
@@ -37,7 +40,7 @@ func parseInstruction(line string) *instruction {
 	verb, _, _ := strings.Cut(line, " ")
 	verb, _, _ = strings.Cut(verb, "\t")
 	switch strings.ToLower(verb) {
-	case "run", "start", "read", "write", "list", "remember", "search", "what":
+	case "run", "start", "read", "write", "list", "remember", "search", "what", "remind":
 	default:
 		return nil // no rule's verb: no rule is tried
 	}
@@ -94,6 +97,13 @@ func parseInstruction(line string) *instruction {
 		if m := re.FindStringSubmatch(line); m != nil && strings.TrimSpace(m[1]) != "" {
 			return &instruction{call: "memory__search", said: line, content: strings.TrimSpace(m[1])}
 		}
+	}
+	if m := reRemind.FindStringSubmatch(line); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		if n < 1 {
+			return nil
+		}
+		return &instruction{call: "scheduler__add", said: line, minutes: n, content: strings.TrimSpace(m[2])}
 	}
 	return nil
 }

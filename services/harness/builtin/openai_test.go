@@ -291,8 +291,9 @@ var schemas = map[string]string{
 	"file__list":       `{"type":"object","properties":{"path":{"type":"string"}},"additionalProperties":false}`,
 	"memory__remember": `{"type":"object","properties":{"note":{"type":"string"}},"required":["note"],"additionalProperties":false}`,
 	"memory__search":   `{"type":"object","properties":{"words":{"type":"string"}},"required":["words"],"additionalProperties":false}`,
+	"scheduler__add":   `{"type":"object","properties":{"text":{"type":"string"},"in_minutes":{"type":"integer","minimum":1}},"required":["text"],"additionalProperties":false}`,
 	"web__fetch":       `{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}`,
 	"odd__argv_int":    `{"type":"object","properties":{"argv":{"type":"integer"}}}`,
 }
 
-var allTools = []string{"run__command", "run__start", "file__read", "file__write", "file__list", "memory__remember", "memory__search"}
+var allTools = []string{"run__command", "run__start", "file__read", "file__write", "file__list", "memory__remember", "memory__search", "scheduler__add"}

@@ -50,6 +50,7 @@ func TestRules(t *testing.T) {
 		{"remember the cat is called Tom", "memory__remember", `{"note":"the cat is called Tom"}`},
 		{"search cat Tom", "memory__search", `{"words":"cat Tom"}`},
 		{"What do you know about the cat?", "memory__search", `{"words":"the cat"}`},
+		{"remind me in 5 minutes to water the plants", "scheduler__add", `{"in_minutes":5,"text":"water the plants"}`},
 		{"run ls\nand then some", "run__command", `{"argv":["ls"]}`},
 	} {
 		t.Run(tc.say, func(t *testing.T) {

@@ -59,12 +59,16 @@ func (s *schema) allows(t string) bool {
 }
 
 // check says why v doesn't fit s, or nil. v is a value the built-in made:
-// a string, a []string, or a map[string]any of those.
+// a string, a whole number, a []string, or a map[string]any of those.
 func (s *schema) check(where string, v any) error {
 	if s == nil {
 		return nil
 	}
 	switch x := v.(type) {
+	case int:
+		if !s.allows("integer") && !s.allows("number") {
+			return fmt.Errorf("%s is a number, the schema wants %v", where, s.types())
+		}
 	case string:
 		if !s.allows("string") {
 			return fmt.Errorf("%s is a string, the schema wants %v", where, s.types())

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -99,11 +100,23 @@ func (o *oneConn) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 // to onText. It returns the answer's event number. Ending ctx ends the
 // turn (the connection closes).
 func (c *Client) Send(ctx context.Context, thread, text string, onText func(string)) (int64, error) {
-	resp, err := c.post(ctx, "", thread, text)
+	return c.SendMessage(ctx, Message{Thread: thread, Text: text}, nil, onText)
+}
+
+// SendMessage is Send of m, from m.From with m.Hops when From is set (a
+// message from others, which the way in hands). onTaken, if not nil, is
+// called once the harness took the message (answered 200), before the
+// answer's first word; a sender who speaks once and spoke already is
+// refused with a *RefusedError whose Status is 409 (IsAlreadyTaken).
+func (c *Client) SendMessage(ctx context.Context, m Message, onTaken func(), onText func(string)) (int64, error) {
+	resp, err := c.post(ctx, m)
 	if err != nil {
 		return 0, err
 	}
 	defer resp.Body.Close()
+	if onTaken != nil {
+		onTaken()
+	}
 	return readStream(resp.Body, onText)
 }
 
@@ -124,7 +137,7 @@ func (c *Client) Hand(ctx context.Context, from, thread, text string, done func(
 	// The request outlives ctx once the harness has taken it.
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, cancel)
-	resp, err := c.post(rctx, from, thread, text)
+	resp, err := c.post(rctx, Message{From: from, Thread: thread, Text: text})
 	if err != nil {
 		stop()
 		cancel()
@@ -144,9 +157,10 @@ func (c *Client) Hand(ctx context.Context, from, thread, text string, done func(
 	return nil
 }
 
-// post checks the proof, then sends the message (from "" the owner) on
-// the same connection, and returns the answer once it is 200.
-func (c *Client) post(ctx context.Context, from, thread, text string) (*http.Response, error) {
+// post checks the proof, then sends m (from "" the owner) on the same
+// connection, and returns the answer once it is 200.
+func (c *Client) post(ctx context.Context, m Message) (*http.Response, error) {
+	thread, text := m.Thread, m.Text
 	base := "http://127.0.0.1:" + strconv.Itoa(c.port)
 	var hc *http.Client
 	var tr *http.Transport
@@ -179,8 +193,9 @@ func (c *Client) post(ctx context.Context, from, thread, text string) (*http.Res
 		return nil, err
 	}
 	c.headers(req)
-	if from != "" {
-		req.Header.Set(HeaderFrom, from)
+	if m.From != "" {
+		req.Header.Set(HeaderFrom, m.From)
+		req.Header.Set(HeaderHops, strconv.Itoa(m.Hops))
 	}
 	req.Header.Set("Authorization", "Bearer "+hex.EncodeToString(c.key))
 	resp, err := hc.Do(req)
@@ -267,6 +282,13 @@ func errorOf(data []byte) string {
 		return textsafe.Line(e.Error)
 	}
 	return "no reason given"
+}
+
+// IsAlreadyTaken says whether err is the harness's 409: the sender
+// speaks once, and its message was taken already.
+func IsAlreadyTaken(err error) bool {
+	var r *RefusedError
+	return errors.As(err, &r) && r.Status == http.StatusConflict && strings.HasSuffix(r.Reason, AlreadyTaken)
 }
 
 // TurnError is a turn that failed after it began.

@@ -7,7 +7,8 @@
 // the harness answers HMAC(key, agent ID ‖ owner ‖ "endpoint" ‖
 // challenge) (helpers/keybroker/proof). The caller checks it and only
 // then sends POST /link/message with the key (Authorization: Bearer),
-// Link-Agent, Link-Agent-Id, optionally Link-From, and a body
+// Link-Agent, Link-Agent-Id, optionally Link-From (with Link-Hops, its
+// hop count, which the turn sends on in every call's _meta), and a body
 // {"thread": …, "text": …}; the answer streams back as newline-delimited
 // JSON: {"text": delta} …, then {"done": true, "seq": N} or
 // {"error": "…"}.
@@ -22,8 +23,10 @@
 // no key 503 for every request. Everything is keyed by the agent's ID and
 // owner, never its name. A thread's name is checked by store.CheckThread;
 // an owner's message over 16 KiB, another's over 1 MiB (a webhook
-// post's cap), a Link-From naming no sender, and a body that isn't
-// exactly {"thread","text"} are refused. One turn runs per
+// post's cap), a Link-From naming no sender, a Link-Hops without one or
+// not a decimal 0..1024, a second message from a sender who speaks once
+// (run:<id>: 409, Agent.Taken), and a body that isn't exactly
+// {"thread","text"} are refused. One turn runs per
 // thread at a time; a second message waits its turn. Every refusal is
 // logged once, with its reason, never with the key or the message.
 package endpoint

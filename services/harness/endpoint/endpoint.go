@@ -38,7 +38,10 @@ const (
 	// its ID (a proof carries no key to tell them apart).
 	HeaderOwner = "Link-Agent-Owner"
 	HeaderFrom  = "Link-From"
-	Purpose     = "endpoint" // the proof's purpose
+	// HeaderHops is a message from others' hop count (decimal, 0 to
+	// MaxHops), given only with Link-From; an owner's message has 0.
+	HeaderHops = "Link-Hops"
+	Purpose    = "endpoint" // the proof's purpose
 )
 
 // Paths.
@@ -52,7 +55,12 @@ type Message struct {
 	Thread string
 	Text   string
 	From   string // "" the owner
+	Hops   int    // others' hops (Link-Hops); 0 for the owner's
 }
+
+// MaxHops bounds the Link-Hops the endpoint reads; the agent's own cap
+// ([tool.scheduler] hops) is the way in's and the scheduler's to keep.
+const MaxHops = 1 << 10
 
 // Turner runs one turn of an agent's: answers msg, giving each text delta
 // to onText, and returns the answer's event number. ctx ends when the
@@ -71,6 +79,11 @@ type Agent struct {
 	// Senders, if not nil, says whether a Link-From names a sender the
 	// agent takes; nil takes any well-formed sender (CheckFrom).
 	Senders func(from string) bool
+	// Taken, if not nil, says whether thread already took a message
+	// from a sender who speaks once (a background command's ending,
+	// run:<id>): such a message again is refused 409, never a second
+	// turn. Asked while the thread's turn is held.
+	Taken func(thread, from string) (bool, error)
 }
 
 // Server is the endpoint: one or more agents (the shared harness's case)

@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -178,6 +180,11 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	hops, err := hopsOf(r, hasFrom)
+	if err != nil {
+		s.refuse(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
 	limit := int64(maxBody)
 	if hasFrom {
 		limit = maxOthersBody
@@ -206,11 +213,22 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	if a.Taken != nil && from != "" {
+		taken, err := a.Taken(req.Thread, from)
+		switch {
+		case err != nil:
+			s.refuse(w, r, http.StatusServiceUnavailable, "whether thread "+req.Thread+" took this message already can't be read: "+textsafe.Line(err.Error()))
+			return
+		case taken:
+			s.refuse(w, r, http.StatusConflict, AlreadyTaken)
+			return
+		}
+	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	st := &stream{w: w}
 	st.flush()
-	seq, err := a.Turn.Turn(r.Context(), Message{Thread: req.Thread, Text: req.Text, From: from}, func(t string) { st.send(Event{Text: t}) })
+	seq, err := a.Turn.Turn(r.Context(), Message{Thread: req.Thread, Text: req.Text, From: from, Hops: hops}, func(t string) { st.send(Event{Text: t}) })
 	if err != nil {
 		why := textsafe.Line(err.Error())
 		s.logf("lnk-harness: agent %s: thread %s: the turn failed: %s", a.Name, req.Thread, why)
@@ -238,4 +256,28 @@ func (s *stream) flush() {
 	if f, ok := s.w.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// AlreadyTaken is the 409's reason: a sender who speaks once spoke.
+const AlreadyTaken = "this sender's message was taken already: it is delivered once"
+
+// hopsOf is the request's Link-Hops: absent is 0; given, it needs a
+// Link-From (an owner's message has none) and is a decimal 0..MaxHops
+// given once.
+func hopsOf(r *http.Request, hasFrom bool) (int, error) {
+	vs, ok := r.Header[http.CanonicalHeaderKey(HeaderHops)]
+	if !ok {
+		return 0, nil
+	}
+	if !hasFrom {
+		return 0, errors.New(HeaderHops + " without " + HeaderFrom + ": an owner's message has no hops")
+	}
+	if len(vs) != 1 || vs[0] == "" || len(vs[0]) > 4 || strings.Trim(vs[0], "0123456789") != "" {
+		return 0, errors.New(HeaderHops + " is not one decimal number")
+	}
+	n, _ := strconv.Atoi(vs[0])
+	if n > MaxHops {
+		return 0, fmt.Errorf("%s %d is past the endpoint's %d", HeaderHops, n, MaxHops)
+	}
+	return n, nil
 }

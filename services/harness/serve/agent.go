@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -112,7 +113,32 @@ func (a *Agent) Endpoint() endpoint.Agent {
 		a.logf("lnk-harness: agent %s: %v", a.cfg.Name, err)
 		key = nil
 	}
-	return endpoint.Agent{ID: a.cfg.AgentID, Owner: a.cfg.Owner, Name: a.cfg.Name, Key: key, Turn: a}
+	return endpoint.Agent{ID: a.cfg.AgentID, Owner: a.cfg.Owner, Name: a.cfg.Name, Key: key, Turn: a, Taken: a.taken}
+}
+
+// taken says whether thread holds a message from from already, for a
+// sender who speaks once: a background command's ending (run:<id>), so
+// one handed again after its deliverer died midway is not a second turn.
+// Every other sender may speak again.
+func (a *Agent) taken(thread, from string) (bool, error) {
+	if !strings.HasPrefix(from, "run:") {
+		return false, nil
+	}
+	conv, err := a.chats.Open(thread, store.Options{Compact: a.cfg.Storage.Conversations == "compact", Agent: a.cfg.Name, Logf: a.logf})
+	if err != nil {
+		return false, err
+	}
+	defer conv.Close()
+	evs, err := conv.Events()
+	if err != nil {
+		return false, err
+	}
+	for _, e := range evs {
+		if e.Kind == store.KindMessage && e.From == from {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // Turn runs one message's turn in its conversation, opened for it and
@@ -123,7 +149,7 @@ func (a *Agent) Turn(ctx context.Context, m endpoint.Message, onText func(string
 		return 0, err
 	}
 	defer conv.Close()
-	ans, err := a.runner.Turn(ctx, conv, m.Thread, turn.Incoming{Text: m.Text, From: m.From, Tools: toolsFor(m.From, a.cfg.Strangers)}, onText)
+	ans, err := a.runner.Turn(ctx, conv, m.Thread, turn.Incoming{Text: m.Text, From: m.From, Hops: m.Hops, Tools: toolsFor(m.From, a.cfg.Strangers)}, onText)
 	if err != nil {
 		return 0, err
 	}

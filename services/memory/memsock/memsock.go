@@ -21,7 +21,7 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"lnk.dev/lnk/internal/peercred"
 )
 
 // SocketName is the socket's name in the service's run/ folder.
@@ -54,19 +54,9 @@ func CheckServer(c net.Conn) error {
 	if !ok {
 		return errors.New("not a unix socket")
 	}
-	raw, err := uc.SyscallConn()
+	cred, err := peercred.Of(uc)
 	if err != nil {
-		return err
-	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return err
-	}
-	if cerr != nil {
-		return fmt.Errorf("who serves the memory socket cannot be learned: %w", cerr)
+		return fmt.Errorf("who serves the memory socket cannot be learned: %w", err)
 	}
 	if int(cred.Uid) != os.Getuid() {
 		return fmt.Errorf("the memory socket is served by uid %d, not %d: refused", cred.Uid, os.Getuid())

@@ -31,6 +31,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/internal/ownerfile"
+	"lnk.dev/lnk/internal/peercred"
 	"lnk.dev/lnk/services/memory"
 	"lnk.dev/lnk/services/memory/memsock"
 	"lnk.dev/lnk/services/memory/server"
@@ -206,24 +207,8 @@ func (s *Service) session(ctx context.Context, c *net.UnixConn) {
 
 // checkPeer refuses a peer not of this process's uid, as the kernel says.
 func (s *Service) checkPeer(c *net.UnixConn) error {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return err
-	}
-	if cerr != nil {
-		return fmt.Errorf("who is at the other end cannot be learned: %w", cerr)
-	}
-	if int(cred.Uid) != os.Getuid() {
-		return fmt.Errorf("pid %d runs as uid %d, not this service's %d", cred.Pid, cred.Uid, os.Getuid())
-	}
-	return nil
+	_, err := peercred.SameUser(c)
+	return err
 }
 
 func (s *Service) logf(format string, args ...any) {

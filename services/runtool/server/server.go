@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,6 +52,26 @@ type Server struct {
 	Supervisor []string
 	// Log takes one line for each refusal and failure, with its reason.
 	Log io.Writer
+	// Deliver, if not nil, hands the endings still untold (those a sweep
+	// recorded for a supervisor that's gone) to the agent's way in; it is
+	// called after each call, in the background, one at a time.
+	Deliver func(context.Context) error
+
+	delivering sync.Mutex
+}
+
+// deliver runs Deliver unless one runs already; a failure is logged and
+// the endings stay for the next.
+func (s *Server) deliver() {
+	if s.Deliver == nil || !s.delivering.TryLock() {
+		return
+	}
+	go func() {
+		defer s.delivering.Unlock()
+		if err := s.Deliver(context.Background()); err != nil && s.Log != nil {
+			fmt.Fprintf(s.Log, "lnk-run-tool: agent %s: the endings stay to be told: %s\n", s.Agent.Name, strings.ReplaceAll(err.Error(), "\n", " "))
+		}
+	}()
 }
 
 type handler func(ctx context.Context, thread string, args json.RawMessage) (string, error)
@@ -74,7 +95,15 @@ func (s *Server) MCP() *mcp.Server {
 		m.AddTool(&mcp.Tool{Name: name, Description: t.desc, InputSchema: t.schema},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				args, thread := linkmeta.Call(req)
-				text, err := h(ctx, thread, args)
+				hops, ok := linkmeta.CallHops(req)
+				var text string
+				var err error
+				if ok {
+					text, err = h(context.WithValue(ctx, hopsKey{}, hops), thread, args)
+				} else {
+					err = &runtool.Refusal{Reason: "the call's _meta link.local/hops is not a whole number from 0 to 1024", Hint: "the harness names each call's hops in _meta"}
+				}
+				s.deliver()
 				if err != nil {
 					res := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: s.refused(name, err)}}}
 					if r, ok := refusal.Of(err); ok {
@@ -127,12 +156,16 @@ func (s *Server) command(ctx context.Context, _ string, args json.RawMessage) (s
 	return b.String(), nil
 }
 
-func (s *Server) start(_ context.Context, thread string, args json.RawMessage) (string, error) {
+// hopsKey carries a call's hops (_meta) to its handler.
+type hopsKey struct{}
+
+func (s *Server) start(ctx context.Context, thread string, args json.RawMessage) (string, error) {
 	c, err := runtool.ParseCall(args)
 	if err != nil {
 		return "", badArgs(err)
 	}
-	r, err := s.Agent.Start(thread, c, s.Supervisor)
+	hops, _ := ctx.Value(hopsKey{}).(int)
+	r, err := s.Agent.Start(thread, hops, c, s.Supervisor)
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,107 @@
+package scheduler
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"lnk.dev/lnk/internal/jsonscan"
+)
+
+// Job is one job, Agent/schedule/<id>.json.
+type Job struct {
+	ID     string `json:"id"`     // 16 hex digits
+	Thread string `json:"thread"` // the conversation it was made in, and fires into
+	// Hops is the hops of the message it fires: the making call's
+	// (_meta link.local/hops) and one.
+	Hops    int       `json:"hops"`
+	Text    string    `json:"text"`
+	At      time.Time `json:"at,omitzero"`    // a one-off job's time (UTC)
+	Cron    string    `json:"cron,omitempty"` // a recurring job's times, in the owner's time zone
+	Next    time.Time `json:"next"`           // its next firing (UTC)
+	Created time.Time `json:"created"`
+	Last    time.Time `json:"last,omitzero"` // its last firing
+}
+
+// Limits of a job.
+const (
+	MaxText = 4 << 10 // a job's message, bytes
+	maxJob  = 16 << 10
+)
+
+func newID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func validID(id string) bool {
+	if len(id) != 16 {
+		return false
+	}
+	_, err := hex.DecodeString(id)
+	return err == nil && strings.ToLower(id) == id
+}
+
+// ParseJob reads a job file strictly.
+func ParseJob(b []byte) (*Job, error) {
+	if len(b) > maxJob {
+		return nil, errors.New("a job file is larger than 16 KiB")
+	}
+	var j Job
+	if err := decodeStrict(b, &j); err != nil {
+		return nil, err
+	}
+	if err := j.check(); err != nil {
+		return nil, err
+	}
+	return &j, nil
+}
+
+func (j *Job) check() error {
+	switch {
+	case !validID(j.ID):
+		return fmt.Errorf("job id %q is not 16 hex digits", j.ID)
+	case j.Thread == "" || j.Text == "" || len(j.Text) > MaxText:
+		return errors.New("a job names no conversation, or its message is empty or over 4 KiB")
+	case j.Hops < 1:
+		return errors.New("a job's hops are at least 1")
+	case (j.Cron == "") == j.At.IsZero():
+		return errors.New("a job is either at a time or recurring (cron), not both or neither")
+	case j.Next.IsZero():
+		return errors.New("a job has no next firing")
+	}
+	if j.Cron != "" {
+		if _, err := ParseCron(j.Cron); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeStrict reads exactly one JSON object into v: every field once
+// (in any case), none unknown, nothing after.
+func decodeStrict(data []byte, v any) error {
+	data = bytes.TrimSpace(data)
+	seen, twice := map[string]bool{}, false
+	if jsonscan.Members(data, func(k string, _ jsonscan.Span) {
+		twice = twice || seen[strings.ToLower(k)]
+		seen[strings.ToLower(k)] = true
+	}) != nil || twice {
+		return errors.New("not one JSON object with each field once")
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return fmt.Errorf("not the JSON object expected: %v", err)
+	}
+	if d.More() {
+		return errors.New("more than one JSON value")
+	}
+	return nil
+}

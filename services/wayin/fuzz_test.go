@@ -1,0 +1,47 @@
+package wayin
+
+import (
+	"bufio"
+	"bytes"
+	"testing"
+)
+
+// FuzzReadRequest: no request line panics the reader, a request it
+// takes is one object within the limit with no negative hops, and what
+// it takes reads back the same once written again.
+func FuzzReadRequest(f *testing.F) {
+	f.Add([]byte(`{"agent_id":"a","answer":"00","from":"schedule:j","thread":"main","text":"hi","hops":1}` + "\n"))
+	f.Add([]byte(`{"agent_id":"a","agent_id":"b"}` + "\n"))
+	f.Add([]byte(`{"hops":-1}` + "\n"))
+	f.Add([]byte(`{"x":1}` + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		q, err := ReadRequest(bufio.NewReader(bytes.NewReader(data)))
+		if err != nil {
+			return
+		}
+		if q.Hops < 0 {
+			t.Fatal("negative hops taken")
+		}
+		if i := bytes.IndexByte(data, '\n'); i < 0 || i > MaxRequest {
+			t.Fatalf("a line of %d bytes taken", i)
+		}
+		var b bytes.Buffer
+		writeLine(&b, q)
+		q2, err := ReadRequest(bufio.NewReader(&b))
+		if err != nil || *q2 != *q {
+			t.Fatalf("read back: %+v %v", q2, err)
+		}
+	})
+}
+
+// FuzzParseDayCount: wayin-day.json is read strictly; what it takes has
+// a real day and no negative count.
+func FuzzParseDayCount(f *testing.F) {
+	f.Add([]byte(`{"day": "2026-01-02", "taken": 1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := ParseDayCount(data)
+		if err == nil && d.Taken < 0 {
+			t.Fatal("a negative count taken")
+		}
+	})
+}

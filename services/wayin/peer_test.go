@@ -1,0 +1,93 @@
+package wayin
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"lnk.dev/lnk/internal/testenv"
+)
+
+// TestMain is also the child of TestAnotherUIDRefused: with
+// LNK_WAYIN_TEST_DIAL set it dials that socket and says whether the way
+// in challenged it or closed.
+func TestMain(m *testing.M) {
+	if sock := os.Getenv("LNK_WAYIN_TEST_DIAL"); sock != "" {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			fmt.Println("dial:", err)
+			os.Exit(0)
+		}
+		b, _ := bufio.NewReader(c).ReadString('\n')
+		if len(b) == 0 {
+			fmt.Println("closed")
+		} else {
+			fmt.Println("challenged:", strings.TrimSpace(string(b)))
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestAnotherUIDRefused: a caller of another uid, even with the socket
+// and its folders opened up to it, is closed on before a challenge, and
+// the refusal logged; the same child as the owner is challenged.
+func TestAnotherUIDRefused(t *testing.T) {
+	testenv.RequireRoot(t, "connecting as another uid")
+	other, err := user.Lookup("lnktest")
+	testenv.Require(t, err == nil, "the user lnktest")
+	uid, _ := strconv.Atoi(other.Uid)
+	gid, _ := strconv.Atoi(other.Gid)
+	w := newWorld(t, defaults, false)
+	for p := filepath.Dir(w.caller.Socket); p != os.TempDir() && p != "/"; p = filepath.Dir(p) { // never /tmp itself: it is shared
+		if err := os.Chmod(p, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(w.caller.Socket, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "lnk-wayin-peer-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	self, _ := os.Executable()
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "peer.test")
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(cred *syscall.Credential) string {
+		cmd := exec.Command(bin)
+		cmd.Dir = dir
+		cmd.Env = []string{"LNK_WAYIN_TEST_DIAL=" + w.caller.Socket}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if out := run(&syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}); out != "closed" {
+		t.Errorf("lnktest's call: %s", out)
+	}
+	if !strings.Contains(w.log.String(), fmt.Sprintf("runs as uid %d, not this service's %d", uid, os.Getuid())) {
+		t.Errorf("refusal not logged: %s", w.log.String())
+	}
+	if out := run(nil); !strings.HasPrefix(out, "challenged:") {
+		t.Errorf("the owner's call: %s", out)
+	}
+}

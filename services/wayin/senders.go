@@ -1,0 +1,80 @@
+package wayin
+
+import (
+	"fmt"
+	"strings"
+
+	"lnk.dev/lnk/internal/refusal"
+	"lnk.dev/lnk/services/harness/endpoint"
+	"lnk.dev/lnk/services/harness/store"
+)
+
+// Senders the way in hands on, by Link-From's prefix.
+const (
+	FromSchedule = "schedule:" // a job's firing: schedule:<job id>
+	FromRun      = "run:"      // a background command's ending: run:<id>
+	FromTask     = "task-"     // a subagent: task-<id>, in its own conversation
+	FromWebhook  = "stranger:webhook:"
+)
+
+// kind is what a sender is, for the caps: a schedule's and a subagent's
+// count toward per_day; a subagent's toward subagents at once.
+type kind int
+
+const (
+	kindSchedule kind = iota
+	kindRun
+	kindTask
+	kindWebhook
+)
+
+// checkMessage refuses a message the way in doesn't hand: a Link-From
+// naming no sender or one it doesn't take, a conversation not the
+// sender's to write, hops past the agent's cap.
+func checkMessage(m Message, hops int) (kind, error) {
+	if err := endpoint.CheckFrom(m.From); err != nil {
+		return 0, refusal.New("the message's Link-From " + quote(m.From) + " names no sender")
+	}
+	if err := store.CheckThread(m.Thread); err != nil {
+		return 0, refusal.New("the message's conversation: " + err.Error())
+	}
+	if m.Text == "" {
+		return 0, refusal.New("the message is empty")
+	}
+	var k kind
+	switch {
+	case strings.HasPrefix(m.From, FromSchedule):
+		k = kindSchedule
+	case strings.HasPrefix(m.From, FromRun):
+		k = kindRun
+	case strings.HasPrefix(m.From, FromTask):
+		k = kindTask
+		if m.Thread != m.From {
+			return 0, refusal.New("a subagent's message goes only to its own conversation (" + m.From + "), not " + m.Thread)
+		}
+	case strings.HasPrefix(m.From, FromWebhook):
+		k = kindWebhook
+		if want := strings.TrimPrefix(m.From, "stranger:"); m.Thread != want {
+			return 0, refusal.New("a stranger's message goes only to its own conversation (" + want + "), not " + m.Thread)
+		}
+	default:
+		return 0, &refusal.Refusal{Reason: "the way in hands on messages from the agent's schedules, subagents, background commands and webhooks, not from " + quote(m.From),
+			Hint: "a teammate's message needs a team (lnk agent team), which Link doesn't build yet"}
+	}
+	if k != kindWebhook && k != kindTask && (strings.HasPrefix(m.Thread, "webhook:") || strings.HasPrefix(m.Thread, "stranger:")) {
+		return 0, refusal.New("a message from " + m.From + " never goes to a stranger's conversation (" + m.Thread + ")")
+	}
+	if m.Hops > hops {
+		return 0, &refusal.Refusal{Reason: fmt.Sprintf("hop %d is past the agent's cap ([tool.scheduler] hops = %d): a chain of messages ends there", m.Hops, hops),
+			Hint: "raise [tool.scheduler] hops in the agent's Config/sandbox.toml"}
+	}
+	return k, nil
+}
+
+// quote is untrusted words for a refusal's one line.
+func quote(s string) string {
+	if len(s) > 140 {
+		s = s[:140] + "…"
+	}
+	return fmt.Sprintf("%q", s)
+}

@@ -1,0 +1,298 @@
+package wayin
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/helpers/keybroker/proof"
+	"lnk.dev/lnk/internal/peercred"
+	"lnk.dev/lnk/internal/refusal"
+	"lnk.dev/lnk/services/harness/endpoint"
+)
+
+// Purpose is the proof's purpose at the way in.
+const Purpose = "wayin"
+
+// Limits of the way in.
+const (
+	// MaxAtOnce is how many messages it hands at once; the next is
+	// refused (security.txt: "at most 64 posts at once, as its way in
+	// takes messages").
+	MaxAtOnce = 64
+	// readTimeout bounds how long a caller takes to send its line.
+	readTimeout = 10 * time.Second
+	// turnLimit bounds how long a taken message's answer is read.
+	turnLimit = time.Hour
+)
+
+// Harness is the agent's harness as the way in reaches it:
+// endpoint.Client's SendMessage.
+type Harness interface {
+	SendMessage(ctx context.Context, m endpoint.Message, onTaken func(), onText func(string)) (int64, error)
+}
+
+// Config is what a Server is made of.
+type Config struct {
+	AgentID, Owner, Name string
+	Key                  []byte // the way-in key callers prove they hold
+	Harness              Harness
+	// Limits is the agent's [tool.scheduler], read at each message.
+	Limits func() (caps.SchedulerLimits, error)
+	// Dir is the agent's settings folder (~/.lnk/agents/<agent>), where
+	// the day's count is kept.
+	Dir  *os.File
+	Logf func(format string, args ...any)
+	Now  func() time.Time
+}
+
+// Server is one agent's way in.
+type Server struct {
+	c     Config
+	slots chan struct{}
+	ctx   context.Context // ends the answers still being read
+	stop  context.CancelFunc
+
+	mu        sync.Mutex
+	pending   int // per_day messages being handed now
+	subagents int // subagents' turns running
+	wg        sync.WaitGroup
+}
+
+// New checks c and makes the way in.
+func New(c Config) (*Server, error) {
+	if c.AgentID == "" || c.Owner == "" || c.Harness == nil || c.Limits == nil || c.Dir == nil {
+		return nil, errors.New("wayin: a way in needs an agent ID, an owner, a harness, limits and a folder")
+	}
+	if _, err := proof.NewChecker(c.Key, proofContext(c)); err != nil {
+		return nil, fmt.Errorf("wayin: its key: %w", err)
+	}
+	if c.Logf == nil {
+		c.Logf = func(string, ...any) {}
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	return &Server{c: c, slots: make(chan struct{}, MaxAtOnce), ctx: ctx, stop: stop}, nil
+}
+
+func proofContext(c Config) proof.Context {
+	return proof.Context{AgentID: c.AgentID, Owner: c.Owner, Purpose: Purpose}
+}
+
+// Close ends the answers still being read and waits for them.
+func (s *Server) Close() {
+	s.stop()
+	s.wg.Wait()
+}
+
+// Serve takes connections on l until ctx ends.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	stop := context.AfterFunc(ctx, func() { l.Close() })
+	defer stop()
+	var conns sync.WaitGroup
+	defer conns.Wait()
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		uc, ok := c.(*net.UnixConn)
+		if !ok {
+			c.Close()
+			continue
+		}
+		conns.Add(1)
+		go func() {
+			defer conns.Done()
+			s.session(ctx, uc)
+		}()
+	}
+}
+
+// session is one caller: the owner's uid alone, then the proof, then
+// the message.
+func (s *Server) session(ctx context.Context, c *net.UnixConn) {
+	defer c.Close()
+	if _, err := peercred.SameUser(c); err != nil {
+		s.c.Logf("lnk: agent %s's way in: refused a caller: %v", s.c.Name, err)
+		return
+	}
+	c.SetDeadline(time.Now().Add(readTimeout))
+	ch := proof.NewChallenge()
+	if err := writeLine(c, Hello{Challenge: hex.EncodeToString(ch[:])}); err != nil {
+		return
+	}
+	q, err := ReadRequest(bufio.NewReaderSize(c, 4096))
+	if err == nil {
+		err = s.checkProof(q, ch)
+	}
+	if err != nil {
+		s.c.Logf("lnk: agent %s's way in: refused a message: %v", s.c.Name, err)
+		writeLine(c, Reply{Error: err.Error()})
+		return
+	}
+	c.SetDeadline(time.Time{})
+	again, err := s.hand(ctx, q.Message)
+	if err != nil {
+		r, _ := refusal.Of(err)
+		rep := Reply{Error: err.Error()}
+		if r != nil {
+			rep.Hint = r.Hint
+		}
+		writeLine(c, rep)
+		return
+	}
+	writeLine(c, Reply{Taken: true, Again: again})
+}
+
+// checkProof refuses a request not proved with the agent's way-in key.
+func (s *Server) checkProof(q *Request, ch [proof.ChallengeSize]byte) error {
+	if q.AgentID != s.c.AgentID {
+		return errors.New("the message names another agent than this way in's")
+	}
+	ans, err := hex.DecodeString(q.Answer)
+	if err != nil || !proof.Check(s.c.Key, proofContext(s.c), ch, ans) {
+		return errors.New("the message is not proved with the agent's way-in key")
+	}
+	return nil
+}
+
+// Hand is the way in for a message handed in this process (the agent's
+// scheduler runner, a webhook's bridge): the same checks and caps as at
+// the socket, less the proof. It returns once the harness took the
+// message, never waiting for its turn; again says the harness had taken
+// it already (a background command's ending, which speaks once).
+func (s *Server) Hand(ctx context.Context, m Message) (again bool, err error) {
+	return s.hand(ctx, m)
+}
+
+func (s *Server) hand(ctx context.Context, m Message) (bool, error) {
+	again, err := s.handChecked(ctx, m)
+	if err != nil {
+		s.c.Logf("lnk: agent %s's way in: refused a message from %s: %v", s.c.Name, quote(m.From), err)
+	}
+	return again, err
+}
+
+func (s *Server) handChecked(ctx context.Context, m Message) (bool, error) {
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		return false, refusal.New(fmt.Sprintf("the way in is handing %d messages already, the most it takes at once: try again", MaxAtOnce))
+	}
+	held := true
+	release := func() {
+		if held {
+			held = false
+			<-s.slots
+		}
+	}
+	defer release()
+	lim, err := s.c.Limits()
+	if err != nil {
+		return false, fmt.Errorf("the agent's [tool.scheduler] limits can't be read, so nothing is taken: %w", err)
+	}
+	k, err := checkMessage(m, lim.Hops)
+	if err != nil {
+		return false, err
+	}
+	counted := k == kindSchedule || k == kindTask
+	var day dayCount
+	s.mu.Lock()
+	if counted {
+		day, err = takenToday(int(s.c.Dir.Fd()), s.c.Now())
+		if err == nil && day.Taken+s.pending >= lim.PerDay {
+			err = &refusal.Refusal{Reason: fmt.Sprintf("%d messages from the agent's schedules and subagents taken today (UTC), the most a day ([tool.scheduler] per_day = %d)", day.Taken+s.pending, lim.PerDay),
+				Hint: "raise [tool.scheduler] per_day in the agent's Config/sandbox.toml"}
+		}
+	}
+	if err == nil && k == kindTask && s.subagents >= lim.Subagents {
+		err = &refusal.Refusal{Reason: fmt.Sprintf("%d subagents are running, the most at once ([tool.scheduler] subagents = %d)", s.subagents, lim.Subagents),
+			Hint: "raise [tool.scheduler] subagents in the agent's Config/sandbox.toml, or wait for one to end"}
+	}
+	if err == nil {
+		if counted {
+			s.pending++
+		}
+		if k == kindTask {
+			s.subagents++
+		}
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return false, err
+	}
+	taskDone := func() {
+		if k == kindTask {
+			s.mu.Lock()
+			s.subagents--
+			s.mu.Unlock()
+		}
+	}
+	taken, res := make(chan struct{}), make(chan error, 1)
+	tctx, cancel := context.WithTimeout(s.ctx, turnLimit)
+	stopOnCaller := context.AfterFunc(ctx, cancel) // the caller leaving before it's taken ends it
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer cancel()
+		_, err := s.c.Harness.SendMessage(tctx, endpoint.Message{Thread: m.Thread, Text: m.Text, From: m.From, Hops: m.Hops},
+			func() { stopOnCaller(); close(taken) }, nil)
+		taskDone()
+		res <- err
+	}()
+	var out error
+	again := false
+	select {
+	case <-taken:
+	case err := <-res:
+		switch {
+		case err == nil:
+		case endpoint.IsAlreadyTaken(err):
+			again = true
+		default:
+			out = fmt.Errorf("the agent's harness did not take the message: %w", err)
+		}
+	}
+	if counted {
+		s.mu.Lock()
+		s.pending--
+		if out == nil && !again {
+			day, err := takenToday(int(s.c.Dir.Fd()), s.c.Now())
+			if err == nil {
+				day.Taken++
+				err = writeDay(int(s.c.Dir.Fd()), day)
+			}
+			if err != nil {
+				s.c.Logf("lnk: agent %s's way in: the day's count could not be kept: %v", s.c.Name, err)
+			}
+		}
+		s.mu.Unlock()
+	}
+	return again, out
+}
+
+// Deliver is Hand in the shape services/webhook's Deliverer takes, so a
+// webhook's bridge in the agent's supervisor hands its posts here: a
+// stranger's message (stranger:webhook:<name>, into webhook:<name>, hop
+// 0), checked and capped as every other. A post for another agent is
+// refused.
+func (s *Server) Deliver(ctx context.Context, agentID, from, thread, text string) error {
+	if agentID != s.c.AgentID {
+		return fmt.Errorf("a message for agent %s handed to agent %s's way in", agentID, s.c.AgentID)
+	}
+	_, err := s.Hand(ctx, Message{From: from, Thread: thread, Text: text})
+	return err
+}

@@ -1,0 +1,115 @@
+package wayin
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	"lnk.dev/lnk/internal/jsonscan"
+)
+
+// MaxRequest bounds a request's line, JSON and all.
+const MaxRequest = 64 << 10
+
+// Request is a caller's line: the proof and the message.
+type Request struct {
+	AgentID string `json:"agent_id"`
+	Answer  string `json:"answer"` // the proof's HMAC, hex
+	Message
+}
+
+// Message is a message from others as the way in takes it.
+type Message struct {
+	From   string `json:"from"`
+	Thread string `json:"thread"`
+	Text   string `json:"text"`
+	Hops   int    `json:"hops"`
+}
+
+// Hello is the way in's first line: the challenge the caller answers.
+type Hello struct {
+	Challenge string `json:"challenge"`
+}
+
+// Reply is the way in's last line.
+type Reply struct {
+	Taken bool   `json:"taken,omitempty"`
+	Again bool   `json:"again,omitempty"` // taken already, before this call
+	Error string `json:"error,omitempty"`
+	Hint  string `json:"hint,omitempty"`
+}
+
+// ReadRequest reads one request line: at most MaxRequest bytes ending in
+// a newline, exactly one JSON object with each known field once and no
+// other.
+func ReadRequest(r *bufio.Reader) (*Request, error) {
+	line, err := readLine(r)
+	if err != nil {
+		return nil, err
+	}
+	var q Request
+	if err := decodeStrict(line, &q); err != nil {
+		return nil, err
+	}
+	if q.Hops < 0 {
+		return nil, errors.New("the request's hops are negative")
+	}
+	return &q, nil
+}
+
+// readLine is one line of at most MaxRequest bytes, without its newline.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	for {
+		part, err := r.ReadSlice('\n')
+		buf = append(buf, part...)
+		if len(buf) > MaxRequest {
+			return nil, errors.New("the request is larger than 64 KiB")
+		}
+		switch {
+		case err == nil:
+			return buf[:len(buf)-1], nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			return nil, errors.New("the request ended before its newline")
+		default:
+			return nil, err
+		}
+	}
+}
+
+// decodeStrict reads data as exactly one JSON object into v: every
+// field once (in any case), none unknown, nothing after.
+func decodeStrict(data []byte, v any) error {
+	data = bytes.TrimSpace(data)
+	seen, twice := map[string]bool{}, false
+	if jsonscan.Members(data, func(k string, _ jsonscan.Span) {
+		twice = twice || seen[strings.ToLower(k)]
+		seen[strings.ToLower(k)] = true
+	}) != nil || twice {
+		return errors.New("the request is not one JSON object with each field once")
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return errors.New("the request is not the JSON object the way in takes")
+	}
+	if d.More() {
+		return errors.New("the request holds more than one JSON value")
+	}
+	return nil
+}
+
+// writeLine writes v as one JSON line.
+func writeLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}

@@ -10,13 +10,13 @@ import (
 )
 
 // TestDefinedOnlyWithTheSandbox: a sandboxed agent gets run-<id>,
-// file-<id> and memory-<id>, each serving that agent from Link's folder;
+// file-<id>, memory-<id> and scheduler-<id>, each serving that agent from Link's folder;
 // with its sandbox off it gets none. No added tool may take either name and no
 // grant may name either.
 func TestDefinedOnlyWithTheSandbox(t *testing.T) {
 	a := caps.Agent{ID: "0123456789abcdef0123456789abcdef", Name: "ada"}
 	defs, err := For("/home/o", "/opt/lnk/bin", a, true)
-	if err != nil || len(defs) != 3 {
+	if err != nil || len(defs) != 4 {
 		t.Fatalf("%v %v", defs, err)
 	}
 	want := map[string]string{

@@ -58,8 +58,9 @@ func checkMessage(m Message, hops int) (kind, error) {
 			return 0, refusal.New("a stranger's message goes only to its own conversation (" + want + "), not " + m.Thread)
 		}
 	default:
-		return 0, &refusal.Refusal{Reason: "the way in hands on messages from the agent's schedules, subagents, background commands and webhooks, not from " + quote(m.From),
-			Hint: "a teammate's message needs a team (lnk agent team), which Link doesn't build yet"}
+		// A teammate's message needs a team, which Link doesn't build yet:
+		// no command would allow it, so the refusal names none.
+		return 0, refusal.New("the way in hands on messages from the agent's schedules, subagents, background commands and webhooks, not from " + quote(m.From))
 	}
 	if k != kindWebhook && k != kindTask && (strings.HasPrefix(m.Thread, "webhook:") || strings.HasPrefix(m.Thread, "stranger:")) {
 		return 0, refusal.New("a message from " + m.From + " never goes to a stranger's conversation (" + m.Thread + ")")

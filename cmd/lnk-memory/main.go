@@ -88,7 +88,7 @@ func main() {
 }
 
 func serve(owner string, agents []string, idle time.Duration) error {
-	if err := service.CheckID(owner); err != nil {
+	if err := service.CheckOwner(owner); err != nil {
 		return fmt.Errorf("--owner: %w", err)
 	}
 	home := os.Getenv("HOME")

@@ -235,3 +235,6 @@ func decode(raw []byte, n int) ([][]float32, error) {
 	}
 	return out, nil
 }
+
+// Addr is the model's address.
+func (c *Client) Addr() netip.AddrPort { return c.addr }

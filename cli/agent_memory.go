@@ -47,7 +47,7 @@ func init() {
 					}
 					owner = a.Owner
 				}
-				if err := memsock.CheckID(owner); err != nil {
+				if err := memsock.CheckOwner(owner); err != nil {
 					return Refused(fmt.Errorf("owner %q: %w", owner, err), "lnk agent show AGENT names its owner")
 				}
 				sock := filepath.Join(home, "Link", "Agents", ".memory", owner, "run", memsock.SocketName)

@@ -37,7 +37,7 @@ func connect(name string) error {
 	if a.NoSandbox {
 		return fmt.Errorf("agent %s runs without its sandbox, and Link Memory serves only sandboxed agents\nhint: lnk agent start %s --sandbox", name, name)
 	}
-	if err := service.CheckID(a.Owner); err != nil {
+	if err := service.CheckOwner(a.Owner); err != nil {
 		return fmt.Errorf("agent %s's owner: %w", name, err)
 	}
 	all, err := caps.ListAgents(home)

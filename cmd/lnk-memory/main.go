@@ -30,6 +30,7 @@ import (
 	"lnk.dev/lnk/internal/ownerdir"
 	"lnk.dev/lnk/internal/ownerfile"
 	"lnk.dev/lnk/services/memory"
+	"lnk.dev/lnk/services/memory/embed"
 	"lnk.dev/lnk/services/memory/extract"
 	"lnk.dev/lnk/services/memory/filter"
 	"lnk.dev/lnk/services/memory/service"
@@ -88,7 +89,7 @@ func main() {
 }
 
 func serve(owner string, agents []string, idle time.Duration) error {
-	if err := service.CheckID(owner); err != nil {
+	if err := service.CheckOwner(owner); err != nil {
 		return fmt.Errorf("--owner: %w", err)
 	}
 	home := os.Getenv("HOME")
@@ -119,6 +120,10 @@ func serve(owner string, agents []string, idle time.Duration) error {
 		return fmt.Errorf("memory.log: %w", err)
 	}
 	var log io.Writer = os.NewFile(uintptr(logFD), "memory.log")
+	model, err := modelOf(os.Getenv(embed.Env), log)
+	if err != nil {
+		return err
+	}
 	s := &service.Service{Agents: map[string]*memory.Agent{}, Idle: idle, Log: log}
 	var ext *extract.Extractor // started once confined, before the filter
 	for _, spec := range agents {
@@ -133,9 +138,16 @@ func serve(owner string, agents []string, idle time.Duration) error {
 		defer a.Close()
 		a.Log = func(format string, args ...any) { fmt.Fprintf(log, "lnk-memory: "+format+"\n", args...) }
 		a.Extract = func(kind string, doc []byte) (string, error) { return ext.Extract(kind, doc) }
+		if model != nil {
+			a.Embed = func(texts []string) ([][]float32, error) { return model.Embed(context.Background(), texts) }
+		}
 		s.Agents[id] = a
 	}
-	if err := confine(s.Agents, dir); err != nil {
+	var port uint16
+	if model != nil {
+		port = model.Addr().Port()
+	}
+	if err := confine(s.Agents, dir, port); err != nil {
 		return err
 	}
 	// The last process this one starts: it may not exec once filtered.
@@ -143,7 +155,11 @@ func serve(owner string, agents []string, idle time.Duration) error {
 		return err
 	}
 	defer ext.Close()
-	if err := filter.Service(); err != nil {
+	load := filter.Service
+	if model != nil {
+		load = filter.ServiceModel
+	}
+	if err := load(); err != nil {
 		return fmt.Errorf("confining the memory service: %w\nhint: Link Memory runs only filtered; a kernel without seccomp cannot run it", err)
 	}
 	l, err := service.Listen(dir)
@@ -152,6 +168,10 @@ func serve(owner string, agents []string, idle time.Duration) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if model != nil {
+		// Searched by words until it answers (embed.Client).
+		go model.Start(ctx, embed.StartWait)
+	}
 	return s.Serve(ctx, l)
 }
 
@@ -205,8 +225,12 @@ func openPath(path string, r ownerfile.Rule) (*os.File, error) {
 // folder (its socket and log) written, its own program read and run (by
 // the extractor it starts next); nothing else, and no TCP. Its seccomp
 // filter (services/memory/filter) follows, once the extractor runs.
-func confine(agents map[string]*memory.Agent, dir *os.File) error {
+func confine(agents map[string]*memory.Agent, dir *os.File, modelPort uint16) error {
 	rules := []landlock.Rule{landlock.Beneath(int(dir.Fd()), landlock.Read|landlock.Write)}
+	if modelPort != 0 {
+		// The model's one port (ABI 4; no TCP rule at all is no TCP).
+		rules = append(rules, landlock.ConnectTCP(modelPort))
+	}
 	// Its own program, run again as the documents' extractor.
 	exe, err := unix.Open("/proc/self/exe", unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -251,4 +275,18 @@ func extractor() error {
 		return fmt.Errorf("confining the extractor: %w", err)
 	}
 	return extract.Serve(os.Stdin, os.Stdout, "/proc/self/exe")
+}
+
+// modelOf is the client of the model $LNK_MEMORY_MODEL names, nil where
+// it names none; an address that is not loopback is refused and the
+// service does not start.
+func modelOf(addr string, log io.Writer) (*embed.Client, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	ap, err := embed.ParseAddr(addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w\nhint: lnk model builtin serves an embedding model on 127.0.0.1; set %s=127.0.0.1:PORT", err, embed.Env)
+	}
+	return embed.New(ap, embed.Retry, func(format string, args ...any) { fmt.Fprintf(log, "lnk-memory: "+format+"\n", args...) })
 }

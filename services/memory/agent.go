@@ -28,6 +28,9 @@ type Agent struct {
 	// Extract is a Word ("docx") or PDF ("pdf") document's text, taken in
 	// a child process (extract.Extractor); nil leaves them out.
 	Extract func(kind string, doc []byte) (string, error)
+	// Embed is the model's vector for each text (embed.Client.Embed); nil,
+	// or an error, and search is by words only.
+	Embed func(texts []string) ([][]float32, error)
 	// beforeOpen, for tests, runs before each name is opened.
 	beforeOpen func(path string)
 	// leftOut is each document the last refresh left out, with why: a
@@ -88,7 +91,7 @@ func (a *Agent) Refresh() error {
 	defer func() { a.leftOut = now }()
 	// One transaction for the whole refresh: a crash leaves the index as
 	// it was, and SQLite syncs once.
-	return a.index.tx(func() error {
+	if err := a.index.tx(func() error {
 		w := &walker{known: known, seen: map[string]bool{}, beforeOpen: a.beforeOpen, extract: a.Extract,
 			store: func(f found) error { return a.index.put(f.doc, f.body) },
 			refuse: func(path string, err error) {
@@ -116,7 +119,10 @@ func (a *Agent) Refresh() error {
 			}
 		}
 		return nil
-	})
+	}); err != nil {
+		return err
+	}
+	return a.embedChunks()
 }
 
 // Close closes the index and the handles.

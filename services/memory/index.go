@@ -82,8 +82,13 @@ func checkSchema(c *sqlite3.Conn) error {
 	if err != nil {
 		return err
 	}
+	if len(got) > 0 {
+		if got, err = upgrade(c, got); err != nil {
+			return err
+		}
+	}
 	if len(got) == 0 {
-		if err := create(c); err != nil {
+		if err := create(c, schema, schemaVersion); err != nil {
 			return err
 		}
 		if got, err = schemaOf(c); err != nil {
@@ -125,9 +130,9 @@ func checkSchema(c *sqlite3.Conn) error {
 	return nil
 }
 
-func create(c *sqlite3.Conn) error {
+func create(c *sqlite3.Conn, schema []string, version int) error {
 	stmts := append([]string{`BEGIN`}, schema...)
-	stmts = append(stmts, fmt.Sprintf(`PRAGMA application_id=%d`, applicationID), fmt.Sprintf(`PRAGMA user_version=%d`, schemaVersion), `COMMIT`)
+	stmts = append(stmts, fmt.Sprintf(`PRAGMA application_id=%d`, applicationID), fmt.Sprintf(`PRAGMA user_version=%d`, version), `COMMIT`)
 	for _, s := range stmts {
 		if err := c.Exec(s); err != nil {
 			c.Exec(`ROLLBACK`)
@@ -137,30 +142,67 @@ func create(c *sqlite3.Conn) error {
 	return nil
 }
 
+// upgrade empties an index of version 1 whose schema is exactly
+// version 1's (its tables dropped, in one transaction) so that it is
+// made again whole at this version; any other schema is left for the
+// check to refuse. It returns the schema after.
+func upgrade(c *sqlite3.Conn, got string) (string, error) {
+	v1, err := schemaMadeBy(schemaV1, 1)
+	if err != nil || got != v1 {
+		return got, err
+	}
+	var app, ver int64
+	if err := one(c, `PRAGMA application_id`, &app); err != nil {
+		return "", err
+	}
+	if err := one(c, `PRAGMA user_version`, &ver); err != nil {
+		return "", err
+	}
+	if app != applicationID || ver != 1 {
+		return got, nil
+	}
+	for _, s := range []string{`BEGIN`, `DROP TABLE chunks`, `DROP TABLE docs`, `DROP TABLE deleted`, `PRAGMA user_version=0`, `COMMIT`} {
+		if err := c.Exec(s); err != nil {
+			c.Exec(`ROLLBACK`)
+			return "", fmt.Errorf("emptying a version 1 index: %w", err)
+		}
+	}
+	return schemaOf(c)
+}
+
 var (
-	wantOnce sync.Once
-	want     string
-	wantErr  error
+	wantMu sync.Mutex
+	wants  = map[int]string{}
 )
 
 // wantSchema is sqlite_schema as Link's statements make it.
-func wantSchema() (string, error) {
-	wantOnce.Do(func() {
-		c, err := sqlite3.Open(":memory:")
-		if err != nil {
-			wantErr = err
-			return
-		}
-		defer c.Close()
-		if wantErr = harden(c); wantErr != nil {
-			return
-		}
-		if wantErr = create(c); wantErr != nil {
-			return
-		}
-		want, wantErr = schemaOf(c)
-	})
-	return want, wantErr
+func wantSchema() (string, error) { return schemaMadeBy(schema, schemaVersion) }
+
+// schemaMadeBy is sqlite_schema as stmts make it in a fresh in-memory
+// database, kept by version.
+func schemaMadeBy(stmts []string, version int) (string, error) {
+	wantMu.Lock()
+	defer wantMu.Unlock()
+	if w, ok := wants[version]; ok {
+		return w, nil
+	}
+	c, err := sqlite3.Open(":memory:")
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	if err := harden(c); err != nil {
+		return "", err
+	}
+	if err := create(c, stmts, version); err != nil {
+		return "", err
+	}
+	w, err := schemaOf(c)
+	if err != nil {
+		return "", err
+	}
+	wants[version] = w
+	return w, nil
 }
 
 // schemaOf is every row of sqlite_schema, in order, as one string.

@@ -3,6 +3,7 @@ package memory
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 	"unicode"
@@ -27,15 +28,75 @@ var ErrNotIndexed = errors.New("not a document memory indexed")
 
 // Search is the documents whose text holds every one of the words in
 // query (FTS5, best first). The words are taken as words only: quotes
-// and FTS5's operators in query are no syntax.
+// and FTS5's operators in query are no syntax. When the model answers
+// (Agent.Embed), the chunks nearest the query by meaning (cosine of
+// their vectors, at least minMeaning) are found too, and the two lists
+// are blended by reciprocal rank: a document scores 1/(60+rank) in each
+// list it is in (its best chunk's rank), so one both find comes first,
+// and one only meaning finds is named too. While the model does not
+// answer, search is by words alone.
 func (a *Agent) Search(query string) ([]Hit, error) {
 	match, err := matchOf(query)
 	if err != nil {
 		return nil, err
 	}
+	var qv []float32
+	if a.Embed != nil {
+		if v, err := a.Embed([]string{query}); err == nil && len(v) == 1 {
+			qv = v[0]
+		}
+	}
 	a.index.mu.Lock()
 	defer a.index.mu.Unlock()
-	st, _, err := a.index.conn.Prepare(`SELECT d.path, d.title, snippet(chunks, 0, '[', ']', '…', 16)
+	words, err := a.index.byWords(match)
+	if err != nil || qv == nil {
+		return words, err
+	}
+	near, err := a.index.nearest(qv, maxHits*2)
+	if err != nil {
+		return nil, err
+	}
+	meaning, err := a.index.chunkHits(near)
+	if err != nil {
+		return nil, err
+	}
+	return blend(words, meaning), nil
+}
+
+// rrfK is reciprocal rank fusion's constant: ranks far down a list count
+// little, and neither list's first place outweighs both lists' second.
+const rrfK = 60
+
+// blend merges two lists of documents, each best first, by reciprocal
+// rank; at most maxHits.
+func blend(lists ...[]Hit) []Hit {
+	score := map[string]float64{}
+	first := map[string]Hit{}
+	var order []string
+	for _, l := range lists {
+		for r, h := range l {
+			if _, ok := first[h.Path]; !ok {
+				first[h.Path] = h
+				order = append(order, h.Path)
+			}
+			score[h.Path] += 1 / float64(rrfK+r+1)
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return score[order[i]] > score[order[j]] })
+	if len(order) > maxHits {
+		order = order[:maxHits]
+	}
+	out := make([]Hit, len(order))
+	for i, p := range order {
+		out[i] = first[p]
+	}
+	return out
+}
+
+// byWords is the documents FTS5 finds for match, best first, one hit
+// each (its best chunk's snippet).
+func (x *Index) byWords(match string) ([]Hit, error) {
+	st, _, err := x.conn.Prepare(`SELECT d.path, d.title, snippet(chunks, 0, '[', ']', '…', 16)
 		FROM chunks JOIN docs d ON d.id = (chunks.rowid >> 16) WHERE chunks MATCH ? ORDER BY bm25(chunks) LIMIT ?`)
 	if err != nil {
 		return nil, err
@@ -54,6 +115,35 @@ func (a *Agent) Search(query string) ([]Hit, error) {
 		}
 	}
 	return hits, st.Err()
+}
+
+// chunkHits is each near chunk's document, in order, one hit each, its
+// snippet the chunk's first words.
+func (x *Index) chunkHits(near []meaningHit) ([]Hit, error) {
+	st, _, err := x.conn.Prepare(`SELECT d.path, d.title, substr(c.text, 1, 160) FROM chunks c JOIN docs d ON d.id = (c.rowid >> 16) WHERE c.rowid = ?`)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	var hits []Hit
+	seen := map[string]bool{}
+	for _, n := range near {
+		st.Reset()
+		if err := bind(st, []any{n.id}); err != nil {
+			return nil, err
+		}
+		if st.Step() {
+			h := Hit{Path: st.ColumnText(0), Title: st.ColumnText(1), Snippet: st.ColumnText(2) + "…"}
+			if !seen[h.Path] {
+				seen[h.Path] = true
+				hits = append(hits, h)
+			}
+		}
+		if err := st.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return hits, nil
 }
 
 // matchOf is an FTS5 query of query's words, each quoted, all required.

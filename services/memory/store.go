@@ -81,6 +81,9 @@ func (x *Index) idOf(path string) (int64, error) {
 }
 
 func (x *Index) dropChunks(id int64) error {
+	if err := x.exec(`DELETE FROM vecs WHERE id BETWEEN ? AND ?`, id<<chunkBits, id<<chunkBits|(1<<chunkBits-1)); err != nil {
+		return err
+	}
 	return x.exec(`DELETE FROM chunks WHERE rowid BETWEEN ? AND ?`, id<<chunkBits, id<<chunkBits|(1<<chunkBits-1))
 }
 

@@ -12,7 +12,10 @@
 // chat.completion.chunk per "data:" line (the role first, text deltas,
 // tool calls as indexed deltas, a last chunk with finish_reason and,
 // when stream_options.include_usage asks, one with usage), then
-// "data: [DONE]". GET /v1/models lists the one model. Errors carry
+// "data: [DONE]". POST /v1/embeddings answers OpenAI's list of
+// embeddings with [Embed]'s vectors (a hashed bag of words and word
+// pieces, for machines with no model and for tests: Link Memory's search
+// by meaning uses it there). GET /v1/models lists the one model. Errors carry
 // OpenAI's body {"error": {"message", "type", "param", "code"}}: a body
 // past [MaxBody] is 413, one that isn't a JSON request 400, an unknown
 // path 404, a wrong method 405.

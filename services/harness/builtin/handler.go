@@ -28,11 +28,12 @@ type Options struct {
 	Logf func(format string, args ...any)
 }
 
-// Handler serves the OpenAI chat-completions routes.
+// Handler serves the OpenAI chat-completions, embeddings and models routes.
 func Handler(o Options) http.Handler {
 	s := &server{opts: o}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/chat/completions", s.completions)
+	mux.HandleFunc("/v1/embeddings", s.embeddings)
 	mux.HandleFunc("/v1/models", s.models)
 	mux.HandleFunc("/v1/models/{model}", s.model)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -7,7 +7,10 @@
 //
 //   - Service, the process holding every agent's files and index: no
 //     exec at all (execve and execveat refused), AF_UNIX sockets only
-//     (its own socket; no network).
+//     (its own socket; no network). ServiceModel is the same with
+//     AF_INET and AF_INET6 sockets too, loaded only where the owner
+//     named a model ($LNK_MEMORY_MODEL): its landlock domain then lets
+//     it connect to that one TCP port only (ABI 4).
 //   - Extractor, the one process the service starts, before it loads its
 //     own filter, to start the document extractors: exec (its own
 //     program only, which its landlock domain alone lets it run), no
@@ -36,6 +39,9 @@ import (
 //go:embed service_amd64.bpf
 var serviceBPF []byte
 
+//go:embed service_model_amd64.bpf
+var serviceModelBPF []byte
+
 //go:embed extractor_amd64.bpf
 var extractorBPF []byte
 
@@ -48,6 +54,10 @@ var ErrUnsupported = bpfload.ErrUnsupported
 
 // Service confines the memory service: no exec, AF_UNIX sockets only.
 func Service() error { return bpfload.Load(serviceBPF, true) }
+
+// ServiceModel confines the memory service that calls a model: no exec,
+// AF_UNIX, AF_INET and AF_INET6 sockets.
+func ServiceModel() error { return bpfload.Load(serviceModelBPF, true) }
 
 // Extractor confines the extractors' starter: exec, no socket.
 func Extractor() error { return bpfload.Load(extractorBPF, true) }

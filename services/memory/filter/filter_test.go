@@ -18,9 +18,10 @@ var policies = map[string]struct {
 	p        seccomp.Policy
 	embedded []byte
 }{
-	"service_amd64.bpf":   {seccomp.Policy{Exec: false, Sockets: seccomp.SocketsUnix}, serviceBPF},
-	"extractor_amd64.bpf": {seccomp.Policy{Exec: true, Sockets: seccomp.SocketsNone}, extractorBPF},
-	"child_amd64.bpf":     {seccomp.Policy{Exec: false, Sockets: seccomp.SocketsNone}, childBPF},
+	"service_amd64.bpf":       {seccomp.Policy{Exec: false, Sockets: seccomp.SocketsUnix}, serviceBPF},
+	"service_model_amd64.bpf": {seccomp.Policy{Exec: false, Sockets: seccomp.SocketsInet}, serviceModelBPF},
+	"extractor_amd64.bpf":     {seccomp.Policy{Exec: true, Sockets: seccomp.SocketsNone}, extractorBPF},
+	"child_amd64.bpf":         {seccomp.Policy{Exec: false, Sockets: seccomp.SocketsNone}, childBPF},
 }
 
 // TestEmbeddedFiltersAreLibseccomps proves lnk-memory (which links no

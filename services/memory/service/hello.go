@@ -61,3 +61,6 @@ func readHello(r io.Reader) ([]byte, error) {
 	}
 	return line, nil
 }
+
+// CheckOwner refuses what cannot be an owner's name (memsock.CheckOwner).
+func CheckOwner(name string) error { return memsock.CheckOwner(name) }

@@ -1,0 +1,130 @@
+package memory
+
+import (
+	"encoding/binary"
+	"math"
+	"sort"
+)
+
+// embedBatch is how many chunks one call to the model carries.
+const embedBatch = 64
+
+// minMeaning is the least cosine a chunk needs to be a hit by meaning:
+// below it a chunk shares too little with the query to be named.
+const minMeaning = 0.3
+
+// embedChunks gives every chunk without a vector one, from the model,
+// a batch per transaction. The model not answering leaves them without
+// (search by words), to be asked at the next refresh: it is not an
+// error of the index. Called with the index's lock held.
+func (a *Agent) embedChunks() error {
+	if a.Embed == nil {
+		return nil
+	}
+	x := a.index
+	for {
+		ids, texts, err := x.unembedded(embedBatch)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		vs, err := a.Embed(texts)
+		if err != nil {
+			return nil
+		}
+		if err := x.tx(func() error {
+			for i, v := range vs {
+				if err := x.execBlob(`INSERT OR REPLACE INTO vecs(id, v) VALUES(?, ?)`, ids[i], vecBytes(v)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+}
+
+// unembedded is up to n chunks that have no vector, rowid and text.
+func (x *Index) unembedded(n int) ([]int64, []string, error) {
+	st, _, err := x.conn.Prepare(`SELECT rowid, text FROM chunks WHERE rowid NOT IN (SELECT id FROM vecs) LIMIT ?`)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.Close()
+	if err := bind(st, []any{n}); err != nil {
+		return nil, nil, err
+	}
+	var ids []int64
+	var texts []string
+	for st.Step() {
+		ids = append(ids, st.ColumnInt64(0))
+		texts = append(texts, st.ColumnText(1))
+	}
+	return ids, texts, st.Err()
+}
+
+func (x *Index) execBlob(sql string, id int64, b []byte) error {
+	st, err := x.stmt(sql)
+	if err != nil {
+		return err
+	}
+	defer st.ClearBindings()
+	if err := st.BindInt64(1, id); err != nil {
+		return err
+	}
+	if err := st.BindBlob(2, b); err != nil {
+		return err
+	}
+	return st.Exec()
+}
+
+func vecBytes(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// cosine of q (length 1) and the vector stored in b (length 1); 0 when
+// their lengths differ (a vector of another model's).
+func cosine(q []float32, b []byte) float64 {
+	if len(b) != 4*len(q) {
+		return 0
+	}
+	var s float64
+	for i, x := range q {
+		s += float64(x) * float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+	}
+	return s
+}
+
+// meaningHit is a chunk near the query.
+type meaningHit struct {
+	id    int64
+	score float64
+}
+
+// nearest is up to n chunks nearest q by cosine, at least minMeaning,
+// best first. Called with the index's lock held.
+func (x *Index) nearest(q []float32, n int) ([]meaningHit, error) {
+	st, _, err := x.conn.Prepare(`SELECT id, v FROM vecs`)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	var hits []meaningHit
+	for st.Step() {
+		if c := cosine(q, st.ColumnRawBlob(1)); c >= minMeaning {
+			hits = append(hits, meaningHit{st.ColumnInt64(0), c})
+		}
+	}
+	if err := st.Err(); err != nil {
+		return nil, err
+	}
+	sort.Slice(hits, func(i, j int) bool { return hits[i].score > hits[j].score })
+	if len(hits) > n {
+		hits = hits[:n]
+	}
+	return hits, nil
+}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"lnk.dev/lnk/internal/procstat"
 	"lnk.dev/lnk/internal/testenv"
@@ -55,26 +56,11 @@ func TestGrantsRunBrokersAreTheKernels(t *testing.T) {
 	}
 	pid := attached(t, w.home, "")
 	kpid, _ := kernelStarts(t, w.home)
+	// The proxy is looked for until it is seen or 10 s pass: on a loaded
+	// machine /proc can be read while a process is between fork and exec.
 	proxies := 0
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); !strings.HasPrefix(filepath.Base(strings.SplitN(string(b), "\x00", 2)[0]), "lnk-netbroker") {
-			continue
-		}
-		st, err := procstat.Read(p)
-		if err != nil {
-			continue
-		}
-		if st.PPID == cmd.Process.Pid {
-			t.Fatalf("a proxy (pid %d) is lnk's child, not the kernel's", p)
-		}
-		if st.PPID == kpid {
-			proxies++
-		}
+	for end := time.Now().Add(10 * time.Second); proxies == 0 && time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		proxies = kernelsProxies(t, kpid, cmd.Process.Pid)
 	}
 	if proxies == 0 {
 		t.Fatalf("no proxy is the kernel's (pid %d) child while the run's sandbox (pid %d) runs", kpid, pid)
@@ -123,4 +109,31 @@ func TestGrantsCheckIsAKernelStart(t *testing.T) {
 			t.Errorf("the check's audit log has no %s: its sandbox was no start of the kernel's\n%s", want, log)
 		}
 	}
+}
+
+// kernelsProxies counts the lnk-netbroker processes whose parent is the
+// kernel kpid; one whose parent is lnk (lnkPID) fails t.
+func kernelsProxies(t *testing.T, kpid, lnkPID int) int {
+	proxies := 0
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); !strings.HasPrefix(filepath.Base(strings.SplitN(string(b), "\x00", 2)[0]), "lnk-netbroker") {
+			continue
+		}
+		st, err := procstat.Read(p)
+		if err != nil {
+			continue
+		}
+		if st.PPID == lnkPID {
+			t.Fatalf("a proxy (pid %d) is lnk's child, not the kernel's", p)
+		}
+		if st.PPID == kpid {
+			proxies++
+		}
+	}
+	return proxies
 }

@@ -223,7 +223,14 @@ func supervisorKilled(t *testing.T, proxy bool) {
 	if r := readRecord(t, a, id); r.State != StateRunning {
 		t.Fatalf("before a sweep the record is as the supervisor left it: %+v", r)
 	}
-	if text, _ := call(t, cs, "t", "list", nil); !strings.Contains(text, id+" ended") || !strings.Contains(text, EndOrphaned) {
+	// The lock is free once the last process of the supervisor's is
+	// gone, which on a loaded machine may come a moment after its
+	// command's: until then a list says running, and sweeps nothing.
+	var text string
+	if !waitFor(10*time.Second, func() bool {
+		text, _ = call(t, cs, "t", "list", nil)
+		return strings.Contains(text, id+" ended") && strings.Contains(text, EndOrphaned)
+	}) {
 		t.Fatalf("list after the supervisor died: %q", text)
 	}
 	if r := readRecord(t, a, id); r.State != StateEnded || r.Reason != EndOrphaned {

@@ -9,7 +9,8 @@ import (
 
 // endBackground stops every background command of agent name (its run
 // tool's, services/runtool) and removes their records and outputs: the
-// agent's delete or move. One that cannot be stopped refuses the delete.
+// agent's delete or move (move.Leave). One that cannot be stopped
+// refuses the delete, and stops the move's leave before its folder goes.
 func endBackground(home, name string) error {
 	a, err := runToolAgent(home, name)
 	if err != nil {

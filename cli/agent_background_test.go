@@ -138,3 +138,66 @@ func TestAgentStopEndsItsBackgroundCommands(t *testing.T) {
 		t.Fatalf("after the stop: %+v %v", got, err)
 	}
 }
+
+// TestAgentMoveEndsItsBackgroundCommands: the leaving side of a move
+// (the pause's stop, then leaveAfterMove, what lnk agent move --ssh runs
+// once the agent answers at the other end) ends the agent's background
+// command and removes its record and output through the same code as
+// lnk agent delete, and leaves its moved note. The control: after the
+// pause's stop alone, the record and output are still there.
+func TestAgentMoveEndsItsBackgroundCommands(t *testing.T) {
+	requireBwrapForBackground(t)
+	home := testenv.Home(t)
+	bin := testenv.Bin(t, "lnk")
+	testenv.Bin(t, "lnk-init")
+	sup := testenv.Bin(t, "lnk-run-tool")
+	if code, _, errs := runLnk(t, "agent", "create", "ada"); code != 0 {
+		t.Fatal(errs)
+	}
+	l := caps.Layout{Home: home}
+	os.WriteFile(l.SandboxFile("ada"), []byte("[internet]\non = false\n[commands]\nallow = [\"sleep\"]\n"), 0o600)
+	a, err := runtool.LoadAgent(home, "ada", bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := fmt.Sprintf("%d.%d", 3000+rand.IntN(1000), rand.IntN(1_000_000))
+	r, err := a.Start("t", 0, runtool.Call{Argv: []string{"sleep", mark}}, []string{sup, "supervise"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(10 * time.Second); !sleeping(mark) && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+	}
+	if !sleeping(mark) {
+		t.Fatal("not running")
+	}
+	record := filepath.Join(home, ".lnk", "agents", a.ID, "background", r.ID+".json")
+	output := filepath.Join(l.FilesDir("ada"), "background", r.ID+".out")
+	if code, _, errs := runLnk(t, "agent", "pause", "ada"); code != 0 {
+		t.Fatal(errs)
+	}
+	for _, p := range []string{record, output} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("control: after the pause, %s is gone: %v", p, err)
+		}
+	}
+	ag, err := caps.LoadAgent(home, "ada")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leaveAfterMove(home, "ada", "box"); err != nil {
+		t.Fatal(err)
+	}
+	if sleeping(mark) {
+		t.Fatal("moved, but its background command runs here")
+	}
+	if _, err := os.Stat(record); !os.IsNotExist(err) {
+		t.Fatalf("moved, but its record stays: %v", err)
+	}
+	moved, _ := filepath.Glob(filepath.Join(l.HistoryAgents(), "ada-*", "Home", "background", r.ID+".out"))
+	if len(moved) != 0 {
+		t.Fatalf("its output went to History with its Home: %v", moved)
+	}
+	if err := caps.CheckNotMoved(home, ag); err == nil {
+		t.Fatal("no moved note after the leave")
+	}
+}

@@ -77,7 +77,7 @@ func init() {
 					return Fail(ExitFailure, fmt.Errorf("agent %s arrived at %s but does not answer there running with its ID: everything stays here, stopped", a.Name, textLine(target)),
 						"lnk agent start "+a.Name+" runs it here again", "lnk agent move "+a.Name+" --ssh "+target+" tries again")
 				}
-				dest, err := move.Leave(home, a.Name, target)
+				dest, err := leaveAfterMove(home, a.Name, target)
 				if err != nil {
 					return err
 				}
@@ -90,6 +90,14 @@ func init() {
 		c.Flags().StringVar(&remote, "remote-lnk", "lnk", "the other machine's command for Link's CLI (default: lnk, on its PATH)")
 		return c
 	})
+}
+
+// leaveAfterMove ends agent name here once it runs at target: its
+// background commands end and their records and outputs go as lnk agent
+// delete's do (endBackground, agent_background.go), then the rest
+// (move.Leave).
+func leaveAfterMove(home, name, target string) (string, error) {
+	return move.Leave(home, name, target, func() error { return endBackground(home, name) })
 }
 
 // checkSSHTarget refuses a target ssh would read as an option or that

@@ -38,8 +38,12 @@ func init() {
 
 type startFlags struct {
 	foreground, noSandbox, sandbox, asJSON bool
-	model                                  string // --model: Link Harness's (agent_start_model.go)
-	fallback                               string // --fallback: its fallback (agent_start_model.go)
+	// yes answers yes to what start asks of a harness's needs (spec
+	// "Asked, not assumed"); start asks none yet, so it answers nothing.
+	// It never touches the sandbox setting: --no-sandbox is the only way.
+	yes      bool
+	model    string // --model: Link Harness's (agent_start_model.go)
+	fallback string // --fallback: its fallback (agent_start_model.go)
 }
 
 func newAgentStart() *cobra.Command {
@@ -70,7 +74,8 @@ while another program listens on one of them on this machine's loopback.
 
 --no-sandbox turns the agent's sandbox off, until --sandbox turns it back
 on: one setting, kept, warned at every start and shown in status. --yes
-never implies it; ~/.lnk/machine.toml's unsandboxed = false refuses it.`,
+(yes to what start asks of a harness's needs) never implies it;
+~/.lnk/machine.toml's unsandboxed = false refuses it.`,
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeAgents,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -85,6 +90,7 @@ never implies it; ~/.lnk/machine.toml's unsandboxed = false refuses it.`,
 	c.Flags().BoolVar(&f.noSandbox, "no-sandbox", false, "turn the agent's sandbox OFF, kept until --sandbox (warned at every start)")
 	c.Flags().BoolVar(&f.sandbox, "sandbox", false, "turn the agent's sandbox back on")
 	c.Flags().BoolVar(&f.asJSON, "json", false, "print the agent's status as JSON once started")
+	c.Flags().BoolVar(&f.yes, "yes", false, "answer yes to what start asks of a harness's needs; never turns the sandbox off (only --no-sandbox does)")
 	c.Flags().StringVar(&f.model, "model", "", "Link Harness's model, kept in agent.toml: builtin, or FORMAT:URL:MODEL (openai:http://127.0.0.1:11434/v1:llama3.2)")
 	c.Flags().StringVar(&f.fallback, "fallback", "", "Link Harness's fallback, kept in agent.toml's [model.fallback]: FORMAT:URL:MODEL of a provider, taken when the model is off, silent 60 s or can't hold the prompt, then for 3 minutes; none removes it")
 	return c

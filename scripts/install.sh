@@ -10,7 +10,9 @@
 #
 # From the environment (the Makefile passes them): BIN (the built
 # binaries), PREFIX (default /usr/local; ~/.local installs for one user
-# without root), DESTDIR (a staging root for packaging), GO.
+# without root), DESTDIR (a staging root for packaging), GO, and
+# MANGEN: a built cmd/lnk/mangen to run instead of go run (an owner or a
+# test user with no Go toolchain; scripts/test-as-user.sh builds one).
 #
 # Every binary goes into one folder: lnk finds its helpers (lnk-init,
 # lnk-netbroker, …) beside its own file (os.Executable, links resolved).
@@ -105,7 +107,11 @@ install_all() {
   # The man pages come from the commands' own help (cmd/lnk/mangen), dated
   # by the commit so that two builds of one commit are the same.
   epoch=$(git log -1 --format=%ct 2>/dev/null || date +%s)
-  SOURCE_DATE_EPOCH=$epoch CGO_ENABLED=0 "$GO" run ./cmd/lnk/mangen "$work/man" || die "generating the man pages failed"
+  if [ -n "${MANGEN:-}" ]; then
+    SOURCE_DATE_EPOCH=$epoch "$MANGEN" "$work/man" || die "generating the man pages failed ($MANGEN)"
+  else
+    SOURCE_DATE_EPOCH=$epoch CGO_ENABLED=0 "$GO" run ./cmd/lnk/mangen "$work/man" || die "generating the man pages failed"
+  fi
   [ -f "$work/man/lnk.1" ] || die "the man pages were not generated (no lnk.1)"
   gzip -9n "$work"/man/*.1
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the sandbox suite again as an unprivileged owner (LNK_TEST_USER,
 # default lnktest), since owners run lnk as themselves. With arguments,
-# only those packages (and with LNK_TEST_RUN, only the tests it matches). Test binaries and
+# only those packages (and with LNK_TEST_RUN, only the tests it matches; a
+# list line may name a -test.run pattern after its package). Test binaries and
 # Link's binaries are built as the caller, copied to a world-readable
 # folder with each package's testdata, and run there as the user.
 set -euo pipefail
@@ -20,6 +21,10 @@ cp bin/* "$work/bin/"
 # go-sdk's conformance everything-server, built here from the module this
 # checkout requires: the user has no Go toolchain or module cache.
 go build -o "$work/bin/everything-server" github.com/modelcontextprotocol/go-sdk/conformance/everything-server
+# cmd/lnk/mangen, which scripts/install.sh runs (MANGEN) where the user
+# has no Go toolchain, for cmd/lnk's install tests (make install
+# PREFIX=~/.local as an owner without root).
+CGO_ENABLED=0 go build -trimpath -o "$work/bin/lnk-mangen" ./cmd/lnk/mangen
 # The attacker's lnk-netbroker (-tags lnkattack), which
 # cmd/lnk-netbroker's attack test runs confined; never in bin/ itself.
 CGO_ENABLED=0 go build -trimpath -tags lnkattack -o "$work/bin/lnk-netbroker-attack" ./cmd/lnk-netbroker
@@ -29,8 +34,17 @@ mkdir -p "$work/pkg"
 cp SECURITY.md "$work/pkg/"
 chown "$user" "$work/home"
 chmod 700 "$work/home"
+# The user's own temporary folder (TMPDIR, which t.TempDir and mktemp
+# take): private to it, so a shared /tmp's mode neither breaks the run
+# nor lets another user into it, and short, so a unix socket made under
+# it stays within sun_path's 108 bytes.
+mkdir -m 700 "$work/t"
+chown "$user" "$work/t"
+if ! runuser -u "$user" -- test -w "$work/t"; then
+  echo "test-as-user: $user cannot reach $work/t (is /tmp searchable by others?)"; exit 1
+fi
 status=0
-while read -r pkg; do
+while read -r pkg only; do
   case "$pkg" in ''|'#'*) continue ;; esac
   [ -d "$pkg" ] || { echo "test-as-user: $pkg is listed but missing"; status=1; continue; }
   # The package's own path under $work/pkg, so a test that reads its
@@ -46,9 +60,9 @@ while read -r pkg; do
   fi
   chmod -R a+rX "$work/pkg"
   echo "== as $user: $pkg"
-  if ! (cd "$dir" && runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$work/home" \
+  if ! (cd "$dir" && runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$work/home" TMPDIR="$work/t" MANGEN="$work/bin/lnk-mangen" \
       LNK_BIN="$work/bin" LNK_CONFORMANCE_SERVER="$work/bin/everything-server" LNK_REQUIRE_SANDBOX="${LNK_REQUIRE_SANDBOX:-}" CI="${CI:-}" LNK_TEST_AS_USER=1 \
-      ./pkg.test -test.timeout 10m -test.count 1 ${LNK_TEST_RUN:+-test.run "$LNK_TEST_RUN"} 2>&1 | sed 's/^/    /'; exit "${PIPESTATUS[0]}"); then
+      ./pkg.test -test.timeout 10m -test.count 1 ${only:+-test.run "$only"} ${LNK_TEST_RUN:+-test.run "$LNK_TEST_RUN"} 2>&1 | sed 's/^/    /'; exit "${PIPESTATUS[0]}"); then
     echo "FAIL as $user: $pkg"; status=1
   else
     echo "ok   as $user: $pkg"

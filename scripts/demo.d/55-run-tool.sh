@@ -34,7 +34,9 @@ rt_say '{"jsonrpc":"2.0","method":"notifications/initialized"}'
 rt_call 2 command '{"argv":["sh","-c","echo hello from a sandbox of its own"]}'
 holds "the run tool's call did not run" "hello from a sandbox of its own"
 holds "the call did not end with its exit status" "\[exit 0\]"
-rt_call 3 command '{"argv":["curl","https://example.com"]}'
+# curl is outside [commands]: refused before it runs; the name is a
+# reserved one (.invalid) that never resolves, so nothing leaves here.
+rt_call 3 command '{"argv":["curl","http://blocked.invalid/"]}'
 holds "a program outside [commands] was not refused" "\(refused\)"
 rt_call 4 start '{"argv":["sh","-c","echo background begins; sleep 1; echo background ends"]}' demo-thread
 rt_bg=$(sed -n 's/.*\b\([0-9a-f]\{8,\}\)\b.*/\1/p' <<<"$shown_out" | head -1)

@@ -28,8 +28,10 @@ var logRule = ownerfile.Rule{Type: unix.S_IFREG, Forbid: 0o077, OneLink: true}
 // openAppend opens the log file in dirfd for appending (made 0600 where
 // missing), never through a link, refused unless it passes logRule.
 // O_NONBLOCK: a fifo put there fails at once (no reader), never hangs.
+// Read too, for openLog's look at its last byte; the descriptor never
+// leaves the supervisor (the harness writes to a pipe).
 func openAppend(dirfd int, dir, file string) (*os.File, error) {
-	fd, err := ownerfile.Open(dirfd, file, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NONBLOCK, 0o600)
+	fd, err := ownerfile.Open(dirfd, file, unix.O_RDWR|unix.O_APPEND|unix.O_CREAT|unix.O_NONBLOCK, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("the log %s/%s is refused: %w", dir, file, err)
 	}
@@ -57,6 +59,10 @@ func openLog(home, agent, name string) (*os.File, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	if err := endTornLine(f); err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("the log %s: %w", f.Name(), err)
+	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -68,6 +74,26 @@ func openLog(home, agent, name string) (*os.File, int64, error) {
 		return nil, 0, fmt.Errorf("recording the start in %s/%s.start: %w", d.Name(), name, err)
 	}
 	return f, st.Size(), nil
+}
+
+// endTornLine ends with a newline a log whose last line has none: what a
+// supervisor killed mid-copy left (its copy ends wherever the pipe's read
+// did). So this start's first line begins a line of its own, at the
+// offset recorded, never glued to the torn one.
+func endTornLine(f *os.File) error {
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return err
+	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, st.Size()-1); err != nil {
+		return err
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	_, err = f.Write([]byte{'\n'})
+	return err
 }
 
 // appendLog opens the log for one of the supervisor's own lines, outside

@@ -63,6 +63,17 @@ func harnessMain(mark, mode string) {
 		defer ln.Close()
 		fmt.Printf("listening on %s\n", ln.Addr())
 	}
+	if mode == "flood" {
+		// Long lines, each written in two halves a moment apart, so
+		// the supervisor's copy often ends between them: a SIGKILL then
+		// leaves the log's last line torn.
+		for n := 0; ; n++ {
+			line := fmt.Sprintf("flood %d %s\n", n, strings.Repeat("x", floodLine))
+			os.Stdout.WriteString(line[:len(line)/2])
+			time.Sleep(10 * time.Millisecond)
+			os.Stdout.WriteString(line[len(line)/2:])
+		}
+	}
 	for {
 		time.Sleep(time.Hour)
 	}

@@ -12,18 +12,24 @@ import (
 // Leave ends agent name on the machine it left, once it answered where
 // it went (to), running, with its ID; the caller stopped it. First the
 // note of where it went (~/.lnk/moved/<id>.toml), so from then on lnk
-// agent start refuses its ID here whatever else fails; then its keys
+// agent start refuses its ID here whatever else fails; then its
+// background commands ended and their records and outputs removed
+// (endBackground: the same code as lnk agent delete's, the run tool's
+// Agent.Forget; one it cannot end stops the leave there); then its keys
 // (each secret granted to it alone is deleted, a shared one no longer
 // granted to it), its unit file, and its folder: its own folder (Agent/)
 // and Home kept in ~/Link/History/Agents, its Config/ and its harnesses'
 // homes removed (caps.DeleteAgent). It returns the History entry.
-func Leave(home, name, to string) (string, error) {
+func Leave(home, name, to string, endBackground func() error) (string, error) {
 	a, err := caps.LoadAgent(home, name)
 	if err != nil {
 		return "", err
 	}
 	if err := caps.WriteMovedNote(home, a, to); err != nil {
 		return "", fmt.Errorf("writing the note that agent %s moved: %w", name, err)
+	}
+	if err := endBackground(); err != nil {
+		return "", fmt.Errorf("agent %s moved, but here: %w", name, err)
 	}
 	if err := revokeSecrets(home, a.ID); err != nil {
 		return "", err

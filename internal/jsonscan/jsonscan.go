@@ -1,7 +1,9 @@
 // Package jsonscan finds a JSON object's top-level members by their place
 // in the line, without decoding their values: the tool bridge and the hub
 // put an id back into a server's answer by splicing it, rather than
-// decoding a large answer and encoding it again.
+// decoding a large answer and encoding it again. Strict is the one
+// strict decoder of a small JSON object at a trust boundary (a tool's
+// arguments, a message at the way in, a record Link keeps).
 //
 // # Security
 //

@@ -2,10 +2,8 @@ package runtool
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"unicode/utf8"
 
@@ -39,28 +37,8 @@ func decodeStrict(raw []byte, v any) error {
 	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
 		raw = []byte("{}")
 	}
-	// encoding/json takes the last of a key written twice and matches
-	// keys in any case: both are refused, so what is checked is what runs.
-	seen := map[string]bool{}
-	var dup error
-	if err := jsonscan.Members(raw, func(k string, _ jsonscan.Span) {
-		if seen[strings.ToLower(k)] || k != strings.ToLower(k) {
-			dup = fmt.Errorf("arguments: %q is written twice or not in lower case", k)
-		}
-		seen[strings.ToLower(k)] = true
-	}); err != nil {
+	if err := jsonscan.Strict(raw, v); err != nil {
 		return fmt.Errorf("arguments: %w", err)
-	}
-	if dup != nil {
-		return dup
-	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
-		return fmt.Errorf("arguments: %w", err)
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return errors.New("arguments: more after the object")
 	}
 	return nil
 }

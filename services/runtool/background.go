@@ -72,12 +72,12 @@ func (a *Agent) Start(thread string, hops int, c Call, supervisor []string) (*Re
 			Hint: "stop one with run__stop, or raise [tool.run] background in the agent's Config/sandbox.toml"}
 	}
 	now := time.Now().UTC()
-	day, err := s.startsToday(now)
+	day, err := startsFile.Today(s.fd(), now)
 	if err != nil {
 		return nil, err
 	}
-	if day.Starts >= lim.BackgroundPerDay {
-		return nil, &Refusal{Reason: fmt.Sprintf("%d background commands started today (UTC), the most a day ([tool.run] background_per_day = %d)", day.Starts, lim.BackgroundPerDay),
+	if day.N >= lim.BackgroundPerDay {
+		return nil, &Refusal{Reason: fmt.Sprintf("%d background commands started today (UTC), the most a day ([tool.run] background_per_day = %d)", day.N, lim.BackgroundPerDay),
 			Hint: "raise [tool.run] background_per_day in the agent's Config/sandbox.toml"}
 	}
 	id := newID()
@@ -99,8 +99,8 @@ func (a *Agent) Start(thread string, hops int, c Call, supervisor []string) (*Re
 	if err := s.write(r); err != nil {
 		return nil, err
 	}
-	day.Starts++
-	if err := s.writeDay(day); err != nil {
+	day.N++
+	if err := startsFile.Write(s.fd(), day); err != nil {
 		return nil, err
 	}
 	if err := a.spawnSupervisor(supervisor, id, lock, out, dir); err != nil {

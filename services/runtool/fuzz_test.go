@@ -57,17 +57,6 @@ func FuzzParseRecord(f *testing.F) {
 	})
 }
 
-// FuzzParseDayCount: what parses is a date and a count not below 0.
-func FuzzParseDayCount(f *testing.F) {
-	f.Add([]byte(`{"day":"2026-12-07","starts":3}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		d, err := ParseDayCount(b)
-		if err == nil && d.Starts < 0 {
-			t.Fatalf("%+v", d)
-		}
-	})
-}
-
 // TestParseCallRefusals: each malformed call is refused, before any
 // sandbox.
 func TestParseCallRefusals(t *testing.T) {

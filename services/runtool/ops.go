@@ -162,7 +162,7 @@ func (a *Agent) Forget() error {
 			return err
 		}
 	}
-	return s.remove(dayFile)
+	return s.remove(startsFile.Name)
 }
 
 // stop asks r's supervisor to stop its command (SIGTERM, only to the

@@ -1,10 +1,8 @@
 package scheduler
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -84,24 +82,11 @@ func (j *Job) check() error {
 	return nil
 }
 
-// decodeStrict reads exactly one JSON object into v: every field once
-// (in any case), none unknown, nothing after.
+// decodeStrict reads exactly one JSON object into v (jsonscan.Strict:
+// every field once, in lower case, none unknown, nothing after).
 func decodeStrict(data []byte, v any) error {
-	data = bytes.TrimSpace(data)
-	seen, twice := map[string]bool{}, false
-	if jsonscan.Members(data, func(k string, _ jsonscan.Span) {
-		twice = twice || seen[strings.ToLower(k)]
-		seen[strings.ToLower(k)] = true
-	}) != nil || twice {
-		return errors.New("not one JSON object with each field once")
-	}
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
-		return fmt.Errorf("not the JSON object expected: %v", err)
-	}
-	if d.More() {
-		return errors.New("more than one JSON value")
+	if err := jsonscan.Strict(data, v); err != nil {
+		return fmt.Errorf("not the JSON object expected: %w", err)
 	}
 	return nil
 }

@@ -33,15 +33,3 @@ func FuzzReadRequest(f *testing.F) {
 		}
 	})
 }
-
-// FuzzParseDayCount: wayin-day.json is read strictly; what it takes has
-// a real day and no negative count.
-func FuzzParseDayCount(f *testing.F) {
-	f.Add([]byte(`{"day": "2026-01-02", "taken": 1}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		d, err := ParseDayCount(data)
-		if err == nil && d.Taken < 0 {
-			t.Fatal("a negative count taken")
-		}
-	})
-}

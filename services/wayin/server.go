@@ -13,6 +13,7 @@ import (
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/keybroker/proof"
+	"lnk.dev/lnk/internal/daycount"
 	"lnk.dev/lnk/internal/peercred"
 	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/services/harness/endpoint"
@@ -209,12 +210,12 @@ func (s *Server) handChecked(ctx context.Context, m Message) (bool, error) {
 		return false, err
 	}
 	counted := k == kindSchedule || k == kindTask
-	var day dayCount
+	var day daycount.Count
 	s.mu.Lock()
 	if counted {
-		day, err = takenToday(int(s.c.Dir.Fd()), s.c.Now())
-		if err == nil && day.Taken+s.pending >= lim.PerDay {
-			err = &refusal.Refusal{Reason: fmt.Sprintf("%d messages from the agent's schedules and subagents taken today (UTC), the most a day ([tool.scheduler] per_day = %d)", day.Taken+s.pending, lim.PerDay),
+		day, err = DayFile.Today(int(s.c.Dir.Fd()), s.c.Now())
+		if err == nil && day.N+s.pending >= lim.PerDay {
+			err = &refusal.Refusal{Reason: fmt.Sprintf("%d messages from the agent's schedules and subagents taken today (UTC), the most a day ([tool.scheduler] per_day = %d)", day.N+s.pending, lim.PerDay),
 				Hint: "raise [tool.scheduler] per_day in the agent's Config/sandbox.toml"}
 		}
 	}
@@ -270,10 +271,10 @@ func (s *Server) handChecked(ctx context.Context, m Message) (bool, error) {
 		s.mu.Lock()
 		s.pending--
 		if out == nil && !again {
-			day, err := takenToday(int(s.c.Dir.Fd()), s.c.Now())
+			day, err := DayFile.Today(int(s.c.Dir.Fd()), s.c.Now())
 			if err == nil {
-				day.Taken++
-				err = writeDay(int(s.c.Dir.Fd()), day)
+				day.N++
+				err = DayFile.Write(int(s.c.Dir.Fd()), day)
 			}
 			if err != nil {
 				s.c.Logf("lnk: agent %s's way in: the day's count could not be kept: %v", s.c.Name, err)

@@ -78,9 +78,9 @@ func TestPerDay(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "3 messages from the agent's schedules and subagents taken today (UTC), the most a day ([tool.scheduler] per_day = 3)") {
 		t.Fatalf("the fourth: %v", err)
 	}
-	d, err := takenToday(int(w.dir.Fd()), time.Now())
-	if err != nil || d.Taken != 3 {
-		t.Fatalf("%s: %+v, %v", DayFile, d, err)
+	d, err := DayFile.Today(int(w.dir.Fd()), time.Now())
+	if err != nil || d.N != 3 {
+		t.Fatalf("%s: %+v, %v", DayFile.Name, d, err)
 	}
 	if _, err := w.send(Message{From: "run:00000000000000aa", Thread: "main", Text: "ended", Hops: 1}); err != nil {
 		t.Fatalf("a background command's ending: %v", err)

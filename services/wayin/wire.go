@@ -2,11 +2,10 @@ package wayin
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
-	"strings"
 
 	"lnk.dev/lnk/internal/jsonscan"
 )
@@ -82,24 +81,12 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// decodeStrict reads data as exactly one JSON object into v: every
-// field once (in any case), none unknown, nothing after.
+// decodeStrict reads data as exactly one JSON object into v
+// (jsonscan.Strict: every field once, in lower case, none unknown,
+// nothing after).
 func decodeStrict(data []byte, v any) error {
-	data = bytes.TrimSpace(data)
-	seen, twice := map[string]bool{}, false
-	if jsonscan.Members(data, func(k string, _ jsonscan.Span) {
-		twice = twice || seen[strings.ToLower(k)]
-		seen[strings.ToLower(k)] = true
-	}) != nil || twice {
-		return errors.New("the request is not one JSON object with each field once")
-	}
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
-		return errors.New("the request is not the JSON object the way in takes")
-	}
-	if d.More() {
-		return errors.New("the request holds more than one JSON value")
+	if err := jsonscan.Strict(data, v); err != nil {
+		return fmt.Errorf("the request is not the JSON object the way in takes: %w", err)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"compress/zlib"
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -83,8 +84,9 @@ func bombPDF(t *testing.T) []byte {
 		fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", z.Len(), z.Bytes()))
 }
 
-// A real PDF's text comes back from the child; garbage, a page tree
-// that loops and a page that allocates past 1 GiB each fail alone.
+// A real PDF's text comes back from the child; garbage and a page tree
+// that loops each fail alone; a page inflating past 1 GiB ends within the
+// child's limits.
 func TestExtractPDFChild(t *testing.T) {
 	exe := testenv.Bin(t, "lnk-memory")
 	text, err := extract.Run(context.Background(), exe, "pdf", realPDF(t, "persimmon tangerine"))
@@ -97,10 +99,13 @@ func TestExtractPDFChild(t *testing.T) {
 	if _, err := extract.Run(context.Background(), exe, "pdf", loopingPDF()); err == nil {
 		t.Error("a PDF whose page tree holds itself was read")
 	}
+	// A page inflating to 1.25 GiB: the parser streams it, so it is
+	// bounded by the child's limits (its CPU, its wall, its 2 MiB of
+	// text), never by the service's memory: an error or a bounded text.
 	start := time.Now()
-	if _, err := extract.Run(context.Background(), exe, "pdf", bombPDF(t)); err == nil {
-		t.Error("a PDF inflating past 1 GiB was read")
-	} else {
+	if text, err := extract.Run(context.Background(), exe, "pdf", bombPDF(t)); err == nil && len(text) > extract.MaxText {
+		t.Errorf("a PDF inflating to 1.25 GiB gave %d bytes of text", len(text))
+	} else if err != nil {
 		first, _, _ := strings.Cut(err.Error(), "\n")
 		t.Logf("the bomb: %s (after %s)", first, time.Since(start).Round(time.Second))
 	}
@@ -110,9 +115,9 @@ func TestExtractPDFChild(t *testing.T) {
 }
 
 // The service, confined and filtered, reads a real PDF beside one whose
-// page tree loops and one that allocates past 1 GiB: each crafted one
-// fails alone (said in its log), the real one is found, and the service
-// still answers after them.
+// page tree loops (it fails alone, said in its log) and one inflating
+// past 1 GiB (bounded by its child's limits): the real one is found, and
+// the service still answers after them.
 func TestServiceSurvivesCraftedPDFs(t *testing.T) {
 	testenv.Require(t, landlock.ABI() > 0, "landlock")
 	home := t.TempDir()
@@ -167,9 +172,53 @@ func TestServiceSurvivesCraftedPDFs(t *testing.T) {
 		t.Errorf("the service after the crafted PDFs: %q", got)
 	}
 	log, _ := os.ReadFile(home + "/Link/Agents/.memory/owner/memory.log")
-	for _, name := range []string{"memory/loop.pdf", "memory/bomb.pdf"} {
+	for _, name := range []string{"memory/loop.pdf"} {
 		if !strings.Contains(string(log), name) {
 			t.Errorf("%s's failure is not in the log:\n%s", name, log)
 		}
 	}
+}
+
+// TestExtractChildLimits reads the limits back from a running child
+// (/proc/PID/limits), which waits on its document: 30 s of CPU, 1 GiB of
+// data, no core dump.
+func TestExtractChildLimits(t *testing.T) {
+	cmd := exec.Command(testenv.Bin(t, "lnk-memory"), "extract", "pdf")
+	cmd.Env = []string{}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { in.Close(); cmd.Process.Kill(); cmd.Wait() }()
+	want := map[string]string{"Max cpu time": "30", "Max data size": "1073741824", "Max core file size": "0"}
+	var limits string
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/limits", cmd.Process.Pid))
+		limits = string(b)
+		if all(limits, want) {
+			return
+		}
+	}
+	t.Fatalf("the child's limits, want %v:\n%s", want, limits)
+}
+
+// all reports whether each limit in want has its soft and hard value in
+// /proc/PID/limits' text.
+func all(limits string, limit map[string]string) bool {
+	want := maps.Clone(limit)
+	for _, line := range strings.Split(limits, "\n") {
+		for name, v := range want {
+			if strings.HasPrefix(line, name) {
+				f := strings.Fields(strings.TrimPrefix(line, name))
+				if len(f) < 2 || f[0] != v || f[1] != v {
+					return false
+				}
+				delete(want, name)
+			}
+		}
+	}
+	return len(want) == 0
 }

@@ -18,7 +18,7 @@ import (
 const (
 	Wall   = 30 * time.Second
 	CPU    = 30      // seconds
-	Memory = 1 << 30 // bytes of address space
+	Memory = 1 << 30 // bytes of data (RLIMIT_DATA)
 )
 
 // Kinds are the documents a child reads, by the name it is run with.
@@ -32,10 +32,15 @@ func Child(kind string, in io.Reader, out io.Writer) error {
 	if !ok {
 		return fmt.Errorf("%q is no kind of document extracted here (docx, pdf)", kind)
 	}
+	// The memory bound is RLIMIT_DATA, not RLIMIT_AS: the Go runtime
+	// reserves more address space than 1 GiB before main runs (reserved,
+	// never backed), so an address-space bound set here would refuse the
+	// runtime's next mapping, however small, while RLIMIT_DATA counts the
+	// private writable memory the parse really takes.
 	for _, l := range []struct {
 		res int
 		max uint64
-	}{{unix.RLIMIT_CPU, CPU}, {unix.RLIMIT_AS, Memory}, {unix.RLIMIT_CORE, 0}} {
+	}{{unix.RLIMIT_CPU, CPU}, {unix.RLIMIT_DATA, Memory}, {unix.RLIMIT_CORE, 0}} {
 		if err := unix.Setrlimit(l.res, &unix.Rlimit{Cur: l.max, Max: l.max}); err != nil {
 			return fmt.Errorf("setrlimit %d: %w", l.res, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"lnk.dev/lnk/internal/testenv"
 	"lnk.dev/lnk/services/harness/builtin"
@@ -69,9 +70,20 @@ func (w *world) send(msg string) string {
 	return out
 }
 
+// auditLog is `lnk sandbox log`'s text. The kernel reads its brokers' lines at most once per holdoff (the
+// bridge's call lines among them), so the log is read until two reads a
+// quarter second apart agree: a call's line is in it once it settles.
 func (w *world) auditLog() string {
 	w.t.Helper()
 	_, out, _ := w.lnkCmd("sandbox", "log")
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); {
+		time.Sleep(250 * time.Millisecond)
+		_, again, _ := w.lnkCmd("sandbox", "log")
+		if again == out {
+			break
+		}
+		out = again
+	}
 	return out
 }
 

@@ -70,9 +70,10 @@ func (w *world) send(msg string) string {
 	return out
 }
 
-// auditLog is `lnk sandbox log`'s text. The kernel reads its brokers' lines at most once per holdoff (the
-// bridge's call lines among them), so the log is read until two reads a
-// quarter second apart agree: a call's line is in it once it settles.
+// auditLog is `lnk sandbox log`'s text. The kernel reads its brokers'
+// lines (the bridge's call lines among them) at most once per holdoff,
+// so the log is read until two reads a quarter second apart agree: a
+// call's line is in it once it settles.
 func (w *world) auditLog() string {
 	w.t.Helper()
 	_, out, _ := w.lnkCmd("sandbox", "log")

@@ -34,15 +34,6 @@ mkdir -p "$work/pkg"
 cp SECURITY.md "$work/pkg/"
 chown "$user" "$work/home"
 chmod 700 "$work/home"
-# The user's own temporary folder (TMPDIR, which t.TempDir and mktemp
-# take): private to it, so a shared /tmp's mode neither breaks the run
-# nor lets another user into it, and short, so a unix socket made under
-# it stays within sun_path's 108 bytes.
-mkdir -m 700 "$work/t"
-chown "$user" "$work/t"
-if ! runuser -u "$user" -- test -w "$work/t"; then
-  echo "test-as-user: $user cannot reach $work/t (is /tmp searchable by others?)"; exit 1
-fi
 status=0
 while read -r pkg only; do
   case "$pkg" in ''|'#'*) continue ;; esac
@@ -60,7 +51,7 @@ while read -r pkg only; do
   fi
   chmod -R a+rX "$work/pkg"
   echo "== as $user: $pkg"
-  if ! (cd "$dir" && runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$work/home" TMPDIR="$work/t" MANGEN="$work/bin/lnk-mangen" \
+  if ! (cd "$dir" && runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$work/home" MANGEN="$work/bin/lnk-mangen" \
       LNK_BIN="$work/bin" LNK_CONFORMANCE_SERVER="$work/bin/everything-server" LNK_REQUIRE_SANDBOX="${LNK_REQUIRE_SANDBOX:-}" CI="${CI:-}" LNK_TEST_AS_USER=1 \
       ./pkg.test -test.timeout 10m -test.count 1 ${only:+-test.run "$only"} ${LNK_TEST_RUN:+-test.run "$LNK_TEST_RUN"} 2>&1 | sed 's/^/    /'; exit "${PIPESTATUS[0]}"); then
     echo "FAIL as $user: $pkg"; status=1

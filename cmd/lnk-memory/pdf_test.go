@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +20,6 @@ import (
 	"lnk.dev/lnk/internal/landlock"
 	"lnk.dev/lnk/internal/testenv"
 	"lnk.dev/lnk/services/memory/extract"
-	"lnk.dev/lnk/services/memory/service"
 )
 
 // realPDF is a PDF made by a real writer, its one page saying text.
@@ -132,32 +130,7 @@ func TestServiceSurvivesCraftedPDFs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command(testenv.Bin(t, "lnk-memory"), "serve", "--owner", "owner", "--agent", "ada=ada", "--idle", "2m")
-	cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
-	out := &testenv.SyncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	sock := home + "/Link/Agents/.memory/owner/run/" + service.SocketName
-	var c net.Conn
-	var err error
-	for i := 0; i < 200; i++ {
-		if c, err = net.Dial("unix", sock); err == nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatalf("no socket: %v\n%s", err, out.String())
-	}
-	fmt.Fprint(c, service.Hello+"ada\n")
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), &mcp.IOTransport{Reader: c, Writer: c}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs, out := startServe(t, home)
 	search := func(words string) string {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"words": words}})
 		if err != nil {

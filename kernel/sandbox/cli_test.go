@@ -153,7 +153,9 @@ func TestSignalsEndTheWholeSandbox(t *testing.T) {
 				t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 				deadline := time.Now().Add(30 * time.Second)
 				for {
-					if _, err := os.Stat(ready); err == nil && len(processesWith(mark)) == 2 {
+					// lnk's status line may come a moment after the
+					// sandbox's command is ready: both are waited for.
+					if _, err := os.Stat(ready); err == nil && len(processesWith(mark)) == 2 && strings.Contains(errs.String(), `"network":`) {
 						break
 					}
 					if time.Now().After(deadline) {

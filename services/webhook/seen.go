@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -76,7 +77,12 @@ type keptID struct {
 	json []byte // "<key>":"<at>"
 }
 
+// newKept refuses a key that is not UTF-8: JSON would write another in
+// its place, which the record, read back, would not know as the same.
 func newKept(key string, at time.Time) (keptID, error) {
+	if !utf8.ValidString(key) {
+		return keptID{}, errors.New("a post's id is not UTF-8")
+	}
 	k, err := json.Marshal(key)
 	if err != nil {
 		return keptID{}, err

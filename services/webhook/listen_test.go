@@ -63,6 +63,7 @@ type rig struct {
 	log    *testenv.SyncBuffer
 	// checker is the built lnk-webhook.
 	checker string
+	l       *Listener // the first listener, which base serves
 }
 
 func newRig(t testing.TB, lim Limits) *rig {
@@ -79,7 +80,7 @@ func newRig(t testing.TB, lim Limits) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.base = serve(t, l)
+	r.l, r.base = l, serve(t, l)
 	return r
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -67,6 +68,7 @@ type seen struct {
 	writing  bool             // a writer runs
 	pruned   time.Time        // when begin last pruned, the record being full
 	compact  bool             // ids were pruned: write the record whole next
+	writes   atomic.Int64     // the writes made (appends and whole ones), which the bench counts
 }
 
 // keptID is one of the record's entries, its JSON made once, when it
@@ -260,6 +262,7 @@ func (s *seen) write() {
 			return
 		}
 		s.mu.Unlock()
+		s.writes.Add(1)
 		var err error
 		switch {
 		case s.broken:

@@ -279,7 +279,7 @@ func (l *Listener) hand(w http.ResponseWriter, r *http.Request, h Hook, v webhoo
 // hint saying what frees room).
 func (l *Listener) refuseUnseen(w http.ResponseWriter, err error) {
 	if errors.Is(err, ErrFull) {
-		l.refuse(w, http.StatusServiceUnavailable, fullReason(l.seen.limit))
+		l.refuse(w, http.StatusServiceUnavailable, fullReason(l.seen.limit, l.agent.Name))
 		return
 	}
 	l.refuse(w, http.StatusUnauthorized, err.Error())

@@ -324,9 +324,10 @@ func (s *seen) prune(now time.Time) bool {
 // close releases the log.
 func (s *seen) close() error { return s.log.close() }
 
-// fullReason is ErrFull's refusal, with what frees room.
-func fullReason(limit int64) string {
-	return fmt.Sprintf("%v (%s of the ids taken in the last 30 days); a post is taken again once the oldest pass 30 days; hint: lnk agent webhook list shows the webhooks, and one posting this often can be stopped with lnk agent webhook remove", ErrFull, sizeOf(limit))
+// fullReason is ErrFull's refusal for agent's listener, with what frees
+// room.
+func fullReason(limit int64, agent string) string {
+	return fmt.Sprintf("%v (%s of the ids taken in the last 30 days); a post is taken again once the oldest pass 30 days; hint: lnk agent webhook list %s shows its webhooks, and lnk agent webhook remove %s NAME stops one that posts this often", ErrFull, sizeOf(limit), agent, agent)
 }
 
 func sizeOf(n int64) string {

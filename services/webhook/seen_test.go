@@ -213,7 +213,7 @@ func TestSeenFullRefused(t *testing.T) {
 		t.Fatalf("%d posts reached the harness, want 3", n)
 	}
 	logged := r.log.String()
-	if strings.Count(logged, "refused 503: "+SeenName+" holds as many ids as it may") != 1 || !strings.Contains(logged, "hint: lnk agent webhook") {
+	if strings.Count(logged, "refused 503: "+SeenName+" holds as many ids as it may") != 1 || !strings.Contains(logged, "hint: lnk agent webhook list "+r.a.Name) {
 		t.Fatalf("the refusal was not logged once with its hint:\n%s", logged)
 	}
 	record, log := seenPaths(r.a)

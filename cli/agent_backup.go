@@ -47,7 +47,7 @@ func init() {
 				b := &move.Backup{Home: home, Name: a.Name, Note: func(n string) { fmt.Fprintln(c.ErrOrStderr(), "lnk: "+n) }}
 				got, err := b.Run(ctx)
 				if err != nil {
-					return backupErr(err, a.Name)
+					return auditRefusal("agent backup", a.Name, backupErr(err, a.Name))
 				}
 				fmt.Fprintf(c.OutOrStdout(), "backed up agent %s:\n", a.Name)
 				for _, p := range got.Written {

@@ -133,11 +133,12 @@ func makeBackupDir(agent int) (int, error) {
 			return -1, fmt.Errorf("removing what stands in %s's place: %w", BackupDir, err)
 		}
 	}
-	fd, err := ownerfile.MakeDir(files, BackupDir, unix.O_PATH, ownerfile.Rule{})
+	fd, err := ownerfile.MakeDir(files, BackupDir, unix.O_RDONLY, ownerfile.Rule{})
 	if err != nil {
 		return -1, fmt.Errorf("opening %s: %w", BackupDir, err)
 	}
-	if err := chmodDir(files, BackupDir, 0o700); err != nil {
+	// Its mode set through the handle, never by its name again.
+	if err := unix.Fchmod(fd, 0o700); err != nil {
 		unix.Close(fd)
 		return -1, err
 	}

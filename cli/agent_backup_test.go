@@ -74,6 +74,13 @@ func TestBackupAndRestoreCommands(t *testing.T) {
 	if code != ExitRefused || !strings.Contains(errs, "is a link") || !strings.Contains(errs, "hint: lnk agent backup main") {
 		t.Fatalf("an archive that is a link: code %d, %s", code, errs)
 	}
+	// Each refusal in the audit log once, with its reason.
+	log, err := os.ReadFile(filepath.Join(home, ".lnk", "log", "audit.log"))
+	for _, why := range []string{"agent main runs", "Agent.tar is a link"} {
+		if n := strings.Count(string(log), why); err != nil || n != 1 {
+			t.Errorf("%q is logged %d times (%v):\n%s", why, n, err, log)
+		}
+	}
 }
 
 func backupDirOf(home string) string {

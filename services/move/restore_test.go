@@ -292,3 +292,26 @@ func TestRestoreRemovesStaleRestoringFolders(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestRestoreNeverPlacesAnEnv: a harness archive holding home/.env (one
+// the agent wrote, noted as the last backup) restores its state, but the
+// .env of keys here stays as it was.
+func TestRestoreNeverPlacesAnEnv(t *testing.T) {
+	home := testenv.Home(t)
+	a := backupAgent(t, home, "main")
+	backup(t, home, "main")
+	withEnv := movetest.NewTar().Dir("home", 0o700).File("home/.env", 0o600, []byte("MODEL_KEY=sk-attacker\n")).
+		File("home/state.md", 0o600, []byte("state\n")).Bytes()
+	putArchive(t, home, a.ID, "link.tar", withEnv, true)
+	hh := harnessHome(home, "main")
+	env, _ := os.ReadFile(filepath.Join(hh, ".env"))
+	if _, err := restore(t, home, "main", false); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(hh, ".env")); string(b) != string(env) || len(env) == 0 {
+		t.Errorf(".env: %q, want %q kept", b, env)
+	}
+	if b, _ := os.ReadFile(filepath.Join(hh, "state.md")); string(b) != "state\n" {
+		t.Errorf("state.md: %q, want the archive's", b)
+	}
+}

@@ -1,6 +1,7 @@
 package move_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -313,5 +314,38 @@ func TestRestoreNeverPlacesAnEnv(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(hh, "state.md")); string(b) != "state\n" {
 		t.Errorf("state.md: %q, want the archive's", b)
+	}
+}
+
+// TestRestoreStoppedMidwayPlacesNothing: a restore whose context ends
+// (Ctrl-C, a stop) before its archives are unpacked places nothing and
+// removes its .restoring-* folder; the same restore not stopped runs.
+func TestRestoreStoppedMidwayPlacesNothing(t *testing.T) {
+	home := testenv.Home(t)
+	backupAgent(t, home, "main")
+	backup(t, home, "main")
+	own := caps.Layout{Home: home}.OwnDir("main")
+	write(t, filepath.Join(own, "chats", "c1.jsonl"), "after the backup\n", 0o600)
+	before := agentTree(t, home)
+	ar, err := move.OpenBackup(home, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ar.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := &move.Restore{Home: home, Name: "main", Stopped: func() error { return nil }}
+	if _, err := r.Run(ctx, ar); !errors.Is(err, context.Canceled) {
+		t.Fatalf("stopped: %v, want context.Canceled", err)
+	}
+	if after := agentTree(t, home); after != before {
+		t.Errorf("a stopped restore changed the agent:\n%s\n---\n%s", before, after)
+	}
+	noRestoring(t, home)
+	if _, err := r.Run(context.Background(), ar); err != nil {
+		t.Fatalf("not stopped: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(own, "chats", "c1.jsonl")); string(b) == "after the backup\n" {
+		t.Error("the restore that ran put nothing back")
 	}
 }

@@ -12,6 +12,10 @@ import (
 type Message struct {
 	From, Thread, Text string
 	Hops               int
+	// Task is a subagent's start's tools and model (From and Thread are
+	// then both task-<id>); Parent the conversation its answer goes to.
+	Task   *Task
+	Parent string
 }
 
 // Hand hands a firing to the agent's way in (wayin.Server.Hand in the
@@ -49,11 +53,17 @@ func (r *Runner) Fire(ctx context.Context) (next time.Time, err error) {
 			continue
 		}
 		text := j.Text
-		if late := now.Sub(j.Next); late >= time.Minute {
+		m := Message{From: "schedule:" + j.ID, Thread: j.Thread, Hops: j.Hops}
+		if j.Task != nil {
+			// A subagent's task, in its own conversation, its answer back
+			// to the one that started it.
+			m = Message{From: Subagent(j.ID), Thread: Subagent(j.ID), Hops: j.Hops, Task: j.Task, Parent: j.Thread}
+		} else if late := now.Sub(j.Next); late >= time.Minute {
 			text = fmt.Sprintf("(late by %s: this firing was due at %s, while the agent wasn't running)\n%s",
 				late.Truncate(time.Minute), j.Next.In(r.Zone).Format("2006-01-02 15:04 MST"), j.Text)
 		}
-		herr := r.Hand(ctx, Message{From: "schedule:" + j.ID, Thread: j.Thread, Text: text, Hops: j.Hops})
+		m.Text = text
+		herr := r.Hand(ctx, m)
 		if herr != nil {
 			if _, refused := refusal.Of(herr); !refused {
 				r.Logf("lnk: job %s stays due: %v", j.ID, herr)

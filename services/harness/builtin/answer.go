@@ -49,7 +49,7 @@ func answer(req *Request, obedient bool, seed [32]byte) reply {
 	}
 	said := ""
 	if last := lastUser(req.Messages); last >= 0 {
-		said = cut(firstLine(req.Messages[last].Text()), echoSize)
+		said = cut(firstLine(subagentTask(req.Messages[last].Text())), echoSize)
 	}
 	return reply{text: fmt.Sprintf("I am Link's built-in model, and I answer from rules. You said: %q. Ask me to run, start, read, write, list files, remember, search, remind you in N minutes, or start a subagent.", said)}
 }

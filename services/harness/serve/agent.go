@@ -157,9 +157,9 @@ func (a *Agent) Turn(ctx context.Context, m endpoint.Message, onText func(string
 		return 0, err
 	}
 	defer conv.Close()
+	// A refusal is logged once, by the endpoint, as the turn's failure.
 	sub, err := a.subagentScope(conv, m)
 	if err != nil {
-		a.logf("lnk-harness: agent %s: refused a turn in %s: %s", a.cfg.Name, m.Thread, strings.ReplaceAll(err.Error(), "\n", " "))
 		return 0, err
 	}
 	runner := a.runner

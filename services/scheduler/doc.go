@@ -11,7 +11,8 @@
 //     HH:MM" in the owner's time zone, or RFC 3339), or recurring (five
 //     cron fields, in the owner's time zone); its firing is a message from
 //     schedule:<id> at the call's hops and one.
-//   - list, cancel {id}: only the calling conversation's jobs.
+//   - list, cancel {id}: only the calling conversation's jobs and its
+//     subagents' (made in each task-<id> it started, and theirs).
 //   - start_subagent {task, tools?, model?}: a subagent's start, a job
 //     due now whose firing is a message from task-<id> into conversation
 //     task-<id>, carrying its tools (the parent's, from _meta
@@ -19,7 +20,9 @@
 //     those the call names, never one the parent lacks) and its model
 //     (the call's, if the parent's or one [model] allow names; else the
 //     parent's, _meta link.local/model). Refused for an agent whose
-//     harness is not Link Harness, which alone keeps such a list.
+//     harness is not Link Harness, which alone keeps such a list. Once
+//     fired (taken or refused) the start fires no more and is kept 30
+//     days as the record of whose subagent task-<id> is.
 //
 // # Jobs
 //

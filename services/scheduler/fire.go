@@ -40,7 +40,8 @@ type Runner struct {
 // in refused (its caps: hops, per_day) is dropped, logged: a one-off
 // job is removed, a recurring one goes on to its next time. A firing the
 // way in couldn't take (the harness starting) stays due, tried at the
-// next Fire.
+// next Fire. A subagent's start, taken or refused, is kept as started
+// (Task.Started) and fires no more; KeepStarted later it is removed.
 func (r *Runner) Fire(ctx context.Context) (next time.Time, err error) {
 	now := r.Now().UTC()
 	jobs, err := r.Store.List()
@@ -48,6 +49,15 @@ func (r *Runner) Fire(ctx context.Context) (next time.Time, err error) {
 		return time.Time{}, err
 	}
 	for _, j := range jobs {
+		if j.started() {
+			// The record of a subagent's parent, kept a while, fires no more.
+			if now.Sub(j.Task.Started) > KeepStarted {
+				if err := r.Store.Remove(j.ID); err != nil {
+					return time.Time{}, err
+				}
+			}
+			continue
+		}
 		if j.Next.After(now) {
 			next = earliest(next, j.Next)
 			continue
@@ -71,6 +81,13 @@ func (r *Runner) Fire(ctx context.Context) (next time.Time, err error) {
 				continue
 			}
 			r.Logf("lnk: job %s's firing refused, dropped: %v", j.ID, herr)
+		}
+		if j.Task != nil {
+			j.Task.Started = now
+			if err := r.Store.Write(j); err != nil {
+				return time.Time{}, err
+			}
+			continue
 		}
 		if j.Cron == "" {
 			if err := r.Store.Remove(j.ID); err != nil {

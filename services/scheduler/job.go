@@ -37,7 +37,18 @@ type Task struct {
 	Tools []string `json:"tools"`
 	// Model is the model it runs on; "" the agent's own.
 	Model string `json:"model,omitempty"`
+	// Started is when its start was handed on (taken or refused): the
+	// job then fires no more and is kept, for KeepStarted, as the record
+	// that task-<id> is a subagent of Thread's, whose jobs Thread lists
+	// and cancels.
+	Started time.Time `json:"started,omitzero"`
 }
+
+// KeepStarted is how long a subagent's started start is kept.
+const KeepStarted = 30 * 24 * time.Hour
+
+// started reports whether j is a subagent's start already handed on.
+func (j *Job) started() bool { return j.Task != nil && !j.Task.Started.IsZero() }
 
 // Subagent is the sender and conversation of job id's subagent.
 func Subagent(id string) string { return "task-" + id }

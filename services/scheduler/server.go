@@ -211,15 +211,26 @@ func parseAt(s string, zone *time.Location) (time.Time, error) {
 	return time.Time{}, refusal.New("at " + fmt.Sprintf("%q", s) + " is neither YYYY-MM-DD HH:MM nor RFC 3339")
 }
 
-// mine is this conversation's jobs.
+// mine is this conversation's jobs and its subagents' (those of each
+// task-<id> it started, and theirs in turn), less the records of
+// subagents started already, which are the scheduler's own.
 func (s *Server) mine(thread string) ([]*Job, error) {
 	all, err := s.Store.List()
 	if err != nil {
 		return nil, err
 	}
+	ours := map[string]bool{thread: true}
+	for grew := true; grew; {
+		grew = false
+		for _, j := range all {
+			if j.Task != nil && ours[j.Thread] && !ours[Subagent(j.ID)] {
+				ours[Subagent(j.ID)], grew = true, true
+			}
+		}
+	}
 	var out []*Job
 	for _, j := range all {
-		if j.Thread == thread {
+		if ours[j.Thread] && !j.started() {
 			out = append(out, j)
 		}
 	}
@@ -240,7 +251,11 @@ func (s *Server) list(c caller, raw json.RawMessage) (string, error) {
 	}
 	var b strings.Builder
 	for _, j := range jobs {
-		fmt.Fprintf(&b, "%s  next %s  %s  %q\n", j.ID, j.Next.In(s.Zone).Format("2006-01-02 15:04 MST"), what(j), j.Text)
+		where := ""
+		if j.Thread != thread {
+			where = "  (in " + j.Thread + ", a subagent's)"
+		}
+		fmt.Fprintf(&b, "%s  next %s  %s%s  %q\n", j.ID, j.Next.In(s.Zone).Format("2006-01-02 15:04 MST"), what(j), where, j.Text)
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }

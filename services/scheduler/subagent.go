@@ -92,7 +92,7 @@ func (s *Server) startSubagent(c caller, raw json.RawMessage) (string, error) {
 	}
 	waiting := 0
 	for _, j := range all {
-		if j.Task != nil {
+		if j.Task != nil && !j.started() {
 			waiting++
 		}
 	}

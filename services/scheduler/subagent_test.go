@@ -1,12 +1,14 @@
 package scheduler
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -135,5 +137,87 @@ func TestStartSubagentRefusedUnderAnotherHarness(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(filepath.Join(home, "Link", "Agents", "ada", "Agent", "schedule")); len(ents) != 0 {
 		t.Fatalf("a start was written: %v", ents)
+	}
+}
+
+// TestSubagentsJobsListedByTheirParent: a conversation lists and cancels
+// its own jobs and its subagents' (those made in each task-<id> it
+// started, and in theirs), never another conversation's or another's
+// subagents'; the record of a started subagent is neither listed nor
+// cancelled.
+func TestSubagentsJobsListedByTheirParent(t *testing.T) {
+	home, _ := newAgent(t, "")
+	st, err := OpenStore(home, "ada")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Now().UTC().Truncate(time.Second)
+	started := func(thread string) *Job {
+		j := job(thread, "look", 1, now)
+		j.Task = &Task{Tools: []string{}, Started: now}
+		return j
+	}
+	sub := started("main")
+	subsub := started(Subagent(sub.ID))
+	other := started("other")
+	mine, deeper, theirs := job(Subagent(sub.ID), "mine", 2, now.Add(time.Hour)), job(Subagent(subsub.ID), "deeper", 3, now.Add(time.Hour)), job(Subagent(other.ID), "theirs", 2, now.Add(time.Hour))
+	for _, j := range []*Job{sub, subsub, other, mine, deeper, theirs} {
+		if err := st.Write(j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := connect(t, home)
+	out, _ := p.call(in("main", 0), "list", map[string]any{})
+	if !strings.Contains(out, mine.ID) || !strings.Contains(out, deeper.ID) || strings.Contains(out, theirs.ID) || strings.Contains(out, sub.ID+"  ") {
+		t.Fatalf("main lists:\n%s", out)
+	}
+	if out, isErr := p.call(in("main", 0), "cancel", map[string]any{"id": theirs.ID}); !isErr || !strings.Contains(out, "no such job") {
+		t.Errorf("another's subagent's job cancelled: %q", out)
+	}
+	if out, isErr := p.call(in("main", 0), "cancel", map[string]any{"id": sub.ID}); !isErr {
+		t.Errorf("a started subagent's record cancelled: %q", out)
+	}
+	if out, isErr := p.call(in("main", 0), "cancel", map[string]any{"id": deeper.ID}); isErr {
+		t.Errorf("its subagent's subagent's job: %q", out)
+	}
+	if out, _ := p.call(in("other", 0), "list", map[string]any{}); !strings.Contains(out, theirs.ID) || strings.Contains(out, mine.ID) {
+		t.Errorf("other lists:\n%s", out)
+	}
+}
+
+// TestStartedSubagentFiresOnce: a subagent's start fires once, and is
+// then kept as the record of its parent for KeepStarted, firing no more;
+// past that it is removed.
+func TestStartedSubagentFiresOnce(t *testing.T) {
+	home, _ := newAgent(t, "")
+	st, err := OpenStore(home, "ada")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Now().UTC()
+	j := job("main", "look", 1, now.Add(-time.Second))
+	j.Task = &Task{Tools: []string{"file-1"}}
+	st.Write(j)
+	var handed []Message
+	r := &Runner{Store: st, Zone: time.UTC, Now: func() time.Time { return now }, Logf: t.Logf,
+		Hand: func(_ context.Context, m Message) error { handed = append(handed, m); return nil }}
+	for i := 0; i < 2; i++ {
+		if _, err := r.Fire(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(handed) != 1 || handed[0].From != Subagent(j.ID) || handed[0].Thread != Subagent(j.ID) || handed[0].Parent != "main" || !slices.Equal(handed[0].Task.Tools, []string{"file-1"}) {
+		t.Fatalf("handed %+v", handed)
+	}
+	jobs, _ := st.List()
+	if len(jobs) != 1 || !jobs[0].started() {
+		t.Fatalf("kept %+v", jobs)
+	}
+	r.Now = func() time.Time { return now.Add(KeepStarted + time.Minute) }
+	r.Fire(context.Background())
+	if jobs, _ := st.List(); len(jobs) != 0 || len(handed) != 1 {
+		t.Fatalf("after %v: %+v, handed %d", KeepStarted, jobs, len(handed))
 	}
 }

@@ -246,7 +246,7 @@ func (s *Server) handChecked(ctx context.Context, m Message, ending bool) (bool,
 	s.mu.Unlock()
 	if err != nil {
 		if k == kindTask {
-			s.tellParent(m, "", err)
+			s.tellParent(m, "", err, false)
 		}
 		return false, err
 	}
@@ -279,7 +279,7 @@ func (s *Server) handChecked(ctx context.Context, m Message, ending bool) (bool,
 			func() { took = true; stopOnCaller(); close(taken) }, onText)
 		taskDone()
 		if answer != nil && took {
-			s.tellParent(m, answer.String(), err)
+			s.tellParent(m, answer.String(), err, true)
 		}
 		res <- err
 	}()

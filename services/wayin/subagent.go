@@ -38,19 +38,18 @@ func (a *answerText) String() string {
 // tellParent hands a subagent's ending to the conversation that started
 // it (m.Task.Parent), as a message from the subagent (task-<id>) one hop
 // past its task, once: its answer, or why its turn failed or was never
-// started. It runs on its own, so nothing waits on the parent's turn.
-func (s *Server) tellParent(m Message, answer string, failed error) {
+// started (ran false). It runs on its own, so nothing waits on the
+// parent's turn.
+func (s *Server) tellParent(m Message, answer string, failed error, ran bool) {
 	if m.Task == nil {
 		return
 	}
 	var text string
 	switch {
+	case failed != nil && !ran:
+		text = "The subagent was not started: " + failed.Error()
 	case failed != nil:
-		if _, refused := refusal.Of(failed); refused {
-			text = "The subagent was not started: " + failed.Error()
-		} else {
-			text = "The subagent's turn failed: " + failed.Error()
-		}
+		text = "The subagent's turn failed: " + failed.Error()
 	case strings.TrimSpace(answer) == "":
 		text = "The subagent ended without an answer."
 	default:

@@ -13,12 +13,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -58,7 +60,7 @@ func main() {
 	// this program again, confined, they come to it in limitsEnv (this
 	// program's own word to itself, nothing secret; the way in checks
 	// every firing's caps again).
-	lim, err := limits(home, *name)
+	lim, parent, err := limits(home, *name)
 	if err != nil {
 		fail(1, err)
 	}
@@ -71,7 +73,7 @@ func main() {
 	}
 	// The owner's time zone: /etc/localtime, which confinement lets it
 	// read (time.Local loads it at its first use, below).
-	s := &scheduler.Server{Store: st, Limits: lim, Zone: time.Local, Log: os.Stderr}
+	s := &scheduler.Server{Store: st, Limits: lim, Parent: parent, Zone: time.Local, Log: os.Stderr}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if err := s.MCP().Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
@@ -98,26 +100,62 @@ func confine(schedule int) error {
 	return nil
 }
 
-// limitsEnv carries the limits read before confinement to the re-exec.
-const limitsEnv = "LNK_SCHEDULER_LIMITS"
+// limitsEnv and parentEnv carry what was read before confinement to
+// the re-exec.
+const (
+	limitsEnv = "LNK_SCHEDULER_LIMITS"
+	parentEnv = "LNK_SCHEDULER_PARENT"
+)
 
-// limits is the agent's [tool.scheduler]: compiled from its settings,
-// or, confined already (landlock's re-exec), as the first run put it.
-func limits(home, name string) (caps.SchedulerLimits, error) {
+// limits is the agent's [tool.scheduler] and what start_subagent needs
+// of it (whether it runs Link Harness, its whole tool list as Link
+// Harness names its tools, [model] allow): compiled from its settings,
+// or, confined already (landlock's re-exec), as the first run put them.
+// What can't be read fails the start: never a subagent with a list
+// guessed.
+func limits(home, name string) (caps.SchedulerLimits, scheduler.Parent, error) {
 	var l caps.SchedulerLimits
+	var p scheduler.Parent
 	marker, _, _ := strings.Cut(landlock.BornConfined, "=")
 	if os.Getenv(marker) != "" {
-		v := os.Getenv(limitsEnv)
+		v, pv := os.Getenv(limitsEnv), os.Getenv(parentEnv)
 		os.Unsetenv(limitsEnv)
+		os.Unsetenv(parentEnv)
 		if _, err := fmt.Sscanf(v, "%d %d %d", &l.Hops, &l.PerDay, &l.Subagents); err != nil {
-			return l, fmt.Errorf("the limits handed to the confined run are not read: %w", err)
+			return l, p, fmt.Errorf("the limits handed to the confined run are not read: %w", err)
 		}
-		return l, nil
+		if err := json.Unmarshal([]byte(pv), &p); err != nil {
+			return l, p, fmt.Errorf("the agent's tools handed to the confined run are not read: %w", err)
+		}
+		return l, p, nil
+	}
+	a, err := caps.LoadAgent(home, name)
+	if err != nil {
+		return l, p, err
 	}
 	comp, err := caps.CompileAgent(home, name)
 	if err != nil {
-		return l, err
+		return l, p, err
 	}
 	l = comp.Limits.Scheduler
-	return l, os.Setenv(limitsEnv, fmt.Sprintf("%d %d %d", l.Hops, l.PerDay, l.Subagents))
+	p = scheduler.Parent{LinkHarness: a.RunsLinkHarness(), AgentID: a.ID, Tools: []string{}, Models: comp.Models}
+	if !a.NoSandbox {
+		for _, t := range []string{"run-", "file-", "memory-", "scheduler-"} {
+			p.Tools = append(p.Tools, t+a.ID)
+		}
+	}
+	for t := range comp.Tools {
+		if !slices.Contains(p.Tools, t) {
+			p.Tools = append(p.Tools, t)
+		}
+	}
+	slices.Sort(p.Tools)
+	b, err := json.Marshal(p)
+	if err != nil {
+		return l, p, err
+	}
+	if err := os.Setenv(parentEnv, string(b)); err != nil {
+		return l, p, err
+	}
+	return l, p, os.Setenv(limitsEnv, fmt.Sprintf("%d %d %d", l.Hops, l.PerDay, l.Subagents))
 }

@@ -1,7 +1,7 @@
 // Package linkmeta is the harness contract's _meta on a tool call: the
 // keys Link Harness sets on every call (the conversation's name, its
-// hops, its tools) and the one reading of them by Link's own tools' servers
-// (run, memory, scheduler).
+// hops, its tools, its model) and the one reading of them by Link's own
+// tools' servers (run, memory, scheduler).
 //
 // # Security
 //
@@ -22,6 +22,15 @@ const (
 	Thread = "link.local/thread"
 	Hops   = "link.local/hops"
 	Tools  = "link.local/tools"
+	// Model is the model the calling conversation runs on.
+	Model = "link.local/model"
+)
+
+// MaxTools bounds the tools a call's _meta may name, and MaxName a
+// tool's or a model's name.
+const (
+	MaxTools = 256
+	MaxName  = 256
 )
 
 // Call is a tool call's arguments and the conversation its _meta names
@@ -62,3 +71,65 @@ func CallHops(req *mcp.CallToolRequest) (hops int, ok bool) {
 
 // MaxHops bounds the hops a call may name.
 const MaxHops = 1 << 10
+
+// CallTools is the tools a call's _meta names (link.local/tools): the
+// granted names of the tools the calling conversation has. given is
+// false when the key is absent (a harness that names none). ok is false
+// for a value that is not a list of at most MaxTools names, each a
+// non-empty string of at most MaxName bytes with no space or control
+// character: a caller refuses such a call rather than read it as
+// "none" or "all". A JSON null is not a list.
+func CallTools(req *mcp.CallToolRequest) (tools []string, given, ok bool) {
+	if req == nil || req.Params == nil {
+		return nil, false, true
+	}
+	v, there := req.Params.GetMeta()[Tools]
+	if !there {
+		return nil, false, true
+	}
+	list, isList := v.([]any)
+	if !isList || len(list) > MaxTools {
+		return nil, true, false
+	}
+	tools = make([]string, 0, len(list))
+	for _, e := range list {
+		s, isStr := e.(string)
+		if !isStr || !cleanName(s) {
+			return nil, true, false
+		}
+		tools = append(tools, s)
+	}
+	return tools, true, true
+}
+
+// CallModel is the model a call's _meta names (link.local/model), "" for
+// none. ok is false for a value that is not a clean name (a string of at
+// most MaxName bytes, no space or control character).
+func CallModel(req *mcp.CallToolRequest) (model string, ok bool) {
+	if req == nil || req.Params == nil {
+		return "", true
+	}
+	v, there := req.Params.GetMeta()[Model]
+	if !there {
+		return "", true
+	}
+	s, isStr := v.(string)
+	if !isStr || !cleanName(s) {
+		return "", false
+	}
+	return s, true
+}
+
+// cleanName is a name of 1 to MaxName bytes with no space or control
+// character.
+func cleanName(s string) bool {
+	if s == "" || len(s) > MaxName {
+		return false
+	}
+	for _, r := range s {
+		if r <= 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return false
+		}
+	}
+	return true
+}

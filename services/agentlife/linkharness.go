@@ -94,6 +94,7 @@ func HarnessConfig(home string, a *caps.Agent, ports *caps.PortBlock) (*config.C
 	c := &config.Config{
 		AgentID: a.ID, Owner: a.Owner, Name: a.Name, Key: config.NewKey(), Port: ports.First,
 		AgentDir: l.OwnDir(a.Name), Model: m, Fallback: fallback, Tools: tools, Strangers: strangersOf(comp.Strangers, a.ID, tools),
+		Models: comp.Models,
 	}
 	return c, c.Check()
 }

@@ -58,7 +58,11 @@ func (s *supervisor) openWayIn(ctx context.Context, a *caps.Agent) (stop func(),
 		defer close(fired)
 		r := &scheduler.Runner{Store: st, Zone: time.Local, Now: time.Now, Logf: logf,
 			Hand: func(ctx context.Context, m scheduler.Message) error {
-				_, err := w.Hand(ctx, wayin.Message{From: m.From, Thread: m.Thread, Text: m.Text, Hops: m.Hops})
+				wm := wayin.Message{From: m.From, Thread: m.Thread, Text: m.Text, Hops: m.Hops}
+				if m.Task != nil {
+					wm.Task = &wayin.Task{Parent: m.Parent, Tools: m.Task.Tools, Model: m.Task.Model}
+				}
+				_, err := w.Hand(ctx, wm)
 				return err
 			}}
 		r.Run(wctx, schedulePoll)

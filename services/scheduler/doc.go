@@ -11,13 +11,25 @@
 //     HH:MM" in the owner's time zone, or RFC 3339), or recurring (five
 //     cron fields, in the owner's time zone); its firing is a message from
 //     schedule:<id> at the call's hops and one.
-//   - list, cancel {id}: only the calling conversation's jobs.
+//   - list, cancel {id}: only the calling conversation's jobs and its
+//     subagents' (made in each task-<id> it started, and theirs).
+//   - start_subagent {task, tools?, model?}: a subagent's start, a job
+//     due now whose firing is a message from task-<id> into conversation
+//     task-<id>, carrying its tools (the parent's, from _meta
+//     link.local/tools, or the agent's whole list when it names none;
+//     those the call names, never one the parent lacks) and its model
+//     (the call's, if the parent's or one [model] allow names; else the
+//     parent's, _meta link.local/model). Refused for an agent whose
+//     harness is not Link Harness, which alone keeps such a list. Once
+//     fired (taken or refused) the start fires no more and is kept 30
+//     days as the record of whose subagent task-<id> is.
 //
 // # Jobs
 //
 // ~/Link/Agents/<agent>/Agent/schedule/<id>.json (0600, the folder
 // 0700), one file a job, written whole by internal/ownerfile: {"id",
-// "thread", "hops", "text", "at" | "cron", "next", "created", "last"},
+// "thread", "hops", "text", "at" | "cron", "next", "created", "last",
+// "task"},
 // times in UTC (RFC 3339). Missed firings: see [Runner.Fire].
 //
 // # Security

@@ -12,6 +12,10 @@ import (
 type Message struct {
 	From, Thread, Text string
 	Hops               int
+	// Task is a subagent's start's tools and model (From and Thread are
+	// then both task-<id>); Parent the conversation its answer goes to.
+	Task   *Task
+	Parent string
 }
 
 // Hand hands a firing to the agent's way in (wayin.Server.Hand in the
@@ -36,7 +40,8 @@ type Runner struct {
 // in refused (its caps: hops, per_day) is dropped, logged: a one-off
 // job is removed, a recurring one goes on to its next time. A firing the
 // way in couldn't take (the harness starting) stays due, tried at the
-// next Fire.
+// next Fire. A subagent's start, taken or refused, is kept as started
+// (Task.Started) and fires no more; KeepStarted later it is removed.
 func (r *Runner) Fire(ctx context.Context) (next time.Time, err error) {
 	now := r.Now().UTC()
 	jobs, err := r.Store.List()
@@ -44,16 +49,31 @@ func (r *Runner) Fire(ctx context.Context) (next time.Time, err error) {
 		return time.Time{}, err
 	}
 	for _, j := range jobs {
+		if j.started() {
+			// The record of a subagent's parent, kept a while, fires no more.
+			if now.Sub(j.Task.Started) > KeepStarted {
+				if err := r.Store.Remove(j.ID); err != nil {
+					return time.Time{}, err
+				}
+			}
+			continue
+		}
 		if j.Next.After(now) {
 			next = earliest(next, j.Next)
 			continue
 		}
 		text := j.Text
-		if late := now.Sub(j.Next); late >= time.Minute {
+		m := Message{From: "schedule:" + j.ID, Thread: j.Thread, Hops: j.Hops}
+		if j.Task != nil {
+			// A subagent's task, in its own conversation, its answer back
+			// to the one that started it.
+			m = Message{From: Subagent(j.ID), Thread: Subagent(j.ID), Hops: j.Hops, Task: j.Task, Parent: j.Thread}
+		} else if late := now.Sub(j.Next); late >= time.Minute {
 			text = fmt.Sprintf("(late by %s: this firing was due at %s, while the agent wasn't running)\n%s",
 				late.Truncate(time.Minute), j.Next.In(r.Zone).Format("2006-01-02 15:04 MST"), j.Text)
 		}
-		herr := r.Hand(ctx, Message{From: "schedule:" + j.ID, Thread: j.Thread, Text: text, Hops: j.Hops})
+		m.Text = text
+		herr := r.Hand(ctx, m)
 		if herr != nil {
 			if _, refused := refusal.Of(herr); !refused {
 				r.Logf("lnk: job %s stays due: %v", j.ID, herr)
@@ -61,6 +81,13 @@ func (r *Runner) Fire(ctx context.Context) (next time.Time, err error) {
 				continue
 			}
 			r.Logf("lnk: job %s's firing refused, dropped: %v", j.ID, herr)
+		}
+		if j.Task != nil {
+			j.Task.Started = now
+			if err := r.Store.Write(j); err != nil {
+				return time.Time{}, err
+			}
+			continue
 		}
 		if j.Cron == "" {
 			if err := r.Store.Remove(j.ID); err != nil {

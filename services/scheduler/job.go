@@ -24,7 +24,37 @@ type Job struct {
 	Next    time.Time `json:"next"`           // its next firing (UTC)
 	Created time.Time `json:"created"`
 	Last    time.Time `json:"last,omitzero"` // its last firing
+	// Task, when set, makes the job a subagent's start (start_subagent):
+	// it fires once, as a message from task-<id> into the subagent's own
+	// conversation task-<id>, and its answer comes back to Thread.
+	Task *Task `json:"task,omitempty"`
 }
+
+// Task is a subagent's start: its tools and its model.
+type Task struct {
+	// Tools are the granted names of the tools the subagent has: its
+	// parent's or fewer. Never null ([] is none).
+	Tools []string `json:"tools"`
+	// Model is the model it runs on; "" the agent's own.
+	Model string `json:"model,omitempty"`
+	// Started is when its start was handed on (taken or refused): the
+	// job then fires no more and is kept, for KeepStarted, as the record
+	// that task-<id> is a subagent of Thread's, whose jobs Thread lists
+	// and cancels.
+	Started time.Time `json:"started,omitzero"`
+}
+
+// KeepStarted is how long a subagent's started start is kept.
+const KeepStarted = 30 * 24 * time.Hour
+
+// started reports whether j is a subagent's start already handed on.
+func (j *Job) started() bool { return j.Task != nil && !j.Task.Started.IsZero() }
+
+// Subagent is the sender and conversation of job id's subagent.
+func Subagent(id string) string { return "task-" + id }
+
+// maxTaskTools bounds a subagent's tool list.
+const maxTaskTools = 256
 
 // Limits of a job.
 const (
@@ -73,6 +103,16 @@ func (j *Job) check() error {
 		return errors.New("a job is either at a time or recurring (cron), not both or neither")
 	case j.Next.IsZero():
 		return errors.New("a job has no next firing")
+	}
+	if t := j.Task; t != nil {
+		if t.Tools == nil || len(t.Tools) > maxTaskTools || j.Cron != "" {
+			return errors.New("a subagent's start names its tools (a list, at most 256) and fires once")
+		}
+		for _, n := range append([]string{t.Model}, t.Tools...) {
+			if len(n) > 256 || strings.ContainsFunc(n, func(r rune) bool { return r <= 0x20 || r == 0x7f }) {
+				return errors.New("a subagent's tool or model name is over 256 bytes or holds a space or control character")
+			}
+		}
 	}
 	if j.Cron != "" {
 		if _, err := ParseCron(j.Cron); err != nil {

@@ -17,7 +17,7 @@ import (
 	"lnk.dev/lnk/services/harness/store"
 )
 
-const instructions = "Schedules messages to this conversation: add one in N minutes, at a time, or recurring (cron, in the owner's time zone); list and cancel reach only this conversation's jobs. Each firing is a message from schedule:<id>, one hop past this turn's."
+const instructions = "Schedules messages to this conversation: add one in N minutes, at a time, or recurring (cron, in the owner's time zone); list and cancel reach only this conversation's jobs. Each firing is a message from schedule:<id>, one hop past this turn's. start_subagent starts a subagent on a task, with this conversation's tools or fewer; its answer comes back here as a message from task-<id>."
 
 var (
 	addSchema = json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"the message the job sends to this conversation"},"in_minutes":{"type":"integer","minimum":1,"maximum":525600,"description":"once, this many minutes from now"},"at":{"type":"string","description":"once, at this time: YYYY-MM-DD HH:MM in the owner's time zone, or RFC 3339"},"cron":{"type":"string","description":"recurring: minute hour day month weekday, in the owner's time zone"}},"required":["text"],"additionalProperties":false}`)
@@ -32,6 +32,9 @@ type Server struct {
 	Zone   *time.Location // the owner's time zone
 	Now    func() time.Time
 	Log    io.Writer // one line for each refusal
+	// Parent is what start_subagent needs of the agent, read before
+	// confinement.
+	Parent Parent
 }
 
 // AddArgs is add's arguments.
@@ -56,11 +59,12 @@ func (s *Server) MCP() *mcp.Server {
 	for _, t := range []struct {
 		name, desc string
 		schema     json.RawMessage
-		h          func(thread string, hops int, args json.RawMessage) (string, error)
+		h          func(c caller, args json.RawMessage) (string, error)
 	}{
 		{"add", "Schedule a message to this conversation: in_minutes, at, or cron (exactly one).", addSchema, s.add},
 		{"list", "List this conversation's scheduled jobs.", noSchema, s.list},
 		{"cancel", "Cancel one of this conversation's jobs.", idSchema, s.cancel},
+		{"start_subagent", "Start a subagent on a task, in a conversation of its own (task-<id>), with this conversation's tools or fewer (tools: their names; none given: all of them); its answer comes back here.", startSchema, s.startSubagent},
 	} {
 		name, h := t.name, t.h
 		m.AddTool(&mcp.Tool{Name: name, Description: t.desc, InputSchema: t.schema},
@@ -70,7 +74,7 @@ func (s *Server) MCP() *mcp.Server {
 				var text string
 				err := checkCaller(thread, ok)
 				if err == nil {
-					text, err = h(thread, hops, args)
+					text, err = h(caller{thread: thread, hops: hops, req: req}, args)
 				}
 				if err != nil {
 					text = s.refused(name, err)
@@ -80,6 +84,14 @@ func (s *Server) MCP() *mcp.Server {
 			})
 	}
 	return m
+}
+
+// caller is who a call is from, as the harness's _meta says: its
+// conversation and hops (checked), and the request for the rest.
+type caller struct {
+	thread string
+	hops   int
+	req    *mcp.CallToolRequest
 }
 
 // checkCaller refuses a call whose _meta names no conversation, a
@@ -117,7 +129,8 @@ func (s *Server) now() time.Time {
 	return time.Now()
 }
 
-func (s *Server) add(thread string, hops int, raw json.RawMessage) (string, error) {
+func (s *Server) add(c caller, raw json.RawMessage) (string, error) {
+	thread, hops := c.thread, c.hops
 	var a AddArgs
 	if err := decodeStrict(raw, &a); err != nil {
 		return "", refusal.New("add's arguments: " + err.Error())
@@ -178,6 +191,9 @@ func (s *Server) add(thread string, hops int, raw json.RawMessage) (string, erro
 }
 
 func what(j *Job) string {
+	if j.Task != nil {
+		return "a subagent's start (" + Subagent(j.ID) + ")"
+	}
 	if j.Cron != "" {
 		return "recurring: " + j.Cron
 	}
@@ -195,22 +211,34 @@ func parseAt(s string, zone *time.Location) (time.Time, error) {
 	return time.Time{}, refusal.New("at " + fmt.Sprintf("%q", s) + " is neither YYYY-MM-DD HH:MM nor RFC 3339")
 }
 
-// mine is this conversation's jobs.
+// mine is this conversation's jobs and its subagents' (those of each
+// task-<id> it started, and theirs in turn), less the records of
+// subagents started already, which are the scheduler's own.
 func (s *Server) mine(thread string) ([]*Job, error) {
 	all, err := s.Store.List()
 	if err != nil {
 		return nil, err
 	}
+	ours := map[string]bool{thread: true}
+	for grew := true; grew; {
+		grew = false
+		for _, j := range all {
+			if j.Task != nil && ours[j.Thread] && !ours[Subagent(j.ID)] {
+				ours[Subagent(j.ID)], grew = true, true
+			}
+		}
+	}
 	var out []*Job
 	for _, j := range all {
-		if j.Thread == thread {
+		if ours[j.Thread] && !j.started() {
 			out = append(out, j)
 		}
 	}
 	return out, nil
 }
 
-func (s *Server) list(thread string, _ int, raw json.RawMessage) (string, error) {
+func (s *Server) list(c caller, raw json.RawMessage) (string, error) {
+	thread := c.thread
 	if err := decodeStrict(orEmpty(raw), &struct{}{}); err != nil {
 		return "", refusal.New("list takes no arguments")
 	}
@@ -223,12 +251,17 @@ func (s *Server) list(thread string, _ int, raw json.RawMessage) (string, error)
 	}
 	var b strings.Builder
 	for _, j := range jobs {
-		fmt.Fprintf(&b, "%s  next %s  %s  %q\n", j.ID, j.Next.In(s.Zone).Format("2006-01-02 15:04 MST"), what(j), j.Text)
+		where := ""
+		if j.Thread != thread {
+			where = "  (in " + j.Thread + ", a subagent's)"
+		}
+		fmt.Fprintf(&b, "%s  next %s  %s%s  %q\n", j.ID, j.Next.In(s.Zone).Format("2006-01-02 15:04 MST"), what(j), where, j.Text)
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
-func (s *Server) cancel(thread string, _ int, raw json.RawMessage) (string, error) {
+func (s *Server) cancel(c caller, raw json.RawMessage) (string, error) {
+	thread := c.thread
 	var a idArgs
 	if err := decodeStrict(raw, &a); err != nil {
 		return "", refusal.New("cancel's arguments: " + err.Error())

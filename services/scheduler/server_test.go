@@ -96,7 +96,7 @@ func TestSchedulerOverMCP(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	tools, err := p.cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 3 {
+	if err != nil || len(tools.Tools) != 4 {
 		t.Fatalf("tools: %+v %v", tools, err)
 	}
 	out, isErr := p.call(in("main", 2), "add", map[string]any{"text": "water the plants", "in_minutes": 5})

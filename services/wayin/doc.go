@@ -13,7 +13,7 @@
 // 0700, which no sandbox sees). One message per connection:
 //
 //	way in → {"challenge": 32 bytes hex}\n
-//	caller → {"agent_id", "answer", "from", "thread", "text", "hops"}\n
+//	caller → {"agent_id", "answer", "from", "thread", "text", "hops"[, "task"]}\n
 //	way in → {"taken": true[, "again": true]}\n or {"error", "hint"}\n
 //
 // "answer" is helpers/keybroker/proof's HMAC over the challenge with the
@@ -21,7 +21,12 @@
 // start of the agent) in the context {agent ID, owner, "wayin"}: the
 // call is proved as the agent, with the same scheme the endpoint's
 // proof uses. "again" says the harness had taken that message already
-// (a background command's ending, which speaks once).
+// (a background command's ending, which speaks once). "task" is a
+// subagent's start's {"parent", "tools", "model"}: only a task-<id>
+// message carries one, and it must (a list, never null); the way in
+// hands the list and model on (Link-Tools, Link-Model), gathers the
+// subagent's answer, and hands it, or why the subagent never ran, to
+// the parent conversation as a message from task-<id>, once.
 //
 // # Security
 //

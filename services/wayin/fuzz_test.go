@@ -3,6 +3,7 @@ package wayin
 import (
 	"bufio"
 	"bytes"
+	"reflect"
 	"testing"
 )
 
@@ -28,7 +29,7 @@ func FuzzReadRequest(f *testing.F) {
 		var b bytes.Buffer
 		writeLine(&b, q)
 		q2, err := ReadRequest(bufio.NewReader(&b))
-		if err != nil || *q2 != *q {
+		if err != nil || !reflect.DeepEqual(q2, q) {
 			t.Fatalf("read back: %+v %v", q2, err)
 		}
 	})

@@ -26,6 +26,7 @@ const (
 	kindRun
 	kindTask
 	kindWebhook
+	kindEnding // a subagent's answer to its parent: counted at its start
 )
 
 // checkMessage refuses a message the way in doesn't hand: a Link-From
@@ -52,6 +53,9 @@ func checkMessage(m Message, hops int) (kind, error) {
 		if m.Thread != m.From {
 			return 0, refusal.New("a subagent's message goes only to its own conversation (" + m.From + "), not " + m.Thread)
 		}
+		if err := checkTask(m.Task); err != nil {
+			return 0, err
+		}
 	case strings.HasPrefix(m.From, FromWebhook):
 		k = kindWebhook
 		if want := strings.TrimPrefix(m.From, "stranger:"); m.Thread != want {
@@ -62,6 +66,9 @@ func checkMessage(m Message, hops int) (kind, error) {
 		// no command would allow it, so the refusal names none.
 		return 0, refusal.New("the way in hands on messages from the agent's schedules, subagents, background commands and webhooks, not from " + quote(m.From))
 	}
+	if k != kindTask && m.Task != nil {
+		return 0, refusal.New("only a subagent's start (task-<id>) carries a tool list")
+	}
 	if k != kindWebhook && k != kindTask && (strings.HasPrefix(m.Thread, "webhook:") || strings.HasPrefix(m.Thread, "stranger:")) {
 		return 0, refusal.New("a message from " + m.From + " never goes to a stranger's conversation (" + m.Thread + ")")
 	}
@@ -70,6 +77,22 @@ func checkMessage(m Message, hops int) (kind, error) {
 			Hint: "raise [tool.scheduler] hops in the agent's Config/sandbox.toml"}
 	}
 	return k, nil
+}
+
+// checkTask refuses a subagent's start with no tool list (a harness
+// that can't keep one is never sent a subagent, so one without a list
+// would have every tool it was meant not to), or with an answer bound
+// for a conversation a subagent's may not reach.
+func checkTask(t *Task) error {
+	switch {
+	case t == nil || t.Tools == nil:
+		return refusal.New("a subagent's start carries no tool list: it is never handed on with every tool")
+	case store.CheckThread(t.Parent) != nil:
+		return refusal.New("a subagent's start names no conversation its answer goes back to")
+	case strings.HasPrefix(t.Parent, "webhook:") || strings.HasPrefix(t.Parent, "stranger:"):
+		return refusal.New("a subagent's answer never goes to a stranger's conversation (" + t.Parent + ")")
+	}
+	return nil
 }
 
 // quote is untrusted words for a refusal's one line.

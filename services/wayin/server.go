@@ -180,14 +180,21 @@ func (s *Server) Hand(ctx context.Context, m Message) (again bool, err error) {
 }
 
 func (s *Server) hand(ctx context.Context, m Message) (bool, error) {
-	again, err := s.handChecked(ctx, m)
+	return s.handAs(ctx, m, false)
+}
+
+// handAs hands m; ending says it is a subagent's answer to the
+// conversation that started it, which only the way in itself hands
+// (tellParent).
+func (s *Server) handAs(ctx context.Context, m Message, ending bool) (bool, error) {
+	again, err := s.handChecked(ctx, m, ending)
 	if err != nil {
 		s.c.Logf("lnk: agent %s's way in: refused a message from %s: %v", s.c.Name, quote(m.From), err)
 	}
 	return again, err
 }
 
-func (s *Server) handChecked(ctx context.Context, m Message) (bool, error) {
+func (s *Server) handChecked(ctx context.Context, m Message, ending bool) (bool, error) {
 	select {
 	case s.slots <- struct{}{}:
 	default:
@@ -205,7 +212,12 @@ func (s *Server) handChecked(ctx context.Context, m Message) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("the agent's [tool.scheduler] limits can't be read, so nothing is taken: %w", err)
 	}
-	k, err := checkMessage(m, lim.Hops)
+	var k kind
+	if ending {
+		k, err = kindEnding, checkEnding(m, lim.Hops)
+	} else {
+		k, err = checkMessage(m, lim.Hops)
+	}
 	if err != nil {
 		return false, err
 	}
@@ -233,6 +245,9 @@ func (s *Server) handChecked(ctx context.Context, m Message) (bool, error) {
 	}
 	s.mu.Unlock()
 	if err != nil {
+		if k == kindTask {
+			s.tellParent(m, "", err, false)
+		}
 		return false, err
 	}
 	taskDone := func() {
@@ -249,9 +264,23 @@ func (s *Server) handChecked(ctx context.Context, m Message) (bool, error) {
 	go func() {
 		defer s.wg.Done()
 		defer cancel()
-		_, err := s.c.Harness.SendMessage(tctx, endpoint.Message{Thread: m.Thread, Text: m.Text, From: m.From, Hops: m.Hops},
-			func() { stopOnCaller(); close(taken) }, nil)
+		em := endpoint.Message{Thread: m.Thread, Text: m.Text, From: m.From, Hops: m.Hops}
+		var answer *answerText
+		if m.Task != nil {
+			em.Subagent = &endpoint.Subagent{Tools: m.Task.Tools, Model: m.Task.Model}
+			answer = &answerText{}
+		}
+		var onText func(string)
+		if answer != nil {
+			onText = answer.add
+		}
+		took := false
+		_, err := s.c.Harness.SendMessage(tctx, em,
+			func() { took = true; stopOnCaller(); close(taken) }, onText)
 		taskDone()
+		if answer != nil && took {
+			s.tellParent(m, answer.String(), err, true)
+		}
 		res <- err
 	}()
 	var out error

@@ -98,11 +98,11 @@ func TestPerDay(t *testing.T) {
 func TestSubagentsAtOnce(t *testing.T) {
 	w := newWorld(t, caps.SchedulerLimits{Hops: 8, PerDay: 100, Subagents: 2}, true)
 	for _, id := range []string{"task-a", "task-b"} {
-		if _, err := w.send(Message{From: id, Thread: id, Text: "look into it", Hops: 1}); err != nil {
+		if _, err := w.send(Message{From: id, Thread: id, Text: "look into it", Hops: 1, Task: &Task{Parent: "main", Tools: []string{}}}); err != nil {
 			t.Fatalf("%s: %v", id, err)
 		}
 	}
-	_, err := w.send(Message{From: "task-c", Thread: "task-c", Text: "look", Hops: 1})
+	_, err := w.send(Message{From: "task-c", Thread: "task-c", Text: "look", Hops: 1, Task: &Task{Parent: "main", Tools: []string{}}})
 	if err == nil || !strings.Contains(err.Error(), "2 subagents are running, the most at once ([tool.scheduler] subagents = 2)") {
 		t.Fatalf("the third: %v", err)
 	}
@@ -113,7 +113,7 @@ func TestSubagentsAtOnce(t *testing.T) {
 	w.waitAnswered("task-a", 1)
 	w.waitAnswered("task-b", 1)
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		_, err = w.send(Message{From: "task-c", Thread: "task-c", Text: "look", Hops: 1})
+		_, err = w.send(Message{From: "task-c", Thread: "task-c", Text: "look", Hops: 1, Task: &Task{Parent: "main", Tools: []string{}}})
 		if err == nil || time.Now().After(end) {
 			break
 		}

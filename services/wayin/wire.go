@@ -26,6 +26,18 @@ type Message struct {
 	Thread string `json:"thread"`
 	Text   string `json:"text"`
 	Hops   int    `json:"hops"`
+	// Task is a subagent's start (From and Thread both task-<id>): its
+	// tools and model, and the conversation its answer goes back to.
+	Task *Task `json:"task,omitempty"`
+}
+
+// Task is a subagent's start as the way in hands it on.
+type Task struct {
+	Parent string `json:"parent"`
+	// Tools are the granted names of its tools; never null ([] is none):
+	// a subagent is never handed on without its list.
+	Tools []string `json:"tools"`
+	Model string   `json:"model,omitempty"`
 }
 
 // Hello is the way in's first line: the challenge the caller answers.

@@ -49,9 +49,9 @@ func answer(req *Request, obedient bool, seed [32]byte) reply {
 	}
 	said := ""
 	if last := lastUser(req.Messages); last >= 0 {
-		said = cut(firstLine(req.Messages[last].Text()), echoSize)
+		said = cut(firstLine(subagentTask(req.Messages[last].Text())), echoSize)
 	}
-	return reply{text: fmt.Sprintf("I am Link's built-in model, and I answer from rules. You said: %q. Ask me to run, start, read, write, list files, remember, search, or remind you in N minutes.", said)}
+	return reply{text: fmt.Sprintf("I am Link's built-in model, and I answer from rules. You said: %q. Ask me to run, start, read, write, list files, remember, search, remind you in N minutes, or start a subagent.", said)}
 }
 
 // act makes in's call, if it is offered and its arguments fit; else says
@@ -99,6 +99,11 @@ func (in *instruction) arguments(s *schema) map[string]any {
 	case "scheduler__add":
 		args["text"] = in.content
 		args["in_minutes"] = in.minutes
+	case "scheduler__start_subagent":
+		args["task"] = in.content
+		if in.tools != nil {
+			args["tools"] = in.tools
+		}
 	}
 	return args
 }

@@ -34,7 +34,11 @@
 //     → file__list; "remember <text>" → memory__remember; "search
 //     <words>" and "what do you know about <words>" → memory__search;
 //     "remind me in N minutes [to] <text>" → scheduler__add {"text",
-//     "in_minutes": N};
+//     "in_minutes": N}; "subagent [with tools a, b | with no tools]:
+//     <task>" → scheduler__start_subagent {"task"[, "tools"]};
+//   - a subagent's task (a message from task-<id>, quoted as the harness
+//     quotes others) is read as its instructions, its lines unquoted; a
+//     schedule's, a command's or a stranger's message stays words;
 //   - after a tool's answer: words quoting its first lines ("run
 //     answered: …");
 //   - anything else: a fixed answer echoing the message's first line.

@@ -13,12 +13,13 @@ const noteText = "A note from Link's built-in model.\n"
 // fills the call with. bad, when set, is why its words don't make a call
 // (a quote never closed).
 type instruction struct {
-	call    string // run__command, run__start, file__read, file__write, file__list, memory__remember, memory__search, scheduler__add
+	call    string // run__command, run__start, file__read, file__write, file__list, memory__remember, memory__search, scheduler__add, scheduler__start_subagent
 	said    string // the words that asked, as found
 	minutes int    // scheduler__add's in_minutes
 	argv    []string
 	path    string
 	content string
+	tools   []string // scheduler__start_subagent's tools; nil: none named (all of the parent's)
 	bad     string
 }
 
@@ -32,6 +33,8 @@ var (
 	reSearch   = regexp.MustCompile(`(?is)^(?:search|search\s+for|search\s+memory\s+for)\s+(.+?)\s*\??$`)
 	reKnow     = regexp.MustCompile(`(?is)^what\s+do\s+you\s+know\s+(?:about|of)\s+(.+?)\s*\??$`)
 	reRemind   = regexp.MustCompile(`(?is)^remind\s+me\s+in\s+([0-9]{1,6})\s+minutes?\s+(?:to\s+)?(.+)$`)
+	reSubagent = regexp.MustCompile(`(?is)^subagent(?:\s+with\s+(no\s+tools|tools?\s+[A-Za-z0-9_.,\s-]+?))?\s*:\s*(.+)$`)
+	reTask     = regexp.MustCompile(`^A message from task-[A-Za-z0-9_.-]{1,128}, not from the owner;`)
 )
 
 // parseInstruction applies the rules to one line; nil when none matches.
@@ -40,7 +43,7 @@ func parseInstruction(line string) *instruction {
 	verb, _, _ := strings.Cut(line, " ")
 	verb, _, _ = strings.Cut(verb, "\t")
 	switch strings.ToLower(verb) {
-	case "run", "start", "read", "write", "list", "remember", "search", "what", "remind":
+	case "run", "start", "read", "write", "list", "remember", "search", "what", "remind", "subagent", "subagent:":
 	default:
 		return nil // no rule's verb: no rule is tried
 	}
@@ -98,6 +101,20 @@ func parseInstruction(line string) *instruction {
 			return &instruction{call: "memory__search", said: line, content: strings.TrimSpace(m[1])}
 		}
 	}
+	if m := reSubagent.FindStringSubmatch(line); m != nil {
+		in := &instruction{call: "scheduler__start_subagent", said: line, content: strings.TrimSpace(m[2])}
+		switch with := strings.ToLower(strings.Join(strings.Fields(m[1]), " ")); {
+		case with == "no tools":
+			in.tools = []string{}
+		case with != "":
+			_, list, _ := strings.Cut(with, " ")
+			in.tools = []string{}
+			for _, t := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' }) {
+				in.tools = append(in.tools, t)
+			}
+		}
+		return in
+	}
 	if m := reRemind.FindStringSubmatch(line); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		if n < 1 {
@@ -120,7 +137,24 @@ func oneWord(s string) (string, bool) {
 // firstLineInstruction is the owner's way: the rules applied to the first
 // line of text that isn't blank, at its start only.
 func firstLineInstruction(text string) *instruction {
-	return parseInstruction(firstLine(text))
+	return parseInstruction(firstLine(subagentTask(text)))
+}
+
+// subagentTask is a subagent's task as the harness quotes it (a message
+// from task-<id>, each line quoted): its lines unquoted, read as its
+// instructions, as its parent wrote them; any other text as it is. Only
+// a subagent's own task reads so: a schedule's, a command's or a
+// stranger's message stays words, never an instruction.
+func subagentTask(text string) string {
+	head, rest, ok := strings.Cut(text, "\n")
+	if !ok || !reTask.MatchString(head) {
+		return text
+	}
+	var lines []string
+	for _, l := range strings.Split(rest, "\n") {
+		lines = append(lines, strings.TrimPrefix(strings.TrimPrefix(l, ">"), " "))
+	}
+	return strings.Join(lines, "\n")
 }
 
 func firstLine(text string) string {

@@ -284,16 +284,17 @@ func assistantCall(id, name, args string) map[string]any {
 // schemas are the offered calls' schemas as Link's tools offer them
 // (services/runtool/server, services/filetool/offer.go).
 var schemas = map[string]string{
-	"run__command":     `{"type":"object","properties":{"argv":{"type":"array","items":{"type":"string"},"minItems":1},"folder":{"type":"string"}},"required":["argv"],"additionalProperties":false}`,
-	"run__start":       `{"type":"object","properties":{"argv":{"type":"array","items":{"type":"string"},"minItems":1},"folder":{"type":"string"}},"required":["argv"],"additionalProperties":false}`,
-	"file__read":       `{"type":"object","properties":{"path":{"type":"string"},"line":{"type":"integer"},"limit":{"type":"integer"}},"required":["path"],"additionalProperties":false}`,
-	"file__write":      `{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"],"additionalProperties":false}`,
-	"file__list":       `{"type":"object","properties":{"path":{"type":"string"}},"additionalProperties":false}`,
-	"memory__remember": `{"type":"object","properties":{"note":{"type":"string"}},"required":["note"],"additionalProperties":false}`,
-	"memory__search":   `{"type":"object","properties":{"words":{"type":"string"}},"required":["words"],"additionalProperties":false}`,
-	"scheduler__add":   `{"type":"object","properties":{"text":{"type":"string"},"in_minutes":{"type":"integer","minimum":1}},"required":["text"],"additionalProperties":false}`,
-	"web__fetch":       `{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}`,
-	"odd__argv_int":    `{"type":"object","properties":{"argv":{"type":"integer"}}}`,
+	"run__command":              `{"type":"object","properties":{"argv":{"type":"array","items":{"type":"string"},"minItems":1},"folder":{"type":"string"}},"required":["argv"],"additionalProperties":false}`,
+	"run__start":                `{"type":"object","properties":{"argv":{"type":"array","items":{"type":"string"},"minItems":1},"folder":{"type":"string"}},"required":["argv"],"additionalProperties":false}`,
+	"file__read":                `{"type":"object","properties":{"path":{"type":"string"},"line":{"type":"integer"},"limit":{"type":"integer"}},"required":["path"],"additionalProperties":false}`,
+	"file__write":               `{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"],"additionalProperties":false}`,
+	"file__list":                `{"type":"object","properties":{"path":{"type":"string"}},"additionalProperties":false}`,
+	"memory__remember":          `{"type":"object","properties":{"note":{"type":"string"}},"required":["note"],"additionalProperties":false}`,
+	"memory__search":            `{"type":"object","properties":{"words":{"type":"string"}},"required":["words"],"additionalProperties":false}`,
+	"scheduler__add":            `{"type":"object","properties":{"text":{"type":"string"},"in_minutes":{"type":"integer","minimum":1}},"required":["text"],"additionalProperties":false}`,
+	"scheduler__start_subagent": `{"type":"object","properties":{"task":{"type":"string"},"tools":{"type":"array","items":{"type":"string"}},"model":{"type":"string"}},"required":["task"],"additionalProperties":false}`,
+	"web__fetch":                `{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}`,
+	"odd__argv_int":             `{"type":"object","properties":{"argv":{"type":"integer"}}}`,
 }
 
-var allTools = []string{"run__command", "run__start", "file__read", "file__write", "file__list", "memory__remember", "memory__search", "scheduler__add"}
+var allTools = []string{"run__command", "run__start", "file__read", "file__write", "file__list", "memory__remember", "memory__search", "scheduler__add", "scheduler__start_subagent"}

@@ -44,7 +44,10 @@ type Config struct {
 	// Strangers are the tools, of Tools, a stranger's turn gets ([tools]
 	// strangers); none when empty. Never run or the scheduler.
 	Strangers []string `json:"strangers,omitempty"`
-	Storage   Storage  `json:"storage"`
+	// Models are [model] allow: the models beside its own a subagent may
+	// run on (caps.SubagentModelAllowed).
+	Models  []string `json:"models,omitempty"`
+	Storage Storage  `json:"storage"`
 }
 
 // Model is a model's endpoint as the harness reaches it.
@@ -132,6 +135,11 @@ func (c *Config) Check() error {
 	for name, v := range c.Tools {
 		if !toolName.MatchString(name) || !toolVar.MatchString(v) {
 			return bad("tool %q → %q: a tool's name and a LNK_TOOL_ variable are letters, digits, '_', '.', '-'", name, v)
+		}
+	}
+	for _, m := range c.Models {
+		if m == "" || len(m) > 256 || strings.ContainsFunc(m, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return bad("models names %q: a model's name is 1 to 256 bytes with no control character", m)
 		}
 	}
 	for _, name := range c.Strangers {

@@ -197,6 +197,9 @@ func (c *Client) post(ctx context.Context, m Message) (*http.Response, error) {
 		req.Header.Set(HeaderFrom, m.From)
 		req.Header.Set(HeaderHops, strconv.Itoa(m.Hops))
 	}
+	if m.Subagent != nil {
+		setSubagent(req.Header, m.Subagent)
+	}
 	req.Header.Set("Authorization", "Bearer "+hex.EncodeToString(c.key))
 	resp, err := hc.Do(req)
 	if err != nil {

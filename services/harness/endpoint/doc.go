@@ -8,7 +8,9 @@
 // challenge) (helpers/keybroker/proof). The caller checks it and only
 // then sends POST /link/message with the key (Authorization: Bearer),
 // Link-Agent, Link-Agent-Id, optionally Link-From (with Link-Hops, its
-// hop count, which the turn sends on in every call's _meta), and a body
+// hop count, which the turn sends on in every call's _meta; with a
+// Link-From of task-<id> into that conversation, a subagent's start's
+// Link-Tools, a JSON array of its tools' names, and Link-Model), and a body
 // {"thread": …, "text": …}; the answer streams back as newline-delimited
 // JSON: {"text": delta} …, then {"done": true, "seq": N} or
 // {"error": "…"}.

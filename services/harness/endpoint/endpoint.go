@@ -56,6 +56,9 @@ type Message struct {
 	Text   string
 	From   string // "" the owner
 	Hops   int    // others' hops (Link-Hops); 0 for the owner's
+	// Subagent is a subagent's start's tools and model (Link-Tools,
+	// Link-Model); nil for every other message.
+	Subagent *Subagent
 }
 
 // MaxHops bounds the Link-Hops the endpoint reads; the agent's own cap

@@ -39,3 +39,27 @@ func FuzzMessageBody(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSubagentHeaders: Link-Tools and Link-Model are read strictly or
+// refused: a list taken is never nil (none is [], never every tool), each
+// name a tool's.
+func FuzzSubagentHeaders(f *testing.F) {
+	f.Fuzz(func(t *testing.T, tools, model string) {
+		var ms []string
+		if model != "" {
+			ms = []string{model}
+		}
+		s, err := parseSubagent(tools, ms)
+		if err != nil {
+			return
+		}
+		if s.Tools == nil || len(s.Tools) > maxSubagentTools {
+			t.Fatalf("taken %+v", s)
+		}
+		for _, n := range s.Tools {
+			if !subagentTool.MatchString(n) {
+				t.Fatalf("took %q", n)
+			}
+		}
+	})
+}

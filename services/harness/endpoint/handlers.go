@@ -203,6 +203,10 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 			err = errors.New("a message from others is at most 1 MiB")
 		}
 	}
+	var sub *Subagent
+	if err == nil {
+		sub, err = subagentOf(r.Header, from, req.Thread)
+	}
 	if err != nil {
 		s.refuse(w, r, http.StatusBadRequest, err.Error())
 		return
@@ -228,7 +232,7 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	st := &stream{w: w}
 	st.flush()
-	seq, err := a.Turn.Turn(r.Context(), Message{Thread: req.Thread, Text: req.Text, From: from, Hops: hops}, func(t string) { st.send(Event{Text: t}) })
+	seq, err := a.Turn.Turn(r.Context(), Message{Thread: req.Thread, Text: req.Text, From: from, Hops: hops, Subagent: sub}, func(t string) { st.send(Event{Text: t}) })
 	if err != nil {
 		why := textsafe.Line(err.Error())
 		s.logf("lnk-harness: agent %s: thread %s: the turn failed: %s", a.Name, req.Thread, why)

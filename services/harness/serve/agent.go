@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -29,6 +30,12 @@ type Agent struct {
 	tools  *tools.Set
 	runner *turn.Runner
 	logf   func(string, ...any)
+
+	// others are the runners of the models a subagent may run on beside
+	// the agent's own ([model] allow), made at need.
+	mu     sync.Mutex
+	others map[string]*turn.Runner
+	given  model.Client // Options.Model, when given
 }
 
 // Options are what Open takes beyond the config.
@@ -78,6 +85,7 @@ func Open(c *config.Config, o Options) (a *Agent, err error) {
 		return nil, fmt.Errorf("agent %s's tools: %w", c.Name, err)
 	}
 	m := o.Model
+	a.given = o.Model
 	if m == nil {
 		if m, err = modelOf(c, o.Logf, o.Now); err != nil {
 			return nil, err
@@ -149,11 +157,52 @@ func (a *Agent) Turn(ctx context.Context, m endpoint.Message, onText func(string
 		return 0, err
 	}
 	defer conv.Close()
-	ans, err := a.runner.Turn(ctx, conv, m.Thread, turn.Incoming{Text: m.Text, From: m.From, Hops: m.Hops, Tools: toolsFor(m.From, a.cfg.Strangers)}, onText)
+	// A refusal is logged once, by the endpoint, as the turn's failure.
+	sub, err := a.subagentScope(conv, m)
+	if err != nil {
+		return 0, err
+	}
+	runner := a.runner
+	if sub != nil {
+		if runner, err = a.runnerFor(sub.Model); err != nil {
+			return 0, err
+		}
+	}
+	ans, err := runner.Turn(ctx, conv, m.Thread, turn.Incoming{Text: m.Text, From: m.From, Hops: m.Hops, Tools: narrowTools(toolsFor(m.From, a.cfg.Strangers), sub)}, onText)
 	if err != nil {
 		return 0, err
 	}
 	return ans.Seq, nil
+}
+
+// runnerFor is the runner of model name: the agent's own for "" or its
+// own name; else one on the same endpoint under that name, made once
+// (checkSubagentModel has allowed it: [model] allow).
+func (a *Agent) runnerFor(name string) (*turn.Runner, error) {
+	if name == "" || name == a.cfg.Model.Model {
+		return a.runner, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if r := a.others[name]; r != nil {
+		return r, nil
+	}
+	m := a.given
+	if m == nil {
+		var err error
+		if m, err = model.New(model.Endpoint{Format: a.cfg.Model.Format, BaseURL: a.cfg.Model.BaseURL, Key: a.cfg.Model.Key, Model: name}); err != nil {
+			return nil, fmt.Errorf("agent %s's model %s: %w", a.cfg.Name, name, err)
+		}
+	}
+	r, err := turn.New(turn.Config{Model: m, ModelName: name, Tools: a.tools, Prompt: a.prompt, Logf: a.logf})
+	if err != nil {
+		return nil, err
+	}
+	if a.others == nil {
+		a.others = map[string]*turn.Runner{}
+	}
+	a.others[name] = r
+	return r, nil
 }
 
 // Close ends the agent's tools' sessions and closes its folders.

@@ -17,5 +17,9 @@
 // the request's ID, owner and key, never its name. A config that names a
 // port other than $LNK_PORT, or an Agent/ folder that is a link, not the
 // owner's or open to others, is refused; each refusal is said once on
-// stderr, which the agent's supervisor appends to its log.
+// stderr, which the agent's supervisor appends to its log. A turn in a
+// subagent's conversation (task-<id>) is offered only the tools that
+// conversation keeps, on the model it keeps (subagent.go): kept at its
+// start, narrowed by any later list, never widened; one keeping none, or
+// a model outside the agent's own and [model] allow, runs no turn.
 package serve

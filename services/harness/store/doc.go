@@ -11,6 +11,7 @@
 //	    events.zst               0600, compact chats only: zstd frames of whole lines
 //	    conversation.md          0600, the readable copy, written by the store
 //	    <n>.json                 an older Link Harness's chat: one event a file
+//	    subagent.json            0600, a subagent's (task-<id>) tool list and model
 //
 // A chat kept by an older Link Harness is a file per message in the
 // thread's folder: <n>.json, n its number in decimal (1 and up), holding

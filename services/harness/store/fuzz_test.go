@@ -2,7 +2,9 @@ package store
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -137,6 +139,26 @@ func FuzzReadable(f *testing.F) {
 			if !strings.Contains(got.headings[i], want) {
 				t.Fatalf("heading %d is %q\n%s", i, got.headings[i], md.String())
 			}
+		}
+	})
+}
+
+// FuzzParseSubagent: a subagent.json is read strictly or refused, never
+// with a null list (which would read as every tool), and what is taken
+// writes back as itself.
+func FuzzParseSubagent(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ParseSubagent(data)
+		if err != nil {
+			return
+		}
+		if s.Tools == nil {
+			t.Fatal("a subagent.json with no list was taken")
+		}
+		b, _ := json.Marshal(s)
+		again, err := ParseSubagent(b)
+		if err != nil || !slices.Equal(again.Tools, s.Tools) || again.Model != s.Model {
+			t.Fatalf("%s read back as %+v, %v", b, again, err)
 		}
 	})
 }

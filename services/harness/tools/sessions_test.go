@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -221,4 +222,33 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 	t.Fatal("condition not met within 5 s")
+}
+
+// TestOutOfScopeCallRefusedAndLogged: in a turn narrowed to some of the
+// agent's tools (a subagent's), a call to a tool of the agent's left out
+// is refused saying so, reaches no tool, and is logged once; the call to
+// a tool in scope beside it is made, with the turn's model in _meta.
+func TestOutOfScopeCallRefusedAndLogged(t *testing.T) {
+	p := startPeer(t, peerOpts{tools: []*mcp.Tool{call("x")}})
+	q := startPeer(t, peerOpts{tools: []*mcp.Tool{call("y")}})
+	log := &logBuf{}
+	s := newSet(t, "ab12", Settings{}, log, Tool{Name: "run-ab12", URL: p.URL}, Tool{Name: "web", URL: q.URL})
+	tt := s.Begin(context.Background(), Scope{Thread: "task-1", Tools: []string{"web"}, Model: "link-builtin"})
+	r := tt.Call(context.Background(), model.ToolCall{ID: "1", Name: "run__x"})
+	if !r.IsError || r.Sent || !strings.Contains(r.Text, "the tool run is not among this conversation's tools") {
+		t.Fatalf("the call outside the scope: %+v", r)
+	}
+	if !log.has("refused run__x in conversation task-1", "run is not among its tools") {
+		t.Fatalf("not logged: %s", log)
+	}
+	if r := tt.Call(context.Background(), model.ToolCall{ID: "2", Name: "web__y"}); r.IsError || !r.Sent {
+		t.Fatalf("the call in scope: %+v", r)
+	}
+	tt.End()
+	if len(p.seen()) != 0 {
+		t.Fatal("run was called from outside the scope")
+	}
+	if m := q.seen()[0].Meta; m[MetaModel] != "link-builtin" {
+		t.Fatalf("_meta %v", m)
+	}
 }

@@ -19,6 +19,7 @@ const (
 	MetaThread = linkmeta.Thread
 	MetaHops   = linkmeta.Hops
 	MetaTools  = linkmeta.Tools
+	MetaModel  = linkmeta.Model
 )
 
 // Scope is who a turn's calls are made for.
@@ -28,6 +29,9 @@ type Scope struct {
 	// Tools narrows the tools: nil every one; else only those named (as
 	// granted, or as offered), so an empty list is none.
 	Tools []string
+	// Model is the model the turn runs on, sent in every call's _meta
+	// (a subagent started from the turn runs on it unless it names one).
+	Model string
 }
 
 // Turn is one turn's use of the tools: what it offers and the sessions
@@ -134,6 +138,10 @@ type Result struct {
 func (t *Turn) Call(ctx context.Context, c model.ToolCall) Result {
 	o, ok := t.byName[c.Name]
 	if !ok {
+		if tool := t.outOfScope(c.Name); tool != "" {
+			t.s.logf("tools: refused %s in conversation %s: %s is not among its tools", c.Name, t.scope.Thread, tool)
+			return Result{IsError: true, Text: fmt.Sprintf("the tool %s is not among this conversation's tools (a subagent has its parent's tools or fewer): %q was not called", tool, c.Name)}
+		}
 		return Result{IsError: true, Text: fmt.Sprintf("no tool call %q is offered in this turn: nothing was called", c.Name)}
 	}
 	args, err := arguments(c.Arguments)
@@ -147,7 +155,7 @@ func (t *Turn) Call(ctx context.Context, c model.ToolCall) Result {
 		return Result{Tool: o.tool, IsError: true, Text: err.Error()}
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{
-		Meta:      mcp.Meta{MetaThread: t.scope.Thread, MetaHops: t.scope.Hops, MetaTools: t.names},
+		Meta:      t.meta(),
 		Name:      o.call,
 		Arguments: args,
 	})
@@ -160,6 +168,38 @@ func (t *Turn) Call(ctx context.Context, c model.ToolCall) Result {
 		return Result{Tool: o.tool, IsError: true, Sent: true, Text: fmt.Sprintf("the call to %s failed: %v", c.Name, err)}
 	}
 	return Result{Tool: o.tool, IsError: res.IsError, Sent: true, Text: resultText(res)}
+}
+
+// meta is every call's _meta: the conversation, its hops, the granted
+// names of its tools (never null: [] is none) and its model.
+func (t *Turn) meta() mcp.Meta {
+	names := t.names
+	if names == nil {
+		names = []string{}
+	}
+	m := mcp.Meta{MetaThread: t.scope.Thread, MetaHops: t.scope.Hops, MetaTools: names}
+	if t.scope.Model != "" {
+		m[MetaModel] = t.scope.Model
+	}
+	return m
+}
+
+// outOfScope is the short name of the agent's tool a call's name goes to
+// when the turn's scope leaves that tool out ("" when it names none).
+func (t *Turn) outOfScope(call string) string {
+	if t.scope.Tools == nil {
+		return ""
+	}
+	short, _, ok := strings.Cut(call, Sep)
+	if !ok {
+		return ""
+	}
+	for _, ts := range t.s.tools {
+		if ts.short == short && !inScope(ts, t.scope.Tools) {
+			return ts.short
+		}
+	}
+	return ""
 }
 
 // session is the turn's session with ts, opened at its first call (a

@@ -116,7 +116,7 @@ func (r *Runner) Turn(ctx context.Context, conv *store.Conversation, thread stri
 	}
 	t.system = system
 	if r.c.Tools != nil {
-		t.tools = r.c.Tools.Begin(ctx, tools.Scope{Thread: thread, Hops: in.Hops, Tools: in.Tools})
+		t.tools = r.c.Tools.Begin(ctx, tools.Scope{Thread: thread, Hops: in.Hops, Tools: in.Tools, Model: r.c.ModelName})
 		defer t.tools.End()
 	}
 	return t.run(ctx)

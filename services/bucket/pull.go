@@ -80,18 +80,18 @@ func (a *Agent) PullBackup(ctx context.Context, harness, name string) (*Pulled, 
 		return nil, err
 	}
 	defer h.Close()
-	var why []string
+	var errs []error
 	for _, e := range pick {
 		p, err := a.pullFrom(ctx, r, h, e.Name, harness)
 		if err == nil {
 			return p, nil
 		}
-		why = append(why, err.Error())
+		errs = append(errs, err)
 	}
-	if len(why) == 1 {
-		return nil, errors.New(why[0])
+	if len(errs) == 1 {
+		return nil, errs[0]
 	}
-	return nil, fmt.Errorf("%w: %v", ErrNotInBucket, why)
+	return nil, fmt.Errorf("%w: %w", ErrNotInBucket, errors.Join(errs...))
 }
 
 // pullFrom pulls harness's archives from bucket name into a new folder
@@ -117,8 +117,11 @@ func (a *Agent) pullFrom(ctx context.Context, r *runner, h *os.File, name, harne
 		return nil, fmt.Errorf("pulling agent %s's backup from bucket %s: %w", a.Name, name, err)
 	}
 	p = &Pulled{Bucket: name, Dir: dir, name: dirName}
-	if p.Harness, err = ownerfile.OpenFile(dfd, tar, ownerfile.Rule{Type: unix.S_IFREG, OneLink: true}); err != nil {
-		return nil, fmt.Errorf("%w: bucket %s has no .lnk-backup/%s (or it was pushed with another encryption password): %v", ErrNotInBucket, name, tar, err)
+	switch p.Harness, err = ownerfile.OpenFile(dfd, tar, ownerfile.Rule{Type: unix.S_IFREG, OneLink: true}); {
+	case errors.Is(err, unix.ENOENT):
+		return nil, fmt.Errorf("%w: bucket %s has no .lnk-backup/%s (or it was pushed with another encryption password)", ErrNotInBucket, name, tar)
+	case err != nil:
+		return nil, fmt.Errorf("bucket %s's .lnk-backup/%s: %w", name, tar, err)
 	}
 	switch p.Agent, err = ownerfile.OpenFile(dfd, AgentArchive, ownerfile.Rule{Type: unix.S_IFREG, OneLink: true}); {
 	case errors.Is(err, unix.ENOENT):

@@ -149,7 +149,7 @@ func bucketErr(err error, agent string) error {
 	case errors.Is(err, bucket.ErrConf):
 		return Fail(ExitFailure, err, "lnk agent bucket remove "+agent+" NAME, then add it again, writes it as Link does")
 	case errors.Is(err, bucket.ErrNotInBucket):
-		return Fail(ExitMissing, err, "lnk agent backup "+agent+", then lnk bucket push "+agent+", puts one there")
+		return Fail(ExitMissing, err, "lnk bucket push "+agent+" sends the files folder's .lnk-backup to its buckets")
 	}
 	if h := hintOf(err); h != "" {
 		return Refused(err, strings.ReplaceAll(h, "AGENT", agent))

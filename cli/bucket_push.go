@@ -23,7 +23,7 @@ func init() {
 		return &cobra.Command{
 			Use:   "push AGENT [NAME…]",
 			Short: "Mirror AGENT's files folder, .lnk-backup with it, to its buckets (each NAME, or all); links are left out and named",
-			Long: "Mirror AGENT's files folder, with its backups (.lnk-backup, lnk agent backup writes them), to each of its buckets (lnk agent bucket list),\n" +
+			Long: "Mirror AGENT's files folder, with its backups (.lnk-backup/<harness>.tar and Agent.tar), to each of its buckets (lnk agent bucket list),\n" +
 				"encrypted where the bucket is. What the mirror replaces or deletes there is kept under replaced/<time> in the bucket.\n" +
 				"A link is never followed nor carried: each is left out and named, as is a fifo, a socket or a device.",
 			Args: cobra.MinimumNArgs(1),
@@ -55,7 +55,7 @@ func init() {
 			Short: "Pull AGENT's latest backup (.lnk-backup/<harness>.tar and Agent.tar) from its buckets into its files folder's .lnk-backup",
 			Long: "Pull .lnk-backup/<harness>.tar and Agent.tar from the agent's buckets (the first holding them, or --bucket NAME),\n" +
 				"decrypted where the bucket is encrypted, through a folder of Link's (700) out of every agent's reach, into the files folder's\n" +
-				".lnk-backup, where lnk agent restore reads them. Each archive replaces the one there atomically; a link there is refused.",
+				".lnk-backup, where a restore reads them. Each archive replaces the one there atomically; a link there is refused.",
 			Args: cobra.ExactArgs(1),
 			RunE: func(c *cobra.Command, args []string) error {
 				a, files, err := bucketAgentFiles(args[0])

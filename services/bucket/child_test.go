@@ -13,9 +13,10 @@ import (
 	"lnk.dev/lnk/internal/testenv/s3peer"
 )
 
-// recordingRclone is a program standing in for rclone that records its
-// command line and its environment as the kernel gave them
-// (/proc/self/cmdline, /proc/self/environ) into dir, then runs rclone.
+// recordingRclone is a program standing in for rclone that records the
+// arguments and the environment it was given (NUL-separated, a line a
+// run) into dir, then runs rclone with them. dir must be in the child's
+// reach (its HOME): the child is confined, /proc included.
 func recordingRclone(t *testing.T, dir string) string {
 	t.Helper()
 	real, err := exec.LookPath("rclone")
@@ -23,8 +24,8 @@ func recordingRclone(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	p := filepath.Join(dir, "rclone")
-	script := "#!/bin/sh\nn=$$\ncat /proc/$n/cmdline >> " + dir + "/cmdline\nprintf '\\n' >> " + dir + "/cmdline\n" +
-		"cat /proc/$n/environ >> " + dir + "/environ\nprintf '\\n' >> " + dir + "/environ\nexec " + real + " \"$@\"\n"
+	script := "#!/bin/sh\nprintf '%s\\0' \"$@\" >> " + dir + "/cmdline\nprintf '\\n' >> " + dir + "/cmdline\n" +
+		"env -0 >> " + dir + "/environ\nprintf '\\n' >> " + dir + "/environ\nexec " + real + " \"$@\"\n"
 	if err := os.WriteFile(p, []byte(script), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -32,13 +33,19 @@ func recordingRclone(t *testing.T, dir string) string {
 }
 
 // TestNoSecretOnRcloneCommandLineOrEnvironment: through add, push and
-// pull of an encrypted bucket, rclone's command line and environment (as
-// /proc gave them to it) hold neither the secret key, nor the password,
+// pull of an encrypted bucket, rclone's command line and environment (as the
+// program was started with them) hold neither the secret key, nor the password,
 // nor its obscured form, nor any of the owner's proxy, AWS or RCLONE
 // variables; only the names Link sets.
 func TestNoSecretOnRcloneCommandLineOrEnvironment(t *testing.T) {
 	a, files := testAgent(t)
-	rec := t.TempDir()
+	// In the child's HOME: the only folder outside its reach it writes.
+	h, err := a.rcloneHome()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	rec := h.Name()
 	a.Rclone = recordingRclone(t, rec)
 	t.Setenv("HTTPS_PROXY", "http://127.0.0.1:1")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "owner-aws-secret")
@@ -84,7 +91,9 @@ func TestNoSecretOnRcloneCommandLineOrEnvironment(t *testing.T) {
 	names := map[string]bool{}
 	for _, kv := range bytes.FieldsFunc(environ, func(r rune) bool { return r == 0 || r == '\n' }) {
 		k, _, _ := strings.Cut(string(kv), "=")
-		names[k] = true
+		if k != "PWD" { // the shell's own, not the child's
+			names[k] = true
+		}
 	}
 	var got []string
 	for k := range names {

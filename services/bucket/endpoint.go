@@ -62,3 +62,18 @@ func CheckEndpoint(raw string) (string, error) {
 	}
 	return out, nil
 }
+
+// endpointPort is the TCP port an endpoint CheckEndpoint wrote reaches.
+func endpointPort(ep string) uint16 {
+	u, err := url.Parse(ep)
+	if err != nil {
+		return 0
+	}
+	if p, err := strconv.ParseUint(u.Port(), 10, 16); err == nil {
+		return uint16(p)
+	}
+	if u.Scheme == "http" {
+		return 80
+	}
+	return 443
+}

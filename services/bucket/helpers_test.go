@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/landlock"
 	"lnk.dev/lnk/internal/secret"
 	"lnk.dev/lnk/internal/testenv"
 	"lnk.dev/lnk/internal/testenv/s3peer"
@@ -18,11 +19,13 @@ import (
 const testBucket = "lnk-test"
 
 // needRclone fails the test (LNK_REQUIRE_SANDBOX=1) or skips it where
-// rclone is not installed (scripts/install-deps.sh installs it).
+// rclone is not installed (scripts/install-deps.sh installs it) or the
+// kernel has no landlock.
 func needRclone(t testing.TB) {
 	t.Helper()
 	_, err := exec.LookPath("rclone")
 	testenv.Require(t, err == nil, "rclone (scripts/install-deps.sh installs it)")
+	testenv.Require(t, landlock.ABI() > 0, "landlock (rclone runs confined by it)")
 }
 
 // testAgent is a new agent "helper" in a fresh HOME, its files folder.

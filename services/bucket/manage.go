@@ -147,7 +147,7 @@ func (a *Agent) obscure(ctx context.Context, password *secret.Value) (*secret.Va
 	}
 	defer h.Close()
 	r.hide = append(r.hide, plain)
-	out, err := r.run(ctx, bytes.NewReader(append(plain, '\n')), "obscure", "-")
+	out, err := r.run(ctx, bytes.NewReader(append(plain, '\n')), reach{}, "obscure", "-")
 	defer clear(out)
 	if err != nil {
 		return nil, err

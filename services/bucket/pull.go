@@ -82,7 +82,7 @@ func (a *Agent) PullBackup(ctx context.Context, harness, name string) (*Pulled, 
 	defer h.Close()
 	var errs []error
 	for _, e := range pick {
-		p, err := a.pullFrom(ctx, r, h, e.Name, harness)
+		p, err := a.pullFrom(ctx, r, h, e, harness)
 		if err == nil {
 			return p, nil
 		}
@@ -96,7 +96,8 @@ func (a *Agent) PullBackup(ctx context.Context, harness, name string) (*Pulled, 
 
 // pullFrom pulls harness's archives from bucket name into a new folder
 // of h; on error that folder is gone.
-func (a *Agent) pullFrom(ctx context.Context, r *runner, h *os.File, name, harness string) (p *Pulled, err error) {
+func (a *Agent) pullFrom(ctx context.Context, r *runner, h *os.File, e *entry, harness string) (p *Pulled, err error) {
+	name := e.Name
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	dirName := "pull-" + hex.EncodeToString(rnd[:])
@@ -113,7 +114,7 @@ func (a *Agent) pullFrom(ctx context.Context, r *runner, h *os.File, name, harne
 	dir := filepath.Join(h.Name(), dirName)
 	tar := harness + ".tar"
 	args := append([]string{"copy", name + ":files/.lnk-backup", dir, "--max-depth", "1", "--include", "/" + tar, "--include", "/" + AgentArchive}, rcloneFlags...)
-	if _, err := r.run(ctx, nil, args...); err != nil {
+	if _, err := r.run(ctx, nil, reach{write: dir, port: endpointPort(e.Endpoint)}, args...); err != nil {
 		return nil, fmt.Errorf("pulling agent %s's backup from bucket %s: %w", a.Name, name, err)
 	}
 	p = &Pulled{Bucket: name, Dir: dir, name: dirName}

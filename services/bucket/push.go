@@ -72,7 +72,7 @@ func (a *Agent) Push(ctx context.Context, filesDir string, names ...string) (*Pu
 	stamp := time.Now().UTC().Format("20060102T150405Z")
 	for _, e := range pick {
 		args := append([]string{"sync", filesDir, e.Name + ":files", "--backup-dir", e.Name + ":replaced/" + stamp}, rcloneFlags...)
-		if _, err := r.run(ctx, nil, args...); err != nil {
+		if _, err := r.run(ctx, nil, reach{read: filesDir, port: endpointPort(e.Endpoint)}, args...); err != nil {
 			return p, fmt.Errorf("pushing agent %s's files to bucket %s: %w", a.Name, e.Name, err)
 		}
 		p.Buckets = append(p.Buckets, e.Name)

@@ -45,9 +45,9 @@ func findRclone(program string) (string, error) {
 }
 
 // run runs rclone with args (never a secret among them), stdin as its
-// stdin, and returns its stdout; a failure is rclone's stderr, with each
+// stdin, confined to rw (confine.go), and returns its stdout; a failure is rclone's stderr, with each
 // secret replaced, in one error.
-func (r *runner) run(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
+func (r *runner) run(ctx context.Context, stdin io.Reader, rw reach, args ...string) ([]byte, error) {
 	full := []string{"--config", "/dev/null"}
 	if r.conf != nil {
 		full[1] = "/dev/fd/3"
@@ -61,11 +61,17 @@ func (r *runner) run(ctx context.Context, stdin io.Reader, args ...string) ([]by
 	if r.conf != nil {
 		cmd.ExtraFiles = []*os.File{r.conf}
 	}
+	if stdin == nil {
+		stdin = bytes.NewReader(nil) // a pipe: exec opens no /dev/null on the confined thread
+	}
 	cmd.Stdin = stdin
 	var out bytes.Buffer
 	errb := &capped{max: maxStderr}
 	cmd.Stdout, cmd.Stderr = &out, errb
-	err := cmd.Run()
+	err := r.startConfined(cmd, rw)
+	if err == nil {
+		err = cmd.Wait()
+	}
 	if err != nil {
 		msg := r.redact(errb.b.Bytes())
 		if ctx.Err() != nil {

@@ -47,7 +47,7 @@ func init() {
 					return Usage(err.Error(), "lnk agent bucket add "+args[0]+" NAME, NAME such as backup or eu-1")
 				}
 				if _, err := bucket.CheckEndpoint(endpoint); err != nil {
-					return Refused(err, hintOf(err))
+					return auditRefusal("agent bucket add", args[0], Refused(err, hintOf(err)))
 				}
 				if err := bucket.CheckS3Bucket(s3Bucket); err != nil {
 					return Usage(err.Error())
@@ -67,7 +67,7 @@ func init() {
 				b, err := a.Add(c.Context(), bucket.New{Name: args[1], Endpoint: endpoint, S3Bucket: s3Bucket, Region: region, Encrypt: encrypt,
 					KeyID: keys.id, SecretKey: keys.secret, Password: keys.password})
 				if err != nil {
-					return bucketErr(err, args[0])
+					return auditRefusal("agent bucket add", args[0], bucketErr(err, args[0]))
 				}
 				fmt.Fprintf(c.OutOrStdout(), "agent %s has bucket %s: %s\n", a.Name, b.Name, describeBucket(b))
 				return nil

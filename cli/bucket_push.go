@@ -42,7 +42,7 @@ func init() {
 					}
 				}
 				if err != nil {
-					return bucketErr(err, args[0])
+					return auditRefusal("bucket push", args[0], bucketErr(err, args[0]))
 				}
 				return nil
 			},
@@ -73,7 +73,7 @@ func init() {
 				}
 				p, err := a.PullBackup(c.Context(), harness, from)
 				if err != nil {
-					return bucketErr(err, args[0])
+					return auditRefusal("bucket pull", args[0], bucketErr(err, args[0]))
 				}
 				defer p.Close()
 				placed, err := placeBackup(files, harness+".tar", p.Harness)

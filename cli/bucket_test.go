@@ -47,6 +47,14 @@ func TestBucketCommands(t *testing.T) {
 	if !strings.Contains(out, "loopback") || !strings.Contains(out, "hint: lnk agent bucket add") {
 		t.Fatalf("an http endpoint off loopback: %s", out)
 	}
+	out = run(keys, 3, "agent", "bucket", "add", "helper", "backup", "--s3", "http://AKID:url-password-never-shown@127.0.0.1:9000", "--bucket", "lnk-cli")
+	if strings.Contains(out, "url-password") || !strings.Contains(out, "hint: ") {
+		t.Fatalf("an endpoint with a user: %s", out)
+	}
+	logged, _ := os.ReadFile(filepath.Join(home, ".lnk", "log", "audit.log"))
+	if n := strings.Count(string(logged), "bucket-endpoint"); n != 2 || strings.Contains(string(logged), "url-password") {
+		t.Fatalf("the audit log has %d endpoint refusals (want 2, once each, no password):\n%s", n, logged)
+	}
 	run(keys, 2, "agent", "bucket", "add", "helper", "backup", "--bucket", "lnk-cli")
 	run(s3peer.KeyID+"\n", 2, "agent", "bucket", "add", "helper", "backup", "--s3", p.URL, "--bucket", "lnk-cli")
 	if _, err := os.Lstat(conf); err == nil {
@@ -102,7 +110,7 @@ func TestBucketCommands(t *testing.T) {
 	}
 	run("", 4, "bucket", "pull", "helper", "--bucket", "nosuch")
 
-	for _, s := range []string{s3peer.Secret, pass, obscured} {
+	for _, s := range []string{s3peer.Secret, pass, obscured, "url-password"} {
 		if strings.Contains(seen.String(), s) {
 			t.Fatalf("lnk's output holds a secret (%.5s…)", s)
 		}

@@ -21,10 +21,14 @@ const endpointHint = "lnk agent bucket add AGENT NAME --s3 https://HOST --bucket
 // returns the endpoint written again from what was parsed (an IPv4
 // address in its one spelling), which is what rclone is given.
 func CheckEndpoint(raw string) (string, error) {
-	refuse := func(why string) (string, error) {
-		return "", &refusal.Refusal{Reason: "endpoint " + strconv.Quote(raw) + ": " + why, Rule: "bucket-endpoint", Hint: endpointHint, Err: ErrEndpoint}
-	}
 	u, err := url.Parse(raw)
+	shown := raw // a user's password in it is never repeated
+	if err != nil || u.User != nil {
+		shown = "(an endpoint with a user, or unreadable)"
+	}
+	refuse := func(why string) (string, error) {
+		return "", &refusal.Refusal{Reason: "endpoint " + strconv.Quote(shown) + ": " + why, Rule: "bucket-endpoint", Hint: endpointHint, Err: ErrEndpoint}
+	}
 	if err != nil {
 		return refuse("not a URL")
 	}

@@ -45,7 +45,7 @@ func LoadAgent(home, name string) (*Agent, error) {
 // configDir opens the agent's Config folder: through no link, the
 // owner's, reached by no group or other.
 func (a *Agent) configDir() (int, error) {
-	fd, err := ownerfile.OpenPath(filepath.Join(a.Home, a.confRel), unix.O_PATH|unix.O_DIRECTORY)
+	fd, err := ownerfile.OpenPath(filepath.Join(a.Home, a.confRel), unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return -1, fmt.Errorf("opening agent %s's Config (a link is never followed): %w", a.Name, err)
 	}
@@ -111,14 +111,34 @@ func (a *Agent) load() (c *conf, f *os.File, err error) {
 	return c, f, nil
 }
 
-// save writes c as rclone.conf (600), atomically through the Config
-// folder's handle.
-func (a *Agent) save(c *conf) error {
+// change reads the agent's buckets, lets f change them, and writes them
+// back atomically (rclone.conf, 600, through the Config folder's
+// handle), holding an exclusive lock on the Config folder throughout, so
+// two changes at once each see the other's.
+func (a *Agent) change(f func(c *conf) error) error {
 	cfg, err := a.configDir()
 	if err != nil {
 		return err
 	}
 	defer unix.Close(cfg)
+	if err := unix.Flock(cfg, unix.LOCK_EX); err != nil {
+		return fmt.Errorf("locking agent %s's Config: %w", a.Name, err)
+	}
+	cf, err := openConf(cfg)
+	if err != nil {
+		return err
+	}
+	c, err := readConf(cf)
+	if cf != nil {
+		cf.Close()
+	}
+	if err != nil {
+		return err
+	}
+	defer c.destroy()
+	if err := f(c); err != nil {
+		return err
+	}
 	data := c.encode()
 	defer clear(data)
 	return ownerfile.WriteAtomic(cfg, ConfName, data, ownerfile.Write{Mode: 0o600})

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"sort"
 
 	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/internal/secret"
@@ -71,33 +72,37 @@ func (a *Agent) Add(ctx context.Context, n New) (Bucket, error) {
 	if err := checkKeys(n.KeyID, n.SecretKey.Bytes()); err != nil {
 		return Bucket{}, err
 	}
-	c, f, err := a.load()
-	if err != nil {
-		return Bucket{}, err
-	}
-	if f != nil {
-		f.Close()
-	}
-	defer c.destroy()
-	if _, e := c.find(n.Name); e != nil {
-		return Bucket{}, &refusal.Refusal{Reason: fmt.Sprintf("agent %s has a bucket %s already", a.Name, n.Name), Rule: "bucket-exists",
-			Hint: fmt.Sprintf("lnk agent bucket remove %s %s, then add it again", a.Name, n.Name), Err: ErrExists}
-	}
-	if len(c.entries) >= maxBuckets {
-		return Bucket{}, fmt.Errorf("agent %s has %d buckets, the most it may", a.Name, maxBuckets)
-	}
 	sk, err := secret.New(bytes.Clone(n.SecretKey.Bytes()))
 	if err != nil {
 		return Bucket{}, err
 	}
 	e := &entry{Bucket: Bucket{Name: n.Name, Endpoint: ep, S3Bucket: n.S3Bucket, Region: n.Region, Folder: a.ID, Encrypted: n.Encrypt}, keyID: n.KeyID, secretKey: sk}
-	c.entries = append(c.entries, e)
 	if n.Encrypt {
+		// Obscured before the lock: rclone is a child, and a change
+		// waits for no child.
 		if e.obscured, err = a.obscure(ctx, n.Password); err != nil {
+			e.destroy()
 			return Bucket{}, err
 		}
 	}
-	if err := a.save(c); err != nil {
+	added := false
+	err = a.change(func(c *conf) error {
+		if _, old := c.find(n.Name); old != nil {
+			return &refusal.Refusal{Reason: fmt.Sprintf("agent %s has a bucket %s already", a.Name, n.Name), Rule: "bucket-exists",
+				Hint: fmt.Sprintf("lnk agent bucket remove %s %s, then add it again", a.Name, n.Name), Err: ErrExists}
+		}
+		if len(c.entries) >= maxBuckets {
+			return fmt.Errorf("agent %s has %d buckets, the most it may", a.Name, maxBuckets)
+		}
+		c.entries = append(c.entries, e) // destroyed with c
+		added = true
+		sort.Slice(c.entries, func(i, j int) bool { return c.entries[i].Name < c.entries[j].Name })
+		return nil
+	})
+	if err != nil {
+		if !added {
+			e.destroy()
+		}
 		return Bucket{}, err
 	}
 	return e.Bucket, nil
@@ -106,21 +111,15 @@ func (a *Agent) Add(ctx context.Context, n New) (Bucket, error) {
 // Remove takes bucket name out of the agent's rclone.conf; what was
 // pushed there stays in the bucket.
 func (a *Agent) Remove(name string) error {
-	c, f, err := a.load()
-	if err != nil {
-		return err
-	}
-	if f != nil {
-		f.Close()
-	}
-	defer c.destroy()
-	i, e := c.find(name)
-	if e == nil {
-		return fmt.Errorf("%w: agent %s has no bucket %s", ErrNoBucket, a.Name, name)
-	}
-	c.entries = append(c.entries[:i], c.entries[i+1:]...)
-	defer e.destroy()
-	return a.save(c)
+	return a.change(func(c *conf) error {
+		i, e := c.find(name)
+		if e == nil {
+			return fmt.Errorf("%w: agent %s has no bucket %s", ErrNoBucket, a.Name, name)
+		}
+		c.entries = append(c.entries[:i], c.entries[i+1:]...)
+		e.destroy()
+		return nil
+	})
 }
 
 // obscure is password (or, when nil, 32 random bytes as base64url)

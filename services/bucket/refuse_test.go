@@ -161,3 +161,39 @@ func TestEndpointRefusedBeforeAnythingIsWritten(t *testing.T) {
 		t.Fatalf("kept %+v, not the endpoint written in its one spelling", l)
 	}
 }
+
+// TestConcurrentAddsKeepEach: eight adds at once each find their bucket
+// in rclone.conf after, none lost to another's write (the Config
+// folder's lock); the same name added twice at once is kept once.
+func TestConcurrentAddsKeepEach(t *testing.T) {
+	a, _ := testAgent(t)
+	p := s3peer.Start(t, testBucket)
+	errs := make(chan error, 10)
+	for i := range 8 {
+		go func() {
+			_, err := a.Add(context.Background(), New{Name: "b" + string(rune('0'+i)), Endpoint: p.URL, S3Bucket: testBucket, KeyID: s3peer.KeyID, SecretKey: value(t, s3peer.Secret)})
+			errs <- err
+		}()
+	}
+	for range 2 {
+		go func() {
+			_, err := a.Add(context.Background(), New{Name: "same", Endpoint: p.URL, S3Bucket: testBucket, KeyID: s3peer.KeyID, SecretKey: value(t, s3peer.Secret)})
+			errs <- err
+		}()
+	}
+	refused := 0
+	for range 10 {
+		if err := <-errs; errors.Is(err, ErrExists) {
+			refused++
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := a.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l) != 9 || refused != 1 {
+		t.Fatalf("after 8 adds and 2 of one name: %d buckets, %d refused", len(l), refused)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -80,6 +81,9 @@ func (a *Agent) PullBackup(ctx context.Context, harness, name string) (*Pulled, 
 		return nil, err
 	}
 	defer h.Close()
+	// A stale folder is the owner's, private: one not removed is no
+	// reason to refuse this pull, which makes its own.
+	_ = sweepPulls(h, time.Now())
 	var errs []error
 	for _, e := range pick {
 		p, err := a.pullFrom(ctx, r, h, e, harness)

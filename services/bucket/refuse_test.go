@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"lnk.dev/lnk/internal/testenv/s3peer"
 )
@@ -195,5 +196,41 @@ func TestConcurrentAddsKeepEach(t *testing.T) {
 	}
 	if len(l) != 9 || refused != 1 {
 		t.Fatalf("after 8 adds and 2 of one name: %d buckets, %d refused", len(l), refused)
+	}
+}
+
+// TestStalePullFoldersSwept: a pull folder a pull cut short left is
+// removed by the next pull once a day old; one newer (another pull's,
+// running) stays.
+func TestStalePullFoldersSwept(t *testing.T) {
+	a, files := testAgent(t)
+	p := s3peer.Start(t, testBucket)
+	addPeer(t, a, p, "plain", false)
+	backupFiles(t, files)
+	if _, err := a.Push(context.Background(), files); err != nil {
+		t.Fatal(err)
+	}
+	h, err := a.rcloneHome()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	old, fresh := filepath.Join(h.Name(), "pull-old"), filepath.Join(h.Name(), "pull-fresh")
+	writeFile(t, old, "link.tar", []byte("left by a killed pull"))
+	writeFile(t, fresh, "link.tar", []byte("another pull's"))
+	day := time.Now().Add(-25 * time.Hour)
+	if err := os.Chtimes(old, day, day); err != nil {
+		t.Fatal(err)
+	}
+	pulled, err := a.PullBackup(context.Background(), "link", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pulled.Close()
+	if _, err := os.Lstat(old); err == nil {
+		t.Fatal("a day-old pull folder is still there")
+	}
+	if _, err := os.Lstat(fresh); err != nil {
+		t.Fatalf("the control, a newer pull folder: %v", err)
 	}
 }

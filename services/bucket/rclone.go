@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 
 	"lnk.dev/lnk/internal/secret"
@@ -106,15 +107,20 @@ func (e *RcloneError) Error() string {
 
 func (e *RcloneError) Unwrap() error { return e.Err }
 
-// lastLines is the last n non-empty lines of s joined on one line, each
-// without rclone's date prefix.
+// datePrefix is how rclone starts each log line.
+var datePrefix = regexp.MustCompile(`^\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} `)
+
+// lastLines is the last n distinct non-empty lines of s joined on one
+// line, each without rclone's date prefix.
 func lastLines(s string, n int) string {
 	var keep []string
+	seen := map[string]bool{}
 	for _, l := range strings.Split(s, "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" {
+		l = strings.TrimSpace(datePrefix.ReplaceAllString(strings.TrimSpace(l), ""))
+		if l == "" || seen[l] {
 			continue
 		}
+		seen[l] = true
 		keep = append(keep, l)
 	}
 	if len(keep) > n {

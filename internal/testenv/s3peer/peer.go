@@ -113,3 +113,16 @@ func (p *Peer) Holds(t testing.TB, bucket string, b []byte) bool {
 	}
 	return false
 }
+
+// Tamper replaces object key of bucket with data, keeping its metadata,
+// as someone holding the store could.
+func (p *Peer) Tamper(t testing.TB, bucket, key string, data []byte) {
+	t.Helper()
+	obj, err := p.backend.HeadObject(bucket, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.backend.PutObject(bucket, key, obj.Metadata, bytes.NewReader(data), int64(len(data)), nil); err != nil {
+		t.Fatal(err)
+	}
+}

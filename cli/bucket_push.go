@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/ownerfile"
+	"lnk.dev/lnk/internal/textsafe"
 	"lnk.dev/lnk/services/bucket"
 )
 
@@ -38,7 +40,7 @@ func init() {
 						fmt.Fprintf(c.OutOrStdout(), "pushed agent %s's files folder to bucket %s\n", a.Name, b)
 					}
 					for _, l := range p.Left {
-						fmt.Fprintf(c.ErrOrStderr(), "lnk: left out %s: a link, or not a file or folder (a push never follows one)\n", l)
+						fmt.Fprintf(c.ErrOrStderr(), "lnk: left out %s: a link, or not a file or folder (a push never follows one)\n", textsafe.Line(strconv.Quote(l)))
 					}
 				}
 				if err != nil {

@@ -93,8 +93,12 @@ func TestBucketCommands(t *testing.T) {
 	if err := os.Symlink("/etc/hostname", filepath.Join(files, "work", "host")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink("/etc/hostname", filepath.Join(files, "work", "esc\x1b]0;title\x07")); err != nil {
+		t.Fatal(err)
+	}
 	out = run("", 0, "bucket", "push", "helper")
-	if !strings.Contains(out, "pushed agent helper's files folder to bucket backup") || !strings.Contains(out, "left out work/host") {
+	if !strings.Contains(out, "pushed agent helper's files folder to bucket backup") || !strings.Contains(out, `left out "work/host"`) ||
+		!strings.Contains(out, `left out "work/esc\x1b]0;title\a"`) || strings.ContainsRune(out, 0x1b) {
 		t.Fatalf("push: %s", out)
 	}
 	if err := os.Remove(filepath.Join(files, ".lnk-backup", "link.tar")); err != nil {

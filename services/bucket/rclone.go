@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"lnk.dev/lnk/internal/secret"
+	"lnk.dev/lnk/internal/textsafe"
 )
 
 // ErrNoRclone is returned when no rclone program is found.
@@ -111,12 +112,14 @@ func (e *RcloneError) Unwrap() error { return e.Err }
 var datePrefix = regexp.MustCompile(`^\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} `)
 
 // lastLines is the last n distinct non-empty lines of s joined on one
-// line, each without rclone's date prefix.
+// line, each without rclone's date prefix or a control character.
 func lastLines(s string, n int) string {
 	var keep []string
 	seen := map[string]bool{}
 	for _, l := range strings.Split(s, "\n") {
-		l = strings.TrimSpace(datePrefix.ReplaceAllString(strings.TrimSpace(l), ""))
+		// A file's name in it is the agent's to choose: no control
+		// character of it reaches the owner's terminal.
+		l = strings.TrimSpace(textsafe.Line(datePrefix.ReplaceAllString(strings.TrimSpace(l), "")))
 		if l == "" || seen[l] {
 			continue
 		}

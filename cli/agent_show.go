@@ -42,7 +42,7 @@ func init() {
 					if asJSON {
 						return writeJSON(c.OutOrStdout(), a)
 					}
-					fmt.Fprintf(c.OutOrStdout(), "name     %s\nid       %s\nowner    %s\nharness  %s\ncreated  %s\nsandbox  %s\n", a.Name, a.ID, a.Owner, dash(a.Harness), a.Created, onOff(!a.NoSandbox))
+					fmt.Fprintf(c.OutOrStdout(), "name     %s\nid       %s\nowner    %s\nharness  %s\ncreated  %s\nsandbox  %s\nbuckets  %s\n", a.Name, a.ID, a.Owner, dash(a.Harness), a.Created, onOff(!a.NoSandbox), agentBuckets(home, a))
 					return nil
 				}
 				lines, _, err := caps.Permissions(home, args[0])

@@ -10,6 +10,7 @@ var groups = []struct{ name, short string }{
 	{"sandbox", "Run commands confined to an agent's grants, check the sandbox, read its log"},
 	{"secret", "Keep secrets outside every sandbox and grant them to agents"},
 	{"key", "Seal and open streams for moves and backups"},
+	{"bucket", "Push an agent's files folder and backups to its buckets, and pull a backup back"},
 	{"kernel", "The per-owner core that holds every handle"},
 	{"ask", "Questions waiting for the owner"},
 	{"machine", "This machine's ID, name and what it allows every agent"},

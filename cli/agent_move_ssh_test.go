@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -19,14 +18,20 @@ import (
 	"lnk.dev/lnk/internal/testenv"
 )
 
-// sshBox starts an sshd of the test's own on a loopback port (its own
-// host key, config and authorized key; never the system's), letting in
-// lnktest alone, and returns an ssh config file naming it "box".
+// sshBox starts an sshd of the test's own (its own host key, config and
+// authorized key; never the system's), letting in lnktest alone, on the
+// loopback of a network namespace the test makes (ip netns: only its
+// loopback is up, nothing else reaches it), and returns an ssh config
+// file naming it "box": ssh reaches it through socat run in that
+// namespace (ProxyCommand).
 func sshBox(t *testing.T) string {
 	t.Helper()
 	sshd := "/usr/sbin/sshd"
 	if _, err := os.Stat(sshd); err != nil {
 		t.Fatalf("no %s: make deps installs openssh-server", sshd)
+	}
+	if _, err := exec.LookPath("socat"); err != nil {
+		t.Fatalf("no socat: make deps installs it")
 	}
 	dir, err := os.MkdirTemp("", "lnk-sshbox-")
 	if err != nil {
@@ -42,12 +47,16 @@ func sshBox(t *testing.T) string {
 	clientPub, _ := os.ReadFile(filepath.Join(dir, "client.pub"))
 	hostPub, _ := os.ReadFile(filepath.Join(dir, "host.pub"))
 	os.WriteFile(filepath.Join(dir, "authorized_keys"), clientPub, 0o644)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	ns := "lnk-sshbox-" + filepath.Base(dir)[len("lnk-sshbox-"):]
+	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
+		testenv.Require(t, false, "ip netns add ("+strings.TrimSpace(string(out))+")")
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	t.Cleanup(func() { exec.Command("ip", "netns", "delete", ns).Run() })
+	if out, err := exec.Command("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
+		t.Fatalf("loopback up in %s: %v: %s", ns, err, out)
+	}
+	// The namespace is the test's own: a fixed port is free there.
+	const port = 2222
 	cfg := strings.Join([]string{
 		"Port " + strconv.Itoa(port), "ListenAddress 127.0.0.1", "HostKey " + filepath.Join(dir, "host"),
 		"PidFile " + filepath.Join(dir, "sshd.pid"), "AuthorizedKeysFile " + filepath.Join(dir, "authorized_keys"),
@@ -60,7 +69,9 @@ func sshBox(t *testing.T) string {
 	os.WriteFile(filepath.Join(dir, "sshd_config"), []byte(cfg), 0o644)
 	// sshd's privilege separation folder, made as its package would.
 	os.MkdirAll("/run/sshd", 0o755)
-	cmd := exec.Command(sshd, "-D", "-e", "-f", filepath.Join(dir, "sshd_config"))
+	// ip netns exec execs sshd itself in the namespace: cmd.Process is
+	// sshd's.
+	cmd := exec.Command("ip", "netns", "exec", ns, sshd, "-D", "-e", "-f", filepath.Join(dir, "sshd_config"))
 	var logs bytes.Buffer
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {
@@ -78,6 +89,7 @@ func sshBox(t *testing.T) string {
 	client := strings.Join([]string{
 		"Host box", "  HostName 127.0.0.1", "  Port " + strconv.Itoa(port), "  User lnktest",
 		"  IdentityFile " + filepath.Join(dir, "client"), "  IdentitiesOnly yes",
+		"  ProxyCommand ip netns exec " + ns + " socat STDIO TCP:127.0.0.1:" + strconv.Itoa(port),
 		"  UserKnownHostsFile " + filepath.Join(dir, "known_hosts"), "  StrictHostKeyChecking yes", "  GlobalKnownHostsFile /dev/null",
 	}, "\n") + "\n"
 	conf := filepath.Join(dir, "ssh_config")
@@ -91,12 +103,16 @@ func sshBox(t *testing.T) string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// sshd runs in the namespace, not on this machine's own network.
+	if out, err := exec.Command("ip", "netns", "identify", strconv.Itoa(cmd.Process.Pid)).Output(); err != nil || strings.TrimSpace(string(out)) != ns {
+		t.Fatalf("sshd (pid %d) is in network namespace %q (%v), want %s", cmd.Process.Pid, out, err, ns)
+	}
 	return conf
 }
 
 // TestMoveOverSSH moves an agent (not main, which runs Link Harness
 // without a block of ports) from root's HOME to lnktest's over a
-// real sshd on loopback: it arrives with its files and conversation,
+// real sshd on the loopback of a network namespace of its own: it arrives with its files and conversation,
 // runs there with its ID, and here its own folder and Home are in
 // History, its Config and unit file gone, its secret deleted (arrived
 // there), the moved note written,

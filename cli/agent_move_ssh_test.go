@@ -16,6 +16,7 @@ import (
 	"lnk.dev/lnk/helpers/keybroker/secrets"
 	"lnk.dev/lnk/internal/secret"
 	"lnk.dev/lnk/internal/testenv"
+	"lnk.dev/lnk/services/agentlife"
 )
 
 // sshBox starts an sshd of the test's own (its own host key, config and
@@ -23,8 +24,8 @@ import (
 // loopback of a network namespace the test makes (ip netns: only its
 // loopback is up, nothing else reaches it), and returns an ssh config
 // file naming it "box": ssh reaches it through socat run in that
-// namespace (ProxyCommand).
-func sshBox(t *testing.T) string {
+// namespace (ProxyCommand), and the namespace's name.
+func sshBox(t *testing.T) (string, string) {
 	t.Helper()
 	sshd := "/usr/sbin/sshd"
 	if _, err := os.Stat(sshd); err != nil {
@@ -107,13 +108,15 @@ func sshBox(t *testing.T) string {
 	if out, err := exec.Command("ip", "netns", "identify", strconv.Itoa(cmd.Process.Pid)).Output(); err != nil || strings.TrimSpace(string(out)) != ns {
 		t.Fatalf("sshd (pid %d) is in network namespace %q (%v), want %s", cmd.Process.Pid, out, err, ns)
 	}
-	return conf
+	return conf, ns
 }
 
-// TestMoveOverSSH moves an agent (not main, which runs Link Harness
+// TestMoveOverSSH first moves an agent that does not answer there (its
+// port held on the box): nothing of it is kept there, and it stays here
+// whole with its key and no moved note. Then it moves the agent (not main, which runs Link Harness
 // without a block of ports) from root's HOME to lnktest's over a
-// real sshd on the loopback of a network namespace of its own: it arrives with its files and conversation,
-// runs there with its ID, and here its own folder and Home are in
+// real sshd on the loopback of a network namespace of its own: it
+// arrives with its files and conversation, runs there with its ID, and here its own folder and Home are in
 // History, its Config and unit file gone, its secret deleted (arrived
 // there), the moved note written,
 // and lnk agent start refuses its ID; moving it again is refused.
@@ -125,7 +128,7 @@ func TestMoveOverSSH(t *testing.T) {
 	}
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
-	conf := sshBox(t)
+	conf, ns := sshBox(t)
 	lnk := testenv.Bin(t, "lnk")
 	from := testenv.Home(t)
 	to, err := os.MkdirTemp("", "lnk-move-to-")
@@ -158,11 +161,60 @@ func TestMoveOverSSH(t *testing.T) {
 	unit := filepath.Join(from, ".config", "systemd", "user", "lnk-agent-"+a.ID+".service")
 	os.MkdirAll(filepath.Dir(unit), 0o700)
 	os.WriteFile(unit, []byte("[Service]\n"), 0o600)
+	// First, the agent does not answer there: another program holds its
+	// first port on the box's loopback, so its start there is refused.
+	// Nothing of it is kept there, and here it stays whole, paused.
+	hold := exec.Command("ip", "netns", "exec", ns, "socat", "TCP-LISTEN:"+strconv.Itoa(agentlife.PortBase)+",bind=127.0.0.1,reuseaddr,fork", "/dev/null")
+	if err := hold.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		out, _ := exec.Command("ip", "netns", "exec", ns, "ss", "-Hltn", "sport = :"+strconv.Itoa(agentlife.PortBase)).Output()
+		if len(bytes.TrimSpace(out)) > 0 {
+			break
+		}
+		if i == 100 {
+			t.Fatal("socat never listened in the box")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	code, out, errs := runLnk(t, "agent", "move", "aide", "--ssh", "box", "--ssh-config", conf, "--remote-lnk", remote)
+	hold.Process.Kill()
+	hold.Wait()
+	if code != ExitFailure || !strings.Contains(errs, "nothing of it is kept") {
+		t.Fatalf("a move whose agent does not answer there: code %d\n%s\n%s", code, out, errs)
+	}
+	lt := caps.Layout{Home: to}
+	if ents, _ := os.ReadDir(lt.Agents()); len(ents) != 0 {
+		for _, e := range ents {
+			if e.Name() != ".moving" {
+				t.Errorf("a move whose agent did not answer left %s there", e.Name())
+			}
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(lt.Agents(), ".moving", a.ID)); !os.IsNotExist(err) {
+		t.Errorf("its staging folder is left there: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(to, ".lnk", "secrets.toml")); err == nil && strings.Contains(string(b), "AGENT_AIDE_MODEL_KEY") {
+		t.Error("its key is left there")
+	}
+	if _, err := os.Stat(lf.OwnDir("aide")); err != nil {
+		t.Fatalf("the agent is not here whole: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(from, ".lnk", "moved", a.ID+".toml")); !os.IsNotExist(err) {
+		t.Errorf("a moved note was written: %v", err)
+	}
+	if here, err := secrets.Load(from); err != nil || here.Secrets["AGENT_AIDE_MODEL_KEY"] == nil {
+		t.Fatalf("its key is not here: %v", err)
+	} else {
+		here.Destroy()
+	}
+
+	// The move, its port free there.
+	code, out, errs = runLnk(t, "agent", "move", "aide", "--ssh", "box", "--ssh-config", conf, "--remote-lnk", remote)
 	if code != ExitOK || !strings.Contains(out, "runs there") {
 		t.Fatalf("move: code %d\n%s\n%s", code, out, errs)
 	}
-	lt := caps.Layout{Home: to}
 	if b, err := os.ReadFile(filepath.Join(lt.OwnDir("aide"), "chats", "c.jsonl")); err != nil || !strings.Contains(string(b), "hi") {
 		t.Errorf("the conversation there: %q %v", b, err)
 	}

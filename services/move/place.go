@@ -56,7 +56,14 @@ func (r *Receive) place(home string, st *staging, set *moveentry.Settings, got *
 		r.Note("agent " + got.Name + " keeps the settings and grants it has here; the stream's are not used")
 	}
 	p := newPlacing()
-	if err := r.placeAll(p, home, st, sec, got); err != nil {
+	err = r.placeAll(p, home, st, sec, got)
+	if err == nil && r.Answer != nil {
+		// Still undoable: the agent must answer here first.
+		if aerr := r.Answer(got); aerr != nil {
+			err = fmt.Errorf("%w: %w", ErrNoAnswer, aerr)
+		}
+	}
+	if err != nil {
 		err = p.undo(err)
 		if made != nil {
 			if uerr := made(); uerr != nil {
@@ -67,10 +74,6 @@ func (r *Receive) place(home string, st *staging, set *moveentry.Settings, got *
 		return err
 	}
 	p.close()
-	// Here again: the note of its leaving ends.
-	if err := caps.RemoveMovedNote(home, got.ID); err != nil {
-		return fmt.Errorf("agent %s is in place, but the note that it moved away stays (lnk agent start refuses it): %w", got.Name, err)
-	}
 	return nil
 }
 
@@ -127,10 +130,11 @@ func (r *Receive) placeAll(p *placing, home string, st *staging, sec *secrets.Fi
 			got.Placed = append(got.Placed, "home")
 		}
 	}
-	if err := p.mark(); err != nil {
+	if err := p.do(func() (func() error, error) { return mergeSecrets(home, a.ID, sec, r.Note) }); err != nil {
 		return err
 	}
-	return mergeSecrets(home, a.ID, sec, r.Note)
+	// Here again: the note of its leaving ends (written back by an undo).
+	return p.do(func() (func() error, error) { return caps.TakeMovedNote(home, a.ID) })
 }
 
 // newAgentUndo returns what removes agent name, about to be made here for

@@ -27,8 +27,9 @@ type placing struct {
 type step struct {
 	src, dst     int // duplicated handles: the folder it came from, and went to
 	sname, dname string
-	exchanged    bool // RENAME_EXCHANGE: undone by exchanging again
-	made         bool // a folder made in dst: removed when empty again
+	exchanged    bool         // RENAME_EXCHANGE: undone by exchanging again
+	made         bool         // a folder made in dst: removed when empty again
+	undo         func() error // a step that is no rename: what undoes it
 }
 
 // placeFault, when set (export_test.go), is asked before each step.
@@ -104,13 +105,18 @@ func (p *placing) makeDir(dir int, name string) (int, error) {
 	return ownerfile.MakeDir(dir, name, unix.O_PATH, ownerfile.PrivateDir)
 }
 
-// mark asks the test's fault before a step that is no rename (the
-// secrets), and counts it.
-func (p *placing) mark() error {
+// do runs a step that is no rename (the secrets, the moved note), after
+// asking the test's fault, and records the func it returns, which undoes
+// it.
+func (p *placing) do(f func() (func() error, error)) error {
 	if err := p.check(); err != nil {
 		return err
 	}
-	p.steps = append(p.steps, step{src: -1, dst: -1})
+	undo, err := f()
+	if err != nil {
+		return err
+	}
+	p.steps = append(p.steps, step{src: -1, dst: -1, undo: undo})
 	return nil
 }
 
@@ -122,6 +128,8 @@ func (p *placing) undo(cause error) error {
 		s := p.steps[i]
 		var err error
 		switch {
+		case s.undo != nil:
+			err = s.undo()
 		case s.made:
 			err = unix.Unlinkat(s.dst, s.dname, unix.AT_REMOVEDIR)
 		case s.exchanged:

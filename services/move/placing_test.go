@@ -3,9 +3,13 @@ package move_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 
 	"lnk.dev/lnk/caps"
@@ -18,12 +22,29 @@ import (
 var errInjected = errors.New("a failure injected at a placing step")
 
 // placedState is what a receive may change in home: agent name's whole
-// folder, its folder in ~/.lnk/agents, and ~/.lnk/secrets.toml.
+// folder, its folder in ~/.lnk/agents, its moved note, and each secret
+// (its name, agents, host and value's hash).
 func placedState(t *testing.T, home, name string) string {
 	t.Helper()
 	l := caps.Layout{Home: home}
-	sec, _ := os.ReadFile(filepath.Join(home, ".lnk", "secrets.toml"))
-	return snapshot(t, l.AgentDir(name)) + "\n--- settings\n" + snapshot(t, filepath.Join(l.Settings(), "agents", name)) + "\n--- secrets\n" + string(sec)
+	sf, err := secrets.Load(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sf.Destroy()
+	var sec []string
+	for n, e := range sf.Secrets {
+		sec = append(sec, fmt.Sprintf("%s %v %s %x", n, e.Agents, e.InternetHost, sha256.Sum256(e.Value.Bytes())))
+	}
+	sort.Strings(sec)
+	var notes []string
+	paths, _ := filepath.Glob(filepath.Join(l.Settings(), "moved", "*.toml"))
+	for _, p := range paths {
+		b, _ := os.ReadFile(p)
+		notes = append(notes, filepath.Base(p)+" "+string(b))
+	}
+	return snapshot(t, l.AgentDir(name)) + "\n--- settings\n" + snapshot(t, filepath.Join(l.Settings(), "agents", name)) +
+		"\n--- moved\n" + strings.Join(notes, "\n") + "\n--- secrets\n" + strings.Join(sec, "\n")
 }
 
 // movingAgent makes agent main on from with files, a conversation,
@@ -37,6 +58,7 @@ func movingAgent(t *testing.T, from string) *caps.Agent {
 	v, _ := secret.FromString("model-key-value")
 	if err := secrets.Update(from, func(f *secrets.File) error {
 		f.Secrets["AGENT_MAIN_MODEL_KEY"] = &secrets.Entry{Value: v, Agents: []string{a.ID}}
+		f.Secrets["SHARED_KEY"] = shared(a.ID)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -44,14 +66,22 @@ func movingAgent(t *testing.T, from string) *caps.Agent {
 	return a
 }
 
+// shared is a secret of the same value on both machines.
+func shared(agents ...string) *secrets.Entry {
+	v, _ := secret.FromString("shared-value")
+	return &secrets.Entry{Value: v, Agents: agents}
+}
+
 // TestPlacingIsAllOrNothing injects a failure at every step of a
 // receive's placing (each rename across the files folder, the
 // collections and Link Harness's home, a folder it makes, and the
 // secrets), for an agent coming back and for one new here: after each,
-// the receiving machine's agent, its settings folder and secrets.toml
-// are byte for byte what they were (the agent new here is not there at
-// all) and no staging folder is left. The positive control, the same
-// stream with no failure, puts the new agent in place whole.
+// the receiving machine's agent, its settings folder, its moved note and
+// secrets are what they were (the agent new here is not there at all)
+// and no staging folder is left; so too when the agent, whole in place,
+// does not answer (Receive.Answer). The positive control, the same
+// stream with no failure, puts the agent in place whole, its secrets
+// granted and its moved note ended.
 func TestPlacingIsAllOrNothing(t *testing.T) {
 	from := testenv.Home(t)
 	a := movingAgent(t, from)
@@ -86,6 +116,17 @@ func TestPlacingIsAllOrNothing(t *testing.T) {
 			write(t, filepath.Join(l.FilesDir("main"), "work", "kept.txt"), "only here\n", 0o600)
 			write(t, filepath.Join(l.OwnDir("main"), "chats", "c0.jsonl"), "{\"old\":1}\n", 0o600)
 			write(t, filepath.Join(l.OwnDir("main"), "memory", "index.db"), "the old index", 0o600)
+			// It left here before (its note), and a secret of the same
+			// value is another agent's here.
+			if err := caps.WriteMovedNote(to, a, "box"); err != nil {
+				t.Fatal(err)
+			}
+			if err := secrets.Update(to, func(f *secrets.File) error {
+				f.Secrets["SHARED_KEY"] = shared("ffffffffffffffffffffffffffffffff")
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		before := placedState(t, to, "main")
 		for n := 0; n < steps; n++ {
@@ -106,6 +147,20 @@ func TestPlacingIsAllOrNothing(t *testing.T) {
 			if _, err := os.Lstat(filepath.Join(caps.Layout{Home: to}.Agents(), ".moving", a.ID)); !os.IsNotExist(err) {
 				t.Fatalf("step %d: the staging folder is left: %v", n, err)
 			}
+		}
+		// An agent that does not answer once in place: undone whole too,
+		// though it was whole when asked.
+		_, err := (&move.Receive{Home: to, Key: priv, Answer: func(got *move.Received) error {
+			if _, err := os.Stat(filepath.Join(caps.Layout{Home: to}.OwnDir("main"), "chats", "c1.jsonl")); err != nil {
+				t.Errorf("back %v: asked to answer before its conversation is in place: %v", back, err)
+			}
+			return errInjected
+		}}).Run(context.Background(), bytes.NewReader(sealed))
+		if !errors.Is(err, move.ErrNoAnswer) || !errors.Is(err, errInjected) {
+			t.Fatalf("back %v: a receive whose agent does not answer: %v", back, err)
+		}
+		if after := placedState(t, to, "main"); after != before {
+			t.Fatalf("back %v: an agent that did not answer is left changed:\n%s\n--- was\n%s", back, after, before)
 		}
 		// The positive control: whole, as it came.
 		if _, err := (&move.Receive{Home: to, Key: priv}).Run(context.Background(), bytes.NewReader(sealed)); err != nil {
@@ -134,6 +189,12 @@ func TestPlacingIsAllOrNothing(t *testing.T) {
 		}
 		if e := sf.Secrets["AGENT_MAIN_MODEL_KEY"]; e == nil || !e.GrantedTo(a.ID) {
 			t.Errorf("back %v: the secret did not arrive", back)
+		}
+		if e := sf.Secrets["SHARED_KEY"]; e == nil || !e.GrantedTo(a.ID) {
+			t.Errorf("back %v: the shared secret is not granted to it", back)
+		}
+		if _, err := os.Lstat(filepath.Join(to, ".lnk", "moved", a.ID+".toml")); !os.IsNotExist(err) {
+			t.Errorf("back %v: the moved note stays: %v", back, err)
 		}
 		sf.Destroy()
 	}

@@ -13,13 +13,15 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/testenv"
 )
 
 // TestMoveEndsAsAFailureOnSignal sends Ctrl-C (SIGINT), a closed
 // terminal's SIGHUP and a stop (SIGTERM) to real lnk processes midway
-// through a move. The sender, signalled while its stream is still being
+// through a move, and closes a real terminal under a sender. The sender, signalled while its stream is still being
 // read, exits with a failure and writes no final record, though its
 // reader then drains all it writes: the receive of what it wrote is
 // refused, nothing placed. The receiver, signalled while its staging
@@ -147,6 +149,51 @@ func TestMoveEndsAsAFailureOnSignal(t *testing.T) {
 			t.Errorf("%v to the receiver: its staging folder is left: %v", sig, err)
 		}
 	}
+	// A real closed terminal: state-send runs in a session of its own
+	// whose controlling terminal is a pseudo-terminal; closing its master
+	// midway hangs it up, and the kernel sends the session's leader
+	// SIGHUP.
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
+	testenv.Require(t, err == nil, "pseudo-terminals (/dev/ptmx)")
+	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	ptn, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", ptn), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := run(from, tty, "agent", "state-send", "main", "--to", pub)
+	var serr bytes.Buffer
+	send.Stdout, send.Stderr = w, &serr
+	send.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := send.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	tty.Close()
+	head := make([]byte, 2<<20)
+	if _, err := io.ReadFull(r, head); err != nil {
+		t.Fatalf("closed terminal: reading the stream's start: %v", err)
+	}
+	master.Close()
+	rest, _ := io.ReadAll(r)
+	r.Close()
+	send.Wait()
+	if code := send.ProcessState.ExitCode(); code != ExitFailure || !strings.Contains(serr.String(), "stopped") {
+		t.Errorf("a closed terminal: exit %d, %q; want %d, stopped", code, serr.String(), ExitFailure)
+	}
+	if out, err := run(to, bytes.NewReader(append(head, rest...)), "agent", "receive", "--key", keyFile).CombinedOutput(); err == nil || placed() {
+		t.Fatalf("a closed terminal: the cut stream was received (%v): %s", err, out)
+	}
+
 	// The positive control.
 	if out, err := run(to, bytes.NewReader(whole), "agent", "receive", "--key", keyFile).CombinedOutput(); err != nil || !placed() {
 		t.Fatalf("the whole stream, with no signal: %v: %s", err, out)

@@ -93,3 +93,35 @@ func RemoveMovedNote(home, id string) error {
 	}
 	return ownerfile.SyncDir(int(d.Fd()))
 }
+
+// TakeMovedNote ends agent id's note, as RemoveMovedNote does, and
+// returns what writes it back as it was, for a receive whose placing is
+// undone. With no note, it ends nothing and its restore does nothing.
+func TakeMovedNote(home, id string) (func() error, error) {
+	if !isID(id) {
+		return nil, at(ErrAgentFile, quote(id))
+	}
+	d, err := ownerdir.Open(home, ".lnk", "moved")
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	b, err := ownerfile.ReadFile(int(d.Fd()), id+".toml", ownerfile.Private, 64<<10)
+	if errors.Is(err, unix.ENOENT) {
+		return func() error { return nil }, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading ~/.lnk/moved/%s.toml: %w", id, err)
+	}
+	if err := RemoveMovedNote(home, id); err != nil {
+		return nil, err
+	}
+	return func() error {
+		d, err := ownerdir.Open(home, ".lnk", "moved")
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		return ownerfile.WriteAtomic(int(d.Fd()), id+".toml", b, ownerfile.Write{})
+	}, nil
+}

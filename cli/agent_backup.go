@@ -26,14 +26,16 @@ import (
 
 func init() {
 	register("agent", func() *cobra.Command {
-		return &cobra.Command{
-			Use:   "backup NAME",
+		var local bool
+		c := &cobra.Command{
+			Use:   "backup NAME [--local]",
 			Short: "Write the agent's state to .lnk-backup/<harness>.tar and Agent.tar in its files folder, replacing the last backup",
 			Long: "Write the agent's backup into its files folder's .lnk-backup (700), each archive a standard tar (600), replaced whole:\n" +
 				"  <harness>.tar  the harness's state: Link Harness's home as a move sends it, never its .env of keys\n" +
 				"  Agent.tar      its instructions, skills and conversations, never memory's index or its scheduled jobs\n" +
 				"Link's settings and secrets are never in a backup. What was written is noted in ~/.lnk/agents/NAME/backup.json,\n" +
-				"out of every sandbox's reach: lnk agent restore takes back only these archives, byte for byte.",
+				"out of every sandbox's reach: lnk agent restore takes back only these archives, byte for byte.\n" +
+				"Then the files folder, the backup with it, is pushed to each of the agent's buckets (lnk bucket push), unless --local.",
 			Example:           "  lnk agent backup main\n  tar tf ~/Link/Agents/main/Home/.lnk-backup/Agent.tar",
 			Args:              cobra.ExactArgs(1),
 			ValidArgsFunction: completeAgents,
@@ -53,21 +55,31 @@ func init() {
 				for _, p := range got.Written {
 					fmt.Fprintf(c.OutOrStdout(), "  %s\n", p)
 				}
+				if !local {
+					if err := pushBackup(ctx, c.OutOrStdout(), c.ErrOrStderr(), a.Name); err != nil {
+						return auditRefusal("agent backup", a.Name, err)
+					}
+				}
 				fmt.Fprintf(c.OutOrStdout(), "lnk agent restore %s goes back to it\n", a.Name)
 				return nil
 			},
 		}
+		c.Flags().BoolVar(&local, "local", false, "keep the backup in the files folder: push it to no bucket")
+		return c
 	})
 	register("agent", func() *cobra.Command {
-		return &cobra.Command{
-			Use:   "restore NAME",
+		var local bool
+		c := &cobra.Command{
+			Use:   "restore NAME [--local]",
 			Short: "Go back to the agent's last backup: its harness's state and its instructions, skills and conversations, once it is stopped",
 			Long: "Go back to the last lnk agent backup of a stopped agent. Each archive in .lnk-backup is opened without following a link,\n" +
 				"refused unless it is a regular file and the one the last backup here wrote (its SHA-256), and unpacked into a fresh\n" +
 				"~/Link/Agents/.restoring-<random> with every entry checked as a move's are (no '..', absolute name, hard link, device,\n" +
 				"folder over 32 deep; permission bits only). Only then is anything replaced: the harness's state in its home (never\n" +
 				"its install or .env), and its instructions, skills and conversations in its own folder. Memory's index, scheduled\n" +
-				"jobs, settings and secrets are left as they are.",
+				"jobs, settings and secrets are left as they are. An agent with buckets has its backup pulled from them first (the first\n" +
+				"holding it), through a folder of Link's out of every agent's reach, and taken back only if it is the last backup here;\n" +
+				"--local reads the files folder's .lnk-backup instead.",
 			Example:           "  lnk agent stop main && lnk agent restore main",
 			Args:              cobra.ExactArgs(1),
 			ValidArgsFunction: completeAgents,
@@ -81,13 +93,25 @@ func init() {
 				if err := stopped(); err != nil {
 					return auditRefusal("agent restore", a.Name, err)
 				}
-				ar, err := move.OpenBackup(home, a.Name)
-				if err != nil {
-					return auditRefusal("agent restore", a.Name, backupErr(err, a.Name))
-				}
-				defer ar.Close()
 				ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 				defer stop()
+				var ar *move.Archives
+				if !local {
+					pulled, done, err := pulledBackup(ctx, c.OutOrStdout(), a)
+					if err != nil {
+						return auditRefusal("agent restore", a.Name, err)
+					}
+					if done != nil {
+						defer done()
+					}
+					ar = pulled
+				}
+				if ar == nil {
+					if ar, err = move.OpenBackup(home, a.Name); err != nil {
+						return auditRefusal("agent restore", a.Name, backupErr(err, a.Name))
+					}
+					defer ar.Close()
+				}
 				r := &move.Restore{Home: home, Name: a.Name, Stopped: stopped,
 					Note: func(n string) { fmt.Fprintln(c.ErrOrStderr(), "lnk: "+textLine(n)) }}
 				got, err := r.Run(ctx, ar)
@@ -102,6 +126,8 @@ func init() {
 				return nil
 			},
 		}
+		c.Flags().BoolVar(&local, "local", false, "read the files folder's .lnk-backup: pull nothing from the agent's buckets")
+		return c
 	})
 }
 

@@ -90,7 +90,7 @@ func init() {
 	})
 	register("agent", func() *cobra.Command {
 		var keyFile string
-		var newKey bool
+		var newKey, start bool
 		c := &cobra.Command{
 			Use:   "receive --key FILE",
 			Short: "Read an agent's move on stdin, sealed to the key in FILE, and put it in place once all of it authenticated",
@@ -120,20 +120,66 @@ func init() {
 				}
 				ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 				defer stop()
-				r := &move.Receive{Home: os.Getenv("HOME"), Key: key,
+				home := os.Getenv("HOME")
+				r := &move.Receive{Home: home, Key: key,
 					Note: func(n string) { fmt.Fprintln(c.ErrOrStderr(), "lnk: "+textLine(n)) }}
+				if start {
+					r.Answer = func(got *move.Received) error { return answerHere(c, home, got) }
+				}
 				got, err := r.Run(ctx, c.InOrStdin())
 				if err != nil {
 					return auditRefusal("agent receive", "", moveErr(err, ""))
 				}
-				printReceived(c, got)
+				printReceived(c, got, start)
+				if start {
+					// Last, for the machine it left: its status as JSON.
+					a, err := caps.LoadAgent(home, got.Name)
+					if err != nil {
+						return err
+					}
+					return printStatus(c, home, a, true)
+				}
 				return nil
 			},
 		}
 		c.Flags().StringVar(&keyFile, "key", "", "the receiver's private key file (lnk key new --out FILE)")
 		c.Flags().BoolVar(&newKey, "new-key", false, "make a key for this move alone and print its public half first (what lnk agent move runs here over ssh)")
+		c.Flags().BoolVar(&start, "start", false, "start the agent once in place and keep it only if it answers, running with its ID (what lnk agent move runs here over ssh)")
 		return c
 	})
+}
+
+// answerHere starts the agent a receive put in place (its start's
+// output on stderr) and returns nil only once it answers, running, with
+// its ID; else it stops what it started and says why, and the receive
+// undoes everything.
+func answerHere(c *cobra.Command, home string, got *move.Received) error {
+	out := c.OutOrStdout()
+	c.SetOut(c.ErrOrStderr())
+	err := startAgent(c, got.Name, nil, startFlags{})
+	c.SetOut(out)
+	a, lerr := caps.LoadAgent(home, got.Name)
+	if lerr != nil {
+		return errors.Join(err, lerr)
+	}
+	if err == nil {
+		st, serr := agentlife.ReadStatus(home, a)
+		switch {
+		case serr != nil:
+			err = serr
+		case !st.Running:
+			err = fmt.Errorf("agent %s started but is not running", got.Name)
+		case a.ID != got.ID:
+			err = fmt.Errorf("agent %s here has ID %s, not %s", got.Name, a.ID, got.ID)
+		}
+	}
+	if err != nil {
+		if _, serr := stopAgent(home, a); serr != nil {
+			return fmt.Errorf("%w; stopping it: %w", err, serr)
+		}
+		return err
+	}
+	return nil
 }
 
 // readyToSwitch refuses the switch unless agent a is paused and stopped.
@@ -157,7 +203,7 @@ func readyToSwitch(home string, a *caps.Agent) error {
 
 // printReceived says what a receive put in place, and each grant it
 // left out as the command that would give it.
-func printReceived(c *cobra.Command, got *move.Received) {
+func printReceived(c *cobra.Command, got *move.Received, started bool) {
 	out := c.OutOrStdout()
 	how := "came back"
 	if got.New {
@@ -170,6 +216,10 @@ func printReceived(c *cobra.Command, got *move.Received) {
 			continue
 		}
 		fmt.Fprintf(out, "  left out: lnk agent allow %s %s\n", got.Name, textLine(a))
+	}
+	if started {
+		fmt.Fprintf(out, "agent %s runs here\n", got.Name)
+		return
 	}
 	fmt.Fprintf(out, "lnk agent start %s runs it here\n", got.Name)
 }
@@ -199,6 +249,9 @@ func moveErr(err error, name string) error {
 		if errors.Is(err, r) {
 			return Refused(fmt.Errorf("%s: nothing of it was put in place", textLine(err.Error())), "lnk agent state-send NAME --to KEY on the machine the agent is on sends it whole (lnk agent list shows the agents here)")
 		}
+	}
+	if errors.Is(err, move.ErrNoAnswer) {
+		return Fail(ExitFailure, fmt.Errorf("%s: nothing of it is kept here", textLine(err.Error())), "lnk agent status NAME on the machine it came from shows it, still there")
 	}
 	if errors.Is(err, move.ErrBusy) {
 		return Refused(err, "wait for the other move to end; lnk agent status "+name+" shows the agent")

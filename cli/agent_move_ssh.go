@@ -59,21 +59,18 @@ func init() {
 					}
 					return exec.CommandContext(ctx, "ssh", append(append(sa, "--", target, remote), cmd...)...)
 				}
-				if err := sendOverSSH(ctx, c, home, a, ssh("agent", "receive", "--new-key")); err != nil {
+				// The receive there starts the agent once in place and
+				// keeps it only if it answers; else it undoes the whole
+				// receive, and everything stays here.
+				out, err := sendOverSSH(ctx, c, home, a, ssh("agent", "receive", "--new-key", "--start"))
+				if err != nil {
 					return err
 				}
-				// The agent answers there, running, with its ID; else
-				// everything stays here.
-				start := ssh("agent", "start", a.Name, "--json")
-				var why bytes.Buffer
-				start.Stderr = &why
-				out, err := start.Output()
 				var st struct {
 					ID      string `json:"id"`
 					Running bool   `json:"running"`
 				}
-				if err != nil || json.Unmarshal(lastJSON(out), &st) != nil || st.ID != a.ID || !st.Running {
-					fmt.Fprint(c.ErrOrStderr(), textLines(string(tail(why.Bytes(), 4096))))
+				if json.Unmarshal(lastJSON(out), &st) != nil || st.ID != a.ID || !st.Running {
 					return Fail(ExitFailure, fmt.Errorf("agent %s arrived at %s but does not answer there running with its ID: everything stays here, stopped", a.Name, textLine(target)),
 						"lnk agent start "+a.Name+" runs it here again", "lnk agent move "+a.Name+" --ssh "+target+" tries again")
 				}
@@ -112,20 +109,21 @@ func checkSSHTarget(t string) error {
 	return nil
 }
 
-// sendOverSSH runs lnk agent receive --new-key there and sends the agent
-// to the key it prints, pausing the agent here before the switch.
-func sendOverSSH(ctx context.Context, c *cobra.Command, home string, a *caps.Agent, rc *exec.Cmd) error {
+// sendOverSSH runs lnk agent receive --new-key --start there and sends
+// the agent to the key it prints, pausing the agent here before the
+// switch. It returns what the receive printed after the key.
+func sendOverSSH(ctx context.Context, c *cobra.Command, home string, a *caps.Agent, rc *exec.Cmd) ([]byte, error) {
 	in, err := rc.StdinPipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	outPipe, err := rc.StdoutPipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rc.Stderr = c.ErrOrStderr()
 	if err := rc.Start(); err != nil {
-		return fmt.Errorf("ssh: %w", err)
+		return nil, fmt.Errorf("ssh: %w", err)
 	}
 	out := bufio.NewReaderSize(outPipe, 4096)
 	line, err := out.ReadString('\n')
@@ -133,7 +131,7 @@ func sendOverSSH(ctx context.Context, c *cobra.Command, home string, a *caps.Age
 	if err != nil || perr != nil {
 		in.Close()
 		rc.Wait()
-		return Fail(ExitFailure, fmt.Errorf("the other machine sent no key for the move: nothing was sent"), "lnk agent receive --new-key must run there: --remote-lnk names the command that runs it")
+		return nil, Fail(ExitFailure, fmt.Errorf("the other machine sent no key for the move: nothing was sent"), "lnk agent receive --new-key must run there: --remote-lnk names the command that runs it")
 	}
 	s := &move.Send{Home: home, Name: a.Name, To: pub,
 		ReadyToSwitch: func() error {
@@ -153,19 +151,36 @@ func sendOverSSH(ctx context.Context, c *cobra.Command, home string, a *caps.Age
 	io.Copy(&rest, io.LimitReader(out, 64<<10))
 	werr := rc.Wait()
 	if serr != nil {
-		return moveErr(serr, a.Name)
+		return nil, moveErr(serr, a.Name)
 	}
 	if werr != nil {
-		return Fail(ExitFailure, fmt.Errorf("the other machine did not take agent %s (%v): it stays here, paused", a.Name, werr),
+		return nil, Fail(ExitFailure, fmt.Errorf("the other machine did not take agent %s (%v): nothing of it is kept there, and it stays here, paused", a.Name, werr),
 			"lnk agent start "+a.Name+" runs it here again")
 	}
-	fmt.Fprint(c.OutOrStdout(), textLines(rest.String()))
-	return nil
+	// What it put in place, without its status (the JSON, last).
+	shown := rest.Bytes()
+	if i := jsonStart(shown); i >= 0 {
+		shown = shown[:i]
+	}
+	fmt.Fprint(c.OutOrStdout(), textLines(string(shown)))
+	return rest.Bytes(), nil
 }
 
-// lastJSON is the last line of out that looks like a JSON object.
+// jsonStart is where the last top-level JSON object of out begins (a
+// line that is "{"), or -1.
+func jsonStart(out []byte) int {
+	if bytes.HasPrefix(out, []byte("{\n")) {
+		return 0
+	}
+	if i := bytes.LastIndex(out, []byte("\n{\n")); i >= 0 {
+		return i + 1
+	}
+	return -1
+}
+
+// lastJSON is the last top-level JSON object of out.
 func lastJSON(out []byte) []byte {
-	i := bytes.IndexByte(out, '{')
+	i := jsonStart(out)
 	if i < 0 {
 		return nil
 	}
@@ -183,12 +198,4 @@ func textLines(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// tail is the last n bytes of b.
-func tail(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[len(b)-n:]
-	}
-	return b
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -17,16 +16,23 @@ import (
 	"lnk.dev/lnk/helpers/keybroker/secrets"
 	"lnk.dev/lnk/internal/secret"
 	"lnk.dev/lnk/internal/testenv"
+	"lnk.dev/lnk/services/agentlife"
 )
 
-// sshBox starts an sshd of the test's own on a loopback port (its own
-// host key, config and authorized key; never the system's), letting in
-// lnktest alone, and returns an ssh config file naming it "box".
-func sshBox(t *testing.T) string {
+// sshBox starts an sshd of the test's own (its own host key, config and
+// authorized key; never the system's), letting in lnktest alone, on the
+// loopback of a network namespace the test makes (ip netns: only its
+// loopback is up, nothing else reaches it), and returns an ssh config
+// file naming it "box": ssh reaches it through socat run in that
+// namespace (ProxyCommand), and the namespace's name.
+func sshBox(t *testing.T) (string, string) {
 	t.Helper()
 	sshd := "/usr/sbin/sshd"
 	if _, err := os.Stat(sshd); err != nil {
 		t.Fatalf("no %s: make deps installs openssh-server", sshd)
+	}
+	if _, err := exec.LookPath("socat"); err != nil {
+		t.Fatalf("no socat: make deps installs it")
 	}
 	dir, err := os.MkdirTemp("", "lnk-sshbox-")
 	if err != nil {
@@ -42,12 +48,16 @@ func sshBox(t *testing.T) string {
 	clientPub, _ := os.ReadFile(filepath.Join(dir, "client.pub"))
 	hostPub, _ := os.ReadFile(filepath.Join(dir, "host.pub"))
 	os.WriteFile(filepath.Join(dir, "authorized_keys"), clientPub, 0o644)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	ns := "lnk-sshbox-" + filepath.Base(dir)[len("lnk-sshbox-"):]
+	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
+		testenv.Require(t, false, "ip netns add ("+strings.TrimSpace(string(out))+")")
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	t.Cleanup(func() { exec.Command("ip", "netns", "delete", ns).Run() })
+	if out, err := exec.Command("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
+		t.Fatalf("loopback up in %s: %v: %s", ns, err, out)
+	}
+	// The namespace is the test's own: a fixed port is free there.
+	const port = 2222
 	cfg := strings.Join([]string{
 		"Port " + strconv.Itoa(port), "ListenAddress 127.0.0.1", "HostKey " + filepath.Join(dir, "host"),
 		"PidFile " + filepath.Join(dir, "sshd.pid"), "AuthorizedKeysFile " + filepath.Join(dir, "authorized_keys"),
@@ -60,7 +70,9 @@ func sshBox(t *testing.T) string {
 	os.WriteFile(filepath.Join(dir, "sshd_config"), []byte(cfg), 0o644)
 	// sshd's privilege separation folder, made as its package would.
 	os.MkdirAll("/run/sshd", 0o755)
-	cmd := exec.Command(sshd, "-D", "-e", "-f", filepath.Join(dir, "sshd_config"))
+	// ip netns exec execs sshd itself in the namespace: cmd.Process is
+	// sshd's.
+	cmd := exec.Command("ip", "netns", "exec", ns, sshd, "-D", "-e", "-f", filepath.Join(dir, "sshd_config"))
 	var logs bytes.Buffer
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {
@@ -78,6 +90,7 @@ func sshBox(t *testing.T) string {
 	client := strings.Join([]string{
 		"Host box", "  HostName 127.0.0.1", "  Port " + strconv.Itoa(port), "  User lnktest",
 		"  IdentityFile " + filepath.Join(dir, "client"), "  IdentitiesOnly yes",
+		"  ProxyCommand ip netns exec " + ns + " socat STDIO TCP:127.0.0.1:" + strconv.Itoa(port),
 		"  UserKnownHostsFile " + filepath.Join(dir, "known_hosts"), "  StrictHostKeyChecking yes", "  GlobalKnownHostsFile /dev/null",
 	}, "\n") + "\n"
 	conf := filepath.Join(dir, "ssh_config")
@@ -91,13 +104,19 @@ func sshBox(t *testing.T) string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return conf
+	// sshd runs in the namespace, not on this machine's own network.
+	if out, err := exec.Command("ip", "netns", "identify", strconv.Itoa(cmd.Process.Pid)).Output(); err != nil || strings.TrimSpace(string(out)) != ns {
+		t.Fatalf("sshd (pid %d) is in network namespace %q (%v), want %s", cmd.Process.Pid, out, err, ns)
+	}
+	return conf, ns
 }
 
-// TestMoveOverSSH moves an agent (not main, which runs Link Harness
+// TestMoveOverSSH first moves an agent that does not answer there (its
+// port held on the box): nothing of it is kept there, and it stays here
+// whole with its key and no moved note. Then it moves the agent (not main, which runs Link Harness
 // without a block of ports) from root's HOME to lnktest's over a
-// real sshd on loopback: it arrives with its files and conversation,
-// runs there with its ID, and here its own folder and Home are in
+// real sshd on the loopback of a network namespace of its own: it
+// arrives with its files and conversation, runs there with its ID, and here its own folder and Home are in
 // History, its Config and unit file gone, its secret deleted (arrived
 // there), the moved note written,
 // and lnk agent start refuses its ID; moving it again is refused.
@@ -109,7 +128,7 @@ func TestMoveOverSSH(t *testing.T) {
 	}
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
-	conf := sshBox(t)
+	conf, ns := sshBox(t)
 	lnk := testenv.Bin(t, "lnk")
 	from := testenv.Home(t)
 	to, err := os.MkdirTemp("", "lnk-move-to-")
@@ -142,11 +161,60 @@ func TestMoveOverSSH(t *testing.T) {
 	unit := filepath.Join(from, ".config", "systemd", "user", "lnk-agent-"+a.ID+".service")
 	os.MkdirAll(filepath.Dir(unit), 0o700)
 	os.WriteFile(unit, []byte("[Service]\n"), 0o600)
+	// First, the agent does not answer there: another program holds its
+	// first port on the box's loopback, so its start there is refused.
+	// Nothing of it is kept there, and here it stays whole, paused.
+	hold := exec.Command("ip", "netns", "exec", ns, "socat", "TCP-LISTEN:"+strconv.Itoa(agentlife.PortBase)+",bind=127.0.0.1,reuseaddr,fork", "/dev/null")
+	if err := hold.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		out, _ := exec.Command("ip", "netns", "exec", ns, "ss", "-Hltn", "sport = :"+strconv.Itoa(agentlife.PortBase)).Output()
+		if len(bytes.TrimSpace(out)) > 0 {
+			break
+		}
+		if i == 100 {
+			t.Fatal("socat never listened in the box")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	code, out, errs := runLnk(t, "agent", "move", "aide", "--ssh", "box", "--ssh-config", conf, "--remote-lnk", remote)
+	hold.Process.Kill()
+	hold.Wait()
+	if code != ExitFailure || !strings.Contains(errs, "nothing of it is kept") {
+		t.Fatalf("a move whose agent does not answer there: code %d\n%s\n%s", code, out, errs)
+	}
+	lt := caps.Layout{Home: to}
+	if ents, _ := os.ReadDir(lt.Agents()); len(ents) != 0 {
+		for _, e := range ents {
+			if e.Name() != ".moving" {
+				t.Errorf("a move whose agent did not answer left %s there", e.Name())
+			}
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(lt.Agents(), ".moving", a.ID)); !os.IsNotExist(err) {
+		t.Errorf("its staging folder is left there: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(to, ".lnk", "secrets.toml")); err == nil && strings.Contains(string(b), "AGENT_AIDE_MODEL_KEY") {
+		t.Error("its key is left there")
+	}
+	if _, err := os.Stat(lf.OwnDir("aide")); err != nil {
+		t.Fatalf("the agent is not here whole: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(from, ".lnk", "moved", a.ID+".toml")); !os.IsNotExist(err) {
+		t.Errorf("a moved note was written: %v", err)
+	}
+	if here, err := secrets.Load(from); err != nil || here.Secrets["AGENT_AIDE_MODEL_KEY"] == nil {
+		t.Fatalf("its key is not here: %v", err)
+	} else {
+		here.Destroy()
+	}
+
+	// The move, its port free there.
+	code, out, errs = runLnk(t, "agent", "move", "aide", "--ssh", "box", "--ssh-config", conf, "--remote-lnk", remote)
 	if code != ExitOK || !strings.Contains(out, "runs there") {
 		t.Fatalf("move: code %d\n%s\n%s", code, out, errs)
 	}
-	lt := caps.Layout{Home: to}
 	if b, err := os.ReadFile(filepath.Join(lt.OwnDir("aide"), "chats", "c.jsonl")); err != nil || !strings.Contains(string(b), "hi") {
 		t.Errorf("the conversation there: %q %v", b, err)
 	}

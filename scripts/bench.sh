@@ -160,6 +160,15 @@ agentmove=$(awk '$1 ~ /^BenchmarkStateSendReceiveBesideTar-/ {
   if (m != "") printf "state-send | receive of %d MiB: %.1f MB/s; tar c | tar x: %.1f MB/s; ratio %.2fx (target: at least 0.5x, %s)\n", s, m, t, r, (r >= 0.5 ? "met" : "NOT MET")
 }' "$results")
 [ -n "$agentmove" ] && echo "agent move: $agentmove"
+# The sealed stream (issue #29: at least 1.0x age), sealing 1 GiB beside
+# age on the same data in turns of 1 MiB: the total's ratio, and the
+# median over the turns of age's time for a MiB over Link's for the MiB
+# beside it, which a turn the machine's other work interrupts does not move.
+sealed=$(awk '$1 ~ /^BenchmarkSeal1GiB-/ {
+  for (i = 3; i < NF; i++) { v[$(i+1)] = $i }
+  if (v["link-MB/s"] != "") printf "sealing 1 GiB: %.0f MB/s; age: %.0f MB/s; ratio %.3fx, median of its 1 MiB turns %.3fx (target: at least 1.0x, %s)\n", v["link-MB/s"], v["age-MB/s"], v["x-baseline"], v["x-median-turn"], (v["x-median-turn"] >= 1.0 ? "met" : "NOT MET")
+}' "$results")
+[ -n "$sealed" ] && echo "sealed stream: $sealed"
 # Every figure of the run goes to docs/PERFORMANCE.md, the one place
 # figures live (code comments say what and why, never a measurement):
 # the part between its bench markers is written anew; the analyses below

@@ -6,10 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # systemd: systemd-analyze verify checks the unit files Link writes; man-db:
 # it also checks the man page a unit names. dpkg-dev: make deb's
-# dpkg-shlibdeps. openssh-server: the move test runs its own sshd on loopback.
+# dpkg-shlibdeps. openssh-server, socat: the move test runs its own sshd on
+# the loopback of a network namespace it makes, and reaches it through socat.
 # rclone: lnk bucket push|pull runs it (services/bucket).
 pkgs=(bubblewrap libseccomp-dev pkg-config gcc tmux xvfb xauth zenity xdotool iproute2 curl python3 libnotify-bin dbus-x11 notification-daemon
-  systemd man-db dpkg-dev openssh-server rclone)
+  systemd man-db dpkg-dev openssh-server socat rclone)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

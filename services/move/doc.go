@@ -43,6 +43,12 @@
 // --browser-host, --tcp, --tool, --command by path or *, and teams),
 // each named as the lnk agent allow flag that would give it.
 //
+// Placing is all or nothing across areas (placing.go): every rename, a
+// folder made, the secrets' merge and the moved note's end are recorded,
+// and a failure at any of them, or an agent that does not answer once in
+// place (Receive.Answer), undoes them in reverse, an agent new here
+// removed; the agent here is as it was, or whole as it came.
+//
 // # Backups and restores
 //
 // [Backup] writes the same state with the same sending tree as a standard

@@ -14,7 +14,7 @@ import (
 // incoming files overwrite, nothing there is deleted. Each name is moved
 // from the folder holding it, opened through no link: a link there in a
 // folder's place is replaced, never written through.
-func mergeFiles(stage, agent int, note func(string)) error {
+func (p *placing) mergeFiles(stage, agent int, note func(string)) error {
 	src, err := ownerfile.OpenDir(stage, "files", unix.O_RDONLY)
 	if err != nil {
 		return err
@@ -25,10 +25,10 @@ func mergeFiles(stage, agent int, note func(string)) error {
 		return fmt.Errorf("opening the agent's files folder: %w", err)
 	}
 	defer unix.Close(dst)
-	return mergeDir(src, dst, "files", 0, note)
+	return p.mergeDir(src, dst, "files", 0, note)
 }
 
-func mergeDir(src, dst int, path string, depth int, note func(string)) error {
+func (p *placing) mergeDir(src, dst int, path string, depth int, note func(string)) error {
 	if depth > moveentry.MaxDepth {
 		return fmt.Errorf("%w: %s", moveentry.ErrDepth, path)
 	}
@@ -46,16 +46,16 @@ func mergeDir(src, dst int, path string, depth int, note func(string)) error {
 		case derr != nil && !errors.Is(derr, unix.ENOENT):
 			return derr
 		case derr != nil:
-			err = ownerfile.Rename(src, n, dst, n, unix.RENAME_NOREPLACE)
+			err = p.rename(src, n, dst, n, unix.RENAME_NOREPLACE)
 		case s.Mode&unix.S_IFMT == unix.S_IFDIR && d.Mode&unix.S_IFMT == unix.S_IFDIR:
-			err = mergeSub(src, dst, n, path+"/"+n, depth, note)
+			err = p.mergeSub(src, dst, n, path+"/"+n, depth, note)
 		case d.Mode&unix.S_IFMT == unix.S_IFDIR:
 			note(path + "/" + n + " is left out: a folder here has its name, and a move deletes nothing")
 			continue
 		default:
 			// A file or link here is replaced by what came, a folder
 			// included: the old one goes with the staging folder.
-			err = ownerfile.Rename(src, n, dst, n, unix.RENAME_EXCHANGE)
+			err = p.rename(src, n, dst, n, unix.RENAME_EXCHANGE)
 		}
 		if err != nil {
 			return fmt.Errorf("putting %s/%s in place: %w", path, n, err)
@@ -64,7 +64,7 @@ func mergeDir(src, dst int, path string, depth int, note func(string)) error {
 	return nil
 }
 
-func mergeSub(src, dst int, n, path string, depth int, note func(string)) error {
+func (p *placing) mergeSub(src, dst int, n, path string, depth int, note func(string)) error {
 	s, err := ownerfile.Open(src, n, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return err
@@ -73,11 +73,11 @@ func mergeSub(src, dst int, n, path string, depth int, note func(string)) error 
 	d, err := ownerfile.Open(dst, n, unix.O_PATH|unix.O_DIRECTORY, 0)
 	if errors.Is(err, ownerfile.ErrLink) || errors.Is(err, unix.ENOTDIR) {
 		// Swapped for a link or a file meanwhile: replaced, not entered.
-		return ownerfile.Rename(src, n, dst, n, unix.RENAME_EXCHANGE)
+		return p.rename(src, n, dst, n, unix.RENAME_EXCHANGE)
 	}
 	if err != nil {
 		return err
 	}
 	defer unix.Close(d)
-	return mergeDir(s, d, path, depth+1, note)
+	return p.mergeDir(s, d, path, depth+1, note)
 }

@@ -9,7 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/helpers/keybroker/secrets"
 	"lnk.dev/lnk/internal/moveentry"
+	"lnk.dev/lnk/internal/ownerdir"
 	"lnk.dev/lnk/internal/ownerfile"
 )
 
@@ -33,9 +35,13 @@ func (r *Receive) place(home string, st *staging, set *moveentry.Settings, got *
 		return err
 	}
 	defer sec.Destroy()
+	var made func() error // undoes the agent's making, when new here
 	if got.New {
 		spec, allow, err := narrowGrants(set.Sandbox)
 		if err != nil {
+			return err
+		}
+		if made, err = newAgentUndo(home, got.Name); err != nil {
 			return err
 		}
 		_, left, err := caps.AdoptAgent(home, &in, spec)
@@ -49,6 +55,31 @@ func (r *Receive) place(home string, st *staging, set *moveentry.Settings, got *
 	} else {
 		r.Note("agent " + got.Name + " keeps the settings and grants it has here; the stream's are not used")
 	}
+	p := newPlacing()
+	err = r.placeAll(p, home, st, sec, got)
+	if err == nil && r.Answer != nil {
+		// Still undoable: the agent must answer here first.
+		if aerr := r.Answer(got); aerr != nil {
+			err = fmt.Errorf("%w: %w", ErrNoAnswer, aerr)
+		}
+	}
+	if err != nil {
+		err = p.undo(err)
+		if made != nil {
+			if uerr := made(); uerr != nil {
+				err = fmt.Errorf("%w; removing agent %s made for it failed: %w", err, got.Name, uerr)
+			}
+		}
+		got.Placed = nil
+		return err
+	}
+	p.close()
+	return nil
+}
+
+// placeAll puts the staging folder's areas in place, each rename and the
+// secrets recorded in p so a failure is undone whole.
+func (r *Receive) placeAll(p *placing, home string, st *staging, sec *secrets.File, got *Received) error {
 	a, err := caps.LoadAgent(home, got.Name)
 	if err != nil {
 		return err
@@ -62,60 +93,86 @@ func (r *Receive) place(home string, st *staging, set *moveentry.Settings, got *
 		return fmt.Errorf("opening agent %s's folder: %w", a.Name, err)
 	}
 	defer unix.Close(agent)
-	if has(st.fd, "files") {
-		if err := mergeFiles(st.fd, agent, r.Note); err != nil {
-			return err
-		}
-		got.Placed = append(got.Placed, "files")
-	}
 	own, err := ownerfile.OpenDir(agent, "Agent", unix.O_PATH)
 	if err != nil {
 		return fmt.Errorf("opening agent %s's own folder: %w", a.Name, err)
 	}
 	defer unix.Close(own)
+	// Made ready in the staging folder first: each area's mode.
+	for _, c := range collections {
+		if has(st.fd, c) {
+			if err := chmodDir(st.fd, c, 0o700); err != nil {
+				return err
+			}
+		}
+	}
+	if has(st.fd, "files") {
+		if err := p.mergeFiles(st.fd, agent, r.Note); err != nil {
+			return err
+		}
+		got.Placed = append(got.Placed, "files")
+	}
 	for _, c := range collections {
 		if !has(st.fd, c) {
 			continue
 		}
-		if err := swapIn(st.fd, c, own, c); err != nil {
+		if err := p.swapIn(st.fd, c, own, c); err != nil {
 			return fmt.Errorf("putting %s in place: %w", c, err)
-		}
-		if err := chmodDir(own, c, 0o700); err != nil {
-			return err
 		}
 		got.Placed = append(got.Placed, c)
 	}
 	if has(st.fd, "home") {
 		if !a.RunsLinkHarness() {
 			r.Note("Link Harness's home is left out: agent " + a.Name + " runs another harness here")
-		} else if err := placeHome(st.fd, agent, r.Note); err != nil {
+		} else if err := p.placeHome(st.fd, agent, r.Note); err != nil {
 			return err
 		} else {
 			got.Placed = append(got.Placed, "home")
 		}
 	}
-	if err := mergeSecrets(home, a.ID, sec, r.Note); err != nil {
+	if err := p.do(func() (func() error, error) { return mergeSecrets(home, a.ID, sec, r.Note) }); err != nil {
 		return err
 	}
-	// Here again: the note of its leaving ends.
-	return caps.RemoveMovedNote(home, a.ID)
+	// Here again: the note of its leaving ends (written back by an undo).
+	return p.do(func() (func() error, error) { return caps.TakeMovedNote(home, a.ID) })
+}
+
+// newAgentUndo returns what removes agent name, about to be made here for
+// a receive, should its placing fail: its folder in ~/Link/Agents, and its
+// folder in ~/.lnk/agents when there was none before.
+func newAgentUndo(home, name string) (func() error, error) {
+	l := caps.Layout{Home: home}
+	settingsNew := false
+	if _, err := os.Lstat(l.Settings() + "/agents/" + name); errors.Is(err, os.ErrNotExist) {
+		settingsNew = true
+	} else if err != nil {
+		return nil, err
+	}
+	return func() error {
+		agents, err := ownerfile.OpenPath(l.Agents(), unix.O_PATH|unix.O_DIRECTORY)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(agents)
+		if err := ownerfile.RemoveAll(agents, name); err != nil {
+			return err
+		}
+		if !settingsNew {
+			return nil
+		}
+		d, err := ownerdir.Open(home, ".lnk", "agents")
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		return ownerfile.RemoveAll(int(d.Fd()), name)
+	}, nil
 }
 
 // has reports whether the folder dir holds name.
 func has(dir int, name string) bool {
 	var st unix.Stat_t
 	return unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
-}
-
-// swapIn puts the staging name in dst's place: exchanged with what is
-// there (a link included, moved as itself, never followed), which then
-// goes with the staging folder; moved when nothing is.
-func swapIn(src int, name string, dst int, dstName string) error {
-	err := ownerfile.Rename(src, name, dst, dstName, unix.RENAME_EXCHANGE)
-	if errors.Is(err, unix.ENOENT) {
-		err = ownerfile.Rename(src, name, dst, dstName, unix.RENAME_NOREPLACE)
-	}
-	return err
 }
 
 // chmodDir sets the folder name's mode in dir, opened through no link.
@@ -130,13 +187,13 @@ func chmodDir(dir int, name string, mode uint32) error {
 
 // placeHome puts each name of the staging home in Link Harness's home,
 // but a .env: keys go only as Link's settings.
-func placeHome(stage, agent int, note func(string)) error {
-	hs, err := ownerfile.MakeDir(agent, "Harnesses", unix.O_PATH, ownerfile.PrivateDir)
+func (p *placing) placeHome(stage, agent int, note func(string)) error {
+	hs, err := p.makeDir(agent, "Harnesses")
 	if err != nil {
 		return err
 	}
 	defer unix.Close(hs)
-	hh, err := ownerfile.MakeDir(hs, caps.LinkHarness, unix.O_PATH, ownerfile.PrivateDir)
+	hh, err := p.makeDir(hs, caps.LinkHarness)
 	if err != nil {
 		return err
 	}
@@ -156,7 +213,7 @@ func placeHome(stage, agent int, note func(string)) error {
 			note("home/.env is left out: a harness's keys come only as Link's settings")
 			continue
 		}
-		if err := swapIn(src, n, hh, n); err != nil {
+		if err := p.swapIn(src, n, hh, n); err != nil {
 			return fmt.Errorf("putting home/%s in place: %w", n, err)
 		}
 	}

@@ -29,7 +29,17 @@ type Receive struct {
 	Key  *stream.PrivateKey
 	// Note is told, one line each, what was left out and why.
 	Note func(string)
+	// Answer, when set, is asked once everything is in place and before
+	// the receive ends: an error (the agent does not answer here,
+	// running, with its ID) undoes the whole placing, so a switch that
+	// fails before this end answers leaves nothing here. It stops what
+	// it started before it returns an error.
+	Answer func(got *Received) error
 }
+
+// ErrNoAnswer is a receive undone because the agent did not answer
+// (Receive.Answer).
+var ErrNoAnswer = errors.New("move: the agent does not answer here, so nothing of it is kept")
 
 // Received says what a receive put in place.
 type Received struct {

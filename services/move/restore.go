@@ -149,9 +149,11 @@ type fileAt interface {
 	Fd() uintptr
 }
 
-// place puts what the restoring folder holds in place: each of the home's
-// names from Link Harness's home's handle (placeHome: never a .env), each
-// collection swapped whole into the agent's own folder.
+// place puts what the restoring folder holds in place all or nothing,
+// as a receive does (placing): each of the home's names from Link
+// Harness's home's handle (placeHome: never a .env), each collection
+// swapped whole into the agent's own folder; a failure at any step undoes
+// every step before it, so the agent is as it was or whole as restored.
 func (r *Restore) place(home string, a *caps.Agent, st *staging) (*Restored, error) {
 	l := caps.Layout{Home: home}
 	agent, err := ownerfile.OpenPath(l.AgentDir(a.Name), unix.O_PATH|unix.O_DIRECTORY)
@@ -159,23 +161,34 @@ func (r *Restore) place(home string, a *caps.Agent, st *staging) (*Restored, err
 		return nil, fmt.Errorf("opening agent %s's folder: %w", a.Name, err)
 	}
 	defer unix.Close(agent)
-	got := &Restored{}
-	if has(st.fd, "home") {
-		if err := placeHome(st.fd, agent, r.Note); err != nil {
-			return nil, err
-		}
-		got.Placed = append(got.Placed, "home")
-	}
 	own, err := ownerfile.OpenDir(agent, "Agent", unix.O_PATH)
 	if err != nil {
 		return nil, fmt.Errorf("opening agent %s's own folder: %w", a.Name, err)
 	}
 	defer unix.Close(own)
+	p := newPlacing()
+	got, err := r.placeAll(p, st, agent, own)
+	if err != nil {
+		return nil, p.undo(err)
+	}
+	p.close()
+	return got, nil
+}
+
+// placeAll takes each step of place, recorded in p.
+func (r *Restore) placeAll(p *placing, st *staging, agent, own int) (*Restored, error) {
+	got := &Restored{}
+	if has(st.fd, "home") {
+		if err := p.placeHome(st.fd, agent, r.Note); err != nil {
+			return nil, err
+		}
+		got.Placed = append(got.Placed, "home")
+	}
 	for _, c := range []string{"chats", "instructions", "skills"} {
 		if !has(st.fd, c) {
 			continue
 		}
-		if err := swapIn(st.fd, c, own, c); err != nil {
+		if err := p.swapIn(st.fd, c, own, c); err != nil {
 			return nil, fmt.Errorf("putting %s back: %w", c, err)
 		}
 		if err := chmodDir(own, c, 0o700); err != nil {

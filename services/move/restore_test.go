@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -344,6 +345,57 @@ func TestRestoreStoppedMidwayPlacesNothing(t *testing.T) {
 	noRestoring(t, home)
 	if _, err := r.Run(context.Background(), ar); err != nil {
 		t.Fatalf("not stopped: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(own, "chats", "c1.jsonl")); string(b) == "after the backup\n" {
+		t.Error("the restore that ran put nothing back")
+	}
+}
+
+// TestRestorePlacingIsAllOrNothing fails a restore's placing at each of
+// its steps in turn: the agent is left as it was each time, and the run
+// with no failure puts the backup back (the control).
+func TestRestorePlacingIsAllOrNothing(t *testing.T) {
+	home := testenv.Home(t)
+	backupAgent(t, home, "main")
+	backup(t, home, "main")
+	own := caps.Layout{Home: home}.OwnDir("main")
+	write(t, filepath.Join(own, "chats", "c1.jsonl"), "after the backup\n", 0o600)
+	before := agentTree(t, home)
+	r := &move.Restore{Home: home, Name: "main", Stopped: func() error { return nil }}
+	for n := 0; ; n++ {
+		injected := errors.New("injected at step " + strconv.Itoa(n))
+		hit := false
+		restore := move.SetPlaceFault(func(step int) error {
+			if step == n {
+				hit = true
+				return injected
+			}
+			return nil
+		})
+		ar, err := move.OpenBackup(home, "main")
+		if err != nil {
+			restore()
+			t.Fatal(err)
+		}
+		_, err = r.Run(context.Background(), ar)
+		ar.Close()
+		restore()
+		if !hit {
+			if err != nil {
+				t.Fatalf("restore with no failure: %v", err)
+			}
+			if n < 2 {
+				t.Fatalf("placing took %d steps: the test proves nothing", n)
+			}
+			break
+		}
+		if !errors.Is(err, injected) {
+			t.Fatalf("step %d: %v, want the injected failure", n, err)
+		}
+		if after := agentTree(t, home); after != before {
+			t.Fatalf("a restore failed at step %d left the agent changed:\n%s\n---\n%s", n, before, after)
+		}
+		noRestoring(t, home)
 	}
 	if b, _ := os.ReadFile(filepath.Join(own, "chats", "c1.jsonl")); string(b) == "after the backup\n" {
 		t.Error("the restore that ran put nothing back")

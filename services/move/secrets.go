@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 
 	"lnk.dev/lnk/helpers/keybroker/secrets"
@@ -35,18 +36,22 @@ func openSecrets(blob []byte, key *stream.PrivateKey) (*secrets.File, error) {
 // mergeSecrets grants the secrets that came to agent id here: a secret
 // new here is kept with its value; one here already, with the same value
 // and host, is granted to it too; one here with another value or host
-// keeps this machine's, and is named.
-func mergeSecrets(home, id string, in *secrets.File, note func(string)) error {
+// keeps this machine's, and is named. It returns what undoes it: each
+// secret it added removed, each grant it added taken off.
+func mergeSecrets(home, id string, in *secrets.File, note func(string)) (func() error, error) {
 	if len(in.Secrets) == 0 {
-		return nil
+		return func() error { return nil }, nil
 	}
-	return secrets.Update(home, func(f *secrets.File) error {
+	var added, granted []string
+	err := secrets.Update(home, func(f *secrets.File) error {
+		added, granted = nil, nil
 		for name, e := range in.Secrets {
 			here, ok := f.Secrets[name]
 			if !ok {
 				c := *e
 				c.Agents = []string{id}
 				f.Secrets[name] = &c
+				added = append(added, name)
 				continue
 			}
 			if here.InternetHost != e.InternetHost || !here.Value.Equal(e.Value.Bytes()) {
@@ -56,8 +61,28 @@ func mergeSecrets(home, id string, in *secrets.File, note func(string)) error {
 			if !here.GrantedTo(id) {
 				here.Agents = append(here.Agents, id)
 				sort.Strings(here.Agents)
+				granted = append(granted, name)
 			}
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return func() error {
+		return secrets.Update(home, func(f *secrets.File) error {
+			for _, name := range added {
+				if e := f.Secrets[name]; e != nil {
+					e.Value.Destroy()
+					delete(f.Secrets, name)
+				}
+			}
+			for _, name := range granted {
+				if e := f.Secrets[name]; e != nil {
+					e.Agents = slices.DeleteFunc(e.Agents, func(a string) bool { return a == id })
+				}
+			}
+			return nil
+		})
+	}, nil
 }

@@ -184,8 +184,15 @@ func (t *tree) aside(r io.Reader, path string, mode uint32) error {
 	if err != nil {
 		return fmt.Errorf("copying %s aside: %w", path, err)
 	}
+	if asideCopied != nil {
+		asideCopied(path)
+	}
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
 	return t.w.File(path, mode, k, bufio.NewReaderSize(tmp, copyBuf))
 }
+
+// asideCopied, when set (export_test.go), is told each path copied aside,
+// once its copy is whole and before it is sent.
+var asideCopied func(path string)

@@ -122,11 +122,12 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	}
 }
 
-// session is one caller: the owner's uid alone, then the proof, then
-// the message.
+// session is one caller: the owner's own process alone (the kernel's
+// rule for its clients: the owner's uid, and not a process Link
+// confined), then the proof, then the message.
 func (s *Server) session(ctx context.Context, c *net.UnixConn) {
 	defer c.Close()
-	if _, err := peercred.SameUser(c); err != nil {
+	if _, err := peercred.OwnersOwn(c); err != nil {
 		s.c.Logf("lnk: agent %s's way in: refused a caller: %v", s.c.Name, err)
 		return
 	}

@@ -147,12 +147,8 @@ func init() {
 				if err != nil {
 					return Fail(ExitFailure, err, beside.Hint)
 				}
-				h, err := webhook.HarnessOf(a)
-				if err != nil {
-					return Fail(ExitFailure, err, "lnk agent start "+args[0]+" starts its harness")
-				}
 				logf := func(f string, v ...any) { fmt.Fprintf(c.ErrOrStderr(), "lnk: "+f+"\n", v...) }
-				l, err := webhook.NewListener(a, checker, h, webhook.DefaultLimits, logf)
+				l, err := webhook.NewListener(a, checker, webhook.WayInOf(a), webhook.DefaultLimits, logf)
 				if err != nil {
 					return err
 				}

@@ -34,7 +34,8 @@
 // tool, the webhook listener (lnk agent webhook serve). At most 64 messages at
 // once (the 65th is refused at once, never queued: the spec's "at most
 // 64 at once", and its caller, a scheduler or deliverer, tries again);
-// a request line of at most 64 KiB read within 10 s.
+// a request line read within 10 s, its text at most the harness's
+// endpoint.MaxOthersMessage (1 MiB, a webhook's body cap).
 //
 // Refuses, each logged once with its reason: a Link-From naming no
 // sender or one the way in doesn't hand (a teammate's or a team's until

@@ -41,6 +41,9 @@ func checkMessage(m Message, hops int) (kind, error) {
 	if m.Text == "" {
 		return 0, refusal.New("the message is empty")
 	}
+	if len(m.Text) > endpoint.MaxOthersMessage {
+		return 0, refusal.New(fmt.Sprintf("the message is %d bytes, more than the %d a message from others may be", len(m.Text), endpoint.MaxOthersMessage))
+	}
 	var k kind
 	switch {
 	case strings.HasPrefix(m.From, FromSchedule):

@@ -103,11 +103,15 @@ first, as lnk agent send's.`,
 	})
 }
 
-// agentClient checks the thread and the message and reads agent's
-// bridge.json, refusing one that names another agent.
+// agentClient checks the thread (a name, and the owner's own
+// conversation: never a stranger's or a subagent's) and the message,
+// and reads agent's bridge.json, refusing one that names another agent.
 func agentClient(home, name, thread, text string) (*endpoint.Client, error) {
 	if err := store.CheckThread(thread); err != nil {
 		return nil, Usage(fmt.Sprintf("--thread %q: %v", thread, err), "lnk agent send "+name+" --thread main MESSAGE")
+	}
+	if err := endpoint.CheckOwnersThread(thread); err != nil {
+		return nil, Refused(err, "lnk agent send "+name+" --thread main MESSAGE sends to the owner's own conversation")
 	}
 	if len(text) > endpoint.MaxOwnerMessage {
 		return nil, Refused(fmt.Errorf("the message is %d bytes: an owner's message is at most 16 KiB", len(text)), "send it in parts, or put it in a file of the agent's Home and ask it to read it")

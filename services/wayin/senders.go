@@ -65,7 +65,7 @@ func checkMessage(m Message, hops int) (kind, error) {
 		// no command would allow it, so the refusal names none.
 		return 0, refusal.New("the way in hands on messages from the agent's schedules, subagents, background commands and webhooks, not from " + quote(m.From))
 	}
-	if k != kindWebhook && k != kindTask && (strings.HasPrefix(m.Thread, "webhook:") || strings.HasPrefix(m.Thread, "stranger:")) {
+	if k != kindWebhook && k != kindTask && endpoint.StrangersThread(m.Thread) {
 		return 0, refusal.New("a message from " + m.From + " never goes to a stranger's conversation (" + m.Thread + ")")
 	}
 	if m.Hops > hops {

@@ -15,5 +15,9 @@
 // internal/ownerfile (never through a link, 600, written whole);
 // hooks-seen.json by group commit, a post answered 202 only once the
 // write holding its id is durable (seen.go). An error on a security path
-// refuses the post.
+// refuses the post. The listener binds 127.0.0.1 alone; a public
+// address is a tunnel's, which the owner opens (lnk tunnel open --public
+// is out of Link's scope). Each taken post goes to the agent through its
+// way in (services/wayin, deliver.go), never to the harness directly,
+// and a refused one is told its status's fixed text alone.
 package webhook

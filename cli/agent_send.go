@@ -74,7 +74,7 @@ what can't is sent neither the key nor the message.`,
 				return nil
 			},
 		}
-		c.Flags().StringVar(&thread, "thread", defaultThread, "the conversation (letters, digits, - _ . and one :)")
+		c.Flags().StringVar(&thread, "thread", defaultThread, "the owner's conversation (letters, digits, - _ .)")
 		c.Flags().BoolVar(&asJSON, "json", false, "print the answer as one JSON object")
 		return c
 	})
@@ -98,13 +98,14 @@ first, as lnk agent send's.`,
 				return chat(c.Context(), cl, args[0], thread, c.InOrStdin(), c.OutOrStdout(), c.ErrOrStderr())
 			},
 		}
-		c.Flags().StringVar(&thread, "thread", defaultThread, "the conversation (letters, digits, - _ . and one :)")
+		c.Flags().StringVar(&thread, "thread", defaultThread, "the owner's conversation (letters, digits, - _ .)")
 		return c
 	})
 }
 
 // agentClient checks the thread (a name, and the owner's own
-// conversation: never a stranger's or a subagent's) and the message,
+// conversation: never a stranger's, a teammate's or a subagent's) and
+// the message,
 // and reads agent's bridge.json, refusing one that names another agent.
 func agentClient(home, name, thread, text string) (*endpoint.Client, error) {
 	if err := store.CheckThread(thread); err != nil {

@@ -99,12 +99,12 @@ func TestAgentSend(t *testing.T) {
 	if code, out, errs := runLnk(t, "agent", "send", "pal", "hello"); code != 0 || out != "answer 1: hello\n" {
 		t.Fatalf("send: exit %d, %q %s", code, out, errs)
 	}
-	code, out, errs := runLnk(t, "agent", "send", "pal", "--json", "--thread", "work:1", "again")
+	code, out, errs := runLnk(t, "agent", "send", "pal", "--json", "--thread", "work-1", "again")
 	var v struct {
 		Thread, Answer string
 		Seq            int64
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Answer != "answer 2: again" || v.Seq != 4 || v.Thread != "work:1" {
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Answer != "answer 2: again" || v.Seq != 4 || v.Thread != "work-1" {
 		t.Fatalf("send --json: exit %d, %q %s", code, out, errs)
 	}
 	for _, c := range []struct {
@@ -115,8 +115,9 @@ func TestAgentSend(t *testing.T) {
 		{[]string{"agent", "send", "pal", "--thread", "../x", "hi"}, ExitUsage, "--thread"},
 		{[]string{"agent", "send", "pal", strings.Repeat("a", endpoint.MaxOwnerMessage+1)}, ExitRefused, "at most 16 KiB"},
 		{[]string{"agent", "send", "nobody", "hi"}, ExitMissing, "no such agent"},
-		{[]string{"agent", "send", "pal", "--thread", "webhook:ci", "hi"}, ExitRefused, "a stranger's"},
+		{[]string{"agent", "send", "pal", "--thread", "webhook:ci", "hi"}, ExitRefused, "with webhook:ci, not the owner"},
 		{[]string{"agent", "send", "pal", "--thread", "task-7", "hi"}, ExitRefused, "a subagent's"},
+		{[]string{"agent", "send", "pal", "--thread", "agent-0123", "hi"}, ExitRefused, "with another agent"},
 	} {
 		if code, _, errs := runLnk(t, c.args...); code != c.code || !strings.Contains(errs, c.want) || !strings.Contains(errs, "hint: ") {
 			t.Errorf("%v: exit %d, want %d and %q:\n%s", c.args[:3], code, c.code, c.want, errs)

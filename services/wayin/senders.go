@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"lnk.dev/lnk/internal/conversation"
 	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/services/harness/endpoint"
 	"lnk.dev/lnk/services/harness/store"
@@ -65,7 +66,7 @@ func checkMessage(m Message, hops int) (kind, error) {
 		// no command would allow it, so the refusal names none.
 		return 0, refusal.New("the way in hands on messages from the agent's schedules, subagents, background commands and webhooks, not from " + quote(m.From))
 	}
-	if k != kindWebhook && k != kindTask && endpoint.StrangersThread(m.Thread) {
+	if k != kindWebhook && k != kindTask && conversation.Strangers(m.Thread) {
 		return 0, refusal.New("a message from " + m.From + " never goes to a stranger's conversation (" + m.Thread + ")")
 	}
 	if m.Hops > hops {

@@ -303,7 +303,8 @@ func TestProofAndMessageOneConnection(t *testing.T) {
 // escaped at worst, is taken, one byte more refused; a thread that isn't
 // a name refused; a Link-From naming no sender refused, one naming a
 // schedule taken; an owner's message into a conversation not the
-// owner's own (a webhook's, a stranger's, a subagent's) refused 403.
+// owner's own (a webhook's, a stranger's, a subagent's, a teammate's)
+// refused 403.
 func TestMessageChecks(t *testing.T) {
 	a := newAgent(idA, "ana", "alpha", "alpha")
 	port, _ := serve(t, a)
@@ -341,6 +342,7 @@ func TestMessageChecks(t *testing.T) {
 		{"the owner's, into a webhook's conversation", h(), body("webhook:ci", "x"), 403},
 		{"the owner's, into a stranger's", h(), body("stranger:x", "x"), 403},
 		{"the owner's, into a subagent's", h(), body("task-1", "x"), 403},
+		{"the owner's, into a teammate's", h(), body("agent-0123", "x"), 403},
 	}
 	for _, c := range cases {
 		if st := post(t, port, PathMessage, c.h, c.body); st != c.status {

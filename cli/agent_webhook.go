@@ -30,8 +30,8 @@ func init() {
 scheme or GitHub's), reach the agent as a stranger's messages in the
 webhook's own conversation, with only the tools [tools] strangers names.
 The listener never binds another address. Reaching it from another
-machine takes a tunnel you open yourself: lnk tunnel open --public is out
-of Link's scope, not built.`,
+machine takes a tunnel you open yourself: a public tunnel is out of
+Link's scope, and Link builds none.`,
 			Args: cobra.NoArgs, RunE: func(c *cobra.Command, _ []string) error { return c.Help() }}
 	})
 	register("agent webhook", func() *cobra.Command {

@@ -18,6 +18,7 @@ import (
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/cloexec"
 	"lnk.dev/lnk/services/agentlife"
+	"lnk.dev/lnk/services/move"
 )
 
 // lnk agent start|restart NAME, and the hidden lnk agent supervise NAME
@@ -131,6 +132,10 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 	// One place at a time: an agent that moved away runs where it went.
 	if err := caps.CheckNotMoved(home, a); err != nil {
 		return auditRefusal("agent start", name, agentErr(err, name))
+	}
+	// What a restore cut short left a week ago goes (services/move).
+	if err := move.SweepRestoring(home); err != nil {
+		fmt.Fprintln(c.ErrOrStderr(), "lnk: removing what a restore cut short left in ~/Link/Agents: "+err.Error())
 	}
 	// Running, nothing is changed: a setting written now would apply at
 	// the harness's next restart, unannounced.

@@ -52,6 +52,7 @@ func main() {
 	if fs.NArg() != 0 {
 		fail(2, errors.New(usage))
 	}
+	web.SetCollector()
 	own, err := netclass.WatchOwnAddrs()
 	if err != nil {
 		fail(1, fmt.Errorf("%v: every fetch would be refused, so Link Web does not start", err))

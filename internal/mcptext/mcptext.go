@@ -1,21 +1,32 @@
 // Package mcptext encodes an MCP tool's result of one plain text — the
 // result Link's own tool servers give (the file tool's serve, Link Web)
-// — in one pass, to the go-sdk's own bytes. The go-sdk's encoding of a
-// CallToolResult encodes its content, compacts it inside the result,
-// and compacts the result again inside the response: a scan of every
-// byte of the text each time, which for a large answer (a 100 KB page)
-// is most of what the server spends on it.
+// — in one pass, to the go-sdk's own bytes but for HTML escaping. The
+// go-sdk's encoding of a CallToolResult encodes its content, compacts it
+// inside the result, and compacts the result again inside the response:
+// a scan of every byte of the text each time, which for a large answer
+// (a 100 KB page) is most of what the server spends on it.
+//
+// The text's <, > and & are written as they are, as the go-sdk's own
+// JSON-RPC layer writes every value it encodes (its jsonMarshal: "like
+// json.Marshal but without HTML escaping"); only its TextContent escapes
+// them, as \u003c, \u003e and \u0026 — six bytes each, to be scanned
+// and unescaped again by the client — a page's markup, or the text of an
+// HTML page, being full of them. The JSON means the same string either
+// way: HTML escaping is for JSON set inside an HTML page, which an MCP
+// message never is.
 //
 // # Security
 //
 // Holds nothing; trusts nothing it is given to be more than text. Its
-// bytes are the go-sdk's for the same result (TestTextResultIsTheGoSDKs),
-// so a client reads the same answer with it or without it; a result it
-// is not sure of (anything but one plain text, or a session whose
-// protocol gives results a resultType) is left to the go-sdk.
+// bytes are the go-sdk's for the same result with <, > and & unescaped,
+// and decode to the same result (TestTextResultIsTheGoSDKs), so a
+// client reads the same answer with it or without it; a result it is not
+// sure of (anything but one plain text, or a session whose protocol
+// gives results a resultType) is left to the go-sdk.
 package mcptext
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 
@@ -35,31 +46,42 @@ type Result struct{ *mcp.CallToolResult }
 
 // MarshalJSON is {"content":[{"type":"text","text":…}]} with
 // "isError":true after it for an error, the text escaped as
-// encoding/json escapes a string (as the go-sdk's TextContent does).
+// encoding/json escapes a string but for HTML escaping (see the package
+// doc), straight into the one buffer of the result.
 func (r Result) MarshalJSON() ([]byte, error) {
-	text, err := json.Marshal(r.Content[0].(*mcp.TextContent).Text)
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, 0, len(text)+64)
-	b = append(b, '{')
+	text := r.Content[0].(*mcp.TextContent).Text
+	var b bytes.Buffer
+	b.Grow(len(text) + len(text)/16 + 96)
+	b.WriteByte('{')
 	if why, ok := r.Meta[toolrefusal.Key].(string); ok && len(r.Meta) == 1 {
 		// A refusal's _meta, first as the go-sdk orders it.
-		w, err := json.Marshal(why)
-		if err != nil {
+		b.WriteString(`"_meta":{"` + toolrefusal.Key + `":`)
+		if err := appendString(&b, why); err != nil {
 			return nil, err
 		}
-		b = append(b, `"_meta":{"`+toolrefusal.Key+`":`...)
-		b = append(b, w...)
-		b = append(b, "},"...)
+		b.WriteString("},")
 	}
-	b = append(b, `"content":[{"type":"text","text":`...)
-	b = append(b, text...)
-	b = append(b, "}]"...)
+	b.WriteString(`"content":[{"type":"text","text":`)
+	if err := appendString(&b, text); err != nil {
+		return nil, err
+	}
+	b.WriteString("}]")
 	if r.IsError {
-		b = append(b, `,"isError":true`...)
+		b.WriteString(`,"isError":true`)
 	}
-	return append(b, '}'), nil
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// appendString appends s as a JSON string, its <, > and & as they are.
+func appendString(b *bytes.Buffer, s string) error {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return err
+	}
+	b.Truncate(b.Len() - 1) // Encode's newline
+	return nil
 }
 
 // Plain reports whether r is a result [Result] encodes as the go-sdk

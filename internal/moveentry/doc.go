@@ -39,4 +39,10 @@
 // receiver's (services/move), which unpacks only into a folder of its own
 // from folder handles and puts nothing in place before the end
 // authenticated.
+//
+// A backup's archives are standard tar files of the switch's paths
+// (home/…, chats/…, instructions/…, skills/…): [TarReader] reads one with
+// the same path rule ([Tree], which [Reader] uses too), and refuses what a
+// backup never holds (hard links, devices, pipes, sparse files, links
+// where none may be, sizes past the archive's own, a cut archive).
 package moveentry

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"strings"
 )
 
 // errCut is a stream that stops before its end.
@@ -24,7 +23,7 @@ type Reader struct {
 	r     *bufio.Reader
 	phase Phase
 	count uint64
-	seen  map[string]Kind // every path sent, and what it was
+	seen  *Tree // every path sent, and what it was
 	head  bool
 	sets  bool  // the switch's settings came
 	body  *body // the file being read
@@ -34,7 +33,7 @@ type Reader struct {
 
 // NewReader reads the magic and returns a Reader for the entries.
 func NewReader(src io.Reader) (*Reader, error) {
-	r := &Reader{r: bufio.NewReaderSize(src, 256<<10), seen: map[string]Kind{}}
+	r := &Reader{r: bufio.NewReaderSize(src, 256<<10), seen: NewTree()}
 	m := make([]byte, len(Magic))
 	if _, err := io.ReadFull(r.r, m); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -157,7 +156,7 @@ func (r *Reader) readPhase(e *Entry) (*Entry, error) {
 }
 
 func (r *Reader) readSettings(e *Entry) (*Entry, error) {
-	if r.phase != PhaseSwitch || r.sets || len(r.seenIn(PhaseSwitch)) > 0 {
+	if r.phase != PhaseSwitch || r.sets || len(r.seen.In(PhaseSwitch)) > 0 {
 		return nil, fmt.Errorf("%w: settings come first in the switch, once", ErrOrder)
 	}
 	var s Settings
@@ -171,19 +170,6 @@ func (r *Reader) readSettings(e *Entry) (*Entry, error) {
 	return e, nil
 }
 
-// seenIn lists the paths seen under phase's areas.
-func (r *Reader) seenIn(p Phase) []string {
-	var out []string
-	for path := range r.seen {
-		for _, a := range Areas[p] {
-			if path == a || strings.HasPrefix(path, a+"/") {
-				out = append(out, path)
-			}
-		}
-	}
-	return out
-}
-
 func (r *Reader) readPath(e *Entry) (*Entry, error) {
 	if r.phase == PhaseNone || r.phase == PhaseSwitch && !r.sets {
 		return nil, fmt.Errorf("%w: a path before its phase's start", ErrOrder)
@@ -193,27 +179,8 @@ func (r *Reader) readPath(e *Entry) (*Entry, error) {
 		return nil, err
 	}
 	e.Path = string(b)
-	names, err := CheckPath(r.phase, e.Kind, e.Path)
-	if err != nil {
+	if _, err := r.seen.Add(r.phase, e.Kind, e.Path); err != nil {
 		return nil, err
-	}
-	if _, dup := r.seen[e.Path]; dup {
-		return nil, fmt.Errorf("%w: %s sent twice", ErrPath, quote(e.Path))
-	}
-	// Every folder on the way came before, as a folder: never a link,
-	// never missing.
-	for i := 1; i < len(names); i++ {
-		parent := strings.Join(names[:i], "/")
-		switch r.seen[parent] {
-		case KindDir:
-		case KindLink:
-			return nil, fmt.Errorf("%w: %s lies through the link %s", ErrPath, quote(e.Path), quote(parent))
-		default:
-			return nil, fmt.Errorf("%w: %s comes before its folder %s", ErrOrder, quote(e.Path), quote(parent))
-		}
-	}
-	if len(names) == 1 && e.Kind != KindDir {
-		return nil, fmt.Errorf("%w: %s is an area, always a folder", ErrPath, quote(e.Path))
 	}
 	switch e.Kind {
 	case KindDir:
@@ -243,7 +210,6 @@ func (r *Reader) readPath(e *Entry) (*Entry, error) {
 		e.Size = int64(n)
 		r.body = &body{r: r.r, left: e.Size, h: sha256.New(), path: e.Path}
 	}
-	r.seen[e.Path] = e.Kind
 	return e, nil
 }
 

@@ -42,4 +42,19 @@
 // past its sandbox (--read '~', --network-mode host, --lan-host, --port,
 // --browser-host, --tcp, --tool, --command by path or *, and teams),
 // each named as the lnk agent allow flag that would give it.
+//
+// # Backups and restores
+//
+// [Backup] writes the same state with the same sending tree as a standard
+// tar, .lnk-backup/link.tar (Link Harness's home, never its .env) and
+// Agent.tar (chats, instructions, skills: never memory's index or the
+// scheduler's jobs), into the files folder through the backup folder's
+// handle (ownerfile.Replacement), and notes each archive's SHA-256 in
+// ~/.lnk/agents/<agent>/backup.json. [Restore] takes [Archives] opened as
+// regular files ([OpenBackup], or a bucket pull's), once the agent is
+// stopped; refuses any archive not byte for byte the last backup's;
+// unpacks each with internal/moveentry's TarReader, the move's path rule,
+// into a fresh ~/Link/Agents/.restoring-<random> from folder handles; and
+// only once all of it unpacked and matched swaps the state in as a
+// receive does.
 package move

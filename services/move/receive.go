@@ -212,7 +212,7 @@ func (s *staging) unpack(ctx context.Context, er *moveentry.Reader) (*moveentry.
 		case moveentry.KindSettings:
 			set = e.Settings
 		case moveentry.KindDir, moveentry.KindFile, moveentry.KindLink:
-			if err := s.put(e, er); err != nil {
+			if err := s.put(e, er.Body()); err != nil {
 				return nil, err
 			}
 		}
@@ -220,8 +220,9 @@ func (s *staging) unpack(ctx context.Context, er *moveentry.Reader) (*moveentry.
 }
 
 // put makes entry e in the staging folder, from its parent folder's
-// handle, opened beneath the staging folder through no link.
-func (s *staging) put(e *moveentry.Entry, er *moveentry.Reader) error {
+// handle, opened beneath the staging folder through no link; a file's
+// bytes are read from body.
+func (s *staging) put(e *moveentry.Entry, body io.Reader) error {
 	dir, base := filepath.Split(e.Path)
 	dir = filepath.Clean(dir)
 	pfd, err := s.parentFD(dir)
@@ -251,7 +252,7 @@ func (s *staging) put(e *moveentry.Entry, er *moveentry.Reader) error {
 	defer f.Close()
 	// Whole records at a time, not io.Copy's 32 KiB (os.File's ReadFrom
 	// would take it back to that size).
-	if _, err := io.CopyBuffer(struct{ io.Writer }{f}, er.Body(), s.buf); err != nil {
+	if _, err := io.CopyBuffer(struct{ io.Writer }{f}, body, s.buf); err != nil {
 		return err
 	}
 	return f.Chmod(fsMode(e.Mode))

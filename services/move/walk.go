@@ -27,7 +27,7 @@ var ErrAreaLink = errors.New("move: a link stands on the way to a folder the mov
 // tree sends folders from their handles.
 type tree struct {
 	ctx     context.Context
-	w       *moveentry.Writer
+	w       entryWriter
 	sending int
 	note    func(string)
 }

@@ -27,6 +27,7 @@ func fence() string {
 func pageText(p *Page) string {
 	tag := fence()
 	var b strings.Builder
+	b.Grow(len(p.Text) + len(p.URL) + len(p.Title) + 512)
 	fmt.Fprintf(&b, "%s\nURL: %s\nStatus: %d\n", webWords, mdliteral.Span(p.URL), p.Status)
 	if t := mdliteral.Span(p.Title); t != "" {
 		fmt.Fprintf(&b, "Title: %s\n", t)
@@ -34,11 +35,14 @@ func pageText(p *Page) string {
 	if p.Plain {
 		fmt.Fprintf(&b, "Note: the page is nested more than %d elements deep, so it is given as plain text.\n", MaxDepth)
 	}
-	text := strings.TrimRight(p.Text, "\n") + "\n"
-	if !p.Markdown {
-		text = mdliteral.Block(p.Text)
+	fmt.Fprintf(&b, "<<<web page %s>>>\n", tag)
+	if p.Markdown {
+		b.WriteString(strings.TrimRight(p.Text, "\n"))
+		b.WriteByte('\n')
+	} else {
+		mdliteral.WriteBlock(&b, p.Text)
 	}
-	fmt.Fprintf(&b, "<<<web page %s>>>\n%s<<<end of web page %s>>>\n", tag, text, tag)
+	fmt.Fprintf(&b, "<<<end of web page %s>>>\n", tag)
 	return b.String()
 }
 

@@ -93,7 +93,7 @@ func convertHTML(body []byte, base *url.URL) (title, text string, plain bool, er
 	if err != nil {
 		return "", "", false, err
 	}
-	return title, strings.ToValidUTF8(string(md), "\uFFFD"), false, nil
+	return title, validText(md), false, nil
 }
 
 // prune removes the dropped elements and comments and returns how deep

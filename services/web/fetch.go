@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"lnk.dev/lnk/internal/mdliteral"
 )
@@ -71,7 +72,7 @@ func (w *Web) fetch(ctx context.Context, rawURL string) (*Page, error) {
 		return nil, w.callError(ctx, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxPage+1))
+	body, err := readBody(resp)
 	if err != nil {
 		return nil, w.callError(ctx, err)
 	}
@@ -86,13 +87,33 @@ func (w *Web) fetch(ctx context.Context, rawURL string) (*Page, error) {
 			return nil, w.callError(ctx, err)
 		}
 	case strings.HasPrefix(mt, "text/") || mt == "application/json" || mt == "application/xml" || strings.HasSuffix(mt, "+json") || strings.HasSuffix(mt, "+xml") || mt == "" && !bytes.ContainsRune(body, 0):
-		p.Text = strings.ToValidUTF8(string(body), "\uFFFD")
+		p.Text = validText(body)
 	case mt == "":
 		return nil, refusef("the page says no type and holds NUL bytes: not text, and only HTML and text are read")
 	default:
 		return nil, refusef("the page is %s, not text: only HTML and text are read", mt)
 	}
 	return p, nil
+}
+
+// readBody reads resp's body up to MaxPage+1 bytes, into a buffer of the
+// size the server said (at most MaxPage) where it said one, with room for
+// ReadFrom's last read: read once, not copied over as a buffer grows.
+func readBody(resp *http.Response) ([]byte, error) {
+	var b bytes.Buffer
+	if n := resp.ContentLength; n > 0 {
+		b.Grow(int(min(n, MaxPage)) + bytes.MinRead)
+	}
+	_, err := b.ReadFrom(io.LimitReader(resp.Body, MaxPage+1))
+	return b.Bytes(), err
+}
+
+// validText is b as a string, each invalid byte U+FFFD.
+func validText(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
 // checkRedirect allows at most MaxRedirects redirects, never from

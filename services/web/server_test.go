@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -14,9 +15,10 @@ import (
 
 // TestAnswerOnTheWireIsTheGoSDKs: a fetch's answer, encoded in one pass
 // (mcptext.OnePass), is written as the very bytes the go-sdk's own
-// encoding of the same result gives — a page's markup characters, quotes,
-// line breaks and non-ASCII text included — so a client reads the same
-// answer.
+// encoding of the same result gives but for its HTML escapes (\u003c,
+// \u003e, \u0026: written as the characters, as mcptext says) — a
+// page's markup characters, quotes, line breaks and non-ASCII text
+// included — so a client reads the same answer.
 func TestAnswerOnTheWireIsTheGoSDKs(t *testing.T) {
 	body := "<!doctype html><html><head><title>Wire \"test\" & co</title></head><body><h1>Ünïcödé 😀</h1><p>a &lt;b&gt; \u2028 line\tand \\ back</p><pre>x\ny</pre></body></html>"
 	s := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
@@ -41,6 +43,11 @@ func TestAnswerOnTheWireIsTheGoSDKs(t *testing.T) {
 	want, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: result})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The body holds no backslash before a u: only the HTML escapes are undone.
+	want = []byte(strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(string(want)))
+	if !bytes.Contains(want, []byte("& co")) {
+		t.Fatalf("the answer holds no &: %s", want)
 	}
 	if got := bytes.TrimSuffix(line, []byte("\n")); !bytes.Equal(got, want) {
 		t.Fatalf("on the wire:\n%s\nthe go-sdk encodes:\n%s", got, want)

@@ -12,9 +12,11 @@
 // each post, to that webhook's own lnk-webhook on its stdin (checker.go):
 // one confined process per webhook, started at its first post and kept.
 // Ids are 128 random bits. Every file is opened through
-// internal/ownerfile (never through a link, 600, written whole);
-// hooks-seen.json by group commit, a post answered 202 only once the
-// write holding its id is durable (seen.go). An error on a security path
+// internal/ownerfile (never through a link, 600, written whole), but for
+// hooks-seen.log, the ids taken since hooks-seen.json was last written
+// whole, appended by group commit: a post is answered 202 only once the
+// append holding its id is durable, and refused 503 when the record is
+// at its limit (seen.go, seenlog.go). An error on a security path
 // refuses the post. The listener binds 127.0.0.1 alone; a public
 // address is a tunnel's, which the owner opens (lnk tunnel open --public
 // is out of Link's scope). Each taken post goes to the agent through its

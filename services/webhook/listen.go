@@ -24,6 +24,11 @@ type Limits struct {
 	BodyTimeout  time.Duration // 10 s to read a body
 	CheckTimeout time.Duration // 30 s for lnk-webhook's verdict
 	InFlight     int           // 64 posts at once
+	// MaxSeen bounds hooks-seen.json's size, and so the ids of the last
+	// 30 days it keeps: past it a post is refused 503 before it is
+	// handed on. 0 (and anything larger) is 64 MiB, the most that is
+	// read when the listener starts.
+	MaxSeen int64
 }
 
 // DefaultLimits are the spec's.
@@ -56,7 +61,7 @@ func NewListener(a Agent, checker string, d Deliverer, l Limits, logf func(strin
 	if err != nil {
 		return nil, err
 	}
-	sn, err := openSeen(dir)
+	sn, err := openSeen(dir, l.MaxSeen)
 	if err != nil {
 		dir.Close()
 		return nil, err
@@ -73,6 +78,7 @@ func NewListener(a Agent, checker string, d Deliverer, l Limits, logf func(strin
 func (l *Listener) Close() error {
 	l.checks.close()
 	l.secrets.close()
+	l.seen.close()
 	return l.dir.Close()
 }
 
@@ -257,7 +263,7 @@ func contentOf(r *http.Request, body []byte) (string, int, string) {
 func (l *Listener) hand(w http.ResponseWriter, r *http.Request, h Hook, v webhookcheck.Verdict, text string) {
 	key := h.ID + " " + v.ID
 	if err := l.seen.begin(key, l.now()); err != nil {
-		l.refuse(w, http.StatusUnauthorized, err.Error())
+		l.refuseUnseen(w, err)
 		return
 	}
 	if err := l.deliver.Deliver(r.Context(), l.agent.ID, From(h.Name), Thread(h.Name), text); err != nil {
@@ -270,6 +276,17 @@ func (l *Listener) hand(w http.ResponseWriter, r *http.Request, h Hook, v webhoo
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// refuseUnseen answers a post the record would not take in flight: 401
+// for a repeat, 503 when the record is full (its reason logged with a
+// hint saying what frees room).
+func (l *Listener) refuseUnseen(w http.ResponseWriter, err error) {
+	if errors.Is(err, ErrFull) {
+		l.refuse(w, http.StatusServiceUnavailable, fullReason(l.seen.limit, l.agent.Name))
+		return
+	}
+	l.refuse(w, http.StatusUnauthorized, err.Error())
 }
 
 // requestOf keeps r's signature headers and body for lnk-webhook.

@@ -63,6 +63,7 @@ type rig struct {
 	log    *testenv.SyncBuffer
 	// checker is the built lnk-webhook.
 	checker string
+	l       *Listener // the first listener, which base serves
 }
 
 func newRig(t testing.TB, lim Limits) *rig {
@@ -79,7 +80,7 @@ func newRig(t testing.TB, lim Limits) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.base = serve(t, l)
+	r.l, r.base = l, serve(t, l)
 	return r
 }
 
@@ -171,14 +172,14 @@ func TestListenerTakesSignedPostsOnly(t *testing.T) {
 	if got := strings.Join(r.h.took, "\n"); got != "stranger:webhook:ci|webhook:ci|"+string(body)+"\nstranger:webhook:ci|webhook:ci|hello" {
 		t.Fatalf("the harness took:\n%s", got)
 	}
-	seenPath := filepath.Join(r.a.Home, ".lnk", "agents", r.a.ID, SeenName)
-	st, err := os.Lstat(seenPath)
-	if err != nil || st.Mode().Perm() != 0o600 || !st.Mode().IsRegular() {
-		t.Fatalf("%s: %v %v", SeenName, st, err)
+	for _, f := range []string{SeenName, SeenLogName} {
+		st, err := os.Lstat(filepath.Join(r.a.Home, ".lnk", "agents", r.a.ID, f))
+		if err != nil || st.Mode().Perm() != 0o600 || !st.Mode().IsRegular() {
+			t.Fatalf("%s: %v %v", f, st, err)
+		}
 	}
-	b, _ := os.ReadFile(seenPath)
-	if !strings.Contains(string(b), r.hook.ID+" m1") || !strings.Contains(string(b), r.hook.ID+" m2") {
-		t.Fatalf("%s holds:\n%s", SeenName, b)
+	if b := onDisk(t, r.a); !strings.Contains(b, r.hook.ID+" m1") || !strings.Contains(b, r.hook.ID+" m2") {
+		t.Fatalf("the record holds:\n%s", b)
 	}
 	if strings.Contains(r.log.String(), "whsec_") {
 		t.Fatal("a secret was logged")

@@ -44,7 +44,7 @@ func sandboxOf(h Hook) string { return "webhook:" + h.Name }
 func (l *Listener) ask(w http.ResponseWriter, h Hook, v webhookcheck.Verdict, q string) {
 	key := h.ID + " " + v.ID
 	if err := l.seen.begin(key, l.now()); err != nil {
-		l.refuse(w, http.StatusUnauthorized, err.Error())
+		l.refuseUnseen(w, err)
 		return
 	}
 	id, err := l.putQuestion(h, q)

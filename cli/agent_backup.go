@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/moveentry"
+	"lnk.dev/lnk/internal/ownerfile"
+	"lnk.dev/lnk/services/agentlife"
+	"lnk.dev/lnk/services/move"
+)
+
+// lnk agent backup|restore: a backup of the agent's state in its files
+// folder's .lnk-backup, and going back to it (services/move's Backup and
+// Restore). Pushing a backup to a bucket belongs after Backup.Run, of the
+// paths it wrote; pulling one before Restore.Run, handing it the archives
+// opened from where the pull put them.
+
+func init() {
+	register("agent", func() *cobra.Command {
+		return &cobra.Command{
+			Use:   "backup NAME",
+			Short: "Write the agent's state to .lnk-backup/<harness>.tar and Agent.tar in its files folder, replacing the last backup",
+			Long: "Write the agent's backup into its files folder's .lnk-backup (700), each archive a standard tar (600), replaced whole:\n" +
+				"  <harness>.tar  the harness's state: Link Harness's home as a move sends it, never its .env of keys\n" +
+				"  Agent.tar      its instructions, skills and conversations, never memory's index or its scheduled jobs\n" +
+				"Link's settings and secrets are never in a backup. What was written is noted in ~/.lnk/agents/NAME/backup.json,\n" +
+				"out of every sandbox's reach: lnk agent restore takes back only these archives, byte for byte.",
+			Example:           "  lnk agent backup main\n  tar tf ~/Link/Agents/main/Home/.lnk-backup/Agent.tar",
+			Args:              cobra.ExactArgs(1),
+			ValidArgsFunction: completeAgents,
+			RunE: func(c *cobra.Command, args []string) error {
+				home, a, err := loadAgent(args[0])
+				if err != nil {
+					return err
+				}
+				ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+				defer stop()
+				b := &move.Backup{Home: home, Name: a.Name, Note: func(n string) { fmt.Fprintln(c.ErrOrStderr(), "lnk: "+n) }}
+				got, err := b.Run(ctx)
+				if err != nil {
+					return auditRefusal("agent backup", a.Name, backupErr(err, a.Name))
+				}
+				fmt.Fprintf(c.OutOrStdout(), "backed up agent %s:\n", a.Name)
+				for _, p := range got.Written {
+					fmt.Fprintf(c.OutOrStdout(), "  %s\n", p)
+				}
+				fmt.Fprintf(c.OutOrStdout(), "lnk agent restore %s goes back to it\n", a.Name)
+				return nil
+			},
+		}
+	})
+	register("agent", func() *cobra.Command {
+		return &cobra.Command{
+			Use:   "restore NAME",
+			Short: "Go back to the agent's last backup: its harness's state and its instructions, skills and conversations, once it is stopped",
+			Long: "Go back to the last lnk agent backup of a stopped agent. Each archive in .lnk-backup is opened without following a link,\n" +
+				"refused unless it is a regular file and the one the last backup here wrote (its SHA-256), and unpacked into a fresh\n" +
+				"~/Link/Agents/.restoring-<random> with every entry checked as a move's are (no '..', absolute name, hard link, device,\n" +
+				"folder over 32 deep; permission bits only). Only then is anything replaced: the harness's state in its home (never\n" +
+				"its install or .env), and its instructions, skills and conversations in its own folder. Memory's index, scheduled\n" +
+				"jobs, settings and secrets are left as they are.",
+			Example:           "  lnk agent stop main && lnk agent restore main",
+			Args:              cobra.ExactArgs(1),
+			ValidArgsFunction: completeAgents,
+			RunE: func(c *cobra.Command, args []string) error {
+				home, a, err := loadAgent(args[0])
+				if err != nil {
+					return err
+				}
+				stopped := func() error { return stoppedForRestore(home, a) }
+				// Refused before any archive is opened.
+				if err := stopped(); err != nil {
+					return auditRefusal("agent restore", a.Name, err)
+				}
+				ar, err := move.OpenBackup(home, a.Name)
+				if err != nil {
+					return auditRefusal("agent restore", a.Name, backupErr(err, a.Name))
+				}
+				defer ar.Close()
+				ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+				defer stop()
+				r := &move.Restore{Home: home, Name: a.Name, Stopped: stopped,
+					Note: func(n string) { fmt.Fprintln(c.ErrOrStderr(), "lnk: "+textLine(n)) }}
+				got, err := r.Run(ctx, ar)
+				if err != nil {
+					return auditRefusal("agent restore", a.Name, backupErr(err, a.Name))
+				}
+				what := "nothing (the backup held none of its state)"
+				if len(got.Placed) > 0 {
+					what = strings.Join(got.Placed, ", ")
+				}
+				fmt.Fprintf(c.OutOrStdout(), "restored agent %s from its backup: %s put back\nlnk agent start %s runs it\n", a.Name, what, a.Name)
+				return nil
+			},
+		}
+	})
+}
+
+// stoppedForRestore refuses a restore unless agent a is stopped.
+func stoppedForRestore(home string, a *caps.Agent) error {
+	st, err := agentlife.ReadStatus(home, a)
+	if err != nil {
+		return err
+	}
+	if st.Running {
+		return Refused(fmt.Errorf("agent %s runs: a restore replaces its state only while it is stopped", a.Name), "lnk agent stop "+a.Name+" first")
+	}
+	return nil
+}
+
+// backupErr gives a backup's or restore's error its exit code and hint.
+func backupErr(err error, name string) error {
+	var ex *ExitError
+	switch {
+	case errors.As(err, &ex):
+		return err
+	case errors.Is(err, context.Canceled):
+		return Fail(ExitFailure, fmt.Errorf("stopped before its end: nothing of it was put in place"))
+	case errors.Is(err, move.ErrNoBackup):
+		return Fail(ExitMissing, err, "lnk agent backup "+name+" makes one")
+	case errors.Is(err, move.ErrNotArchive), errors.Is(err, move.ErrNotLastBackup), errors.Is(err, moveentry.ErrArchive),
+		errors.Is(err, moveentry.ErrArchiveLink), errors.Is(err, moveentry.ErrPath), errors.Is(err, moveentry.ErrDepth),
+		errors.Is(err, moveentry.ErrEntry), errors.Is(err, moveentry.ErrOrder), errors.Is(err, moveentry.ErrSize):
+		return Refused(fmt.Errorf("%s: nothing of it was put back", textLine(err.Error())),
+			"lnk agent backup "+name+" writes a new backup; the agent's files folder, where it sits, is the agent's to write")
+	case errors.Is(err, move.ErrBusy):
+		return Refused(err, "wait for the other move, backup or restore to end; lnk agent status "+name+" shows the agent")
+	case errors.Is(err, ownerfile.ErrLink), errors.Is(err, move.ErrAreaLink), errors.Is(err, ownerfile.ErrSwapped):
+		return Refused(err, "lnk agent backup "+name+" again: Link never writes or reads through a link")
+	}
+	return agentErr(err, name)
+}

@@ -74,7 +74,7 @@ what can't is sent neither the key nor the message.`,
 				return nil
 			},
 		}
-		c.Flags().StringVar(&thread, "thread", defaultThread, "the conversation (letters, digits, - _ . and one :)")
+		c.Flags().StringVar(&thread, "thread", defaultThread, "the owner's conversation (letters, digits, - _ .)")
 		c.Flags().BoolVar(&asJSON, "json", false, "print the answer as one JSON object")
 		return c
 	})
@@ -98,16 +98,21 @@ first, as lnk agent send's.`,
 				return chat(c.Context(), cl, args[0], thread, c.InOrStdin(), c.OutOrStdout(), c.ErrOrStderr())
 			},
 		}
-		c.Flags().StringVar(&thread, "thread", defaultThread, "the conversation (letters, digits, - _ . and one :)")
+		c.Flags().StringVar(&thread, "thread", defaultThread, "the owner's conversation (letters, digits, - _ .)")
 		return c
 	})
 }
 
-// agentClient checks the thread and the message and reads agent's
-// bridge.json, refusing one that names another agent.
+// agentClient checks the thread (a name, and the owner's own
+// conversation: never a stranger's, a teammate's or a subagent's) and
+// the message,
+// and reads agent's bridge.json, refusing one that names another agent.
 func agentClient(home, name, thread, text string) (*endpoint.Client, error) {
 	if err := store.CheckThread(thread); err != nil {
 		return nil, Usage(fmt.Sprintf("--thread %q: %v", thread, err), "lnk agent send "+name+" --thread main MESSAGE")
+	}
+	if err := endpoint.CheckOwnersThread(thread); err != nil {
+		return nil, Refused(err, "lnk agent send "+name+" --thread main MESSAGE sends to the owner's own conversation")
 	}
 	if len(text) > endpoint.MaxOwnerMessage {
 		return nil, Refused(fmt.Errorf("the message is %d bytes: an owner's message is at most 16 KiB", len(text)), "send it in parts, or put it in a file of the agent's Home and ask it to read it")

@@ -90,20 +90,21 @@ func writeBridge(t *testing.T, home, name string, b *config.Bridge) {
 }
 
 // TestAgentSend: the answer on stdout, --json as one object, a thread
-// that isn't a name and a message over 16 KiB refused before anything is
-// sent, an agent with no bridge.json told how to start it.
+// that isn't a name, a conversation not the owner's own (a webhook's, a
+// subagent's) and a message over 16 KiB refused before anything is sent,
+// an agent with no bridge.json told how to start it.
 func TestAgentSend(t *testing.T) {
 	turn := &chatTurner{}
 	chatAgent(t, "pal", turn)
 	if code, out, errs := runLnk(t, "agent", "send", "pal", "hello"); code != 0 || out != "answer 1: hello\n" {
 		t.Fatalf("send: exit %d, %q %s", code, out, errs)
 	}
-	code, out, errs := runLnk(t, "agent", "send", "pal", "--json", "--thread", "work:1", "again")
+	code, out, errs := runLnk(t, "agent", "send", "pal", "--json", "--thread", "work-1", "again")
 	var v struct {
 		Thread, Answer string
 		Seq            int64
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Answer != "answer 2: again" || v.Seq != 4 || v.Thread != "work:1" {
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Answer != "answer 2: again" || v.Seq != 4 || v.Thread != "work-1" {
 		t.Fatalf("send --json: exit %d, %q %s", code, out, errs)
 	}
 	for _, c := range []struct {
@@ -114,6 +115,9 @@ func TestAgentSend(t *testing.T) {
 		{[]string{"agent", "send", "pal", "--thread", "../x", "hi"}, ExitUsage, "--thread"},
 		{[]string{"agent", "send", "pal", strings.Repeat("a", endpoint.MaxOwnerMessage+1)}, ExitRefused, "at most 16 KiB"},
 		{[]string{"agent", "send", "nobody", "hi"}, ExitMissing, "no such agent"},
+		{[]string{"agent", "send", "pal", "--thread", "webhook:ci", "hi"}, ExitRefused, "with webhook:ci, not the owner"},
+		{[]string{"agent", "send", "pal", "--thread", "task-7", "hi"}, ExitRefused, "a subagent's"},
+		{[]string{"agent", "send", "pal", "--thread", "agent-0123", "hi"}, ExitRefused, "with another agent"},
 	} {
 		if code, _, errs := runLnk(t, c.args...); code != c.code || !strings.Contains(errs, c.want) || !strings.Contains(errs, "hint: ") {
 			t.Errorf("%v: exit %d, want %d and %q:\n%s", c.args[:3], code, c.code, c.want, errs)
@@ -217,4 +221,70 @@ func TestAgentChatCtrlCEndsTheTurn(t *testing.T) {
 		}
 	}
 	t.Fatalf("Ctrl-D did not end the chat:\n%s", screen())
+}
+
+// gatedTurner holds every turn until open is closed, and counts them.
+type gatedTurner struct {
+	mu    sync.Mutex
+	began []string
+	open  chan struct{}
+}
+
+func (g *gatedTurner) Turn(ctx context.Context, m endpoint.Message, onText func(string)) (int64, error) {
+	g.mu.Lock()
+	g.began = append(g.began, m.Text)
+	g.mu.Unlock()
+	select {
+	case <-g.open:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	onText("read: " + m.Text)
+	return 1, nil
+}
+
+func (g *gatedTurner) turns() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.began...)
+}
+
+// TestAgentSendWaitsWhileBusy: while the agent's turn in a conversation
+// runs, lnk agent send's message to it is neither refused nor run beside
+// it: it waits, and is read (its turn begun and answered) once the
+// running turn ends.
+func TestAgentSendWaitsWhileBusy(t *testing.T) {
+	g := &gatedTurner{open: make(chan struct{})}
+	chatAgent(t, "pal", g)
+	type result struct {
+		code      int
+		out, errs string
+	}
+	first, second := make(chan result, 1), make(chan result, 1)
+	go func() { c, o, e := runLnk(t, "agent", "send", "pal", "first"); first <- result{c, o, e} }()
+	for end := time.Now().Add(10 * time.Second); len(g.turns()) < 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the first message's turn never began")
+		}
+	}
+	go func() { c, o, e := runLnk(t, "agent", "send", "pal", "second"); second <- result{c, o, e} }()
+	time.Sleep(300 * time.Millisecond) // room for a wrong refusal, or a second turn begun beside the first
+	select {
+	case r := <-second:
+		t.Fatalf("the second message did not wait: exit %d %q %s", r.code, r.out, r.errs)
+	default:
+	}
+	if got := g.turns(); len(got) != 1 {
+		t.Fatalf("turns begun while the first runs: %q", got)
+	}
+	close(g.open)
+	for _, c := range []struct {
+		ch   chan result
+		want string
+	}{{first, "read: first\n"}, {second, "read: second\n"}} {
+		r := <-c.ch
+		if r.code != 0 || r.out != c.want {
+			t.Fatalf("exit %d %q %s, want %q", r.code, r.out, r.errs, c.want)
+		}
+	}
 }

@@ -25,6 +25,13 @@ import (
 func init() {
 	register("agent", func() *cobra.Command {
 		return &cobra.Command{Use: "webhook", Short: "An agent's webhooks: addresses on 127.0.0.1 whose signed posts reach it as a stranger's messages",
+			Long: `An agent's webhooks: addresses on 127.0.0.1 alone, each ending in an id of
+128 random bits, whose posts, signed with the webhook's secret (Link's
+scheme or GitHub's), reach the agent as a stranger's messages in the
+webhook's own conversation, with only the tools [tools] strangers names.
+The listener never binds another address. Reaching it from another
+machine takes a tunnel you open yourself: a public tunnel is out of
+Link's scope, and Link builds none.`,
 			Args: cobra.NoArgs, RunE: func(c *cobra.Command, _ []string) error { return c.Help() }}
 	})
 	register("agent webhook", func() *cobra.Command {
@@ -147,12 +154,8 @@ func init() {
 				if err != nil {
 					return Fail(ExitFailure, err, beside.Hint)
 				}
-				h, err := webhook.HarnessOf(a)
-				if err != nil {
-					return Fail(ExitFailure, err, "lnk agent start "+args[0]+" starts its harness")
-				}
 				logf := func(f string, v ...any) { fmt.Fprintf(c.ErrOrStderr(), "lnk: "+f+"\n", v...) }
-				l, err := webhook.NewListener(a, checker, h, webhook.DefaultLimits, logf)
+				l, err := webhook.NewListener(a, checker, webhook.WayInOf(a), webhook.DefaultLimits, logf)
 				if err != nil {
 					return err
 				}

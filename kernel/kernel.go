@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/internal/audit"
+	"lnk.dev/lnk/internal/peercred"
 	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/internal/wire"
 	"lnk.dev/lnk/kernel/proto"
@@ -198,31 +199,31 @@ func (k *Kernel) accept(ctx context.Context) {
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
-		f, err := uc.File()
-		uc.Close()
+		// SO_PEERCRED and SO_PEERPIDFD (Linux 6.5+), read through
+		// internal/peercred: a pidfd held for the connection's life pins
+		// the peer's identity, so its pid is never another's.
+		cred, err := peercred.Of(uc)
 		if err != nil {
-			k.opts.Logf("accept: %v", err)
-			continue
-		}
-		fd := int(f.Fd()) // Fd puts it in blocking mode: its reader waits in recvmsg
-		cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
-		if err != nil {
-			f.Close()
+			uc.Close()
 			continue
 		}
 		peer := audit.Peer{UID: int(cred.Uid), PID: int(cred.Pid)}
 		if int(cred.Uid) != os.Geteuid() {
 			k.refuse(audit.Entry{Peer: &peer, Reason: fmt.Sprintf("connection from uid %d, not the owner's", cred.Uid)})
-			f.Close()
+			uc.Close()
 			continue
 		}
-		// SO_PEERPIDFD (Linux 6.5+): a pidfd held for the connection's
-		// life pins the peer's identity, so its pid is never another's.
-		var pidfd *os.File
-		if pfd, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PEERPIDFD); err == nil && pfd >= 0 {
-			unix.CloseOnExec(pfd)
-			pidfd = os.NewFile(uintptr(pfd), "peer-pidfd")
+		pidfd := peercred.PidFD(uc)
+		f, err := uc.File()
+		uc.Close()
+		if err != nil {
+			k.opts.Logf("accept: %v", err)
+			if pidfd != nil {
+				pidfd.Close()
+			}
+			continue
 		}
+		f.Fd() // Fd puts it in blocking mode: its reader waits in recvmsg
 		// Only the owner's own clients: not a process Link confined
 		// (a compromised broker or proxy), whatever its uid.
 		if why := confinedPeer(int(cred.Pid), pidfd, k.toolServers.has); why != "" {

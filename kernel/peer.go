@@ -1,13 +1,9 @@
 package kernel
 
 import (
-	"bytes"
-	"errors"
 	"os"
-	"strconv"
 
-	"golang.org/x/sys/unix"
-
+	"lnk.dev/lnk/internal/peercred"
 	"lnk.dev/lnk/internal/procstat"
 )
 
@@ -23,7 +19,8 @@ import (
 //     a server lnk started did: the run and file tools start their calls'
 //     sandboxes through the kernel;
 //   - a process under a seccomp filter with no_new_privs, as every broker,
-//     proxy and sandboxed command Link starts is.
+//     proxy and sandboxed command Link starts is (peercred.Confined, the
+//     one reading of it, which the agents' way in applies too).
 //
 // What cannot be learned (the peer's /proc entry unreadable, or the peer
 // gone and its pid perhaps another's) refuses.
@@ -33,12 +30,8 @@ func confinedPeer(pid int, pidfd *os.File, toolServer func(int) bool) string {
 	}
 	self := os.Getpid()
 	if pid != self { // an in-process client of the kernel's own is the kernel
-		nnp, filtered, err := confinement(pid)
-		switch {
-		case err != nil:
-			return "the peer's confinement cannot be learned: " + err.Error()
-		case nnp && filtered:
-			return "a process Link confined (seccomp filter, no_new_privs)"
+		if why := peercred.Confined(pid); why != "" {
+			return why
 		}
 		for p, seen := pid, 0; p > 1 && seen < 4096; seen++ {
 			st, err := procstat.Read(p)
@@ -55,44 +48,8 @@ func confinedPeer(pid int, pidfd *os.File, toolServer func(int) bool) string {
 		}
 	}
 	// What was read is the peer's own only if the pid still names it.
-	if pidfd != nil {
-		if err := unix.PidfdSendSignal(int(pidfd.Fd()), 0, nil, 0); err != nil {
-			return "the peer is gone"
-		}
+	if pidfd != nil && peercred.Gone(pidfd) {
+		return "the peer is gone"
 	}
 	return ""
-}
-
-// confinement reads pid's NoNewPrivs and Seccomp lines in its status.
-func confinement(pid int) (nnp, filtered bool, err error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return false, false, err
-	}
-	return parseConfinement(b)
-}
-
-// parseConfinement reads a /proc/PID/status: whether no_new_privs is set
-// and whether a seccomp mode is. A status without a NoNewPrivs line
-// cannot say, and is an error; one without a Seccomp line is a kernel
-// without seccomp, where nothing is filtered.
-func parseConfinement(status []byte) (nnp, filtered bool, err error) {
-	var sawNNP bool
-	for _, line := range bytes.Split(status, []byte("\n")) {
-		k, v, ok := bytes.Cut(line, []byte(":"))
-		if !ok {
-			continue
-		}
-		v = bytes.TrimSpace(v)
-		switch string(k) {
-		case "NoNewPrivs":
-			sawNNP, nnp = true, string(v) != "0"
-		case "Seccomp":
-			filtered = string(v) != "0"
-		}
-	}
-	if !sawNNP {
-		return false, false, errors.New("its status says nothing of no_new_privs")
-	}
-	return nnp, filtered, nil
 }

@@ -3,6 +3,7 @@ package kernel
 import (
 	"testing"
 
+	"lnk.dev/lnk/internal/peercred"
 	"lnk.dev/lnk/internal/procstat"
 )
 
@@ -16,27 +17,9 @@ func FuzzPeerProc(f *testing.F) {
 	f.Add([]byte("Name:\tx\nNoNewPrivs:\t1\nSeccomp:\t2\nSeccomp_filters:\t1\n"), []byte("9 (a) b) S 1 9 9"))
 	f.Add([]byte("NoNewPrivs:\t1\n"), []byte("5 (x\nNoNewPrivs:\t0\n) R 3"))
 	f.Fuzz(func(t *testing.T, status, stat []byte) {
-		parseConfinement(status)
+		peercred.ParseConfinement(status)
 		if s, err := procstat.Parse(stat); err == nil && s.PPID < 0 {
 			t.Fatalf("parent %d", s.PPID)
 		}
 	})
-}
-
-func TestParsePeerProc(t *testing.T) {
-	for _, tc := range []struct {
-		status        string
-		nnp, filtered bool
-		bad           bool
-	}{
-		{status: "NoNewPrivs:\t0\nSeccomp:\t0\n"},
-		{status: "NoNewPrivs:\t1\nSeccomp:\t2\n", nnp: true, filtered: true},
-		{status: "NoNewPrivs:\t1\n", nnp: true},
-		{status: "Seccomp:\t2\n", bad: true},
-	} {
-		nnp, filtered, err := parseConfinement([]byte(tc.status))
-		if (err != nil) != tc.bad || nnp != tc.nnp || filtered != tc.filtered {
-			t.Errorf("%q: %v %v %v", tc.status, nnp, filtered, err)
-		}
-	}
 }

@@ -5,7 +5,11 @@
 // # Security
 //
 // A peer whose credentials can't be read is refused, never taken as the
-// owner's: SameUser fails closed.
+// owner's: SameUser fails closed. OwnersOwn (confined.go) is the rule
+// for a socket only the owner's own clients reach (the kernel's, an
+// agent's way in): SameUser, and not a process Link confined (seccomp
+// filter with no_new_privs), read from /proc with the peer pinned by
+// SO_PEERPIDFD where the OS has it; what can't be read refuses.
 package peercred
 
 import (

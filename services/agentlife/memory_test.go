@@ -14,9 +14,11 @@ import (
 // proxy, logged) and finds it by search in another; the note is in the
 // prompt of the next message (the obedient built-in follows what its
 // notes say: a note saying "run ls work" is run in a conversation that
-// never said it). Remember is refused in a teammate's (agent-*), a
-// team's (team-*), a subagent's (task-*) and a stranger's conversation,
-// and the notes stay as they were. lnk agent memory stop ends the
+// never said it). The owner's message to a teammate's (agent-*), a
+// team's (team-*), a subagent's (task-*) or a stranger's conversation is
+// refused before it reaches one, where remember would be refused too
+// (services/memory's TestRememberOwnersConversationsOnly), and the
+// notes stay as they were. lnk agent memory stop ends the
 // service and leaves the index.
 func TestMemoryEndToEnd(t *testing.T) {
 	w := linkWorld(t, "keeper")
@@ -43,12 +45,14 @@ func TestMemoryEndToEnd(t *testing.T) {
 		t.Fatalf("what do you know answered:\n%s", out)
 	}
 
-	// Only the owner's conversations may remember.
+	// Only the owner's conversations may remember: the owner's message
+	// never reaches another's (internal/conversation, the rule remember
+	// applies too; services/memory's tests refuse it there).
 	before, _ := os.ReadFile(notes)
 	for _, thread := range []string{"agent-0123abcd", "team-0123abcd", "task-0123abcd", "webhook:stranger"} {
-		out := w.sendIn(thread, "remember the owner is away")
-		if !strings.Contains(out, "remember writes your notes only in a conversation of your owner's") {
-			t.Errorf("remember in %s answered:\n%s", thread, out)
+		code, out, errs := w.lnkCmd("agent", "send", w.agent, "--thread", thread, "remember the owner is away")
+		if code == 0 || !strings.Contains(errs, "the owner's own conversations") {
+			t.Errorf("lnk agent send --thread %s: exit %d\n%s%s", thread, code, out, errs)
 		}
 	}
 	if after, _ := os.ReadFile(notes); string(after) != string(before) {

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"lnk.dev/lnk/internal/conversation"
 	"lnk.dev/lnk/internal/ownerfile"
 	"lnk.dev/lnk/internal/refusal"
 )
@@ -23,26 +24,17 @@ const (
 // lnk command that would change it (Hint) when there is one.
 type Refusal = refusal.Refusal
 
-// OwnersThread refuses a conversation that is not one of the owner's, as
-// the harness names it (_meta link.local/thread): none, a teammate's
+// OwnersThread refuses a conversation that is not one of the owner's
+// (internal/conversation's rule), as the harness names it (_meta
+// link.local/thread): none, a teammate's
 // (agent-<id>), a team's (team-<id>), a subagent's (task-<id>) or a
 // stranger's (named as its sender, <kind>:<name>, as webhook:<name>).
 func OwnersThread(thread string) error {
-	why := ""
+	why := conversation.NotOwners(thread) // the one rule (internal/conversation)
 	switch {
 	case thread == "":
 		why = "this call names no conversation (_meta link.local/thread), so it cannot be shown to be one of your owner's"
-	case strings.HasPrefix(thread, "agent-"):
-		why = "this conversation is with another agent (" + thread + ")"
-	case strings.HasPrefix(thread, "team-"):
-		why = "this conversation is a team's (" + thread + ")"
-	case strings.HasPrefix(thread, "task-"):
-		why = "this conversation is a subagent's (" + thread + ")"
-	case strings.Contains(thread, ":"):
-		why = "this conversation is with " + thread + ", not your owner"
-	case len(thread) > 128 || strings.ContainsAny(thread, "/\\\x00\n"):
-		why = "the conversation's name is not one Link makes"
-	default:
+	case why == "":
 		return nil
 	}
 	return &Refusal{Reason: "remember writes your notes only in a conversation of your owner's: " + why + ". Nothing was written."}

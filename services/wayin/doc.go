@@ -30,11 +30,17 @@
 //
 // # Security
 //
-// Takes: a peer of the owner's uid alone (SO_PEERCRED, internal/
-// peercred), proved with the agent's way-in key; at most 64 messages at
+// Takes: the owner's own processes alone, by the kernel's rule for its
+// clients (internal/peercred's OwnersOwn: SO_PEERCRED's uid the owner's,
+// and not a process Link confined, under a seccomp filter with
+// no_new_privs, as every broker, proxy and sandboxed command is; a peer
+// whose confinement can't be read is refused), proved with the agent's
+// way-in key: the agent's supervisor (its scheduler's firings), the run
+// tool, the webhook listener (lnk agent webhook serve). At most 64 messages at
 // once (the 65th is refused at once, never queued: the spec's "at most
 // 64 at once", and its caller, a scheduler or deliverer, tries again);
-// a request line of at most 64 KiB read within 10 s.
+// a request line read within 10 s, its text at most the harness's
+// endpoint.MaxOthersMessage (1 MiB, a webhook's body cap).
 //
 // Refuses, each logged once with its reason: a Link-From naming no
 // sender or one the way in doesn't hand (a teammate's or a team's until

@@ -13,14 +13,24 @@ import (
 	"syscall"
 	"testing"
 
+	"lnk.dev/lnk/internal/seccomp"
 	"lnk.dev/lnk/internal/testenv"
 )
 
-// TestMain is also the child of TestAnotherUIDRefused: with
+// TestMain is also the child of TestAnotherUIDRefused and
+// TestConfinedCallerRefused: with
 // LNK_WAYIN_TEST_DIAL set it dials that socket and says whether the way
 // in challenged it or closed.
 func TestMain(m *testing.M) {
 	if sock := os.Getenv("LNK_WAYIN_TEST_DIAL"); sock != "" {
+		if os.Getenv("LNK_WAYIN_TEST_CONFINE") == "1" {
+			// As Link confines a broker: a seccomp filter (this one
+			// still lets it make a unix socket) and no_new_privs.
+			if err := seccomp.ConfineBroker(seccomp.Policy{Sockets: seccomp.SocketsUnix}); err != nil {
+				fmt.Println("confine:", err)
+				os.Exit(2)
+			}
+		}
 		c, err := net.Dial("unix", sock)
 		if err != nil {
 			fmt.Println("dial:", err)
@@ -89,5 +99,45 @@ func TestAnotherUIDRefused(t *testing.T) {
 	}
 	if out := run(nil); !strings.HasPrefix(out, "challenged:") {
 		t.Errorf("the owner's call: %s", out)
+	}
+}
+
+// TestConfinedCallerRefused: a process of the owner's uid that Link
+// confined (a seccomp filter and no_new_privs, as every broker, proxy
+// and sandboxed command is) is closed on before a challenge, whatever
+// reached the socket, and the refusal logged with why: the kernel's rule
+// for its clients (internal/peercred). The same program unconfined is
+// challenged (the positive control).
+func TestConfinedCallerRefused(t *testing.T) {
+	_, err := seccomp.SandboxBPF()
+	testenv.Require(t, err == nil, "libseccomp")
+	w := newWorld(t, defaults, false)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(confine bool) (string, int) {
+		t.Helper()
+		cmd := exec.Command(self)
+		cmd.Env = []string{"LNK_WAYIN_TEST_DIAL=" + w.caller.Socket}
+		if confine {
+			cmd.Env = append(cmd.Env, "LNK_WAYIN_TEST_CONFINE=1")
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		return strings.TrimSpace(string(out)), cmd.Process.Pid
+	}
+	if out, _ := run(false); !strings.HasPrefix(out, "challenged:") {
+		t.Fatalf("the owner's unconfined call: %s", out)
+	}
+	out, pid := run(true)
+	if out != "closed" {
+		t.Fatalf("a confined call: %s, want closed before a challenge", out)
+	}
+	want := fmt.Sprintf("pid %d is not the owner's own client: a process Link confined", pid)
+	if got := w.log.String(); strings.Count(got, want) != 1 {
+		t.Errorf("the refusal is not logged once with its reason (%q):\n%s", want, got)
 	}
 }

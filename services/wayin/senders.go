@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"lnk.dev/lnk/internal/conversation"
 	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/services/harness/endpoint"
 	"lnk.dev/lnk/services/harness/store"
@@ -42,6 +43,9 @@ func checkMessage(m Message, hops int) (kind, error) {
 	if m.Text == "" {
 		return 0, refusal.New("the message is empty")
 	}
+	if len(m.Text) > endpoint.MaxOthersMessage {
+		return 0, refusal.New(fmt.Sprintf("the message is %d bytes, more than the %d a message from others may be", len(m.Text), endpoint.MaxOthersMessage))
+	}
 	var k kind
 	switch {
 	case strings.HasPrefix(m.From, FromSchedule):
@@ -69,7 +73,7 @@ func checkMessage(m Message, hops int) (kind, error) {
 	if k != kindTask && m.Task != nil {
 		return 0, refusal.New("only a subagent's start (task-<id>) carries a tool list")
 	}
-	if k != kindWebhook && k != kindTask && (strings.HasPrefix(m.Thread, "webhook:") || strings.HasPrefix(m.Thread, "stranger:")) {
+	if k != kindWebhook && k != kindTask && conversation.Strangers(m.Thread) {
 		return 0, refusal.New("a message from " + m.From + " never goes to a stranger's conversation (" + m.Thread + ")")
 	}
 	if m.Hops > hops {

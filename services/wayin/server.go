@@ -122,11 +122,12 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	}
 }
 
-// session is one caller: the owner's uid alone, then the proof, then
-// the message.
+// session is one caller: the owner's own process alone (the kernel's
+// rule for its clients: the owner's uid, and not a process Link
+// confined), then the proof, then the message.
 func (s *Server) session(ctx context.Context, c *net.UnixConn) {
 	defer c.Close()
-	if _, err := peercred.SameUser(c); err != nil {
+	if _, err := peercred.OwnersOwn(c); err != nil {
 		s.c.Logf("lnk: agent %s's way in: refused a caller: %v", s.c.Name, err)
 		return
 	}
@@ -171,7 +172,7 @@ func (s *Server) checkProof(q *Request, ch [proof.ChallengeSize]byte) error {
 }
 
 // Hand is the way in for a message handed in this process (the agent's
-// scheduler runner, a webhook's bridge): the same checks and caps as at
+// scheduler runner): the same checks and caps as at
 // the socket, less the proof. It returns once the harness took the
 // message, never waiting for its turn; again says the harness had taken
 // it already (a background command's ending, which speaks once).
@@ -312,17 +313,4 @@ func (s *Server) handChecked(ctx context.Context, m Message, ending bool) (bool,
 		s.mu.Unlock()
 	}
 	return again, out
-}
-
-// Deliver is Hand in the shape services/webhook's Deliverer takes, so a
-// webhook's bridge in the agent's supervisor hands its posts here: a
-// stranger's message (stranger:webhook:<name>, into webhook:<name>, hop
-// 0), checked and capped as every other. A post for another agent is
-// refused.
-func (s *Server) Deliver(ctx context.Context, agentID, from, thread, text string) error {
-	if agentID != s.c.AgentID {
-		return fmt.Errorf("a message for agent %s handed to agent %s's way in", agentID, s.c.AgentID)
-	}
-	_, err := s.Hand(ctx, Message{From: from, Thread: thread, Text: text})
-	return err
 }

@@ -8,10 +8,13 @@ import (
 	"io"
 
 	"lnk.dev/lnk/internal/jsonscan"
+	"lnk.dev/lnk/services/harness/endpoint"
 )
 
-// MaxRequest bounds a request's line, JSON and all.
-const MaxRequest = 64 << 10
+// MaxRequest bounds a request's line, JSON and all: a message's text of
+// endpoint.MaxOthersMessage (a webhook's post of 1 MiB) with every byte
+// escaped as JSON escapes most (\u00XX, six bytes for one), and the rest.
+const MaxRequest = 6*endpoint.MaxOthersMessage + 64<<10
 
 // Request is a caller's line: the proof and the message.
 type Request struct {
@@ -78,7 +81,7 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 		part, err := r.ReadSlice('\n')
 		buf = append(buf, part...)
 		if len(buf) > MaxRequest {
-			return nil, errors.New("the request is larger than 64 KiB")
+			return nil, fmt.Errorf("the request is larger than %d bytes", MaxRequest)
 		}
 		switch {
 		case err == nil:

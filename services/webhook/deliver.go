@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"lnk.dev/lnk/caps"
-	"lnk.dev/lnk/services/harness/endpoint"
+	"lnk.dev/lnk/services/wayin"
 )
 
 // Deliverer hands a message to the agent's harness. It returns once the
@@ -18,43 +18,53 @@ type Deliverer interface {
 
 // From is who a webhook's post is from, as the harness's Link-From
 // names a stranger.
-func From(hook string) string { return "stranger:webhook:" + hook }
+func From(hook string) string { return wayin.FromWebhook + hook }
 
 // Thread is the conversation a webhook's posts go to: its own.
 func Thread(hook string) string { return "webhook:" + hook }
 
-// Harness delivers to the agent's Link Harness through its endpoint's
-// own client (services/harness/endpoint: the harness's proof first, on
-// the connection the key and the post then go on), returning once the
-// harness took the post; its answer goes nowhere.
-type Harness struct {
-	agentID string
-	c       *endpoint.Client
-	wg      sync.WaitGroup
+// WayIn delivers through the agent's way in (services/wayin), the one
+// gate every message from others passes (its peer rule and proof, hops,
+// caps, Link-From, a stranger's own conversation): each post a message
+// from the webhook's stranger at hop 0, proved with the agent's way-in
+// key, answered once the harness took it; its answer goes nowhere. The
+// listener never holds the harness's endpoint or its key.
+type WayIn struct {
+	a Agent
+
+	mu     sync.Mutex
+	caller *wayin.Caller // read from the way-in key at need; dropped on a failure
 }
 
-// HarnessOf is the Deliverer to agent a's running harness, from its
-// bridge.json.
-func HarnessOf(a Agent) (*Harness, error) {
-	c, err := endpoint.ClientFor(a.Home, &caps.Agent{Name: a.Name, ID: a.ID, Owner: a.Owner})
-	if err != nil {
-		return nil, fmt.Errorf("the agent's harness has not said where its endpoint is (lnk agent start writes ~/.lnk/agents/%s/bridge.json): %w", a.Name, err)
-	}
-	return &Harness{agentID: a.ID, c: c}, nil
-}
+// WayInOf is the Deliverer to agent a's way in.
+func WayInOf(a Agent) *WayIn { return &WayIn{a: a} }
 
-// Deliver implements Deliverer.
-func (h *Harness) Deliver(ctx context.Context, agentID, from, thread, text string) error {
-	if agentID != h.agentID {
-		return fmt.Errorf("a post for agent %s handed to agent %s's harness", agentID, h.agentID)
+// Deliver implements Deliverer. A failure forgets the way-in key it
+// read, so a supervisor started again since (with a fresh key) is
+// reached at the next post.
+func (w *WayIn) Deliver(ctx context.Context, agentID, from, thread, text string) error {
+	if agentID != w.a.ID {
+		return fmt.Errorf("a post for agent %s handed to agent %s's way in", agentID, w.a.ID)
 	}
-	h.wg.Add(1)
-	if err := h.c.Hand(ctx, from, thread, text, h.wg.Done); err != nil {
-		h.wg.Done()
+	w.mu.Lock()
+	c := w.caller
+	if c == nil {
+		var err error
+		c, err = wayin.CallerFor(w.a.Home, &caps.Agent{Name: w.a.Name, ID: w.a.ID, Owner: w.a.Owner})
+		if err != nil {
+			w.mu.Unlock()
+			return err
+		}
+		w.caller = c
+	}
+	w.mu.Unlock()
+	if _, err := c.Send(ctx, wayin.Message{From: from, Thread: thread, Text: text}); err != nil {
+		w.mu.Lock()
+		if w.caller == c {
+			w.caller = nil
+		}
+		w.mu.Unlock()
 		return err
 	}
 	return nil
 }
-
-// Wait waits for the answers still being read (tests, shutdown).
-func (h *Harness) Wait() { h.wg.Wait() }

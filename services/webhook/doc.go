@@ -17,5 +17,9 @@
 // whole, appended by group commit: a post is answered 202 only once the
 // append holding its id is durable, and refused 503 when the record is
 // at its limit (seen.go, seenlog.go). An error on a security path
-// refuses the post.
+// refuses the post. The listener binds 127.0.0.1 alone; a public
+// address is a tunnel's, which the owner opens (lnk tunnel open --public
+// is out of Link's scope). Each taken post goes to the agent through its
+// way in (services/wayin, deliver.go), never to the harness directly,
+// and a refused one is told its status's fixed text alone.
 package webhook

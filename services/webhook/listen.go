@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"lnk.dev/lnk/helpers/keybroker/webhookcheck"
+	"lnk.dev/lnk/internal/textsafe"
 )
 
 // Limits of the listener: the spec's, which tests shorten.
@@ -112,10 +113,13 @@ func (l *Listener) ServeOn(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// refuse answers status, logging why once.
+// refuse answers status with its fixed text alone (http.StatusText),
+// logging why once, as one line, in the agent's log. The poster is told
+// nothing more: why a signature failed, what lnk-webhook said, or why
+// the harness didn't take the post would help whoever forges one.
 func (l *Listener) refuse(w http.ResponseWriter, status int, why string) {
-	l.logf("webhook: refused %d: %s", status, why)
-	http.Error(w, why, status)
+	l.logf("webhook: refused %d: %s", status, textsafe.Line(why))
+	http.Error(w, http.StatusText(status), status)
 }
 
 // ServeHTTP takes one post (or a question's status).

@@ -311,3 +311,71 @@ func TestListenerTimeouts(t *testing.T) {
 		t.Fatal("an unchecked post reached the harness")
 	}
 }
+
+// TestRefusalBodiesAreFixed: a refused post is told its status's fixed
+// text alone (400, 401, 404, 405, 413, 415, 503), never why: not what
+// lnk-webhook said of its signature, nor why the harness didn't take
+// it; the reason is logged once, as one line. A taken post (the
+// positive control) is 202.
+func TestRefusalBodiesAreFixed(t *testing.T) {
+	r := newRig(t, testLimits())
+	p := "/h/" + r.hook.ID
+	now := time.Now()
+	body := []byte(`{"event":"push"}`)
+	signed := func(method, path, id, ctype string, b []byte, text *secret.Value) *http.Request {
+		req, _ := http.NewRequest(method, r.base+path, bytes.NewReader(b))
+		req.Header.Set("Content-Type", ctype)
+		if text != nil {
+			k := r.key(t, text)
+			defer k.Destroy()
+			req.Header.Set("webhook-id", id)
+			req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
+			req.Header.Set("webhook-signature", scheme.Sign(k, id, now.Unix(), b))
+		}
+		return req
+	}
+	other, _ := scheme.NewSecret()
+	otherText, _ := scheme.FormatSecret(other)
+	malformed := signed(http.MethodPost, p, "f1", "application/json", body, nil)
+	malformed.Header.Set("webhook-id", "f1")
+	malformed.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
+	malformed.Header.Set("webhook-signature", "v1,not base64!")
+	r.h.fail = errors.New("harness-secret-detail")
+	for _, c := range []struct {
+		what   string
+		req    *http.Request
+		status int
+	}{
+		{"a malformed signature", malformed, 400},
+		{"another secret", signed(http.MethodPost, p, "f1", "application/json", body, otherText), 401},
+		{"unsigned", signed(http.MethodPost, p, "f1", "application/json", body, nil), 401},
+		{"no webhook", signed(http.MethodPost, "/h/"+strings.Repeat("0", 32), "f1", "application/json", body, r.secret), 404},
+		{"a PUT", signed(http.MethodPut, p, "f1", "application/json", body, r.secret), 405},
+		{"past 1 MiB", signed(http.MethodPost, p, "f1", "application/json", make([]byte, 1<<20+1), r.secret), 413},
+		{"an image", signed(http.MethodPost, p, "f1", "image/png", body, r.secret), 415},
+		{"the harness refused it", signed(http.MethodPost, p, "f1", "application/json", body, r.secret), 503},
+	} {
+		before := strings.Count(r.log.String(), "webhook: refused ")
+		resp, err := testClient.Do(c.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status || string(got) != http.StatusText(c.status)+"\n" {
+			t.Errorf("%s: %d %q, want %d and its fixed text alone", c.what, resp.StatusCode, got, c.status)
+		}
+		log := r.log.String()
+		if n := strings.Count(log, "webhook: refused "); n != before+1 {
+			t.Errorf("%s: %d refusals logged, want 1:\n%s", c.what, n-before, log)
+		}
+		if !strings.Contains(log, fmt.Sprintf("webhook: refused %d: ", c.status)) {
+			t.Errorf("%s: its reason not logged:\n%s", c.what, log)
+		}
+	}
+	if !strings.Contains(r.log.String(), "harness-secret-detail") {
+		t.Errorf("the harness's refusal not logged:\n%s", r.log.String())
+	}
+	r.h.fail = nil
+	want(t, "the post, taken", r.post(t, p, "f1", now, "application/json", body, r.secret), 202)
+}

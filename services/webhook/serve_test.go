@@ -17,10 +17,11 @@ import (
 	"lnk.dev/lnk/services/harness/endpoint"
 )
 
-// TestServeEndToEnd: lnk agent webhook serve, the real lnk-webhook and
-// the harness's real endpoint: a signed post reaches the agent as the
-// webhook's stranger after the endpoint's proof, 202; an unsigned one
-// never does.
+// TestServeEndToEnd: lnk agent webhook serve, the real lnk-webhook, the
+// agent's real way in (reached from serve's own process, proved with the
+// way-in key) and the harness's real endpoint: a signed post reaches the
+// agent as the webhook's stranger after the endpoint's proof, 202; an
+// unsigned one never does.
 func TestServeEndToEnd(t *testing.T) {
 	lnk := testenv.Bin(t, "lnk")
 	testenv.Bin(t, "lnk-webhook")
@@ -33,6 +34,7 @@ func TestServeEndToEnd(t *testing.T) {
 	tr := &turner{release: make(chan struct{}), ended: make(chan struct{}, 4)}
 	close(tr.release)
 	startHarness(t, a, testKey(7), testKey(7), tr)
+	openWayIn(t, a)
 	var logs testenv.SyncBuffer
 	cmd := exec.Command(lnk, "agent", "webhook", "serve", "helper")
 	cmd.Env = append(os.Environ(), "HOME="+a.Home)

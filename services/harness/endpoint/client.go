@@ -120,43 +120,6 @@ func (c *Client) SendMessage(ctx context.Context, m Message, onTaken func(), onT
 	return readStream(resp.Body, onText)
 }
 
-// HandTurnLimit bounds how long the answer to a message Hand gave is
-// read before its connection is closed, which ends the turn.
-const HandTurnLimit = time.Hour
-
-// Hand sends text to thread as from (a sender Link-From names: a
-// webhook's stranger, a schedule), first checking the harness's proof
-// on the same connection, and returns once the harness has taken it,
-// never waiting for the turn: ctx ending after that no longer ends it.
-// Such a message is answered nowhere: its answer is read to its end (at
-// most HandTurnLimit) and dropped. done, if not nil, is called then.
-func (c *Client) Hand(ctx context.Context, from, thread, text string, done func()) error {
-	if err := CheckFrom(from); err != nil {
-		return err
-	}
-	// The request outlives ctx once the harness has taken it.
-	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, cancel)
-	resp, err := c.post(rctx, Message{From: from, Thread: thread, Text: text})
-	if err != nil {
-		stop()
-		cancel()
-		return err
-	}
-	stop()
-	go func() {
-		defer cancel()
-		timer := time.AfterFunc(HandTurnLimit, cancel)
-		defer timer.Stop()
-		readStream(resp.Body, nil)
-		resp.Body.Close()
-		if done != nil {
-			done()
-		}
-	}()
-	return nil
-}
-
 // post checks the proof, then sends m (from "" the owner) on the same
 // connection, and returns the answer once it is 200.
 func (c *Client) post(ctx context.Context, m Message) (*http.Response, error) {

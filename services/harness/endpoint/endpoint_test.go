@@ -302,7 +302,9 @@ func TestProofAndMessageOneConnection(t *testing.T) {
 // body past 64 KiB); another's of 1 MiB (a webhook post's cap), JSON-
 // escaped at worst, is taken, one byte more refused; a thread that isn't
 // a name refused; a Link-From naming no sender refused, one naming a
-// schedule taken.
+// schedule taken; an owner's message into a conversation not the
+// owner's own (a webhook's, a stranger's, a subagent's, a teammate's)
+// refused 403.
 func TestMessageChecks(t *testing.T) {
 	a := newAgent(idA, "ana", "alpha", "alpha")
 	port, _ := serve(t, a)
@@ -337,6 +339,10 @@ func TestMessageChecks(t *testing.T) {
 		{"thread twice", h(), `{"thread":"main","text":"x","thread":"../x"}`, 400},
 		{"thread in another case", h(), `{"thread":"main","text":"x","Thread":"other"}`, 400},
 		{"no key", map[string]string{HeaderAgent: "alpha"}, body("main", "x"), 401},
+		{"the owner's, into a webhook's conversation", h(), body("webhook:ci", "x"), 403},
+		{"the owner's, into a stranger's", h(), body("stranger:x", "x"), 403},
+		{"the owner's, into a subagent's", h(), body("task-1", "x"), 403},
+		{"the owner's, into a teammate's", h(), body("agent-0123", "x"), 403},
 	}
 	for _, c := range cases {
 		if st := post(t, port, PathMessage, c.h, c.body); st != c.status {

@@ -211,6 +211,12 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
+	if from == "" {
+		if err := CheckOwnersThread(req.Thread); err != nil {
+			s.refuse(w, r, http.StatusForbidden, err.Error())
+			return
+		}
+	}
 	release, err := a.takeThread(r.Context(), req.Thread)
 	if err != nil {
 		s.logf("lnk-harness: agent %s: a message for thread %s left before its turn", a.Name, req.Thread)

@@ -3,6 +3,7 @@
 //
 //	lnk-memory serve --owner OWNER --agent ID=NAME [--agent ID=NAME …] [--idle 10s]
 //	lnk-memory connect --agent NAME   (memory-<agent id>'s server: a session on the service)
+//	lnk-memory keep --owner OWNER --agent ID=NAME …   (connect's start: the model and the service)
 //	lnk-memory extract docx|pdf       (its own child: a document's text)
 //
 // It listens on ~/Link/Agents/.memory/OWNER/run/memory.sock, serves each
@@ -61,6 +62,13 @@ func main() {
 	if len(os.Args) == 3 && os.Args[1] == "extract" {
 		// The child: the document on stdin, its text on stdout.
 		if err := extract.Child(os.Args[2], os.Stdin, os.Stdout); err != nil {
+			fail(1, err)
+		}
+		return
+	}
+	if len(os.Args) > 2 && os.Args[1] == "keep" {
+		// connect's start: the model served and the service run beside it.
+		if err := keep(os.Args[2:]); err != nil {
 			fail(1, err)
 		}
 		return

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"lnk.dev/lnk/internal/landlock"
 	"lnk.dev/lnk/internal/ownerfile"
 	"lnk.dev/lnk/internal/testenv"
@@ -50,7 +52,18 @@ func dialConfined(v string) int {
 		fmt.Println("open:", err)
 		return 1
 	}
-	if err := confine(map[string]*memory.Agent{"ada": a}, dir, uint16(model)); err != nil {
+	logFD, err := ownerfile.Open(int(dir.Fd()), "memory.log", unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT, 0o600)
+	if err != nil {
+		fmt.Println("open:", err)
+		return 1
+	}
+	runFD, err := ownerfile.MakeDir(int(dir.Fd()), "run", unix.O_PATH, ownerfile.PrivateDir)
+	if err != nil {
+		fmt.Println("open:", err)
+		return 1
+	}
+	log, run := os.NewFile(uintptr(logFD), "memory.log"), os.NewFile(uintptr(runFD), "run")
+	if err := confine(map[string]*memory.Agent{"ada": a}, own{dir: dir, run: run, log: log}, uint16(model)); err != nil {
 		fmt.Println("confine:", err)
 		return 1
 	}
@@ -62,6 +75,21 @@ func dialConfined(v string) int {
 		fmt.Println("filter:", err)
 		return 1
 	}
+	// Of its own folder: run/ written, the log appended to, nothing else.
+	report := func(what string, err error) {
+		if err != nil {
+			fmt.Printf("refused %s: %v\n", what, err)
+		} else {
+			fmt.Printf("ok %s\n", what)
+		}
+	}
+	_, err = log.WriteString("a line\n")
+	report("append log", err)
+	report("write run", os.WriteFile(home+"/Link/Agents/.memory/owner/run/x", []byte("x"), 0o600))
+	report("write records", os.WriteFile(home+"/Link/Agents/.memory/owner/served.json", []byte("x"), 0o600))
+	report("replace log", os.Rename(home+"/Link/Agents/.memory/owner/run/x", home+"/Link/Agents/.memory/owner/memory.log"))
+	report("remove log", os.Remove(home+"/Link/Agents/.memory/owner/memory.log"))
+	report("link log", os.Symlink("/etc/passwd", home+"/Link/Agents/.memory/owner/log2"))
 	for _, p := range strings.Split(parts[2], ",") {
 		c, err := net.Dial("tcp", "127.0.0.1:"+p)
 		if err != nil {
@@ -76,7 +104,9 @@ func dialConfined(v string) int {
 
 // Inside the service's confinement, the model's port of 127.0.0.1 is
 // reached (the positive control) and another listening port of
-// 127.0.0.1 is not; with no model named, neither is.
+// 127.0.0.1 is not; with no model named, neither is. Of its own folder
+// it writes only run/ (its socket's) and appends to its log: no record
+// beside them, no log replaced, removed or made a link.
 func TestServiceReachesOnlyItsModelsPort(t *testing.T) {
 	testenv.Require(t, landlock.ABI() >= 4, "landlock ABI 4 (TCP rules)")
 	home := t.TempDir()
@@ -128,6 +158,16 @@ func TestServiceReachesOnlyItsModelsPort(t *testing.T) {
 		if !strings.Contains(got, "refused "+p+":") {
 			t.Errorf("with no model, port %s was reached:\n%s", p, got)
 		}
+	}
+	// Of its own folder it writes only run/ and appends to its log.
+	for what, want := range map[string]string{"append log": "ok", "write run": "ok",
+		"write records": "refused", "replace log": "refused", "remove log": "refused", "link log": "refused"} {
+		if !strings.Contains(got, want+" "+what) {
+			t.Errorf("%s: want %s\n%s", what, want, got)
+		}
+	}
+	if b, err := os.ReadFile(home + "/Link/Agents/.memory/owner/memory.log"); err != nil || !strings.Contains(string(b), "a line\n") {
+		t.Errorf("memory.log: %q %v", b, err)
 	}
 
 }

@@ -238,7 +238,7 @@ func (s *Service) need(c *net.UnixConn, line []byte) {
 	s.retiring = true
 	s.mu.Unlock()
 	if !already {
-		s.logf("retiring: a session needs agent %s, whose folders this service's sandbox does not hold; the sessions open go on, the next start holds every agent of the owner", id)
+		s.logf("retiring: a session needs agent %s, whose folders this service's sandbox does not hold; the sessions open go on, and the next session is served by a new service holding every agent of the owner", id)
 	}
 	if retire != nil {
 		retire()

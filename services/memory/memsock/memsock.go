@@ -18,6 +18,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -134,7 +135,9 @@ func Need(ctx context.Context, sock, id string) error {
 	switch {
 	case err != nil:
 		return fmt.Errorf("the memory service did not say whether it serves agent %s: %w", id, err)
-	case answer == "served\n":
+	case answer == "served\n", strings.HasPrefix(answer, "refused: "):
+		// A service older than the need line refuses it as a bad first
+		// line: the session that follows gets its own answer.
 		return nil
 	case answer != "retiring\n":
 		return fmt.Errorf("the memory service answered %q to whether it serves agent %s", answer, id)

@@ -4,7 +4,10 @@
 // process of its own uid (SO_PEERCRED), binds each session to the one
 // agent its first line names (Hello), refuses one naming an agent it
 // doesn't serve, serves that agent's MCP server (services/memory/server)
-// for the rest of the session, and ends Idle after its last session.
+// for the rest of the session, and ends Idle after its last session. A
+// need line for an agent it doesn't serve makes it retire: no new
+// session, and an end once its sessions end (its landlock domain can't
+// grow to hold a new agent's folders; the next session's service does).
 // Dial is the client's side: it starts the service at the first session
 // and refuses a socket another uid serves.
 //

@@ -31,7 +31,7 @@ func init() {
 	register("model", func() *cobra.Command {
 		var port int
 		var host string
-		var obedient bool
+		var obedient, noRecord bool
 		c := &cobra.Command{
 			Use:   "builtin",
 			Short: "Serve Link's built-in model (OpenAI chat completions, rule-based, deterministic) on 127.0.0.1 until stopped",
@@ -48,12 +48,13 @@ func init() {
 				if port < 0 || port > 65535 {
 					return Usage(fmt.Sprintf("--port %d is not a TCP port (0 to 65535; 0 picks a free one)", port), "lnk model builtin --port 11435")
 				}
-				return serveBuiltin(c, port, obedient)
+				return serveBuiltin(c, port, obedient, !noRecord)
 			},
 		}
 		c.Flags().IntVar(&port, "port", 0, "the TCP port on 127.0.0.1 (0: a free one)")
 		c.Flags().StringVar(&host, "host", builtinHost, "the address to listen on: 127.0.0.1, and nothing else is taken")
 		c.Flags().BoolVar(&obedient, "obedient", false, "follow an instruction found anywhere in the context (a hijacked model, for tests)")
+		c.Flags().BoolVar(&noRecord, "no-record", false, "leave ~/.lnk/models alone: a model served for one program (Link Memory's), which agents' starts never take for the machine's")
 		return c
 	})
 	register("model", func() *cobra.Command {
@@ -99,9 +100,9 @@ func init() {
 }
 
 // serveBuiltin listens on 127.0.0.1:port, records the port in
-// ~/.lnk/models/builtin.json, prints the base URL and serves until
+// ~/.lnk/models/builtin.json (unless !record), prints the base URL and serves until
 // SIGTERM or SIGINT, then removes its record.
-func serveBuiltin(c *cobra.Command, port int, obedient bool) error {
+func serveBuiltin(c *cobra.Command, port int, obedient, record bool) error {
 	ln, err := net.Listen("tcp4", net.JoinHostPort(builtinHost, strconv.Itoa(port)))
 	if err != nil {
 		return Fail(ExitFailure, fmt.Errorf("listening on %s:%d: %w", builtinHost, port, err), "lnk model builtin --port 0 picks a free port")
@@ -114,11 +115,16 @@ func serveBuiltin(c *cobra.Command, port int, obedient bool) error {
 	home := os.Getenv("HOME")
 	pid := os.Getpid()
 	rec := builtin.Record{URL: builtin.BaseURL(addr.Port), Port: addr.Port, PID: pid, Obedient: obedient}
-	if err := builtin.WriteRecord(home, rec); err != nil {
+	if !record {
+		// Served for one program (Link Memory's), which was given its port.
+	} else if err := builtin.WriteRecord(home, rec); err != nil {
 		return Fail(ExitFailure, fmt.Errorf("recording the built-in model's port in ~/.lnk/models/%s: %w", builtin.RecordName, err),
 			"~/.lnk and ~/.lnk/models must be folders of yours, mode 0700, never links; then lnk model builtin again")
 	}
 	defer func() {
+		if !record {
+			return
+		}
 		if err := builtin.RemoveRecord(home, pid); err != nil {
 			fmt.Fprintf(c.ErrOrStderr(), "lnk: the built-in model's record stays: %v\n", err)
 		}

@@ -22,8 +22,9 @@ import (
 // (services/owntools): a session on the agent's owner's one memory
 // service, relayed between stdin/stdout and the service's socket. Where
 // no service listens it starts one (lnk-memory serve, in a session of
-// its own so the tool's end does not end it) for every sandboxed agent of
-// that owner here, then names the agent as the session opens. The agent
+// its own so the tool's end does not end it, beside its model: keep) for
+// every sandboxed agent of that owner here, then names the agent as the
+// session opens. The agent
 // must be sandboxed: memory serves no other.
 func connect(name string) error {
 	home := os.Getenv("HOME")
@@ -53,7 +54,7 @@ func connect(name string) error {
 	sort.Strings(serve)
 	sock := filepath.Join(home, "Link", "Agents", ".memory", a.Owner, "run", service.SocketName)
 	start := func() error {
-		args := []string{"serve", "--owner", a.Owner}
+		args := []string{"keep", "--owner", a.Owner}
 		for _, s := range serve {
 			args = append(args, "--agent", s)
 		}
@@ -71,6 +72,12 @@ func connect(name string) error {
 		}
 		// Not waited for: it outlives this session, and is reaped by init.
 		return cmd.Process.Release()
+	}
+	// A service started before this agent was made holds no sandbox for
+	// it: asked, it retires (its open sessions go on), and the session
+	// below starts one for every agent of the owner as they are now.
+	if err := service.Need(context.Background(), sock, a.ID); err != nil {
+		return err
 	}
 	c, err := service.Dial(context.Background(), sock, a.ID, start)
 	if err != nil {

@@ -24,7 +24,8 @@ import (
 // sandboxed agent of theirs, each session finds its own agent's documents
 // only; an agent without its sandbox is refused (the positive control:
 // its sandboxed siblings are served), and one made after the service
-// started is refused with the command that starts it anew. The owner's
+// started is served by a service started anew beside the one retiring,
+// whose open sessions go on. The owner's
 // stop ends the service and leaves every index where it was.
 func TestConnectServesTheOwnersAgentsAndStopLeavesTheIndex(t *testing.T) {
 	testenv.Require(t, landlock.ABI() > 0, "landlock")
@@ -84,13 +85,46 @@ func TestConnectServesTheOwnersAgentsAndStopLeavesTheIndex(t *testing.T) {
 		t.Errorf("an agent without its sandbox was served: %v\n%s", err, stderr)
 	}
 
-	// An agent made while the service runs is not served by it, and is
-	// told how to have it started anew.
+	// An agent made while the service runs (its sandbox holds only the
+	// agents of its start) is served all the same: the service retires,
+	// a new one holding every agent of the owner takes dan's session, and
+	// ada's session, open on the one retiring, goes on answering.
 	if _, err := caps.CreateAgent(home, "dan"); err != nil {
 		t.Fatal(err)
 	}
-	if _, stderr, err := session("dan"); err == nil || !strings.Contains(stderr.String(), "is not served here") || !strings.Contains(stderr.String(), "hint: lnk agent memory stop") {
-		t.Errorf("an agent made after the service started: %v\n%s", err, stderr)
+	p := filepath.Join(home, "Link", "Agents", "dan", "Home", "memory", "doc.md")
+	os.MkdirAll(filepath.Dir(p), 0o700)
+	if err := os.WriteFile(p, []byte("# dan\nabout sloe\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dan, stderr, err := session("dan")
+	if err != nil {
+		t.Fatalf("dan's session, made while the service ran: %v\n%s", err, stderr)
+	}
+	defer dan.Close()
+	if got := search(dan, "sloe"); !strings.Contains(got, "memory/doc.md") {
+		t.Errorf("dan's search for his own word: %q", got)
+	}
+	if got := search(dan, "kumquat"); got != "nothing found" {
+		t.Errorf("dan found ada's document: %q", got)
+	}
+	if got := search(a, "kumquat"); !strings.Contains(got, "memory/doc.md") {
+		t.Errorf("ada's session, open on the service that retired: %q", got)
+	}
+	if got := search(a, "sloe"); got != "nothing found" {
+		t.Errorf("ada found dan's document: %q", got)
+	}
+	// And ada's next session is the new service's.
+	a2, stderr, err := session("ada")
+	if err != nil {
+		t.Fatalf("ada's second session: %v\n%s", err, stderr)
+	}
+	defer a2.Close()
+	if got := search(a2, "kumquat"); !strings.Contains(got, "memory/doc.md") {
+		t.Errorf("ada's search on the new service: %q", got)
+	}
+	if log, _ := os.ReadFile(filepath.Join(home, "Link", "Agents", ".memory", ada.Owner, "memory.log")); !strings.Contains(string(log), "retiring: a session needs agent "+mustID(t, home, "dan")) {
+		t.Errorf("memory.log says nothing of the retirement:\n%s", log)
 	}
 
 	if err := service.Stop(context.Background(), sock); err != nil {
@@ -109,4 +143,13 @@ func TestConnectServesTheOwnersAgentsAndStopLeavesTheIndex(t *testing.T) {
 	if !strings.Contains(string(log), "stopped by its owner") {
 		t.Errorf("memory.log:\n%s", log)
 	}
+}
+
+func mustID(t *testing.T, home, name string) string {
+	t.Helper()
+	a, err := caps.LoadAgent(home, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.ID
 }

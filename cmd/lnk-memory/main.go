@@ -3,6 +3,7 @@
 //
 //	lnk-memory serve --owner OWNER --agent ID=NAME [--agent ID=NAME …] [--idle 10s]
 //	lnk-memory connect --agent NAME   (memory-<agent id>'s server: a session on the service)
+//	lnk-memory keep --owner OWNER --agent ID=NAME …   (connect's start: the model and the service)
 //	lnk-memory extract docx|pdf       (its own child: a document's text)
 //
 // It listens on ~/Link/Agents/.memory/OWNER/run/memory.sock, serves each
@@ -65,6 +66,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 2 && os.Args[1] == "keep" {
+		// connect's start: the model served and the service run beside it.
+		if err := keep(os.Args[2:]); err != nil {
+			fail(1, err)
+		}
+		return
+	}
 	if len(os.Args) == 4 && os.Args[1] == "connect" && os.Args[2] == "--agent" {
 		if err := connect(os.Args[3]); err != nil {
 			fail(1, err)
@@ -119,7 +127,16 @@ func serve(owner string, agents []string, idle time.Duration) error {
 	if err := ownerfile.Check(logFD, ownerfile.Private); err != nil {
 		return fmt.Errorf("memory.log: %w", err)
 	}
-	var log io.Writer = os.NewFile(uintptr(logFD), "memory.log")
+	logFile := os.NewFile(uintptr(logFD), "memory.log")
+	var log io.Writer = logFile
+	// run/ (its socket's folder), made before confinement: of its own
+	// folder the service then writes only run/ and appends to its log.
+	runFD, err := ownerfile.MakeDir(int(dir.Fd()), "run", unix.O_PATH, ownerfile.PrivateDir)
+	if err != nil {
+		return fmt.Errorf("the memory service's run folder: %w", err)
+	}
+	run := os.NewFile(uintptr(runFD), "run")
+	defer run.Close()
 	model, err := modelOf(os.Getenv(embed.Env), log)
 	if err != nil {
 		return err
@@ -147,7 +164,7 @@ func serve(owner string, agents []string, idle time.Duration) error {
 	if model != nil {
 		port = model.Addr().Port()
 	}
-	if err := confine(s.Agents, dir, port); err != nil {
+	if err := confine(s.Agents, own{dir: dir, run: run, log: logFile}, port); err != nil {
 		return err
 	}
 	// The last process this one starts: it may not exec once filtered.
@@ -220,13 +237,23 @@ func openPath(path string, r ownerfile.Rule) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
+// own is the service's own folder (~/Link/Agents/.memory/<owner>), its
+// run/ and its log, as confine grants them.
+type own struct{ dir, run, log *os.File }
+
 // confine puts the process in its landlock domain: each agent's Home,
 // chats/ and skills/ read, its Agent/memory/ written, the service's own
-// folder (its socket and log) written, its own program read and run (by
+// folder read, of it only run/ (its socket) written and its log
+// appended to (so it can't change what Link reads there, nor put a link
+// where its log is), its own program read and run (by
 // the extractor it starts next); nothing else, and no TCP. Its seccomp
 // filter (services/memory/filter) follows, once the extractor runs.
-func confine(agents map[string]*memory.Agent, dir *os.File, modelPort uint16) error {
-	rules := []landlock.Rule{landlock.Beneath(int(dir.Fd()), landlock.Read|landlock.Write)}
+func confine(agents map[string]*memory.Agent, o own, modelPort uint16) error {
+	rules := []landlock.Rule{
+		landlock.Beneath(int(o.dir.Fd()), landlock.Read),
+		landlock.Beneath(int(o.run.Fd()), landlock.Read|landlock.Write),
+		landlock.Beneath(int(o.log.Fd()), landlock.Write),
+	}
 	if modelPort != 0 {
 		// The model's one port (ABI 4; no TCP rule at all is no TCP).
 		rules = append(rules, landlock.ConnectTCP(modelPort))

@@ -127,7 +127,9 @@ func processesWith(s string) []string {
 }
 
 // TestHiddenStaysHiddenUnderAGrantedHome: with the whole home granted
-// read-only, ~/.lnk and ~/Link/History are still not there.
+// read-only, ~/.lnk, ~/Link/History and the owner's memory service's
+// folder (~/Link/Agents/.memory/<owner>: its log and socket) are still
+// not there.
 func TestHiddenStaysHiddenUnderAGrantedHome(t *testing.T) {
 	w := newWorld(t)
 	hist := filepath.Join(w.home, "Link", "History")
@@ -135,10 +137,15 @@ func TestHiddenStaysHiddenUnderAGrantedHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(hist, "old"), "old-agent-secret")
+	mem := filepath.Join(w.home, "Link", "Agents", ".memory", "owner")
+	if err := os.MkdirAll(mem, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(mem, "memory.log"), "memory-service-secret")
 	f := false
 	c := compile(t, w, caps.Grants{Read: []string{w.home}, Internet: &f})
 	code, out, errs := run(t, c, sandbox.Options{}, "sh", "-c",
-		`cat "$1/data/f"; echo; cat "$1/.lnk/settings"; cat "$1/Link/History/old"; ls -a "$1/.lnk"; exit 0`, "sh", w.home)
+		`cat "$1/data/f"; echo; cat "$1/.lnk/settings"; cat "$1/Link/History/old"; cat "$1/Link/Agents/.memory/owner/memory.log"; ls -a "$1/.lnk" "$1/Link/Agents"; exit 0`, "sh", w.home)
 	if code != 0 || !strings.Contains(out, "granted-content") {
 		t.Fatalf("code %d, out %q, err %q", code, out, errs)
 	}

@@ -3,6 +3,7 @@ package memory
 import (
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -33,6 +34,9 @@ type Agent struct {
 	Embed func(texts []string) ([][]float32, error)
 	// beforeOpen, for tests, runs before each name is opened.
 	beforeOpen func(path string)
+	// embedding is held by the one pass giving chunks their vectors
+	// (embedChunks), outside the index's lock.
+	embedding sync.Mutex
 	// leftOut is each document the last refresh left out, with why: a
 	// refusal is logged once, not at every refresh while it stands.
 	leftOut map[string]string
@@ -81,6 +85,14 @@ func OpenAgent(id string, home, own *os.File) (*Agent, error) {
 // out; only an error of the index or of the agent's folders themselves
 // is returned.
 func (a *Agent) Refresh() error {
+	if err := a.refreshDocs(); err != nil {
+		return err
+	}
+	return a.embedChunks()
+}
+
+// refreshDocs is Refresh's reading and indexing, under the index's lock.
+func (a *Agent) refreshDocs() error {
 	a.index.mu.Lock()
 	defer a.index.mu.Unlock()
 	known, err := a.index.known()
@@ -91,7 +103,7 @@ func (a *Agent) Refresh() error {
 	defer func() { a.leftOut = now }()
 	// One transaction for the whole refresh: a crash leaves the index as
 	// it was, and SQLite syncs once.
-	if err := a.index.tx(func() error {
+	return a.index.tx(func() error {
 		w := &walker{known: known, seen: map[string]bool{}, beforeOpen: a.beforeOpen, extract: a.Extract,
 			store: func(f found) error { return a.index.put(f.doc, f.body) },
 			refuse: func(path string, err error) {
@@ -119,10 +131,7 @@ func (a *Agent) Refresh() error {
 			}
 		}
 		return nil
-	}); err != nil {
-		return err
-	}
-	return a.embedChunks()
+	})
 }
 
 // Close closes the index and the handles.

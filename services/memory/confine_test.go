@@ -94,6 +94,17 @@ func confinedChild(root string) {
 	report("create in chats", os.WriteFile(root+"/ada/Agent/chats/new.md", []byte("x"), 0o600))
 	report("write Home memory", os.WriteFile(root+"/ada/Home/memory/doc.md", []byte("x"), 0o600))
 	report("write instructions", os.WriteFile(root+"/ada/Agent/instructions/instruction.md", []byte("x"), 0o600))
+	_, err = os.ReadFile(root + "/ada/Agent/instructions/instruction.md")
+	report("read instructions", err)
+	_, err = os.ReadFile(root + "/ada/Agent/skills/tea/SKILL.md")
+	report("read skills", err)
+	report("write skills", os.WriteFile(root+"/ada/Agent/skills/tea/SKILL.md", []byte("x"), 0o600))
+	report("create in skills", os.WriteFile(root+"/ada/Agent/skills/new.md", []byte("x"), 0o600))
+	_, err = os.ReadFile(root + "/ada/Agent/schedule/jobs.json")
+	report("read schedule", err)
+	_, err = os.ReadFile(root + "/ada/Harnesses/link/state.json")
+	report("read Harnesses", err)
+	report("write Home", os.WriteFile(root+"/ada/Home/new.md", []byte("x"), 0o600))
 	_, err = os.ReadFile(root + "/ada/Agent/Config/agent.toml")
 	report("read Config", err)
 	_, err = os.ReadFile(root + "/outside.md")
@@ -126,8 +137,10 @@ func confinedChild(root string) {
 
 // Confined as lnk-memory is (landlock, then its seccomp filter), the
 // service indexes, searches and writes the notes; it writes no
-// conversation, nothing of Home and nothing else, reads nothing outside
-// its agent's folders, and runs no program, makes no namespace, no
+// conversation, no skill, nothing of Home and nothing else, reads of its
+// own folder only chats/ and skills/ (not instructions/, schedule/,
+// Config/ nor the harnesses' homes) and nothing outside its agent's
+// folders, and runs no program, makes no namespace, no
 // network socket and traces nothing: its unix socket alone.
 func TestConfinedWritesOnlyMemory(t *testing.T) {
 	testenv.Require(t, landlock.ABI() > 0, "landlock")
@@ -137,6 +150,9 @@ func TestConfinedWritesOnlyMemory(t *testing.T) {
 		root + "/ada/Agent/chats/main/conversation.md":  "kumquat chat\n",
 		root + "/ada/Agent/instructions/instruction.md": "be kind\n",
 		root + "/ada/Agent/Config/agent.toml":           "id = 'ada'\n",
+		root + "/ada/Agent/skills/tea/SKILL.md":         "# tea\n",
+		root + "/ada/Agent/schedule/jobs.json":          "[]\n",
+		root + "/ada/Harnesses/link/state.json":         "{}\n",
 		root + "/outside.md":                            "outside\n",
 		root + "/bob/Home/memory/doc.md":                "bob's\n",
 	} {
@@ -158,6 +174,8 @@ func TestConfinedWritesOnlyMemory(t *testing.T) {
 	for what, want := range map[string]string{
 		"refresh": "ok", "search": "ok", "remember": "ok",
 		"write chats": "refused", "create in chats": "refused", "write Home memory": "refused", "write instructions": "refused",
+		"read instructions": "refused", "read skills": "ok", "write skills": "refused", "create in skills": "refused",
+		"read schedule": "refused", "read Harnesses": "refused", "write Home": "refused",
 		"read Config": "refused", "read outside": "refused", "read another agent": "refused", "write tmp": "refused",
 		"exec self": "refused", "unshare net": "refused", "inet socket": "refused", "ptrace": "refused", "unix socket": "ok",
 	} {
@@ -169,6 +187,9 @@ func TestConfinedWritesOnlyMemory(t *testing.T) {
 	// binary whose loader its domain doesn't hold).
 	if !strings.Contains(string(out), "refused exec self: fork/exec /proc/self/exe: operation not permitted") {
 		t.Errorf("exec was not refused by the filter:\n%s", out)
+	}
+	if b, _ := os.ReadFile(root + "/ada/Agent/skills/tea/SKILL.md"); string(b) != "# tea\n" {
+		t.Errorf("the skill changed: %q", b)
 	}
 	if b, _ := os.ReadFile(root + "/ada/Agent/chats/main/conversation.md"); string(b) != "kumquat chat\n" {
 		t.Errorf("the conversation changed: %q", b)

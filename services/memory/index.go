@@ -71,7 +71,10 @@ func harden(c *sqlite3.Conn) error {
 	if err := fts5.Register(c); err != nil {
 		return fmt.Errorf("fts5: %w", err)
 	}
-	return c.Exec(`PRAGMA trusted_schema=OFF; PRAGMA cell_size_check=ON; PRAGMA foreign_keys=OFF`)
+	// busy_timeout: a service retiring (memsock.Need) may still serve a
+	// session of the agent while the next service opens its index; each
+	// waits its turn at SQLite's file lock rather than failing.
+	return c.Exec(`PRAGMA trusted_schema=OFF; PRAGMA cell_size_check=ON; PRAGMA foreign_keys=OFF; PRAGMA busy_timeout=30000`)
 }
 
 // checkSchema makes the schema in an empty file and refuses one whose

@@ -96,12 +96,14 @@ func blend(lists ...[]Hit) []Hit {
 // byWords is the documents FTS5 finds for match, best first, one hit
 // each (its best chunk's snippet).
 func (x *Index) byWords(match string) ([]Hit, error) {
-	st, _, err := x.conn.Prepare(`SELECT d.path, d.title, snippet(chunks, 0, '[', ']', '…', 16)
+	// Prepared once per connection (x.stmt), reset after each search.
+	st, err := x.stmt(`SELECT d.path, d.title, snippet(chunks, 0, '[', ']', '…', 16)
 		FROM chunks JOIN docs d ON d.id = (chunks.rowid >> 16) WHERE chunks MATCH ? ORDER BY bm25(chunks) LIMIT ?`)
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
+	defer st.ClearBindings()
+	defer st.Reset()
 	if err := bind(st, []any{match, maxHits * 2}); err != nil {
 		return nil, err
 	}

@@ -14,31 +14,48 @@ const embedBatch = 64
 const minMeaning = 0.3
 
 // embedChunks gives every chunk without a vector one, from the model,
-// a batch per transaction. The model not answering leaves them without
-// (search by words), to be asked at the next refresh: it is not an
-// error of the index. Called with the index's lock held.
+// a batch at a time. The model is called outside the index's lock, so a
+// slow or stalled model holds no search, read or list of the agent: the
+// batch's texts are read under the lock, the vectors computed without
+// it, then written under it again, each only where its chunk still holds
+// the text it was computed from (a refresh meanwhile may have replaced
+// it). One pass runs at a time; a refresh that finds one running leaves
+// its chunks to it. The model not answering leaves them without (search
+// by words), to be asked at the next refresh: it is not an error of the
+// index. Called without the index's lock.
 func (a *Agent) embedChunks() error {
-	if a.Embed == nil {
+	if a.Embed == nil || !a.embedding.TryLock() {
 		return nil
 	}
+	defer a.embedding.Unlock()
 	x := a.index
 	for {
+		x.mu.Lock()
 		ids, texts, err := x.unembedded(embedBatch)
+		x.mu.Unlock()
 		if err != nil || len(ids) == 0 {
 			return err
 		}
 		vs, err := a.Embed(texts)
-		if err != nil {
+		if err != nil || len(vs) != len(ids) {
 			return nil
 		}
-		if err := x.tx(func() error {
+		x.mu.Lock()
+		stored := 0
+		err = x.tx(func() error {
 			for i, v := range vs {
-				if err := x.execBlob(`INSERT OR REPLACE INTO vecs(id, v) VALUES(?, ?)`, ids[i], vecBytes(v)); err != nil {
+				n, err := x.putVec(ids[i], texts[i], vecBytes(v))
+				if err != nil {
 					return err
 				}
+				stored += n
 			}
 			return nil
-		}); err != nil {
+		})
+		x.mu.Unlock()
+		if err != nil || stored == 0 {
+			// Every chunk of the batch changed meanwhile: the next
+			// refresh embeds them as they are now.
 			return err
 		}
 	}
@@ -63,19 +80,28 @@ func (x *Index) unembedded(n int) ([]int64, []string, error) {
 	return ids, texts, st.Err()
 }
 
-func (x *Index) execBlob(sql string, id int64, b []byte) error {
-	st, err := x.stmt(sql)
+// putVec stores chunk id's vector b where the chunk still holds text,
+// in the caller's transaction; it returns 1 when stored, 0 when the
+// chunk is gone or holds another text now.
+func (x *Index) putVec(id int64, text string, b []byte) (int, error) {
+	st, err := x.stmt(`INSERT OR REPLACE INTO vecs(id, v) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM chunks WHERE rowid = ?1 AND text = ?3)`)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer st.ClearBindings()
 	if err := st.BindInt64(1, id); err != nil {
-		return err
+		return 0, err
 	}
 	if err := st.BindBlob(2, b); err != nil {
-		return err
+		return 0, err
 	}
-	return st.Exec()
+	if err := st.BindText(3, text); err != nil {
+		return 0, err
+	}
+	if err := st.Exec(); err != nil {
+		return 0, err
+	}
+	return int(x.conn.Changes()), nil
 }
 
 func vecBytes(v []float32) []byte {

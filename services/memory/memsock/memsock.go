@@ -18,6 +18,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,6 +31,13 @@ const SocketName = "memory.sock"
 // StopLine, as a session's whole first line, asks the service to end
 // (lnk agent memory stop); only a peer of its uid is heard at all.
 const StopLine = "lnk-memory/1 stop\n"
+
+// NeedPrefix, then an agent ID and a newline, as a session's whole first
+// line, asks the service whether it serves that agent: it answers
+// "served\n", or, where its sandbox does not hold the agent, "retiring\n"
+// and takes no new session, ending once the sessions it has end, so the
+// next one starts a service holding every agent of its owner.
+const NeedPrefix = "lnk-memory/1 need "
 
 // MaxID bounds an agent ID.
 const MaxID = 64
@@ -94,13 +102,75 @@ func Stop(ctx context.Context, sock string) error {
 	if _, err := io.ReadFull(c, answer); err != nil || string(answer) != "stopping\n" {
 		return fmt.Errorf("the memory service did not agree to stop: %q %v", answer, err)
 	}
+	return waitGone(ctx, sock)
+}
+
+// Need makes sure the service on sock, if one listens, serves agent id:
+// one that doesn't (it started before the agent was made) is asked to
+// retire, and Need waits until it no longer listens, so the caller's
+// next session starts a service for the owner's agents as they are now.
+// The sessions it has go on until they end. Nothing listening is no
+// error: the caller's session starts the service.
+func Need(ctx context.Context, sock, id string) error {
+	if err := CheckID(id); err != nil {
+		return err
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", sock)
+	if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := CheckServer(c); err != nil {
+		return err
+	}
+	c.SetDeadline(time.Now().Add(stopWait))
+	if _, err := fmt.Fprint(c, NeedPrefix+id+"\n"); err != nil {
+		return err
+	}
+	answer, err := readLine(c, 64)
+	switch {
+	case err != nil:
+		return fmt.Errorf("the memory service did not say whether it serves agent %s: %w", id, err)
+	case answer == "served\n", strings.HasPrefix(answer, "refused: "):
+		// A service older than the need line refuses it as a bad first
+		// line: the session that follows gets its own answer.
+		return nil
+	case answer != "retiring\n":
+		return fmt.Errorf("the memory service answered %q to whether it serves agent %s", answer, id)
+	}
+	return waitGone(ctx, sock)
+}
+
+// readLine reads one line of at most n bytes, a byte at a time.
+func readLine(r io.Reader, n int) (string, error) {
+	var line []byte
+	b := make([]byte, 1)
+	for len(line) < n {
+		if _, err := io.ReadFull(r, b); err != nil {
+			return string(line), err
+		}
+		line = append(line, b[0])
+		if b[0] == '\n' {
+			break
+		}
+	}
+	return string(line), nil
+}
+
+// waitGone waits until nothing accepts a connection on sock.
+func waitGone(ctx context.Context, sock string) error {
+	var d net.Dialer
 	deadline := time.Now().Add(stopWait)
 	for time.Now().Before(deadline) {
-		c2, err := d.DialContext(ctx, "unix", sock)
+		c, err := d.DialContext(ctx, "unix", sock)
 		if err != nil {
 			return nil
 		}
-		c2.Close()
+		c.Close()
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -65,3 +65,7 @@ var ErrNotRunning = memsock.ErrNotRunning
 
 // Stop asks the service on sock to end (memsock.Stop).
 func Stop(ctx context.Context, sock string) error { return memsock.Stop(ctx, sock) }
+
+// Need makes sure the service on sock serves agent id, or has retired
+// so that the next session starts one that does (memsock.Need).
+func Need(ctx context.Context, sock, id string) error { return memsock.Need(ctx, sock, id) }

@@ -30,3 +30,17 @@ func FuzzParseHello(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseNeed(f *testing.F) {
+	f.Add([]byte(NeedPrefix + "ada\n"))
+	f.Add([]byte(NeedPrefix + "ada\nmore"))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		id, err := ParseNeed(line)
+		if err != nil {
+			return
+		}
+		if string(line) != NeedPrefix+id+"\n" || CheckID(id) != nil {
+			t.Fatalf("%q parsed as %q", line, id)
+		}
+	})
+}

@@ -4,7 +4,10 @@
 // process of its own uid (SO_PEERCRED), binds each session to the one
 // agent its first line names (Hello), refuses one naming an agent it
 // doesn't serve, serves that agent's MCP server (services/memory/server)
-// for the rest of the session, and ends Idle after its last session.
+// for the rest of the session, and ends Idle after its last session. A
+// need line for an agent it doesn't serve makes it retire: no new
+// session, and an end once its sessions end (its landlock domain can't
+// grow to hold a new agent's folders; the next session's service does).
 // Dial is the client's side: it starts the service at the first session
 // and refuses a socket another uid serves.
 //
@@ -57,6 +60,8 @@ type Service struct {
 	sessions int
 	last     time.Time
 	stop     func() // ends Serve: its owner's stop (StopLine)
+	retire   func() // takes no new session (a need line's)
+	retiring bool
 }
 
 // ErrServed is Listen's answer where a service already takes sessions
@@ -108,6 +113,7 @@ func (s *Service) Serve(ctx context.Context, l *net.UnixListener) error {
 	s.mu.Lock()
 	s.last = time.Now()
 	s.stop = func() { cancel(); l.Close() }
+	s.retire = func() { l.Close() }
 	s.mu.Unlock()
 	go s.watchIdle(ctx, cancel, l)
 	var wg sync.WaitGroup
@@ -115,7 +121,11 @@ func (s *Service) Serve(ctx context.Context, l *net.UnixListener) error {
 	for {
 		c, err := l.AcceptUnix()
 		if err != nil {
-			if ctx.Err() != nil {
+			s.mu.Lock()
+			retiring := s.retiring
+			s.mu.Unlock()
+			if ctx.Err() != nil || retiring {
+				// Retiring: the sessions open end as they will (wg).
 				return nil
 			}
 			return err
@@ -184,6 +194,10 @@ func (s *Service) session(ctx context.Context, c *net.UnixConn) {
 		}
 		return
 	}
+	if err == nil && len(line) >= len(NeedPrefix) && string(line[:len(NeedPrefix)]) == NeedPrefix {
+		s.need(c, line)
+		return
+	}
 	if err == nil {
 		var id string
 		if id, err = ParseHello(line); err == nil {
@@ -203,6 +217,36 @@ func (s *Service) session(ctx context.Context, c *net.UnixConn) {
 	}
 	s.logf("refused a session: %v", err)
 	fmt.Fprintf(c, "refused: %v\n", err)
+}
+
+// need answers a need line: "served" for an agent this service serves;
+// for another, the service retires (its landlock domain holds only the
+// folders of the agents it started with, and can't grow): it takes no
+// new session, and ends once the sessions it has end. Which agents the
+// next service holds is what Link reads from the owner's settings as it
+// starts one, never what a session names.
+func (s *Service) need(c *net.UnixConn, line []byte) {
+	id, err := ParseNeed(line)
+	if err != nil {
+		s.logf("refused a session: %v", err)
+		fmt.Fprintf(c, "refused: %v\n", err)
+		return
+	}
+	if _, ok := s.Agents[id]; ok {
+		fmt.Fprint(c, "served\n")
+		return
+	}
+	s.mu.Lock()
+	retire, already := s.retire, s.retiring
+	s.retiring = true
+	s.mu.Unlock()
+	if !already {
+		s.logf("retiring: a session needs agent %s, whose folders this service's sandbox does not hold; the sessions open go on, and the next session is served by a new service holding every agent of the owner", id)
+	}
+	if retire != nil {
+		retire()
+	}
+	fmt.Fprint(c, "retiring\n")
 }
 
 // checkPeer refuses a peer not of this process's uid, as the kernel says.

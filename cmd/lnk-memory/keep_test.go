@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/landlock"
+	"lnk.dev/lnk/internal/testenv"
+	"lnk.dev/lnk/services/memory/service"
+)
+
+// copyProgram copies the built program name into dir (0755).
+func copyProgram(t *testing.T, name, dir string) {
+	t.Helper()
+	src, err := os.Open(testenv.Bin(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The service's model, end to end from the proxy's command: with no
+// model on the machine (no lnk beside lnk-memory) the service searches
+// by words alone, and a query sharing no word with the note finds
+// nothing; with Link's lnk beside it, connect serves the built-in model
+// on a loopback port of its choosing for the service alone
+// ($LNK_MEMORY_MODEL), and once it answers the same query finds the
+// note by meaning. The model is recorded nowhere an agent's start would
+// take it from, and ends with the service.
+func TestConnectServesTheModelBesideTheService(t *testing.T) {
+	testenv.Require(t, landlock.ABI() >= 4, "landlock ABI 4 (the model's TCP port)")
+	home := testenv.Home(t)
+	if _, err := caps.CreateAgent(home, "ada"); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(home, "Link", "Agents", "ada", "Home", "memory", "fruit.md")
+	os.MkdirAll(filepath.Dir(p), 0o700)
+	if err := os.WriteFile(p, []byte("A kumquat tree grows by the door.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ada, _ := caps.LoadAgent(home, "ada")
+	sock := filepath.Join(home, "Link", "Agents", ".memory", ada.Owner, "run", service.SocketName)
+	t.Cleanup(func() { service.Stop(context.Background(), sock) })
+	bin := t.TempDir()
+	os.Chmod(bin, 0o755)
+	copyProgram(t, "lnk-memory", bin)
+	session := func() *mcp.ClientSession {
+		cmd := exec.Command(filepath.Join(bin, "lnk-memory"), "connect", "--agent", "ada")
+		cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatalf("ada's session: %v\n%s", err, stderr.String())
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	search := func(cs *mcp.ClientSession, words string) string {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"words": words}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Content[0].(*mcp.TextContent).Text
+	}
+
+	// No model on the machine: words alone.
+	cs := session()
+	if got := search(cs, "kumquat"); !strings.Contains(got, "memory/fruit.md") {
+		t.Fatalf("by words: %q", got)
+	}
+	if got := search(cs, "kumquats"); got != "nothing found" {
+		t.Fatalf("found by meaning with no model on the machine: %q", got)
+	}
+	cs.Close()
+	if err := service.Stop(context.Background(), sock); err != nil {
+		t.Fatal(err)
+	}
+
+	// Link's own program beside it: the built-in model, for the service.
+	copyProgram(t, "lnk", bin)
+	cs = session()
+	var got string
+	for i := 0; i < 300; i++ {
+		if got = search(cs, "kumquats"); strings.Contains(got, "memory/fruit.md") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	log, _ := os.ReadFile(filepath.Join(home, "Link", "Agents", ".memory", ada.Owner, "memory.log"))
+	if !strings.Contains(got, "memory/fruit.md") {
+		t.Fatalf("never found by meaning once the model was on the machine: %q\n%s", got, log)
+	}
+	m := regexp.MustCompile(`the model at (127\.0\.0\.1:\d+) answers`).FindSubmatch(log)
+	if m == nil {
+		t.Fatalf("memory.log names no model answering:\n%s", log)
+	}
+	if _, err := os.Lstat(filepath.Join(home, ".lnk", "models", "builtin.json")); err == nil {
+		t.Error("the memory model was recorded as the machine's built-in model")
+	}
+	// The model ends with the service.
+	cs.Close()
+	if err := service.Stop(context.Background(), sock); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		out, _ := exec.Command("ss", "-Hltn", "src", string(m[1])).Output()
+		if len(bytes.TrimSpace(out)) == 0 {
+			break
+		}
+		if i == 100 {
+			t.Fatalf("the model still listens on %s after the service ended", m[1])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// The service's model server, ended while the service runs, is started
+// again on the same port (keep's retry, 30 s): search falls back to
+// words meanwhile and finds by meaning again once it answers. Waits on
+// the retry itself, so this test takes over half a minute.
+func TestKeepStartsTheModelAgain(t *testing.T) {
+	testenv.Require(t, landlock.ABI() >= 4, "landlock ABI 4 (the model's TCP port)")
+	home := testenv.Home(t)
+	if _, err := caps.CreateAgent(home, "ada"); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(home, "Link", "Agents", "ada", "Home", "memory", "fruit.md")
+	os.MkdirAll(filepath.Dir(p), 0o700)
+	if err := os.WriteFile(p, []byte("A kumquat tree grows by the door.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ada, _ := caps.LoadAgent(home, "ada")
+	sock := filepath.Join(home, "Link", "Agents", ".memory", ada.Owner, "run", service.SocketName)
+	t.Cleanup(func() { service.Stop(context.Background(), sock) })
+	cmd := exec.Command(testenv.Bin(t, "lnk-memory"), "connect", "--agent", "ada")
+	cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	search := func(words string) string {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"words": words}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Content[0].(*mcp.TextContent).Text
+	}
+	byMeaning := func(tries int) bool {
+		for i := 0; i < tries; i++ {
+			if strings.Contains(search("kumquats"), "memory/fruit.md") {
+				return true
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return false
+	}
+	if !byMeaning(300) {
+		t.Fatal("never found by meaning")
+	}
+	logPath := filepath.Join(home, "Link", "Agents", ".memory", ada.Owner, "memory.log")
+	log, _ := os.ReadFile(logPath)
+	m := regexp.MustCompile(`the model at 127\.0\.0\.1:(\d+) answers`).FindSubmatch(log)
+	if m == nil {
+		t.Fatalf("memory.log names no model:\n%s", log)
+	}
+	pid := modelPID(t, string(m[1]))
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		// Gone (reaped by keep), its port closed.
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Words alone while it is away.
+	if got := search("kumquats"); got != "nothing found" {
+		t.Fatalf("found by meaning with the model gone: %q", got)
+	}
+	if got := search("kumquat"); !strings.Contains(got, "memory/fruit.md") {
+		t.Fatalf("by words with the model gone: %q", got)
+	}
+	// Started again on the same port, and asked again: meaning is back.
+	if !byMeaning(900) {
+		log, _ := os.ReadFile(logPath)
+		t.Fatalf("meaning never came back after the model ended:\n%s", log)
+	}
+	if again := modelPID(t, string(m[1])); again == pid {
+		t.Errorf("the same model process %d answers", pid)
+	}
+}
+
+// modelPID is the pid of lnk model builtin --port port --no-record.
+func modelPID(t *testing.T, port string) int {
+	t.Helper()
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.HasSuffix(b, []byte("\x00model\x00builtin\x00--port\x00"+port+"\x00--no-record\x00")) {
+			pid, _ := strconv.Atoi(e.Name())
+			return pid
+		}
+	}
+	t.Fatalf("no model server on port %s", port)
+	return 0
+}

@@ -81,9 +81,12 @@ func (s *Server) startSubagent(c caller, raw json.RawMessage) (string, error) {
 		}
 		model = a.Model
 	}
+	// The task is a hop on and its answer, told to this conversation,
+	// one more: a start whose answer the cap would refuse is refused
+	// itself, so a subagent never runs without a way back.
 	hops := c.hops + 1
-	if hops > s.Limits.Hops {
-		return "", &refusal.Refusal{Reason: fmt.Sprintf("this turn is at hop %d: the subagent's task would be hop %d, past the agent's cap ([tool.scheduler] hops = %d)", c.hops, hops, s.Limits.Hops),
+	if hops+1 > s.Limits.Hops {
+		return "", &refusal.Refusal{Reason: fmt.Sprintf("this turn is at hop %d: the subagent's task would be hop %d and its answer hop %d, past the agent's cap ([tool.scheduler] hops = %d)", c.hops, hops, hops+1, s.Limits.Hops),
 			Hint: "raise [tool.scheduler] hops in the agent's Config/sandbox.toml"}
 	}
 	all, err := s.Store.List()

@@ -104,9 +104,11 @@ func TestStartSubagentOverMCP(t *testing.T) {
 	if out, isErr := p.call(meta("main", 0, parent, ""), "start_subagent", map[string]any{"task": "look"}); !isErr || !strings.Contains(out, "4 subagents are waiting to start") {
 		t.Errorf("a fifth: %q", out)
 	}
-	// Hop 8 of 8 starts none; a stranger's conversation none.
-	if out, isErr := p.call(meta("other", 8, parent, ""), "start_subagent", map[string]any{"task": "look"}); !isErr || !strings.Contains(out, "would be hop 9") {
-		t.Errorf("hop 8: %q", out)
+	// Hop 7 of 8 starts none: its answer would be hop 9 (hop 6 starts
+	// one: TestSubagentAtTheLastHopWithAnAnswer); a stranger's
+	// conversation none.
+	if out, isErr := p.call(meta("other", 7, parent, ""), "start_subagent", map[string]any{"task": "look"}); !isErr || !strings.Contains(out, "its answer hop 9") {
+		t.Errorf("hop 7: %q", out)
 	}
 	if out, isErr := p.call(meta("webhook:gh", 0, parent, ""), "start_subagent", map[string]any{"task": "look"}); !isErr || !strings.Contains(out, "stranger") {
 		t.Errorf("a stranger's conversation: %q", out)
@@ -219,5 +221,17 @@ func TestStartedSubagentFiresOnce(t *testing.T) {
 	r.Fire(context.Background())
 	if jobs, _ := st.List(); len(jobs) != 0 || len(handed) != 1 {
 		t.Fatalf("after %v: %+v, handed %d", KeepStarted, jobs, len(handed))
+	}
+}
+
+// TestSubagentAtTheLastHopWithAnAnswer: a turn at hop 6 of 8 starts a
+// subagent at hop 7, whose answer is hop 8, within the cap: the control
+// of TestStartSubagentOverMCP's hop-7 refusal.
+func TestSubagentAtTheLastHopWithAnAnswer(t *testing.T) {
+	home, ag := newAgent(t, "")
+	p := connect(t, home)
+	out, isErr := p.call(meta("main", 6, []any{"file-" + ag.ID}, ""), "start_subagent", map[string]any{"task": "look"})
+	if j := startedJob(t, home, out); isErr || j.Hops != 7 {
+		t.Fatalf("hop 6: %q %+v", out, j)
 	}
 }

@@ -230,3 +230,108 @@ func TestSeventeenthCallWaitsFastPath(t *testing.T) {
 		t.Fatalf("%d calls answered, want 17", answered.Load())
 	}
 }
+
+// TestCancelledCallsFreeTheirPlaceFastPath: TestCancelledCallsFreeTheirPlace
+// over Link's own transport, the calls on the fast path: after 16 calls
+// to a page that holds, each cancelled (notifications/cancelled) once it
+// is at the host, a 17th is still read and answered.
+func TestCancelledCallsFreeTheirPlaceFastPath(t *testing.T) {
+	w := newWorld(t)
+	if w == nil {
+		return
+	}
+	w.res.set("pub.example.com", publicHost)
+	var arrived atomic.Int32
+	w.mux.HandleFunc("/hold", func(rw http.ResponseWriter, r *http.Request) {
+		arrived.Add(1)
+		<-r.Context().Done()
+	})
+	w.mux.HandleFunc("/quick", func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "text/plain")
+		io.WriteString(rw, "quick")
+	})
+	tool, _ := w.tool(Config{})
+	in, out, sdkCalls := servePipes(t, tool, true)
+	send := func(line string) {
+		if _, err := in.WriteString(line + "\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(initLine)
+	if _, err := out.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	send(initializedLine)
+	for id := 1; id <= MaxCalls; id++ {
+		send(callLine(fmt.Sprint(id), `{"name":"fetch","arguments":{"url":"http://pub.example.com/hold"}}`))
+		waitFor(t, func() bool { return arrived.Load() == int32(id) }, "the held call at the host")
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}`, id))
+		b, err := out.ReadString('\n')
+		if err != nil || !strings.Contains(b, fmt.Sprintf(`"id":%d,`, id)) {
+			t.Fatalf("the cancelled call %d answered: %q %v", id, b, err)
+		}
+	}
+	send(callLine("99", `{"name":"fetch","arguments":{"url":"http://pub.example.com/quick"}}`))
+	b, err := out.ReadString('\n')
+	if err != nil || !strings.Contains(b, `"id":99,`) || !strings.Contains(b, "quick") || strings.Contains(b, `"isError":true`) {
+		t.Fatalf("a call after 16 cancelled ones: %q %v", b, err)
+	}
+	if n := sdkCalls.Load(); n != 0 {
+		t.Fatalf("%d calls reached the go-sdk: not the fast path", n)
+	}
+}
+
+// TestOneIDTwiceHoldsTwoPlacesFastPath: TestOneIDTwiceHoldsTwoPlaces
+// over Link's own transport: 16 held calls on the fast path, then 20
+// more under ids already open (plain, and with _meta for the go-sdk),
+// then 14 under new ids: at most 16 are ever at the host at once.
+func TestOneIDTwiceHoldsTwoPlacesFastPath(t *testing.T) {
+	w := newWorld(t)
+	if w == nil {
+		return
+	}
+	w.res.set("pub.example.com", publicHost)
+	var arrived atomic.Int32
+	release := make(chan struct{})
+	w.mux.HandleFunc("/hold", func(rw http.ResponseWriter, r *http.Request) {
+		arrived.Add(1)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	tool, _ := w.tool(Config{})
+	in, out, _ := servePipes(t, tool, true)
+	go io.Copy(io.Discard, out)
+	send := func(s string) bool { _, err := in.WriteString(s + "\n"); return err == nil }
+	send(initLine)
+	send(initializedLine)
+	call := func(id int, meta string) bool {
+		return send(callLine(fmt.Sprint(id), `{"name":"fetch","arguments":{"url":"http://pub.example.com/hold"}`+meta+`}`))
+	}
+	for id := 1; id <= MaxCalls; id++ {
+		call(id, "")
+	}
+	waitFor(t, func() bool { return arrived.Load() == MaxCalls }, "16 held calls at the host")
+	go func() {
+		for i := 0; i < 20; i++ {
+			meta := ""
+			if i%2 == 1 {
+				meta = `,"_meta":{}`
+			}
+			if !call(1+i%MaxCalls, meta) {
+				return
+			}
+		}
+		for id := MaxCalls + 1; id <= 30; id++ {
+			if !call(id, "") {
+				return
+			}
+		}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	if n := arrived.Load(); n != MaxCalls {
+		t.Fatalf("%d calls at the host at once, want %d", n, MaxCalls)
+	}
+	close(release)
+}

@@ -23,6 +23,10 @@ type Tools struct {
 	// anyway), whose stack grows to a call's depth once rather than at
 	// every call; else each call runs on a goroutine of its own.
 	OneAtATime bool
+	// CancelAtEnd cancels the calls still running when the session ends,
+	// as the go-sdk cancels its own; else each runs to its answer (a
+	// client that wrote its calls and closed its side is answered).
+	CancelAtEnd bool
 }
 
 // fastCalls answers the one message a session sends over and over — a
@@ -201,10 +205,16 @@ func (f *fastCalls) saw(msg jsonrpc.Message) {
 	}
 }
 
-// close takes no more calls and waits for those taken to be answered.
+// close takes no more calls, cancels those running where the tools say
+// so, and waits for those taken to be answered.
 func (f *fastCalls) close() {
 	f.mu.Lock()
 	f.closed = true
+	if f.tools.CancelAtEnd {
+		for _, cancel := range f.inFlight {
+			cancel()
+		}
+	}
 	f.mu.Unlock()
 	f.wg.Wait()
 }

@@ -335,3 +335,49 @@ func TestOneIDTwiceHoldsTwoPlacesFastPath(t *testing.T) {
 	}
 	close(release)
 }
+
+// TestFastCallsEndWithTheSession: a fetch on the fast path still running
+// when the client closes its side is cancelled, as the go-sdk cancels its
+// own: the host sees its request end, long before the call's 30 s, and
+// Serve returns.
+func TestFastCallsEndWithTheSession(t *testing.T) {
+	w := newWorld(t)
+	if w == nil {
+		return
+	}
+	w.res.set("pub.example.com", publicHost)
+	var arrived, ended atomic.Int32
+	w.mux.HandleFunc("/hold", func(rw http.ResponseWriter, r *http.Request) {
+		arrived.Add(1)
+		<-r.Context().Done()
+		ended.Add(1)
+	})
+	w.mux.HandleFunc("/quick", func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "text/plain")
+		io.WriteString(rw, "quick")
+	})
+	tool, _ := w.tool(Config{})
+	in, out, sdkCalls := servePipes(t, tool, true)
+	send := func(line string) {
+		if _, err := in.WriteString(line + "\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(initLine)
+	if _, err := out.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	send(initializedLine)
+	// The positive control: a call on the fast path is answered.
+	send(callLine("1", `{"name":"fetch","arguments":{"url":"http://pub.example.com/quick"}}`))
+	if b, err := out.ReadString('\n'); err != nil || !strings.Contains(b, "quick") {
+		t.Fatalf("a quick call: %q %v", b, err)
+	}
+	send(callLine("2", `{"name":"fetch","arguments":{"url":"http://pub.example.com/hold"}}`))
+	waitFor(t, func() bool { return arrived.Load() == 1 }, "the held call at the host")
+	in.Close()
+	waitFor(t, func() bool { return ended.Load() == 1 }, "the held call cancelled once the client closed its side")
+	if n := sdkCalls.Load(); n != 0 {
+		t.Fatalf("%d calls reached the go-sdk: not the fast path", n)
+	}
+}

@@ -50,7 +50,9 @@ func (w *Web) Serve(ctx context.Context, t mcp.Transport) error {
 // serve is Serve with m, the tool's server (tests watch what reaches it).
 func (w *Web) serve(ctx context.Context, t mcp.Transport, m *mcp.Server) error {
 	if lt, ok := t.(*mcpstdio.Transport); ok {
-		lt.SetFast(mcpstdio.Tools{Server: m, Names: []string{"fetch", "search"}, Call: w.call})
+		// As the go-sdk's own calls, a fetch still running when the
+		// session ends is cancelled, not waited for.
+		lt.SetFast(mcpstdio.Tools{Server: m, Names: []string{"fetch", "search"}, Call: w.call, CancelAtEnd: true})
 	}
 	return m.Run(ctx, Gate(t, MaxCalls))
 }

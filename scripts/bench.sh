@@ -120,15 +120,16 @@ storeappend=$(awk '$1 ~ /^BenchmarkAppendTo100000Events-/ {
 # pipe (the baseline), p50 of each in the same run: the whole call, the
 # call less the page's conversion timed in the same op, and the page as
 # text (no conversion), each against the baseline (the tool's overhead at
-# most 2x); the go-sdk client's call beside them; and HTML made markdown
+# most 2x), and lnk-web's own CPU time in each; the go-sdk client's call
+# beside them; and HTML made markdown
 # (at least 20 MB/s) beside its floor, x/net/html's parse alone, timed in
 # the same ops, in wall time and in the process's CPU time.
 web=$(awk '$1 ~ /^BenchmarkWebFetch100KB-/ {
   for (i = 3; i < NF; i++) { m[$(i+1)] = $i }
   if (m["link-ns/op"] != "") {
-    printf "fetch of a 100 KB page through lnk-web, p50, a minimal MCP client: the whole call %.2f ms (%.1fx the baseline: http.Get in a process of its own through a pipe, %.2f ms); less its conversion (%.2f ms), the tool overhead %.2f ms (%.2fx; target: at most 2x, %s); the page as text, no conversion, %.2f ms (%.2fx); against http.Get in the benchmark'"'"'s own process (%.2f ms): %.1fx, %.1fx, %.1fx; the fetch without MCP %.2f ms; the go-sdk client'"'"'s whole call %.2f ms (%.1fx its baseline, the agent'"'"'s client)\n", \
+    printf "fetch of a 100 KB page through lnk-web, p50, a minimal MCP client: the whole call %.2f ms (%.1fx the baseline: http.Get in a process of its own through a pipe, %.2f ms); less its conversion (%.2f ms), the tool overhead %.2f ms (%.2fx; target: at most 2x, %s); the page as text, no conversion, %.2f ms (%.2fx); lnk-web'"'"'s own CPU time in the call (its threads'"'"' schedstat) %.2f ms as HTML, %.2f ms as text; against http.Get in the benchmark'"'"'s own process (%.2f ms): %.1fx, %.1fx, %.1fx; the fetch without MCP %.2f ms; the go-sdk client'"'"'s whole call %.2f ms (%.1fx its baseline, the agent'"'"'s client)\n", \
       m["link-ns/op"]/1e6, m["x-fair"], m["fair-ns/op"]/1e6, m["conv-ns/op"]/1e6, m["overhead-ns/op"]/1e6, m["x-overhead"], (m["overhead-ns/op"] <= 0 ? "not measured in this run: the conversion timed beside it took longer than the whole call" : m["x-overhead"] <= 2 ? "met" : "NOT MET"), \
-      m["text-ns/op"]/1e6, m["x-text"], m["base-ns/op"]/1e6, m["link-x-base"], m["overhead-x-base"], m["text-x-base"], m["fetch-ns/op"]/1e6, m["gosdk-ns/op"]/1e6, m["gosdk-x-fair"]
+      m["text-ns/op"]/1e6, m["x-text"], m["link-cpu-ns/op"]/1e6, m["text-cpu-ns/op"]/1e6, m["base-ns/op"]/1e6, m["link-x-base"], m["overhead-x-base"], m["text-x-base"], m["fetch-ns/op"]/1e6, m["gosdk-ns/op"]/1e6, m["gosdk-x-fair"]
   }
   delete m
 }

@@ -76,7 +76,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := w.MCP().Run(ctx, web.Gate(mcpstdio.Stdio(), web.MaxCalls)); err != nil && ctx.Err() == nil {
+	if err := w.Serve(ctx, mcpstdio.Stdio()); err != nil && ctx.Err() == nil {
 		fail(1, err)
 	}
 }

@@ -9,8 +9,11 @@
 // write. Where stdin or stdout is not a pipe or socket (a terminal, a
 // file) it is the go-sdk's [mcp.IOTransport].
 //
-// A server may hand it a [Taker], offered each line before the go-sdk
-// decodes it (the file tool's fast path for a plain tools/call).
+// A server may hand it its [Tools] ([Transport.SetFast]): a plain
+// tools/call of one of them is then answered on the fast path, without
+// the go-sdk server, to the same bytes ([fastCalls]); and a number of
+// calls at once ([Transport.SetMaxCalls], [Gate]): no line is read while
+// that many calls, the fast path's and the go-sdk's, are unanswered.
 //
 // # Security
 //
@@ -18,5 +21,9 @@
 // [mcp.DefaultMaxLineLength], a batch, or a line that is not one
 // JSON-RPC message ends the session, as the go-sdk's own transport
 // does (FuzzRead). What it writes is the go-sdk's bytes for the same
-// message (TestStdioTransportWrites, FuzzAppendResponse).
+// message (TestStdioTransportWrites, FuzzAppendResponse). The fast path
+// refuses nothing: a line it is not sure of is the go-sdk's, and a line
+// it takes is one the go-sdk decodes to the same call (FuzzPlainCall,
+// a differential target against the go-sdk's decoder; FuzzValidJSON
+// holds its JSON check to encoding/json's).
 package mcpstdio

@@ -46,28 +46,27 @@ func New(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
 
 // Transport is Link's stdio transport over two [stdpipe.Pipe]s.
 type Transport struct {
-	r, w *stdpipe.Pipe
-	take Taker // nil: every message goes to the go-sdk
+	r, w  *stdpipe.Pipe
+	fast  *Tools // nil: every message goes to the go-sdk
+	calls int    // the gate's calls at once; 0: no gate
 }
 
-// Taker answers some messages itself, on the connection, before the
-// go-sdk server sees them. Take is offered each line (trimmed, not a
-// batch) from the one goroutine that reads, and says whether it took it;
-// a line it does not take is decoded and given to the go-sdk, and Saw is
-// told of it. Close is called once as the connection closes, between
-// closing its input and its output: it answers what it took first.
-type Taker interface {
-	Take(c *Conn, line []byte) bool
-	Saw(msg jsonrpc.Message)
-	Close()
-}
+// SetFast has the sessions connected after it answer a plain tools/call
+// of tools on the fast path ([fastCalls]).
+func (t *Transport) SetFast(tools Tools) { t.fast = &tools }
 
-// SetTaker hands the lines of the sessions connected after it to tk.
-func (t *Transport) SetTaker(tk Taker) { t.take = tk }
+// SetMaxCalls has the sessions connected after it read no message while
+// calls tools/call requests, the fast path's and the go-sdk's, are read
+// and unanswered ([gate]).
+func (t *Transport) SetMaxCalls(calls int) { t.calls = calls }
 
 // Connect makes the session's connection.
 func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
-	return &Conn{in: t.r, out: t.w, br: bufio.NewReaderSize(t.r, 64<<10), take: t.take}, nil
+	c := &Conn{in: t.r, out: t.w, br: bufio.NewReaderSize(t.r, 64<<10), gate: newGate(t.calls)}
+	if t.fast != nil {
+		c.fast = newFastCalls(*t.fast)
+	}
+	return c, nil
 }
 
 // Conn is one session's connection. Its reads come from one goroutine
@@ -77,7 +76,8 @@ type Conn struct {
 	br  *bufio.Reader
 	out *stdpipe.Pipe
 
-	take Taker // or nil
+	fast *fastCalls // or nil
+	gate *gate      // or nil
 
 	mu   sync.Mutex
 	wbuf []byte // reused for each message written
@@ -89,34 +89,39 @@ func (c *Conn) SessionID() string { return "" }
 
 // Read is the next message: a line, without blank lines, at most
 // maxMessage bytes; a batch, or a line that is not one message, ends
-// the session (as the go-sdk's own transport does). A line the [Taker]
-// takes is not returned.
+// the session (as the go-sdk's own transport does). A line the fast
+// path takes is not returned. Under a gate, no line is read while its
+// calls are unanswered.
 func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if err := c.gate.enter(ctx); err != nil {
+			return nil, err
+		}
 		line, err := c.readLine()
 		if err != nil {
+			c.gate.leave()
 			return nil, err
 		}
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
+			c.gate.leave()
 			continue
 		}
 		if line[0] == '[' {
+			c.gate.leave()
 			return nil, errBatch
 		}
-		if c.take == nil {
-			return jsonrpc.DecodeMessage(line)
-		}
-		if c.take.Take(c, line) {
-			continue
+		if c.fast != nil && c.fast.take(c, line) {
+			continue // its slot is given back once it is answered
 		}
 		msg, err := jsonrpc.DecodeMessage(line)
-		if err == nil {
-			c.take.Saw(msg)
+		if err == nil && c.fast != nil {
+			c.fast.saw(msg)
 		}
+		c.gate.handed(msg, err)
 		return msg, err
 	}
 }
@@ -148,8 +153,25 @@ func (c *Conn) readLine() ([]byte, error) {
 // it is; anything else is encoded by the go-sdk.
 func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
+		c.gate.answered(msg) // unwritten, but no longer the go-sdk's to answer
 		return err
 	}
+	return c.write(msg, false)
+}
+
+// write writes msg, from the fast path or the go-sdk, and gives back the
+// gate's slot of the call it answers.
+func (c *Conn) write(msg jsonrpc.Message, fast bool) error {
+	err := c.writeLine(msg)
+	if fast {
+		c.gate.leave()
+	} else {
+		c.gate.answered(msg)
+	}
+	return err
+}
+
+func (c *Conn) writeLine(msg jsonrpc.Message) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	b, ok := appendResponse(c.wbuf[:0], msg)
@@ -168,11 +190,6 @@ func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.wbuf = nil
 	}
 	return err
-}
-
-// WriteResult writes a successful response to id: result, encoded.
-func (c *Conn) WriteResult(id jsonrpc.ID, result []byte) error {
-	return c.Write(context.Background(), &jsonrpc.Response{ID: id, Result: result})
 }
 
 // appendResponse appends a successful response with an integer or string
@@ -210,8 +227,8 @@ func (c *Conn) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
 		err = c.in.Close()
-		if c.take != nil {
-			c.take.Close()
+		if c.fast != nil {
+			c.fast.close()
 		}
 		err = errors.Join(err, c.out.Close())
 	})

@@ -67,12 +67,30 @@ func callResult(ctx context.Context, o Offer, sb *Sandboxed, name string, args j
 // Serve serves one session on t until the client ends it, each call it
 // sent answered first ([drainTransport]), then ends the sandboxed
 // process. On Link's own transport ([mcpstdio.Transport]) a plain
-// tools/call takes the fast path ([fastCalls]).
+// tools/call takes its fast path, run as the server's handler runs it
+// ([callResult]), one call at a time (the sandboxed process runs them so
+// anyway).
 func Serve(ctx context.Context, o Offer, sb *Sandboxed, t mcp.Transport) error {
 	defer sb.Close()
 	s := NewServer(o, sb)
 	if lt, ok := t.(*mcpstdio.Transport); ok {
-		lt.SetTaker(newFastCalls(o, sb, s))
+		lt.SetFast(mcpstdio.Tools{
+			Server: s,
+			Names:  o.names(),
+			Call: func(ctx context.Context, name string, args json.RawMessage) *mcp.CallToolResult {
+				return callResult(ctx, o, sb, name, args)
+			},
+			OneAtATime: true,
+		})
 	}
 	return s.Run(ctx, drainTransport{t})
+}
+
+// names are the offer's tools.
+func (o Offer) names() []string {
+	var names []string
+	for _, t := range o.Tools() {
+		names = append(names, t.name)
+	}
+	return names
 }

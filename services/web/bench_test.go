@@ -81,6 +81,11 @@ func p50(d []time.Duration) time.Duration {
 //     text: no conversion at all, the page's whole 100 KB carried back
 //     (in a code block) as the baseline carries it: the overhead
 //     measured without a subtraction;
+//   - link-cpu-ns/op, text-cpu-ns/op: the lnk-web process's CPU time
+//     in the HTML call and in the text call (its threads' time on a CPU,
+//     read between the timings): what a call costs lnk-web itself,
+//     whatever else shares the cores, where wall time on a loaded
+//     machine is mostly waiting for one;
 //   - base-ns/op, …-x-base: the same http.Get in this process, no pipe
 //     and no second process (the old baseline), each figure against it;
 //   - fetch-ns/op: the tool's fetch in this process without MCP
@@ -117,20 +122,27 @@ func BenchmarkWebFetch100KB(b *testing.B) {
 
 	// The minimal client's phase.
 	runtime.LockOSThread() // the pipes are read with read(2) on this thread
-	var fair, link, conv, over, text, base, direct []time.Duration
+	var fair, link, conv, over, text, base, direct, linkCPU, textCPU []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		c0 := proc.cpu()
 		t0 := time.Now()
 		getter.get(s.URL + "/html")
 		t1 := time.Now()
 		proc.fetch(s.URL + "/html")
 		t2 := time.Now()
+		c1 := proc.cpu()
+		t2b := time.Now()
 		if _, _, _, err := convertHTML([]byte(page), nil); err != nil {
 			b.Fatal(err)
 		}
 		t3 := time.Now()
+		c2 := proc.cpu()
+		t3b := time.Now()
 		proc.fetch(s.URL + "/text")
 		t4 := time.Now()
+		c3 := proc.cpu()
+		linkCPU, textCPU = append(linkCPU, c1-c0), append(textCPU, c3-c2)
 		resp, err := http.Get(s.URL + "/html")
 		if err != nil {
 			b.Fatal(err)
@@ -144,8 +156,8 @@ func BenchmarkWebFetch100KB(b *testing.B) {
 			b.Fatal(err)
 		}
 		t6 := time.Now()
-		fair, link, conv = append(fair, t1.Sub(t0)), append(link, t2.Sub(t1)), append(conv, t3.Sub(t2))
-		over, text = append(over, t2.Sub(t1)-t3.Sub(t2)), append(text, t4.Sub(t3))
+		fair, link, conv = append(fair, t1.Sub(t0)), append(link, t2.Sub(t1)), append(conv, t3.Sub(t2b))
+		over, text = append(over, t2.Sub(t1)-t3.Sub(t2b)), append(text, t4.Sub(t3b))
 		base, direct = append(base, t5.Sub(t4)), append(direct, t6.Sub(t5))
 	}
 	b.StopTimer()
@@ -193,6 +205,8 @@ func BenchmarkWebFetch100KB(b *testing.B) {
 			b.ReportMetric(v/bs, m.name[:len(m.name)-len("-ns/op")]+"-x-base")
 		}
 	}
+	b.ReportMetric(float64(p50(linkCPU)), "link-cpu-ns/op")
+	b.ReportMetric(float64(p50(textCPU)), "text-cpu-ns/op")
 	b.ReportMetric(float64(p50(sdk)), "gosdk-ns/op")
 	b.ReportMetric(float64(p50(sdkFair)), "gosdk-fair-ns/op")
 	b.ReportMetric(float64(p50(sdk))/float64(p50(sdkFair)), "gosdk-x-fair")
@@ -281,6 +295,7 @@ type rawClient struct {
 	conn io.Writer
 	r    *bufio.Reader
 	id   int
+	pid  int // the server's process, where it is one (newProcClient)
 }
 
 func newRawClient(b testing.TB, tool *Web) *rawClient {
@@ -309,7 +324,33 @@ func newProcClient(b testing.TB, bin string, args ...string) *rawClient {
 	}
 	b.Cleanup(func() { w.Close(); cmd.Wait() })
 	blocking(w, r)
-	return startRaw(b, w, r)
+	c := startRaw(b, w, r)
+	c.pid = cmd.Process.Pid
+	return c
+}
+
+// cpu is the CPU time the server's process has had so far: the sum of
+// its threads' time on a CPU (/proc/PID/task/*/schedstat, in ns), the
+// work of a call whatever else shares the cores. (A thread that has
+// exited is no longer counted; the Go runtime keeps its threads.)
+func (c *rawClient) cpu() time.Duration {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", c.pid))
+	if err != nil {
+		c.b.Fatal(err)
+	}
+	var sum time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", c.pid, t.Name()))
+		if err != nil {
+			continue // a thread gone since the listing
+		}
+		var ns int64
+		if _, err := fmt.Sscan(string(b), &ns); err != nil {
+			c.b.Fatal(err)
+		}
+		sum += time.Duration(ns)
+	}
+	return sum
 }
 
 // blocking makes the pipes to a child blocking (Fd does): each read a

@@ -1,4 +1,4 @@
-package filetool
+package mcpstdio
 
 import (
 	"encoding/json"
@@ -17,11 +17,11 @@ var validCases = []string{
 	"", " ", "\v1", "1 2", "\ufeff1",
 }
 
-// TestValidJSON: validJSON takes what json.Valid takes, no more.
+// TestValidJSON: ValidJSON takes what json.Valid takes, no more.
 func TestValidJSON(t *testing.T) {
 	for _, c := range validCases {
-		if got, want := validJSON([]byte(c)), json.Valid([]byte(c)); got != want {
-			t.Errorf("%.60q: validJSON %v, json.Valid %v", c, got, want)
+		if got, want := ValidJSON([]byte(c)), json.Valid([]byte(c)); got != want {
+			t.Errorf("%.60q: ValidJSON %v, json.Valid %v", c, got, want)
 		}
 	}
 }
@@ -31,8 +31,8 @@ func FuzzValidJSON(f *testing.F) {
 		f.Add([]byte(c))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := validJSON(b), json.Valid(b); got != want {
-			t.Fatalf("%q: validJSON %v, json.Valid %v", b, got, want)
+		if got, want := ValidJSON(b), json.Valid(b); got != want {
+			t.Fatalf("%q: ValidJSON %v, json.Valid %v", b, got, want)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package filetool
+package mcpstdio
 
 import (
 	"context"
@@ -8,43 +8,59 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"lnk.dev/lnk/internal/mcpstdio"
 	"lnk.dev/lnk/internal/mcptext"
 )
 
+// Tools are the calls a server answers on the fast path
+// ([Transport.SetFast]).
+type Tools struct {
+	Server *mcp.Server // the go-sdk server of the session, which initializes it
+	Names  []string    // the tools offered
+	// Call runs one call, as the server's own handler of that tool does.
+	Call func(ctx context.Context, name string, args json.RawMessage) *mcp.CallToolResult
+	// OneAtATime runs the calls in the order taken, on one goroutine
+	// while there are any (a server whose calls run one at a time
+	// anyway), whose stack grows to a call's depth once rather than at
+	// every call; else each call runs on a goroutine of its own.
+	OneAtATime bool
+	// CancelAtEnd cancels the calls still running when the session ends,
+	// as the go-sdk cancels its own; else each runs to its answer (a
+	// client that wrote its calls and closed its side is answered).
+	CancelAtEnd bool
+}
+
 // fastCalls answers the one message a session sends over and over — a
 // plain tools/call of an offered tool — without the go-sdk server, to the
-// same bytes the go-sdk would write (TestFastCallsAreTheGoSDKs). The
+// same bytes the go-sdk would write (the file tool's
+// TestFastCallsAreTheGoSDKs, the web's TestFastFetchIsTheGoSDKs). The
 // go-sdk decodes such a call four times over, each decode with a 32 KiB
 // buffer of its own, runs it on a goroutine of its own through its
-// middleware and encodes the result again with reflection: about half of
-// serve's CPU a 4 KiB read. Every other message, and any call it is not
-// sure of, goes to the go-sdk, which stays the protocol's reference.
+// middleware and encodes the result again with reflection, and its
+// encoding of the message compacts the result once more: for a small
+// answer about half the server's CPU, for a page's a third. Every other
+// message, and any call it is not sure of, goes to the go-sdk, which
+// stays the protocol's reference.
 //
 // A call is taken only in a session the go-sdk initialized, to a
 // protocol with no resultType (as [mcptext.Plain]), after the client said
-// notifications/initialized; and only in its plainest spelling: the keys
-// jsonrpc ("2.0"), id (an integer float64 holds exactly, or a string of
-// printable ASCII without escapes), method ("tools/call") and params,
-// each once; params of name (an offered tool) and arguments only, no
-// _meta; nesting the go-sdk's depth cap cannot reach.
+// notifications/initialized; and only in its plainest spelling
+// ([plainCall]: FuzzPlainCall holds it to the go-sdk's decoding). It
+// takes the connection's gate slot of the read that found it, given back
+// once it is answered.
 //
 // Like the go-sdk, it runs its calls off the goroutine that reads, so a
 // call can be cancelled by notifications/cancelled (which still goes to
 // the go-sdk too), and answers each even after the client has gone.
 type fastCalls struct {
-	o      Offer
-	names  []string // the offer's tools
-	sb     *Sandboxed
-	server *mcp.Server
+	tools Tools
 
-	// Read's goroutine alone (the go-sdk reads from one).
+	// The reading goroutine's alone (the go-sdk reads from one).
 	initialized bool               // the client said notifications/initialized
 	session     *mcp.ServerSession // found once initialized
 
 	mu       sync.Mutex
 	inFlight map[jsonrpc.ID]context.CancelFunc
-	queue    []fastCall // taken, not yet run
+	queue    []fastCall // taken, not yet run (OneAtATime)
 	working  bool       // a worker runs the queue
 	closed   bool       // the connection closed: take no more
 	wg       sync.WaitGroup
@@ -52,33 +68,26 @@ type fastCalls struct {
 
 // fastCall is one call taken.
 type fastCall struct {
-	c    *mcpstdio.Conn
+	c    *Conn
 	ctx  context.Context
 	id   jsonrpc.ID
 	name string
 	args json.RawMessage
 }
 
-func newFastCalls(o Offer, sb *Sandboxed, server *mcp.Server) *fastCalls {
-	f := &fastCalls{o: o, sb: sb, server: server, inFlight: map[jsonrpc.ID]context.CancelFunc{}}
-	for _, t := range o.Tools() {
-		f.names = append(f.names, t.name)
-	}
-	return f
+func newFastCalls(tools Tools) *fastCalls {
+	return &fastCalls{tools: tools, inFlight: map[jsonrpc.ID]context.CancelFunc{}}
 }
 
-// Take runs line as a fast call, answering it on c, and says whether it
-// did (the transport's [mcpstdio.Taker]); a line it does not take is left to the go-sdk, untouched. The
-// calls run in the order taken, on one worker goroutine while there are
-// any (the sandboxed process runs them one at a time anyway), whose stack
-// grows to a call's depth once rather than at every call.
-func (f *fastCalls) Take(c *mcpstdio.Conn, line []byte) bool {
+// take runs line as a fast call, answering it on c, and says whether it
+// did; a line it does not take is left to the go-sdk, untouched.
+func (f *fastCalls) take(c *Conn, line []byte) bool {
 	if !f.ready() {
 		return false
 	}
-	id, name, args, ok := plainCall(line, f.names)
-	if !ok {
-		return false
+	id, name, args, ok := plainCall(line, f.tools.Names)
+	if !ok || c.gate.isOpen(id) {
+		return false // an id the go-sdk has open: it says what it says of that
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -87,8 +96,13 @@ func (f *fastCalls) Take(c *mcpstdio.Conn, line []byte) bool {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	f.inFlight[id] = cancel
-	f.queue = append(f.queue, fastCall{c: c, ctx: ctx, id: id, name: name, args: args})
+	fc := fastCall{c: c, ctx: ctx, id: id, name: name, args: args}
 	f.wg.Add(1)
+	if !f.tools.OneAtATime {
+		go f.run(fc)
+		return true
+	}
+	f.queue = append(f.queue, fc)
 	if !f.working {
 		f.working = true
 		go f.work()
@@ -121,20 +135,26 @@ func (f *fastCalls) run(fc fastCall) {
 	var res *mcp.CallToolResult
 	cancelled := fc.ctx.Err()
 	if cancelled == nil {
-		res = callResult(fc.ctx, f.o, f.sb, fc.name, fc.args)
+		res = f.tools.Call(fc.ctx, fc.name, fc.args)
 	}
 	f.mu.Lock()
 	cancel := f.inFlight[fc.id]
 	delete(f.inFlight, fc.id) // before the answer: the client may use the id again once it has it
 	f.mu.Unlock()
 	cancel()
-	var err error
-	if cancelled != nil {
-		err = fc.c.Write(context.Background(), &jsonrpc.Response{ID: fc.id, Error: cancelled})
-	} else if body, merr := (mcptext.Result{CallToolResult: res}).MarshalJSON(); merr == nil {
-		err = fc.c.WriteResult(fc.id, body)
+	resp := &jsonrpc.Response{ID: fc.id, Error: cancelled}
+	if cancelled == nil {
+		body, err := (mcptext.Result{CallToolResult: res}).MarshalJSON()
+		if err != nil {
+			// As the go-sdk: a result it cannot encode is answered
+			// with the error.
+			resp.Error = err
+		}
+		resp.Result = body
 	}
-	_ = err // as the go-sdk: an answer that cannot be written is dropped
+	// As the go-sdk: an answer that cannot be written is dropped. Its
+	// slot is given back all the same.
+	_ = fc.c.write(resp, true)
 }
 
 // ready says whether the session takes fast calls: initialized by the
@@ -144,7 +164,7 @@ func (f *fastCalls) ready() bool {
 		return false
 	}
 	if f.session == nil {
-		for ss := range f.server.Sessions() {
+		for ss := range f.tools.Server.Sessions() {
 			f.session = ss
 			break
 		}
@@ -155,9 +175,9 @@ func (f *fastCalls) ready() bool {
 	return mcptext.PlainProtocol(f.session.InitializeParams())
 }
 
-// Saw notes a message the go-sdk is given: notifications/initialized
+// saw notes a message the go-sdk is given: notifications/initialized
 // opens the fast path; notifications/cancelled cancels a fast call.
-func (f *fastCalls) Saw(msg jsonrpc.Message) {
+func (f *fastCalls) saw(msg jsonrpc.Message) {
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok || req.IsCall() {
 		return
@@ -185,10 +205,16 @@ func (f *fastCalls) Saw(msg jsonrpc.Message) {
 	}
 }
 
-// Close takes no more calls and waits for those taken to be answered.
-func (f *fastCalls) Close() {
+// close takes no more calls, cancels those running where the tools say
+// so, and waits for those taken to be answered.
+func (f *fastCalls) close() {
 	f.mu.Lock()
 	f.closed = true
+	if f.tools.CancelAtEnd {
+		for _, cancel := range f.inFlight {
+			cancel()
+		}
+	}
 	f.mu.Unlock()
 	f.wg.Wait()
 }

@@ -1,4 +1,4 @@
-package filetool
+package mcpstdio
 
 import (
 	"bytes"
@@ -74,7 +74,7 @@ func compactCall(line []byte, names []string) (id jsonrpc.ID, name string, args 
 		}
 		ok = name != ""
 	}
-	if !ok || len(args) == 0 || isSpace(args[0]) || isSpace(args[len(args)-1]) || !validJSON(args) {
+	if !ok || len(args) == 0 || isSpace(args[0]) || isSpace(args[len(args)-1]) || !ValidJSON(args) {
 		return id, "", nil, false
 	}
 	return id, name, args, true

@@ -1,10 +1,10 @@
-package filetool
+package mcpstdio
 
-// validJSON is [encoding/json.Valid] of b — the same grammar, the same
+// ValidJSON is [encoding/json.Valid] of b — the same grammar, the same
 // nesting cap — in a few tight loops rather than the scanner's call a
 // byte: an answer's text, a 4 KiB read's, is checked a few times faster
 // (FuzzValidJSON holds it to json.Valid).
-func validJSON(b []byte) bool {
+func ValidJSON(b []byte) bool {
 	i, ok := skipValue(b, skipSpace(b, 0), 0)
 	return ok && skipSpace(b, i) == len(b)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"lnk.dev/lnk/internal/connpass"
 	"lnk.dev/lnk/services/harness/builtin"
 	"lnk.dev/lnk/services/harness/localmodel"
 )
@@ -29,7 +30,7 @@ const builtinHost = "127.0.0.1"
 
 func init() {
 	register("model", func() *cobra.Command {
-		var port int
+		var port, listenFD int
 		var host string
 		var obedient, noRecord bool
 		c := &cobra.Command{
@@ -48,10 +49,15 @@ func init() {
 				if port < 0 || port > 65535 {
 					return Usage(fmt.Sprintf("--port %d is not a TCP port (0 to 65535; 0 picks a free one)", port), "lnk model builtin --port 11435")
 				}
-				return serveBuiltin(c, port, obedient, !noRecord)
+				ln, err := builtinListener(c, port, listenFD)
+				if err != nil {
+					return err
+				}
+				return serveBuiltin(c, ln, obedient, !noRecord)
 			},
 		}
 		c.Flags().IntVar(&port, "port", 0, "the TCP port on 127.0.0.1 (0: a free one)")
+		c.Flags().IntVar(&listenFD, "listen-fd", 0, "serve on this inherited fd, a TCP socket its parent made listening on 127.0.0.1 and holds (lnk-memory keep's), instead of a port of its own")
 		c.Flags().StringVar(&host, "host", builtinHost, "the address to listen on: 127.0.0.1, and nothing else is taken")
 		c.Flags().BoolVar(&obedient, "obedient", false, "follow an instruction found anywhere in the context (a hijacked model, for tests)")
 		c.Flags().BoolVar(&noRecord, "no-record", false, "leave ~/.lnk/models alone: a model served for one program (Link Memory's), which agents' starts never take for the machine's")
@@ -99,14 +105,37 @@ func init() {
 	})
 }
 
-// serveBuiltin listens on 127.0.0.1:port, records the port in
+// builtinListener is the built-in model's socket: with --listen-fd, the
+// listening socket its parent made and handed it (lnk-memory keep, which
+// holds the port for the service's whole life, so that no other program
+// can take it between two of its model servers), refused unless it is a
+// TCP socket listening on 127.0.0.1; else its own on 127.0.0.1:port.
+func builtinListener(c *cobra.Command, port, listenFD int) (net.Listener, error) {
+	if !c.Flags().Changed("listen-fd") {
+		ln, err := net.Listen("tcp4", net.JoinHostPort(builtinHost, strconv.Itoa(port)))
+		if err != nil {
+			return nil, Fail(ExitFailure, fmt.Errorf("listening on %s:%d: %w", builtinHost, port, err), "lnk model builtin --port 0 picks a free port")
+		}
+		return ln, nil
+	}
+	if c.Flags().Changed("port") {
+		return nil, Usage("--listen-fd serves on the socket it is handed, whose port is its own: not with --port", "lnk model builtin --port "+strconv.Itoa(port))
+	}
+	ln, err := connpass.InheritedListener(listenFD)
+	if err != nil {
+		return nil, Refused(fmt.Errorf("--listen-fd %d: %w", listenFD, err), "lnk model builtin --port 0 listens on a free port of 127.0.0.1 of its own")
+	}
+	if a, ok := ln.Addr().(*net.TCPAddr); !ok || !a.IP.Equal(net.IPv4(127, 0, 0, 1)) {
+		ln.Close()
+		return nil, Refused(fmt.Errorf("--listen-fd %d listens on %s, and the built-in model listens on %s only", listenFD, ln.Addr(), builtinHost), "lnk model builtin --port 0 listens on a free port of 127.0.0.1 of its own")
+	}
+	return ln, nil
+}
+
+// serveBuiltin serves on ln (127.0.0.1), records its port in
 // ~/.lnk/models/builtin.json (unless !record), prints the base URL and serves until
 // SIGTERM or SIGINT, then removes its record.
-func serveBuiltin(c *cobra.Command, port int, obedient, record bool) error {
-	ln, err := net.Listen("tcp4", net.JoinHostPort(builtinHost, strconv.Itoa(port)))
-	if err != nil {
-		return Fail(ExitFailure, fmt.Errorf("listening on %s:%d: %w", builtinHost, port, err), "lnk model builtin --port 0 picks a free port")
-	}
+func serveBuiltin(c *cobra.Command, ln net.Listener, obedient, record bool) error {
 	defer ln.Close()
 	addr, ok := ln.Addr().(*net.TCPAddr)
 	if !ok || !addr.IP.Equal(net.IPv4(127, 0, 0, 1)) {

@@ -23,12 +23,19 @@ const modelRetry = embed.Retry
 // keep is lnk-memory keep SERVE-ARGS…, what connect starts in a session
 // of its own: outside every sandbox, as the owner, it serves the
 // service's embedding model and runs the service beside it. Where Link's
-// own program (lnk, beside this one) is on the machine, it picks a free
-// port of 127.0.0.1 before the service starts, serves Link's built-in
-// model there (lnk model builtin --port P --no-record) and gives the
-// service alone that address in $LNK_MEMORY_MODEL, which its landlock
-// domain then lets it reach and nothing else; a model server that ends
-// is started again on the same port every 30 s while the service runs,
+// own program (lnk, beside this one) is on the machine, it makes a
+// socket listening on a free port of 127.0.0.1 before the service
+// starts and holds it until it ends, serves Link's built-in model on it
+// (lnk model builtin --listen-fd 3 --no-record, the socket inherited as
+// fd 3) and gives the service alone that address in $LNK_MEMORY_MODEL,
+// which its landlock domain then lets it reach and nothing else. The
+// port is bound from before the service starts to after it ends, so no
+// other program, of this user or another, can bind it and be sent the
+// chunks' text for embedding: not before the first model server, not
+// between one that ended and the next. A model server that ends is
+// started again on the same socket every 30 s while the service runs
+// (connections meanwhile wait in its backlog, bounded by the service's
+// waits),
 // the service searching by words until it answers (embed.Client). With
 // no lnk here the service runs without a model: words alone. When the
 // service ends the model is stopped; SIGTERM and SIGINT go on to the
@@ -43,11 +50,14 @@ func keep(serveArgs []string) error {
 	}
 	var model *modelServer
 	if lnk != "" {
-		port, err := freeLoopbackPort()
+		sock, port, err := modelSocket()
 		if err != nil {
-			return fmt.Errorf("choosing the memory model's port: %w", err)
+			return fmt.Errorf("the memory model's socket: %w", err)
 		}
-		model = &modelServer{lnk: lnk, port: port, env: env}
+		// Held open until keep ends: the port is never free between two
+		// model servers.
+		defer sock.Close()
+		model = &modelServer{lnk: lnk, sock: sock, env: env}
 		model.start()
 		defer model.stop()
 		env = append(env, embed.Env+"=127.0.0.1:"+strconv.Itoa(port))
@@ -89,10 +99,10 @@ func keep(serveArgs []string) error {
 }
 
 // modelServer is Link's built-in model served for the memory service on
-// one port chosen before the service starts.
+// one listening socket made before the service starts.
 type modelServer struct {
 	lnk   string
-	port  int
+	sock  *os.File // listening on 127.0.0.1, handed to each server as fd 3
 	env   []string
 	cmd   *exec.Cmd
 	ended chan error
@@ -102,7 +112,8 @@ type modelServer struct {
 // start runs the model server; its end is sent on ended. Called from
 // keep's locked thread only.
 func (m *modelServer) start() {
-	m.cmd = &exec.Cmd{Path: m.lnk, Args: []string{"lnk", "model", "builtin", "--port", strconv.Itoa(m.port), "--no-record"}, Dir: "/", Env: m.env,
+	m.cmd = &exec.Cmd{Path: m.lnk, Args: []string{"lnk", "model", "builtin", "--listen-fd", "3", "--no-record"}, Dir: "/", Env: m.env,
+		ExtraFiles:  []*os.File{m.sock},
 		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}}
 	ended := make(chan error, 1)
 	m.ended = ended
@@ -158,16 +169,22 @@ func modelProgram() (string, error) {
 	return p, nil
 }
 
-// freeLoopbackPort is a TCP port of 127.0.0.1 free at this moment.
-func freeLoopbackPort() (int, error) {
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
+// modelSocket is a TCP socket listening on a free port of 127.0.0.1
+// (close-on-exec; handed to a model server only through ExtraFiles),
+// and its port.
+func modelSocket() (*os.File, int, error) {
+	l, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
-	defer l.Close()
+	defer l.Close() // the copy below holds the socket
 	a, ok := l.Addr().(*net.TCPAddr)
 	if !ok || a.Port == 0 {
-		return 0, errors.New("no port")
+		return nil, 0, errors.New("no port")
 	}
-	return a.Port, nil
+	f, err := l.File()
+	if err != nil {
+		return nil, 0, err
+	}
+	return f, a.Port, nil
 }

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/landlock"
@@ -140,9 +143,13 @@ func TestConnectServesTheModelBesideTheService(t *testing.T) {
 }
 
 // The service's model server, ended while the service runs, is started
-// again on the same port (keep's retry, 30 s): search falls back to
-// words meanwhile and finds by meaning again once it answers. Waits on
-// the retry itself, so this test takes over half a minute.
+// again on the same socket (keep's retry, 30 s): search falls back to
+// words meanwhile and finds by meaning again once it answers. While the
+// model is down its port stays held by keep: another program binding it
+// (127.0.0.1 or every address, SO_REUSEADDR and SO_REUSEPORT set) fails
+// with EADDRINUSE, so no one else is sent the chunks' text; the positive
+// control is the new model answering on that same port. Waits on the
+// retry itself, so this test takes over half a minute.
 func TestKeepStartsTheModelAgain(t *testing.T) {
 	testenv.Require(t, landlock.ABI() >= 4, "landlock ABI 4 (the model's TCP port)")
 	home := testenv.Home(t)
@@ -194,11 +201,17 @@ func TestKeepStartsTheModelAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	for {
-		// Gone (reaped by keep), its port closed.
+		// Gone (reaped by keep), its copy of the socket closed.
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	// Nothing else can take the port while no model serves it.
+	for _, host := range []string{"127.0.0.1", "0.0.0.0"} {
+		if err := bindReusing(host, string(m[1])); !errors.Is(err, syscall.EADDRINUSE) {
+			t.Fatalf("binding %s:%s with the model down: %v, want EADDRINUSE", host, m[1], err)
+		}
 	}
 	// Words alone while it is away.
 	if got := search("kumquats"); got != "nothing found" {
@@ -217,17 +230,67 @@ func TestKeepStartsTheModelAgain(t *testing.T) {
 	}
 }
 
-// modelPID is the pid of lnk model builtin --port port --no-record.
+// bindReusing binds a TCP socket of its own to host:port with
+// SO_REUSEADDR and SO_REUSEPORT set, as a program out to take the port
+// would, and listens; nil if it could (the socket then closed).
+func bindReusing(host, port string) error {
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = errors.Join(syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1),
+				syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, unix.SO_REUSEPORT, 1))
+		})
+		return errors.Join(err, serr)
+	}}
+	l, err := lc.Listen(context.Background(), "tcp4", net.JoinHostPort(host, port))
+	if err == nil {
+		l.Close()
+	}
+	return err
+}
+
+// modelPID is the pid of the lnk model builtin serving the socket
+// listening on 127.0.0.1:port (keep holds that socket too).
 func modelPID(t *testing.T, port string) int {
 	t.Helper()
+	inode := listeningInode(t, port)
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.HasSuffix(b, []byte("\x00model\x00builtin\x00--port\x00"+port+"\x00--no-record\x00")) {
-			pid, _ := strconv.Atoi(e.Name())
-			return pid
+		if err != nil || !bytes.Contains(b, []byte("\x00model\x00builtin\x00")) {
+			continue
+		}
+		fds, _ := os.ReadDir(filepath.Join("/proc", e.Name(), "fd"))
+		for _, fd := range fds {
+			if l, err := os.Readlink(filepath.Join("/proc", e.Name(), "fd", fd.Name())); err == nil && l == "socket:["+inode+"]" {
+				pid, _ := strconv.Atoi(e.Name())
+				return pid
+			}
 		}
 	}
 	t.Fatalf("no model server on port %s", port)
 	return 0
+}
+
+// listeningInode is the inode of the socket listening on
+// 127.0.0.1:port, from /proc/net/tcp.
+func listeningInode(t *testing.T, port string) string {
+	t.Helper()
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := fmt.Sprintf("0100007F:%04X", n)
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 9 && f[1] == local && f[3] == "0A" {
+			return f[9]
+		}
+	}
+	t.Fatalf("nothing listens on 127.0.0.1:%s", port)
+	return ""
 }

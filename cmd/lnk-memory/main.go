@@ -157,6 +157,7 @@ func serve(owner string, agents []string, idle time.Duration) error {
 		a.Extract = func(kind string, doc []byte) (string, error) { return ext.Extract(kind, doc) }
 		if model != nil {
 			a.Embed = func(texts []string) ([][]float32, error) { return model.Embed(context.Background(), texts) }
+			a.EmbedQuery = func(query string) ([]float32, error) { return model.EmbedQuery(context.Background(), query) }
 		}
 		s.Agents[id] = a
 	}

@@ -131,3 +131,25 @@ func isPipe(fd int) error {
 	}
 	return nil
 }
+
+// InheritedListener serves the listening socket fd a parent handed this
+// process at its start (exec.Cmd.ExtraFiles): a TCP socket listening on
+// a loopback address, as [Receiver.ReceiveListener] takes it, else a
+// *[Refusal]. The fd is closed either way (the listener holds its own
+// copy, close-on-exec).
+func InheritedListener(fd int) (net.Listener, error) {
+	if fd < 3 {
+		return nil, refused("fd %d is standard input, output or error, not a handed listener", fd)
+	}
+	if err := isLoopbackListener(fd); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), "inherited-listener")
+	ln, err := net.FileListener(f)
+	f.Close()
+	if err != nil {
+		return nil, refused("the listener could not be served: %v", err.Error())
+	}
+	return ln, nil
+}

@@ -32,6 +32,9 @@ type Agent struct {
 	// Embed is the model's vector for each text (embed.Client.Embed); nil,
 	// or an error, and search is by words only.
 	Embed func(texts []string) ([][]float32, error)
+	// EmbedQuery is a search's query vector, waited for a bounded time
+	// (embed.Client.EmbedQuery); nil takes it from Embed.
+	EmbedQuery func(query string) ([]float32, error)
 	// beforeOpen, for tests, runs before each name is opened.
 	beforeOpen func(path string)
 	// embedding is held by the one pass giving chunks their vectors

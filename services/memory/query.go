@@ -41,7 +41,13 @@ func (a *Agent) Search(query string) ([]Hit, error) {
 		return nil, err
 	}
 	var qv []float32
-	if a.Embed != nil {
+	switch {
+	case a.EmbedQuery != nil:
+		// An error (the model down, or past its wait): words alone.
+		if v, err := a.EmbedQuery(query); err == nil {
+			qv = v
+		}
+	case a.Embed != nil:
 		if v, err := a.Embed([]string{query}); err == nil && len(v) == 1 {
 			qv = v[0]
 		}

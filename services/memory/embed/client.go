@@ -26,6 +26,11 @@ const MaxAnswer = 64 << 20
 // StartWait bounds how long [Client.Start] waits for the model.
 const StartWait = 10 * time.Second
 
+// QueryWait bounds how long a search waits for its query's vector
+// (security.txt: the model waited at most 10 s); past it the search is
+// by words alone and the model is down until its retry.
+const QueryWait = 10 * time.Second
+
 // Retry is how often a model that failed is asked again.
 const Retry = 30 * time.Second
 
@@ -56,6 +61,9 @@ type Client struct {
 	http  *http.Client
 	retry time.Duration
 	logf  func(string, ...any)
+	// QueryWait bounds [Client.EmbedQuery]; [QueryWait] unless a test
+	// shortens it before the first call.
+	QueryWait time.Duration
 
 	mu   sync.Mutex
 	up   bool
@@ -82,9 +90,10 @@ func New(addr netip.AddrPort, retry time.Duration, logf func(string, ...any)) (*
 		logf = func(string, ...any) {}
 	}
 	return &Client{
-		addr:  addr,
-		retry: retry,
-		logf:  logf,
+		addr:      addr,
+		retry:     retry,
+		logf:      logf,
+		QueryWait: QueryWait,
 		http: &http.Client{
 			Transport: tr,
 			Timeout:   2 * time.Minute,
@@ -125,15 +134,40 @@ func (c *Client) Start(ctx context.Context, wait time.Duration) bool {
 // down and its retry not due, or why the call failed (the model is then
 // down until the retry).
 func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	c.mu.Lock()
-	if !c.up && time.Now().Before(c.next) {
-		c.mu.Unlock()
+	if !c.due() {
 		return nil, ErrDown
 	}
-	c.mu.Unlock()
 	v, err := c.call(ctx, texts)
 	c.mark(err)
 	return v, err
+}
+
+// due reports whether the model may be called: it answered last, or its
+// retry is due.
+func (c *Client) due() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.up || !time.Now().Before(c.next)
+}
+
+// EmbedQuery is a search's query vector, waited for at most
+// c.QueryWait: a model that does not answer by then is down until its
+// retry (ErrDown meanwhile), and the search is by words alone.
+func (c *Client) EmbedQuery(ctx context.Context, query string) ([]float32, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, c.QueryWait, fmt.Errorf("no answer to a search's query within %s", c.QueryWait))
+	defer cancel()
+	if !c.due() {
+		return nil, ErrDown
+	}
+	v, err := c.call(ctx, []string{query})
+	if err != nil && ctx.Err() != nil {
+		err = context.Cause(ctx)
+	}
+	c.mark(err)
+	if err != nil {
+		return nil, err
+	}
+	return v[0], nil
 }
 
 func (c *Client) mark(err error) {

@@ -252,6 +252,14 @@ func runForMapOf(t *testing.T, flags bool, env []string, ready func(), calls ...
 		t.Fatalf("the kernel (pid %d) leads no session of its own (%d)", kernelPID, sid)
 	}
 	procs := walkProcs(t, []int{run.Process.Pid, kernelPID}, owner, home, bin, agentID)
+	// A broker the kernel started for this run may still be locking
+	// itself down (its filter, not dumpable) as the client says READY:
+	// the map is of each process as it runs, so the walk waits until
+	// every broker has, for at most 20 s, then checks what it sees.
+	for end := time.Now().Add(20 * time.Second); !brokersLocked(procs) && time.Now().Before(end); {
+		time.Sleep(50 * time.Millisecond)
+		procs = walkProcs(t, []int{run.Process.Pid, kernelPID}, owner, home, bin, agentID)
+	}
 	var seen strings.Builder
 	for _, p := range procs {
 		var kinds []string
@@ -447,4 +455,15 @@ func copyExec(t *testing.T, from, to string) {
 	if err := os.WriteFile(to, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// brokersLocked says whether every broker among procs (lnk-*broker) runs
+// under its seccomp filter and is not dumpable: done with its start.
+func brokersLocked(procs []*liveProc) bool {
+	for _, p := range procs {
+		if strings.HasPrefix(p.name, "lnk-") && strings.HasSuffix(p.name, "broker") && (!p.seccomp || p.dumpable) {
+			return false
+		}
+	}
+	return true
 }

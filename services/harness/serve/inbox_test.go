@@ -86,7 +86,9 @@ func inboxHarness(t *testing.T, dir string, g *gate) (c *config.Config, cl *endp
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { errc <- runWith(ctx, []*config.Config{c}, "", Options{}, func(*config.Config) model.Client { return g }) }()
+	go func() {
+		errc <- runWith(ctx, []*config.Config{c}, "", Options{}, func(*config.Config) model.Client { return g })
+	}()
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {

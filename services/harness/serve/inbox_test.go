@@ -333,3 +333,39 @@ func TestARestartRunsWhatWasQueuedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestAStopMidQueuedTurnRunsItNoMore: a harness stopped while a queued
+// message's turn runs (its event written, its done mark not) leaves it
+// in the inbox; the next start finds its event and marks it done without
+// a second turn.
+func TestAStopMidQueuedTurnRunsItNoMore(t *testing.T) {
+	dir := agentDir(t, "words")
+	g := &gate{entered: make(chan struct{}, 1), release: make(chan struct{}, 1)}
+	_, cl, stop := inboxHarness(t, dir, g)
+	first := make(chan error, 1)
+	go func() { _, err := send(t, cl, "HOLD one", nil); first <- err }()
+	<-g.entered
+	if _, err := send(t, cl, "HOLD two", nil); err != nil {
+		t.Fatal(err)
+	}
+	g.release <- struct{}{} // the first turn goes on; the queued one is held next
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	<-g.entered // the queued turn is running: its event is written
+	stop()
+	if p := pending(t, dir); len(p) != 1 || p[0].Text != "HOLD two" {
+		t.Fatalf("stopped mid-turn, the inbox holds %+v", p)
+	}
+	g2 := &gate{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	_, _, stop2 := inboxHarness(t, dir, g2)
+	for end := time.Now().Add(30 * time.Second); len(pending(t, dir)) > 0 && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+	}
+	stop2()
+	if p := pending(t, dir); len(p) != 0 {
+		t.Fatalf("after the next start, left in the inbox: %+v", p)
+	}
+	if n := g2.times("HOLD two"); n != 0 {
+		t.Fatalf("the next start ran the queued message again (%d times)", n)
+	}
+}

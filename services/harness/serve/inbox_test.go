@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -367,5 +368,32 @@ func TestAStopMidQueuedTurnRunsItNoMore(t *testing.T) {
 	}
 	if n := g2.times("HOLD two"); n != 0 {
 		t.Fatalf("the next start ran the queued message again (%d times)", n)
+	}
+}
+
+// TestAnUnreadableInboxRefuses: a conversation whose inbox holds what is
+// not the inbox's takes no message from others (503, never run ahead of
+// what it may hold, never "nothing queued"); another conversation beside
+// it (the positive control) takes one.
+func TestAnUnreadableInboxRefuses(t *testing.T) {
+	dir := agentDir(t, "words")
+	if err := os.MkdirAll(filepath.Join(dir, "chats", hookThread), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "chats", hookThread, "inbox.jsonl"), []byte("not the inbox's\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := &gate{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	_, cl, _ := inboxHarness(t, dir, g)
+	_, err := send(t, cl, "hello", nil)
+	var re *endpoint.RefusedError
+	if !errors.As(err, &re) || re.Status != 503 {
+		t.Fatalf("a message to a conversation whose inbox can't be read: %v", err)
+	}
+	if g.times("hello") != 0 {
+		t.Fatal("it reached the model")
+	}
+	if _, err := cl.SendMessage(context.Background(), endpoint.Message{Thread: "webhook:other", Text: "beside it", From: "stranger:webhook:other"}, nil, nil); err != nil {
+		t.Fatalf("the positive control: %v", err)
 	}
 }

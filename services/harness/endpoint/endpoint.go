@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -109,6 +110,7 @@ type Agent struct {
 // behind one listener.
 type Server struct {
 	ctx    context.Context // ends when Serve's does: queued turns stop
+	queued sync.WaitGroup  // the runs of queued messages going on
 	agents []*agentState
 	anyKey bool
 	logf   func(format string, args ...any)

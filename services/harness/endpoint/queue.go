@@ -49,6 +49,7 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request, a *agentState, m 
 		s.refuse(w, r, http.StatusServiceUnavailable, "the message can't wait in thread "+m.Thread+"'s inbox, so it is not taken: "+textsafe.Line(err.Error()))
 		return false
 	}
+	s.queued.Add(1)
 	go s.runQueued(a, m.Thread)
 	return true
 }
@@ -65,6 +66,7 @@ func (a *agentState) ran(thread string) {
 // runQueued waits for thread's turn and runs its queued messages. Every
 // queueing starts one: one that finds none left has nothing to do.
 func (s *Server) runQueued(a *agentState, thread string) {
+	defer s.queued.Done()
 	release, err := a.takeThread(s.ctx, thread)
 	if err != nil {
 		return // stopping: what waits is run at the next start
@@ -94,8 +96,13 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 		a.mu.Unlock()
 		for t := range w {
+			s.queued.Add(1)
 			go s.runQueued(a, t)
 		}
 	}
 	return errors.Join(errs...)
 }
+
+// Wait waits for the runs of queued messages to stop, once Start's ctx
+// has ended: what the agent's turns use may be closed after it.
+func (s *Server) Wait() { s.queued.Wait() }

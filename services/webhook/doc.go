@@ -21,5 +21,8 @@
 // address is a tunnel's, which the owner opens (lnk tunnel open --public
 // is out of Link's scope). Each taken post goes to the agent through its
 // way in (services/wayin, deliver.go), never to the harness directly,
-// and a refused one is told its status's fixed text alone.
+// and a refused one is told its status's fixed text alone. A post whose
+// conversation is in a turn is taken at once: the harness keeps it in
+// that conversation's inbox on the disk and runs it after
+// (services/harness/store's inbox), so its 202 never waits for a turn.
 package webhook

@@ -54,7 +54,14 @@ func (tr *turner) messages() []endpoint.Message {
 // by tr, and writes the agent's bridge.json naming it with bridgeKey.
 func startHarness(t *testing.T, a Agent, key, bridgeKey []byte, tr *turner) {
 	t.Helper()
-	srv, err := endpoint.New([]endpoint.Agent{{ID: a.ID, Owner: a.Owner, Name: a.Name, Key: key, Turn: tr}}, t.Logf)
+	startHarnessAs(t, endpoint.Agent{ID: a.ID, Owner: a.Owner, Name: a.Name, Key: key, Turn: tr}, a, bridgeKey)
+}
+
+// startHarnessAs serves the real endpoint for ea, and writes agent a's
+// bridge.json naming it with bridgeKey.
+func startHarnessAs(t *testing.T, ea endpoint.Agent, a Agent, bridgeKey []byte) {
+	t.Helper()
+	srv, err := endpoint.New([]endpoint.Agent{ea}, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,10 +18,11 @@ type agentState struct {
 	mu      sync.Mutex // guards checker and threads
 	checker *proof.Checker
 	threads map[string]chan struct{} // a thread's turn, held while one runs
+	waiting map[string]int           // a thread's queued messages not yet run
 }
 
 func newAgentState(a Agent) (*agentState, error) {
-	st := &agentState{Agent: a, threads: map[string]chan struct{}{}}
+	st := &agentState{Agent: a, threads: map[string]chan struct{}{}, waiting: map[string]int{}}
 	if a.Key != nil {
 		c, err := proof.NewChecker(a.Key, proof.Context{AgentID: a.ID, Owner: a.Owner, Purpose: Purpose})
 		if err != nil {

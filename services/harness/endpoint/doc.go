@@ -29,6 +29,11 @@
 // not a decimal 0..1024, a second message from a sender who speaks once
 // (run:<id>: 409, Agent.Taken), and a body that isn't exactly
 // {"thread","text"} are refused. One turn runs per
-// thread at a time; a second message waits its turn. Every refusal is
+// thread at a time; a second message waits its turn, but for a message
+// from others (not a subagent's start nor run:<id>) when the agent has
+// an inbox (Agent.Queue): then, while the thread is in a turn or has
+// messages waiting, it is kept on the disk and answered taken at once,
+// {"queued": true, "done": true}, and run after them (queue.go); a
+// refusal to keep it is 503. Every refusal is
 // logged once, with its reason, never with the key or the message.
 package endpoint

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -87,11 +88,29 @@ type Agent struct {
 	// run:<id>): such a message again is refused 409, never a second
 	// turn. Asked while the thread's turn is held.
 	Taken func(thread, from string) (bool, error)
+	// Queue, if not nil, keeps a message from others that arrives while
+	// its thread's turn runs (or while messages wait before it) in the
+	// thread's inbox, on the disk before it returns, for a turn after:
+	// the message is answered taken at once (Event.Queued), never
+	// waiting for the turn. An error refuses the message 503 (the inbox
+	// full, or not written), kept nowhere. Not for a subagent's start,
+	// whose answer is read, nor a sender who speaks once (run:<id>),
+	// whose Taken check needs the thread's turn.
+	Queue func(m Message) error
+	// RunQueued runs thread's queued messages in the order they came,
+	// each once, calling ran after each; the endpoint calls it holding
+	// the thread's turn. Needed with Queue.
+	RunQueued func(ctx context.Context, thread string, ran func())
+	// Waiting, if not nil, is each thread's count of queued messages not
+	// yet run when the endpoint starts (a restart runs them).
+	Waiting func() (map[string]int, error)
 }
 
 // Server is the endpoint: one or more agents (the shared harness's case)
 // behind one listener.
 type Server struct {
+	ctx    context.Context // ends when Serve's does: queued turns stop
+	queued sync.WaitGroup  // the runs of queued messages going on
 	agents []*agentState
 	anyKey bool
 	logf   func(format string, args ...any)
@@ -103,11 +122,14 @@ func New(agents []Agent, logf func(format string, args ...any)) (*Server, error)
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	s := &Server{logf: logf}
+	s := &Server{logf: logf, ctx: context.Background()}
 	seen := map[string]bool{}
 	for _, a := range agents {
 		if a.ID == "" || a.Owner == "" || a.Name == "" || a.Turn == nil {
 			return nil, errors.New("endpoint: an agent needs an ID, an owner, a name and a turn")
+		}
+		if (a.Queue == nil) != (a.RunQueued == nil) {
+			return nil, errors.New("endpoint: an agent's Queue needs its RunQueued")
 		}
 		k := a.ID + "\x00" + a.Owner
 		if seen[k] {

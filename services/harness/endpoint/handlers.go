@@ -37,6 +37,9 @@ type Event struct {
 	Done  bool   `json:"done,omitempty"`
 	Seq   int64  `json:"seq,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Queued says the message waits in its thread's inbox, on the disk:
+	// taken, its turn to come after the one running (with Done).
+	Queued bool `json:"queued,omitempty"`
 }
 
 // refuse answers status with why, and logs it once (never a key or a
@@ -217,8 +220,19 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	release, err := a.takeThread(r.Context(), req.Thread)
-	if err != nil {
+	msg := Message{Thread: req.Thread, Text: req.Text, From: from, Hops: hops, Subagent: sub}
+	var release func()
+	if a.queueable(msg) {
+		var free bool
+		if release, free = a.tryThread(req.Thread); !free {
+			if s.queue(w, r, a, msg) {
+				w.Header().Set("Content-Type", "application/x-ndjson")
+				w.WriteHeader(http.StatusOK)
+				(&stream{w: w}).send(Event{Queued: true, Done: true})
+			}
+			return
+		}
+	} else if release, err = a.takeThread(r.Context(), req.Thread); err != nil {
 		s.logf("lnk-harness: agent %s: a message for thread %s left before its turn", a.Name, req.Thread)
 		return
 	}
@@ -238,7 +252,7 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	st := &stream{w: w}
 	st.flush()
-	seq, err := a.Turn.Turn(r.Context(), Message{Thread: req.Thread, Text: req.Text, From: from, Hops: hops, Subagent: sub}, func(t string) { st.send(Event{Text: t}) })
+	seq, err := a.Turn.Turn(r.Context(), msg, func(t string) { st.send(Event{Text: t}) })
 	if err != nil {
 		why := textsafe.Line(err.Error())
 		s.logf("lnk-harness: agent %s: thread %s: the turn failed: %s", a.Name, req.Thread, why)

@@ -121,7 +121,8 @@ func (a *Agent) Endpoint() endpoint.Agent {
 		a.logf("lnk-harness: agent %s: %v", a.cfg.Name, err)
 		key = nil
 	}
-	return endpoint.Agent{ID: a.cfg.AgentID, Owner: a.cfg.Owner, Name: a.cfg.Name, Key: key, Turn: a, Taken: a.taken}
+	return endpoint.Agent{ID: a.cfg.AgentID, Owner: a.cfg.Owner, Name: a.cfg.Name, Key: key, Turn: a, Taken: a.taken,
+		Queue: a.queue, RunQueued: a.runQueued, Waiting: a.waiting}
 }
 
 // taken says whether thread holds a message from from already, for a
@@ -132,7 +133,7 @@ func (a *Agent) taken(thread, from string) (bool, error) {
 	if !strings.HasPrefix(from, "run:") {
 		return false, nil
 	}
-	conv, err := a.chats.Open(thread, store.Options{Compact: a.cfg.Storage.Conversations == "compact", Agent: a.cfg.Name, Logf: a.logf})
+	conv, err := a.chats.Open(thread, a.storeOptions())
 	if err != nil {
 		return false, err
 	}
@@ -152,7 +153,13 @@ func (a *Agent) taken(thread, from string) (bool, error) {
 // Turn runs one message's turn in its conversation, opened for it and
 // closed after (the endpoint runs one turn per thread at a time).
 func (a *Agent) Turn(ctx context.Context, m endpoint.Message, onText func(string)) (int64, error) {
-	conv, err := a.chats.Open(m.Thread, store.Options{Compact: a.cfg.Storage.Conversations == "compact", Agent: a.cfg.Name, Logf: a.logf})
+	return a.turn(ctx, m, toolsFor(m.From, a.cfg.Strangers), 0, onText)
+}
+
+// turn runs m with tools (nil: every tool), narrowed again by a
+// subagent's list; queued is its inbox number (0: not queued).
+func (a *Agent) turn(ctx context.Context, m endpoint.Message, tools []string, queued int64, onText func(string)) (int64, error) {
+	conv, err := a.chats.Open(m.Thread, a.storeOptions())
 	if err != nil {
 		return 0, err
 	}
@@ -168,11 +175,16 @@ func (a *Agent) Turn(ctx context.Context, m endpoint.Message, onText func(string
 			return 0, err
 		}
 	}
-	ans, err := runner.Turn(ctx, conv, m.Thread, turn.Incoming{Text: m.Text, From: m.From, Hops: m.Hops, Tools: narrowTools(toolsFor(m.From, a.cfg.Strangers), sub)}, onText)
+	ans, err := runner.Turn(ctx, conv, m.Thread, turn.Incoming{Text: m.Text, From: m.From, Hops: m.Hops, Tools: narrowTools(tools, sub), Queued: queued}, onText)
 	if err != nil {
 		return 0, err
 	}
 	return ans.Seq, nil
+}
+
+// storeOptions is how the agent's conversations are opened.
+func (a *Agent) storeOptions() store.Options {
+	return store.Options{Compact: a.cfg.Storage.Conversations == "compact", Agent: a.cfg.Name, Logf: a.logf}
 }
 
 // runnerFor is the runner of model name: the agent's own for "" or its

@@ -47,6 +47,14 @@ func runWith(ctx context.Context, cs []*config.Config, lnkPort string, o Options
 	if err != nil {
 		return err
 	}
+	// The runs of queued messages stop, and are waited for, before the
+	// agents they use are closed (deferred above).
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() { cancel(); srv.Wait() }()
+	if err := srv.Start(ctx); err != nil && o.Logf != nil {
+		// A thread's inbox unread waits, untouched, for the next start.
+		o.Logf("lnk-harness: a conversation's inbox can't be read: %v", err)
+	}
 	l, err := endpoint.Listen(port)
 	if err != nil {
 		return fmt.Errorf("the endpoint: %w", err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -15,7 +16,8 @@ import (
 // Chats is an agent's chats/ folder, held open: every conversation is
 // opened from this handle, never from a path.
 type Chats struct {
-	dir *os.File
+	dir     *os.File
+	inboxMu sync.Mutex // one inbox change at a time in this process (flock keeps others')
 }
 
 // OpenChats opens chats/ in the agent's Agent/ folder (its handle, which

@@ -12,6 +12,7 @@
 //	    conversation.md          0600, the readable copy, written by the store
 //	    <n>.json                 an older Link Harness's chat: one event a file
 //	    subagent.json            0600, a subagent's (task-<id>) tool list and model
+//	    inbox.jsonl              0600, messages from others waiting for a turn ([Chats.Queue])
 //
 // A chat kept by an older Link Harness is a file per message in the
 // thread's folder: <n>.json, n its number in decimal (1 and up), holding
@@ -64,6 +65,20 @@
 // loses nothing written, since the kernel holds it. Compacting and
 // writing conversation.md anew fsync the file and its folder before and
 // after the rename, so the disk holds the old file or the new one.
+//
+// # The inbox
+//
+// inbox.jsonl holds messages from others that came while the
+// conversation was in a turn: a line {"id","from","hops","tools","text"}
+// each, then {"done": id} once it ran. Each line is one write(2) then
+// fdatasync, under an in-process mutex and a flock on the file: a
+// message [Chats.Queue] returned for survives a power cut. It holds at
+// most [MaxQueuedMessages] waiting and [MaxInbox] bytes ([ErrInboxFull]
+// past either); it is emptied once nothing waits. Ids are random, so an
+// event's Queued names one message across the inbox's emptyings.
+// [ParseInbox] refuses anything but those lines (unknown or repeated
+// keys, a done mark of nothing, an id twice); a torn last line is cut
+// off as the log's is.
 //
 // # conversation.md
 //

@@ -27,6 +27,7 @@ type Event struct {
 	Tokens *Tokens   `json:"tokens,omitempty"`
 	Window *Window   `json:"window,omitempty"` // on answers: where the model's window starts
 	Hops   int       `json:"hops,omitempty"`
+	Queued int64     `json:"queued,omitempty"` // a message run from the conversation's inbox: its number there
 }
 
 // Call is one tool call of an answer.

@@ -70,6 +70,7 @@ var (
 	eventKeys  = keySet{
 		"seq": nil, "time": nil, "kind": nil, "from": nil, "text": nil, "calls": callKeys,
 		"call_id": nil, "model": nil, "tokens": tokenKeys, "window": windowKeys, "hops": nil,
+		"queued": nil,
 	}
 )
 
@@ -136,6 +137,8 @@ func checkEvent(e *Event) error {
 		return fmt.Errorf("event %d: unknown kind %q", e.Seq, e.Kind)
 	case e.Hops < 0:
 		return fmt.Errorf("event %d: negative hops", e.Seq)
+	case e.Queued < 0:
+		return fmt.Errorf("event %d: a negative inbox number", e.Seq)
 	}
 	return nil
 }

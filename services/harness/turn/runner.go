@@ -89,6 +89,10 @@ type Incoming struct {
 	From  string   // "" the owner; else the sender (others)
 	Hops  int      // the message's hops, sent on in every call's _meta
 	Tools []string // nil: every tool; else only these (a subagent's, a stranger's: none)
+	// Queued is the message's number in the conversation's inbox when it
+	// is run from there (0: it was not queued), kept on its event so a
+	// restart knows it ran.
+	Queued int64
 }
 
 // Answer is a turn's outcome.
@@ -107,7 +111,7 @@ func (r *Runner) Turn(ctx context.Context, conv *store.Conversation, thread stri
 		return Answer{}, err
 	}
 	t := &turn{r: r, conv: conv, thread: thread, in: in, onText: onText}
-	if _, err := t.append(&store.Event{Kind: "message", From: in.From, Text: in.Text, Hops: in.Hops}); err != nil {
+	if _, err := t.append(&store.Event{Kind: "message", From: in.From, Text: in.Text, Hops: in.Hops, Queued: in.Queued}); err != nil {
 		return Answer{}, err
 	}
 	system, err := r.system()

@@ -29,6 +29,7 @@ type ProofAnswer struct {
 type MessageRequest struct {
 	Thread string `json:"thread"`
 	Text   string `json:"text"`
+	New    bool   `json:"new,omitempty"` // the owner's message starts the conversation
 }
 
 // Event is one line of a message's answer stream.
@@ -37,15 +38,23 @@ type Event struct {
 	Done  bool   `json:"done,omitempty"`
 	Seq   int64  `json:"seq,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Rule names the rule of a refusal the caller acts on
+	// (conversation.RuleMissing, conversation.RuleExists), or "".
+	Rule string `json:"rule,omitempty"`
 }
 
 // refuse answers status with why, and logs it once (never a key or a
 // message's words: why is the endpoint's own).
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, status int, why string) {
+	s.refuseRule(w, r, status, why, "")
+}
+
+// refuseRule is refuse naming the refusal's rule on the wire.
+func (s *Server) refuseRule(w http.ResponseWriter, r *http.Request, status int, why, rule string) {
 	s.logf("lnk-harness: refused %s %s (%d): %s", r.Method, r.URL.Path, status, why)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(Event{Error: why})
+	json.NewEncoder(w).Encode(Event{Error: why, Rule: rule})
 }
 
 // begin is what every request goes through first: POST, a key held at
@@ -201,6 +210,8 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 			err = errors.New("an owner's message is at most 16 KiB")
 		case len(req.Text) > MaxOthersMessage:
 			err = errors.New("a message from others is at most 1 MiB")
+		case req.New && from != "":
+			err = errors.New("only the owner's message starts a conversation with \"new\"")
 		}
 	}
 	var sub *Subagent
@@ -223,6 +234,10 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	if status, why, rule := a.checkKept(req, from, sub != nil); why != "" {
+		s.refuseRule(w, r, status, why, rule)
+		return
+	}
 	if a.Taken != nil && from != "" {
 		taken, err := a.Taken(req.Thread, from)
 		switch {
@@ -238,7 +253,7 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	st := &stream{w: w}
 	st.flush()
-	seq, err := a.Turn.Turn(r.Context(), Message{Thread: req.Thread, Text: req.Text, From: from, Hops: hops, Subagent: sub}, func(t string) { st.send(Event{Text: t}) })
+	seq, err := a.Turn.Turn(r.Context(), Message{Thread: req.Thread, Text: req.Text, New: req.New, From: from, Hops: hops, Subagent: sub}, func(t string) { st.send(Event{Text: t}) })
 	if err != nil {
 		why := textsafe.Line(err.Error())
 		s.logf("lnk-harness: agent %s: thread %s: the turn failed: %s", a.Name, req.Thread, why)

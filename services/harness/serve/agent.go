@@ -121,7 +121,7 @@ func (a *Agent) Endpoint() endpoint.Agent {
 		a.logf("lnk-harness: agent %s: %v", a.cfg.Name, err)
 		key = nil
 	}
-	return endpoint.Agent{ID: a.cfg.AgentID, Owner: a.cfg.Owner, Name: a.cfg.Name, Key: key, Turn: a, Taken: a.taken}
+	return endpoint.Agent{ID: a.cfg.AgentID, Owner: a.cfg.Owner, Name: a.cfg.Name, Key: key, Turn: a, Taken: a.taken, Has: a.chats.Has}
 }
 
 // taken says whether thread holds a message from from already, for a

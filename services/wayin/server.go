@@ -154,6 +154,9 @@ func (s *Server) session(ctx context.Context, c *net.UnixConn) {
 		if r != nil {
 			rep.Hint = r.Hint
 		}
+		if errors.Is(err, conversation.ErrMissing) {
+			rep.Rule = conversation.RuleMissing
+		}
 		writeLine(c, rep)
 		return
 	}

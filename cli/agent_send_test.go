@@ -60,7 +60,8 @@ func chatAgent(t *testing.T, name string, turn endpoint.Turner) (home string) {
 	}
 	key := config.NewKey()
 	kb, _ := hex.DecodeString(key)
-	srv, err := endpoint.New([]endpoint.Agent{{ID: a.ID, Owner: a.Owner, Name: a.Name, Key: kb, Turn: turn}}, nil)
+	k := &keeping{Turner: turn, kept: map[string]bool{}}
+	srv, err := endpoint.New([]endpoint.Agent{{ID: a.ID, Owner: a.Owner, Name: a.Name, Key: kb, Turn: k, Has: k.has}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +76,27 @@ func chatAgent(t *testing.T, name string, turn endpoint.Turner) (home string) {
 	writeBridge(t, home, name, &config.Bridge{AgentID: a.ID, Owner: a.Owner, Name: a.Name, Key: key,
 		Endpoint: "http://127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)})
 	return home
+}
+
+// keeping keeps a conversation as Link Harness's store does: once a
+// turn began in it.
+type keeping struct {
+	endpoint.Turner
+	mu   sync.Mutex
+	kept map[string]bool
+}
+
+func (k *keeping) Turn(ctx context.Context, m endpoint.Message, onText func(string)) (int64, error) {
+	k.mu.Lock()
+	k.kept[m.Thread] = true
+	k.mu.Unlock()
+	return k.Turner.Turn(ctx, m, onText)
+}
+
+func (k *keeping) has(thread string) (bool, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.kept[thread], nil
 }
 
 func writeBridge(t *testing.T, home, name string, b *config.Bridge) {
@@ -92,14 +114,21 @@ func writeBridge(t *testing.T, home, name string, b *config.Bridge) {
 // TestAgentSend: the answer on stdout, --json as one object, a thread
 // that isn't a name, a conversation not the owner's own (a webhook's, a
 // subagent's) and a message over 16 KiB refused before anything is sent,
-// an agent with no bridge.json told how to start it.
+// an agent with no bridge.json told how to start it. A conversation the
+// harness doesn't keep is refused there, with a hint naming --new, which
+// starts it (the positive control); --new where it is kept is refused,
+// and --new with no --thread.
 func TestAgentSend(t *testing.T) {
 	turn := &chatTurner{}
 	chatAgent(t, "pal", turn)
 	if code, out, errs := runLnk(t, "agent", "send", "pal", "hello"); code != 0 || out != "answer 1: hello\n" {
 		t.Fatalf("send: exit %d, %q %s", code, out, errs)
 	}
-	code, out, errs := runLnk(t, "agent", "send", "pal", "--json", "--thread", "work-1", "again")
+	code, out, errs := runLnk(t, "agent", "send", "pal", "--thread", "work-1", "again")
+	if code != ExitRefused || !strings.Contains(errs, "conversation work-1 doesn't exist") || !strings.Contains(errs, "hint: lnk agent send pal --new --thread work-1 MESSAGE") {
+		t.Fatalf("send to a conversation not kept: exit %d, %q %s", code, out, errs)
+	}
+	code, out, errs = runLnk(t, "agent", "send", "pal", "--json", "--new", "--thread", "work-1", "again")
 	var v struct {
 		Thread, Answer string
 		Seq            int64
@@ -118,6 +147,9 @@ func TestAgentSend(t *testing.T) {
 		{[]string{"agent", "send", "pal", "--thread", "webhook:ci", "hi"}, ExitRefused, "with webhook:ci, not the owner"},
 		{[]string{"agent", "send", "pal", "--thread", "task-7", "hi"}, ExitRefused, "a subagent's"},
 		{[]string{"agent", "send", "pal", "--thread", "agent-0123", "hi"}, ExitRefused, "with another agent"},
+		{[]string{"agent", "send", "pal", "--new", "--thread", "work-1", "hi"}, ExitRefused, "conversation work-1 exists already"},
+		{[]string{"agent", "send", "pal", "--new", "hi"}, ExitUsage, "--new starts the conversation --thread names"},
+		{[]string{"agent", "chat", "pal", "--new"}, ExitUsage, "--new starts the conversation --thread names"},
 	} {
 		if code, _, errs := runLnk(t, c.args...); code != c.code || !strings.Contains(errs, c.want) || !strings.Contains(errs, "hint: ") {
 			t.Errorf("%v: exit %d, want %d and %q:\n%s", c.args[:3], code, c.code, c.want, errs)
@@ -286,5 +318,30 @@ func TestAgentSendWaitsWhileBusy(t *testing.T) {
 		if r.code != 0 || r.out != c.want {
 			t.Fatalf("exit %d %q %s, want %q", r.code, r.out, r.errs, c.want)
 		}
+	}
+}
+
+// TestAgentChatNew: lnk agent chat into a conversation the harness
+// doesn't keep ends at its first message, refused with a hint naming
+// --new; with --new, its first message starts it and the next goes on in
+// it (the positive control).
+func TestAgentChatNew(t *testing.T) {
+	turn := &chatTurner{}
+	home := chatAgent(t, "pal", turn)
+	cl, err := agentClient(home, "pal", "work-1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errw strings.Builder
+	err = chat(context.Background(), cl, "pal", "work-1", false, strings.NewReader("one\ntwo\n"), &out, &errw)
+	if err == nil || !strings.Contains(Render(err), "hint: lnk agent send pal --new --thread work-1 MESSAGE") || turn.n != 0 {
+		t.Fatalf("chat into no conversation: %v, %d turns\n%s", err, turn.n, errw.String())
+	}
+	out.Reset()
+	if err := chat(context.Background(), cl, "pal", "work-1", true, strings.NewReader("one\ntwo\n"), &out, &errw); err != nil {
+		t.Fatalf("chat --new: %v\n%s", err, errw.String())
+	}
+	if !strings.Contains(out.String(), "answer 1: one") || !strings.Contains(out.String(), "answer 2: two") {
+		t.Fatalf("chat --new answered:\n%s\n%s", out.String(), errw.String())
 	}
 }

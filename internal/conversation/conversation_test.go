@@ -20,3 +20,36 @@ func TestNotOwners(t *testing.T) {
 		t.Error("Strangers or Subagents")
 	}
 }
+
+// TestMayStart: main, the owner's new one, a subagent's start and a
+// sender's own conversation may be started; a schedule's firing, a
+// command's ending, a subagent's answer to its parent, an owner's message
+// without new, and a sender's message into another's, never.
+func TestMayStart(t *testing.T) {
+	for _, c := range []struct {
+		from, thread string
+		sub, asNew   bool
+		want         bool
+	}{
+		{"", "main", false, false, true},
+		{"schedule:0123", "main", false, false, true},
+		{"", "work-1", false, true, true},
+		{"task-7", "task-7", true, false, true},
+		{"stranger:webhook:ci", "webhook:ci", false, false, true},
+		{"agent-0123", "agent-0123", false, false, true},
+		{"", "work-1", false, false, false},
+		{"schedule:0123", "work-1", false, false, false},
+		{"run:0123", "work-1", false, false, false},
+		{"task-7", "work-1", false, false, false},
+		{"task-7", "task-7", false, false, false},
+		{"task-7", "task-8", true, false, false},
+		{"stranger:webhook:ci", "webhook:cd", false, false, false},
+		{"stranger:main2", "main2", false, false, false},
+		{"agent-0123", "agent-4567", false, false, false},
+		{"schedule:0123", "work-1", false, true, false},
+	} {
+		if got := MayStart(c.from, c.thread, c.sub, c.asNew); got != c.want {
+			t.Errorf("MayStart(%q, %q, %v, %v) = %v, want %v", c.from, c.thread, c.sub, c.asNew, got, c.want)
+		}
+	}
+}

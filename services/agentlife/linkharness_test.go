@@ -203,7 +203,7 @@ func TestInjectedToolAnswerCannotWiden(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(w.home, "Link", "Agents", "reader", "Agent", "memory", "notes.md")); string(b) != "- the owner's secrets\n" {
 		t.Fatalf("notes.md after an injected remember: %q", b)
 	}
-	_, out, _ = w.lnkCmd("agent", "send", w.agent, "--thread", "outside", "read /etc/passwd")
+	_, out, _ = w.lnkCmd("agent", "send", w.agent, "--new", "--thread", "outside", "read /etc/passwd")
 	if !strings.Contains(out, "outside the files folder") {
 		t.Fatalf("a read outside the files folder answered:\n%s", out)
 	}

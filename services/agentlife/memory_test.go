@@ -36,7 +36,7 @@ func TestMemoryEndToEnd(t *testing.T) {
 	if b, err := os.ReadFile(notes); err != nil || !strings.Contains(string(b), "the kumquat tree is by the gate") {
 		t.Fatalf("notes.md after remember: %q %v", b, err)
 	}
-	out = w.sendIn("garden", "search kumquat gate")
+	out = w.sendNew("garden", "search kumquat gate")
 	if !strings.Contains(out, "memory answered") || !strings.Contains(out, "chats/main/conversation.md") {
 		t.Fatalf("a search in another conversation answered:\n%s", out)
 	}
@@ -62,7 +62,7 @@ func TestMemoryEndToEnd(t *testing.T) {
 	// The note is in the next prompt: the obedient model follows it in a
 	// conversation where nobody said it.
 	w.sendIn("main", "remember run ls work")
-	out = w.sendIn("fresh", "hello")
+	out = w.sendNew("fresh", "hello")
 	if !strings.Contains(out, "run answered") || !strings.Contains(out, "seen.txt") {
 		t.Fatalf("a note saying run ls work, in the next prompt, answered:\n%s", out)
 	}
@@ -81,11 +81,25 @@ func TestMemoryEndToEnd(t *testing.T) {
 	}
 }
 
+// sendIn sends msg in the owner's conversation thread, kept already
+// (or main).
 func (w *world) sendIn(thread, msg string) string {
 	w.t.Helper()
-	code, out, errs := w.lnkCmd("agent", "send", w.agent, "--thread", thread, msg)
+	return w.sendArgs(msg, "--thread", thread)
+}
+
+// sendNew starts the owner's conversation thread with msg (--new).
+func (w *world) sendNew(thread, msg string) string {
+	w.t.Helper()
+	return w.sendArgs(msg, "--new", "--thread", thread)
+}
+
+func (w *world) sendArgs(msg string, flags ...string) string {
+	w.t.Helper()
+	args := append(append([]string{"agent", "send", w.agent}, flags...), msg)
+	code, out, errs := w.lnkCmd(args...)
 	if code != 0 {
-		w.t.Fatalf("lnk agent send --thread %s %q: exit %d\n%s%s\nlog:\n%s", thread, msg, code, out, errs, w.log())
+		w.t.Fatalf("lnk agent send %v %q: exit %d\n%s%s\nlog:\n%s", flags, msg, code, out, errs, w.log())
 	}
 	return out
 }

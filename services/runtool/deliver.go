@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"lnk.dev/lnk/internal/conversation"
 	"lnk.dev/lnk/internal/ownerfile"
 )
 
@@ -46,7 +47,9 @@ func ParseEnding(b []byte) (*Ending, error) {
 // and a second hand of one the harness took already (the deliverer cut
 // short between the two) is answered again and marked told, never a
 // second turn. An ending the way in refused, or that couldn't reach it,
-// stays for the next delivery. It returns the errors met, joined.
+// stays for the next delivery, but for one whose conversation is gone
+// (conversation.ErrMissing), which is marked told and said dropped. It
+// returns the errors met, joined.
 func (a *Agent) DeliverEndings(ctx context.Context, hand Hand) error {
 	if !a.hasStore() {
 		return nil
@@ -84,6 +87,16 @@ func (a *Agent) DeliverEndings(ctx context.Context, hand Hand) error {
 		}
 		if err == nil {
 			_, err = hand(ctx, *e, EndingText(id, *e))
+			if errors.Is(err, conversation.ErrMissing) {
+				// Its conversation is gone (the owner deleted it): every
+				// delivery would be refused the same, so it is told as
+				// dropped, once, never tried again at each start.
+				if merr := a.MarkTold(id); merr != nil {
+					err = errors.Join(err, merr)
+				}
+				errs = append(errs, fmt.Errorf("background command %s's ending dropped: %w", id, err))
+				continue
+			}
 		}
 		if err == nil {
 			err = a.MarkTold(id)

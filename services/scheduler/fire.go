@@ -2,9 +2,11 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"lnk.dev/lnk/internal/conversation"
 	"lnk.dev/lnk/internal/refusal"
 )
 
@@ -38,7 +40,9 @@ type Runner struct {
 // says so; a recurring job's missed firings are one firing, late, and
 // its next is its first time after now, never a burst. A firing the way
 // in refused (its caps: hops, per_day) is dropped, logged: a one-off
-// job is removed, a recurring one goes on to its next time. A firing the
+// job is removed, a recurring one goes on to its next time. A job whose
+// conversation the harness no longer keeps (deleted since) is refused
+// there and removed, recurring or not, logged once with a hint. A firing the
 // way in couldn't take (the harness starting) stays due, tried at the
 // next Fire. A subagent's start, taken or refused, is kept as started
 // (Task.Started) and fires no more; KeepStarted later it is removed.
@@ -78,6 +82,15 @@ func (r *Runner) Fire(ctx context.Context) (next time.Time, err error) {
 			if _, refused := refusal.Of(herr); !refused {
 				r.Logf("lnk: job %s stays due: %v", j.ID, herr)
 				next = earliest(next, now.Add(time.Minute))
+				continue
+			}
+			if errors.Is(herr, conversation.ErrMissing) && j.Task == nil {
+				// Its conversation is gone: every firing would be refused
+				// the same, so the job goes, said once, recurring or not.
+				r.Logf("lnk: job %s's firing refused, the job removed: %v (hint: %s)", j.ID, herr, refusal.HintOf(herr))
+				if err := r.Store.Remove(j.ID); err != nil {
+					return time.Time{}, err
+				}
 				continue
 			}
 			r.Logf("lnk: job %s's firing refused, dropped: %v", j.ID, herr)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"lnk.dev/lnk/helpers/keybroker/proof"
+	"lnk.dev/lnk/internal/conversation"
 	"lnk.dev/lnk/internal/peercred"
 	"lnk.dev/lnk/internal/refusal"
 )
@@ -28,7 +29,8 @@ type Caller struct {
 
 // Send hands m to the way in and returns once the agent's harness took
 // it (again: it had taken it before). A refusal comes back as a
-// *refusal.Refusal with the way in's reason and hint.
+// *refusal.Refusal with the way in's reason and hint, and the rule of a
+// conversation gone (conversation.ErrMissing).
 func (c *Caller) Send(ctx context.Context, m Message) (again bool, err error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", c.Socket)
@@ -77,7 +79,11 @@ func (c *Caller) Send(ctx context.Context, m Message) (again bool, err error) {
 		return false, fmt.Errorf("the way in's answer: %w", err)
 	}
 	if rep.Error != "" || !rep.Taken {
-		return false, &refusal.Refusal{Reason: "the agent's way in refused the message: " + rep.Error, Hint: rep.Hint}
+		r := &refusal.Refusal{Reason: "the agent's way in refused the message: " + rep.Error, Hint: rep.Hint}
+		if rep.Rule == conversation.RuleMissing {
+			r.Rule = rep.Rule // the conversation is gone (errors.Is conversation.ErrMissing)
+		}
+		return false, r
 	}
 	return rep.Again, nil
 }

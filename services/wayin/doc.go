@@ -51,7 +51,11 @@
 // per_day a day (UTC), counted in wayin-day.json (0600, written whole);
 // a subagent's past [tool.scheduler] subagents at once. The limits are
 // the agent's compiled grants, read at each message; what can't be read
-// refuses.
+// refuses. The harness's own refusal of a message into a conversation it
+// doesn't keep (deleted since) comes back as a refusal with its rule
+// (conversation.ErrMissing) and a hint naming lnk agent send --new; the
+// in-process Hand leaves its logging to its caller (the scheduler's
+// runner), so it is said once.
 //
 // Holds: the agent's endpoint key (bridge.json's) to hand messages on,
 // and its way-in key. Trusts: the harness's endpoint once it proved it

@@ -13,6 +13,7 @@ import (
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/keybroker/proof"
+	"lnk.dev/lnk/internal/conversation"
 	"lnk.dev/lnk/internal/daycount"
 	"lnk.dev/lnk/internal/peercred"
 	"lnk.dev/lnk/internal/refusal"
@@ -153,6 +154,9 @@ func (s *Server) session(ctx context.Context, c *net.UnixConn) {
 		if r != nil {
 			rep.Hint = r.Hint
 		}
+		if errors.Is(err, conversation.ErrMissing) {
+			rep.Rule = conversation.RuleMissing
+		}
 		writeLine(c, rep)
 		return
 	}
@@ -176,8 +180,10 @@ func (s *Server) checkProof(q *Request, ch [proof.ChallengeSize]byte) error {
 // the socket, less the proof. It returns once the harness took the
 // message, never waiting for its turn; again says the harness had taken
 // it already (a background command's ending, which speaks once).
+// Its refusal is its caller's to log (the runner says what it did with
+// the job, with the reason), so it is logged once.
 func (s *Server) Hand(ctx context.Context, m Message) (again bool, err error) {
-	return s.hand(ctx, m)
+	return s.handChecked(ctx, m, false)
 }
 
 func (s *Server) hand(ctx context.Context, m Message) (bool, error) {
@@ -293,6 +299,12 @@ func (s *Server) handChecked(ctx context.Context, m Message, ending bool) (bool,
 		case err == nil:
 		case endpoint.IsAlreadyTaken(err):
 			again = true
+		case errors.Is(err, conversation.ErrMissing):
+			// The conversation was deleted (or never was): a refusal its
+			// caller acts on (a job into it is removed), naming the command
+			// that starts it.
+			out = &refusal.Refusal{Reason: "the agent's harness did not take the message: " + err.Error(), Rule: conversation.RuleMissing,
+				Hint: "lnk agent send " + s.c.Name + " --new --thread " + m.Thread + " MESSAGE starts the conversation again", Err: err}
 		default:
 			out = fmt.Errorf("the agent's harness did not take the message: %w", err)
 		}

@@ -54,6 +54,9 @@ type Reply struct {
 	Again bool   `json:"again,omitempty"` // taken already, before this call
 	Error string `json:"error,omitempty"`
 	Hint  string `json:"hint,omitempty"`
+	// Rule names a refusal's rule its caller acts on: only
+	// conversation.RuleMissing (the conversation is gone), or "".
+	Rule string `json:"rule,omitempty"`
 }
 
 // ReadRequest reads one request line: at most MaxRequest bytes ending in

@@ -44,6 +44,19 @@ func (tr *turner) Turn(ctx context.Context, m endpoint.Message, onText func(stri
 	}
 }
 
+// has keeps a conversation as the harness's store does: once a turn
+// began in it.
+func (tr *turner) has(thread string) (bool, error) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for _, m := range tr.got {
+		if m.Thread == thread {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 func (tr *turner) messages() []endpoint.Message {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
@@ -54,7 +67,7 @@ func (tr *turner) messages() []endpoint.Message {
 // by tr, and writes the agent's bridge.json naming it with bridgeKey.
 func startHarness(t *testing.T, a Agent, key, bridgeKey []byte, tr *turner) {
 	t.Helper()
-	startHarnessAs(t, endpoint.Agent{ID: a.ID, Owner: a.Owner, Name: a.Name, Key: key, Turn: tr}, a, bridgeKey)
+	startHarnessAs(t, endpoint.Agent{ID: a.ID, Owner: a.Owner, Name: a.Name, Key: key, Turn: tr, Has: tr.has}, a, bridgeKey)
 }
 
 // startHarnessAs serves the real endpoint for ea, and writes agent a's

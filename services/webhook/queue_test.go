@@ -39,7 +39,7 @@ func TestABusyConversationsPostIs202AtOnce(t *testing.T) {
 	}
 	defer chats.Close()
 	tr := &turner{release: make(chan struct{}), ended: make(chan struct{}, 4)}
-	startHarnessAs(t, endpoint.Agent{ID: r.a.ID, Owner: r.a.Owner, Name: r.a.Name, Key: testKey(7), Turn: tr,
+	startHarnessAs(t, endpoint.Agent{ID: r.a.ID, Owner: r.a.Owner, Name: r.a.Name, Key: testKey(7), Turn: tr, Has: tr.has,
 		Queue: func(m endpoint.Message) error {
 			_, err := chats.Queue(m.Thread, store.Queued{From: m.From, Hops: m.Hops, Tools: []string{}, Text: m.Text})
 			return err

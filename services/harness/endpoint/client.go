@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"lnk.dev/lnk/helpers/keybroker/proof"
+	"lnk.dev/lnk/internal/conversation"
 	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/internal/textsafe"
 	"lnk.dev/lnk/services/harness/config"
@@ -123,7 +124,6 @@ func (c *Client) SendMessage(ctx context.Context, m Message, onTaken func(), onT
 // post checks the proof, then sends m (from "" the owner) on the same
 // connection, and returns the answer once it is 200.
 func (c *Client) post(ctx context.Context, m Message) (*http.Response, error) {
-	thread, text := m.Thread, m.Text
 	base := "http://127.0.0.1:" + strconv.Itoa(c.port)
 	var hc *http.Client
 	var tr *http.Transport
@@ -149,7 +149,7 @@ func (c *Client) post(ctx context.Context, m Message) (*http.Response, error) {
 		case <-time.After(retryEvery):
 		}
 	}
-	body, _ := json.Marshal(MessageRequest{Thread: thread, Text: text})
+	body, _ := json.Marshal(MessageRequest{Thread: m.Thread, Text: m.Text, New: m.New})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+PathMessage, bytes.NewReader(body))
 	if err != nil {
 		hc.CloseIdleConnections()
@@ -236,10 +236,22 @@ type RefusedError struct {
 	Status int
 }
 
+// A refusal naming the rule of a conversation missing or kept already
+// carries it (errors.Is(err, conversation.ErrMissing)); any other rule
+// named is not taken from the wire.
 func refusedBy(resp *http.Response) error {
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	return &RefusedError{Status: resp.StatusCode,
+	r := &RefusedError{Status: resp.StatusCode,
 		Refusal: refusal.Refusal{Reason: fmt.Sprintf("the agent's harness refused the message (%d): %s", resp.StatusCode, errorOf(data))}}
+	var e Event
+	if json.Unmarshal(data, &e) == nil {
+		switch {
+		case e.Rule == conversation.RuleMissing && resp.StatusCode == http.StatusNotFound,
+			e.Rule == conversation.RuleExists && resp.StatusCode == http.StatusConflict:
+			r.Rule = e.Rule
+		}
+	}
+	return r
 }
 
 func errorOf(data []byte) string {

@@ -11,7 +11,8 @@
 // hop count, which the turn sends on in every call's _meta; with a
 // Link-From of task-<id> into that conversation, a subagent's start's
 // Link-Tools, a JSON array of its tools' names, and Link-Model), and a body
-// {"thread": …, "text": …}; the answer streams back as newline-delimited
+// {"thread": …, "text": …[, "new": true]} ("new": the owner's message
+// starts the conversation); the answer streams back as newline-delimited
 // JSON: {"text": delta} …, then {"done": true, "seq": N} or
 // {"error": "…"}.
 //
@@ -28,7 +29,12 @@
 // post's cap), a Link-From naming no sender, a Link-Hops without one or
 // not a decimal 0..1024, a second message from a sender who speaks once
 // (run:<id>: 409, Agent.Taken), and a body that isn't exactly
-// {"thread","text"} are refused. One turn runs per
+// {"thread","text"[,"new"]} are refused. A message into a conversation
+// the harness's store doesn't keep (Agent.Has) is 404 with the rule
+// no-conversation (Event.Rule) unless it may start it
+// (conversation.MayStart: main, made at need; the owner's with "new",
+// 409 where one is kept; a subagent's start, a stranger's or teammate's
+// own); what the store can't say is 503. One turn runs per
 // thread at a time; a second message waits its turn, but for a message
 // from others (not a subagent's start nor run:<id>) when the agent has
 // an inbox (Agent.Queue): then, while the thread is in a turn or has

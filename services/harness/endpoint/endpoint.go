@@ -55,8 +55,11 @@ const (
 type Message struct {
 	Thread string
 	Text   string
-	From   string // "" the owner
-	Hops   int    // others' hops (Link-Hops); 0 for the owner's
+	// New says the owner's message starts conversation Thread (lnk agent
+	// send --new): refused where it is kept already. Only the owner's.
+	New  bool
+	From string // "" the owner
+	Hops int    // others' hops (Link-Hops); 0 for the owner's
 	// Subagent is a subagent's start's tools and model (Link-Tools,
 	// Link-Model); nil for every other message.
 	Subagent *Subagent
@@ -104,6 +107,11 @@ type Agent struct {
 	// Waiting, if not nil, is each thread's count of queued messages not
 	// yet run when the endpoint starts (a restart runs them).
 	Waiting func() (map[string]int, error)
+	// Has says whether conversation thread is kept (the harness's store,
+	// the one place that knows): a message into one that isn't is
+	// refused unless it may start it (conversation.MayStart). Asked while
+	// the thread's turn is held; an error refuses.
+	Has func(thread string) (bool, error)
 }
 
 // Server is the endpoint: one or more agents (the shared harness's case)
@@ -125,8 +133,8 @@ func New(agents []Agent, logf func(format string, args ...any)) (*Server, error)
 	s := &Server{logf: logf, ctx: context.Background()}
 	seen := map[string]bool{}
 	for _, a := range agents {
-		if a.ID == "" || a.Owner == "" || a.Name == "" || a.Turn == nil {
-			return nil, errors.New("endpoint: an agent needs an ID, an owner, a name and a turn")
+		if a.ID == "" || a.Owner == "" || a.Name == "" || a.Turn == nil || a.Has == nil {
+			return nil, errors.New("endpoint: an agent needs an ID, an owner, a name, a turn and its conversations")
 		}
 		if (a.Queue == nil) != (a.RunQueued == nil) {
 			return nil, errors.New("endpoint: an agent's Queue needs its RunQueued")

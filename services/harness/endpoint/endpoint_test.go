@@ -47,6 +47,14 @@ func (e *echo) Turn(ctx context.Context, m Message, onText func(string)) (int64,
 	return int64(2 * n), nil
 }
 
+// has keeps a conversation as a store does: once it had a turn.
+func (e *echo) has(thread string) (bool, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.seen[thread]
+	return ok, nil
+}
+
 func (e *echo) count() int { e.mu.Lock(); defer e.mu.Unlock(); return e.calls }
 
 type testAgent struct {
@@ -57,7 +65,7 @@ type testAgent struct {
 func newAgent(id, owner, name, words string) testAgent {
 	e := &echo{words: words}
 	key, _ := hex.DecodeString(config.NewKey())
-	return testAgent{Agent: Agent{ID: id, Owner: owner, Name: name, Key: key, Turn: e}, turn: e}
+	return testAgent{Agent: Agent{ID: id, Owner: owner, Name: name, Key: key, Turn: e, Has: e.has}, turn: e}
 }
 
 var (
@@ -326,8 +334,8 @@ func TestMessageChecks(t *testing.T) {
 		{"16 KiB", h(), body("main", strings.Repeat("a", MaxOwnerMessage)), 200},
 		{"16 KiB and one", h(), body("main", strings.Repeat("a", MaxOwnerMessage+1)), 400},
 		{"from a schedule, 20 KiB", h(HeaderFrom, "schedule:daily"), body("main", strings.Repeat("a", 20<<10)), 200},
-		{"a stranger's 1 MiB, escaped at worst", h(HeaderFrom, "stranger:webhook:ci"), body("webhook-ci", strings.Repeat(`\u0001`, MaxOthersMessage)), 200},
-		{"a stranger's 1 MiB and one", h(HeaderFrom, "stranger:webhook:ci"), body("webhook-ci", strings.Repeat("a", MaxOthersMessage+1)), 400},
+		{"a stranger's 1 MiB, escaped at worst", h(HeaderFrom, "stranger:webhook:ci"), body("webhook:ci", strings.Repeat(`\u0001`, MaxOthersMessage)), 200},
+		{"a stranger's 1 MiB and one", h(HeaderFrom, "stranger:webhook:ci"), body("webhook:ci", strings.Repeat("a", MaxOthersMessage+1)), 400},
 		{"an owner's body past 64 KiB", h(), body("main", strings.Repeat(`\u0001`, 11<<10)), 400},
 		{"Link-From empty", h(HeaderFrom, ""), body("main", "x"), 403},
 		{"Link-From nobody", h(HeaderFrom, "nobody"), body("main", "x"), 403},
@@ -362,6 +370,7 @@ func TestMessageChecks(t *testing.T) {
 func TestOneTurnPerThread(t *testing.T) {
 	a := newAgent(idA, "ana", "alpha", "alpha")
 	a.turn.gate = make(chan struct{})
+	a.turn.seen = map[string][]string{"other": nil} // kept already
 	port, _ := serve(t, a)
 	c := client(t, a, port)
 	errs := make(chan error, 3)

@@ -13,6 +13,7 @@ func FuzzReadStream(f *testing.F) {
 	f.Add([]byte("{\"text\":\"a\"}\n{\"done\":true,\"seq\":4}\n"))
 	f.Add([]byte("{\"text\":\"a\"}\n"))
 	f.Add([]byte("{\"error\":\"model off\"}\n"))
+	f.Add([]byte("{\"error\":\"conversation x doesn't exist\",\"rule\":\"no-conversation\"}\n"))
 	f.Add([]byte("{\"text\":1}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var got bytes.Buffer
@@ -26,9 +27,12 @@ func FuzzReadStream(f *testing.F) {
 	})
 }
 
-// The endpoint's message body: exactly {"thread","text"}, nothing more.
+// The endpoint's message body: exactly {"thread","text"[,"new"]},
+// nothing more.
 func FuzzMessageBody(f *testing.F) {
 	f.Add([]byte(`{"thread":"main","text":"hi"}`))
+	f.Add([]byte(`{"thread":"work-1","text":"hi","new":true}`))
+	f.Add([]byte(`{"thread":"work-1","text":"hi","new":true,"New":false}`))
 	f.Add([]byte(`{"thread":"main","text":"hi","from":"x"}`))
 	f.Add([]byte(`{"thread":"main","text":"hi"}{}`))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -29,6 +29,7 @@ type ProofAnswer struct {
 type MessageRequest struct {
 	Thread string `json:"thread"`
 	Text   string `json:"text"`
+	New    bool   `json:"new,omitempty"` // the owner's message starts the conversation
 }
 
 // Event is one line of a message's answer stream.
@@ -40,15 +41,23 @@ type Event struct {
 	// Queued says the message waits in its thread's inbox, on the disk:
 	// taken, its turn to come after the one running (with Done).
 	Queued bool `json:"queued,omitempty"`
+	// Rule names the rule of a refusal the caller acts on
+	// (conversation.RuleMissing, conversation.RuleExists), or "".
+	Rule string `json:"rule,omitempty"`
 }
 
 // refuse answers status with why, and logs it once (never a key or a
 // message's words: why is the endpoint's own).
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, status int, why string) {
+	s.refuseRule(w, r, status, why, "")
+}
+
+// refuseRule is refuse naming the refusal's rule on the wire.
+func (s *Server) refuseRule(w http.ResponseWriter, r *http.Request, status int, why, rule string) {
 	s.logf("lnk-harness: refused %s %s (%d): %s", r.Method, r.URL.Path, status, why)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(Event{Error: why})
+	json.NewEncoder(w).Encode(Event{Error: why, Rule: rule})
 }
 
 // begin is what every request goes through first: POST, a key held at
@@ -204,6 +213,8 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 			err = errors.New("an owner's message is at most 16 KiB")
 		case len(req.Text) > MaxOthersMessage:
 			err = errors.New("a message from others is at most 1 MiB")
+		case req.New && from != "":
+			err = errors.New("only the owner's message starts a conversation with \"new\"")
 		}
 	}
 	var sub *Subagent
@@ -220,11 +231,18 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	msg := Message{Thread: req.Thread, Text: req.Text, From: from, Hops: hops, Subagent: sub}
+	msg := Message{Thread: req.Thread, Text: req.Text, New: req.New, From: from, Hops: hops, Subagent: sub}
 	var release func()
 	if a.queueable(msg) {
 		var free bool
 		if release, free = a.tryThread(req.Thread); !free {
+			// Its conversation is in a turn, so kept: asked all the same,
+			// as a message that waits for its turn is, so a queued one is
+			// never the way around the rule.
+			if status, why, rule := a.checkKept(req, from, sub != nil); why != "" {
+				s.refuseRule(w, r, status, why, rule)
+				return
+			}
 			if s.queue(w, r, a, msg) {
 				w.Header().Set("Content-Type", "application/x-ndjson")
 				w.WriteHeader(http.StatusOK)
@@ -237,6 +255,10 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	if status, why, rule := a.checkKept(req, from, sub != nil); why != "" {
+		s.refuseRule(w, r, status, why, rule)
+		return
+	}
 	if a.Taken != nil && from != "" {
 		taken, err := a.Taken(req.Thread, from)
 		switch {

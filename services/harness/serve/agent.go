@@ -122,7 +122,7 @@ func (a *Agent) Endpoint() endpoint.Agent {
 		key = nil
 	}
 	return endpoint.Agent{ID: a.cfg.AgentID, Owner: a.cfg.Owner, Name: a.cfg.Name, Key: key, Turn: a, Taken: a.taken,
-		Queue: a.queue, RunQueued: a.runQueued, Waiting: a.waiting}
+		Queue: a.queue, RunQueued: a.runQueued, Waiting: a.waiting, Has: a.chats.Has}
 }
 
 // taken says whether thread holds a message from from already, for a

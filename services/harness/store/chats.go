@@ -68,3 +68,24 @@ func (c *Chats) List() ([]string, error) {
 // Close closes the chats/ folder's handle; open conversations keep their
 // own.
 func (c *Chats) Close() error { return c.dir.Close() }
+
+// Has reports whether conversation thread is kept: a folder of that name
+// in chats/, looked at without following a link. A name [CheckThread]
+// refuses, a link or anything else there, and what can't be looked at
+// are errors, never "not kept" (the caller refuses on either).
+func (c *Chats) Has(thread string) (bool, error) {
+	if err := CheckThread(thread); err != nil {
+		return false, err
+	}
+	var st unix.Stat_t
+	err := unix.Fstatat(int(c.dir.Fd()), thread, &st, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("conversation %s: %w", thread, err)
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return false, fmt.Errorf("conversation %s: chats/%s is not a folder", thread, thread)
+	}
+	return true, nil
+}

@@ -96,6 +96,11 @@ func tasksVerdict(arg string) (string, string) {
 	}
 	defer f.Close()
 	os.Remove(f.Name())
+	// Nor may the runtime want one for itself: waiting on the child in a
+	// system call hands its P to another thread, and the scavenger wakes
+	// one. It takes an idle thread where it has one, so idle threads are
+	// made now, before the child holds every task.
+	idleThreads(idleBeforeTasks)
 	cmd := exec.Command("/proc/self/exe", "sandbox", "probe")
 	cmd.Stdin = bytes.NewReader(spec)
 	cmd.Stdout, cmd.Stderr = f, f
@@ -141,4 +146,31 @@ func threadsVerdict(arg string) (string, string) {
 		started.Wait()
 	}
 	return Open, strconv.Itoa(n) + " threads started, past the bound"
+}
+
+// idleBeforeTasks is how many idle threads tasksVerdict makes before its
+// child holds every task: more than the runtime starts while it waits.
+const idleBeforeTasks = 8
+
+// idleThreads has n goroutines each hold a thread of its own at once,
+// then let it go: the runtime keeps each thread, idle, for its next use,
+// so it starts none while there are enough.
+func idleThreads(n int) {
+	var held, release sync.WaitGroup
+	var done sync.WaitGroup
+	release.Add(1)
+	for range n {
+		held.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			runtime.LockOSThread()
+			held.Done()
+			release.Wait()
+			runtime.UnlockOSThread() // a goroutine ending locked would end its thread
+		}()
+	}
+	held.Wait()
+	release.Done()
+	done.Wait()
 }

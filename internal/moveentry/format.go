@@ -70,12 +70,14 @@ type Head struct {
 }
 
 // Settings are Link's settings for the agent: its agent.toml and
-// sandbox.toml as the leaving machine had them, and its secrets, sealed
-// apart to the same receiver.
+// sandbox.toml as the leaving machine had them, and its secrets and its
+// buckets' rclone.conf (keys and the obscured crypt password), each
+// sealed apart to the same receiver. An empty blob is none.
 type Settings struct {
 	Agent   []byte
 	Sandbox []byte
 	Secrets []byte
+	Buckets []byte
 }
 
 // Entry is one entry read.

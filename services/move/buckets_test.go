@@ -85,8 +85,10 @@ func TestMoveCarriesBuckets(t *testing.T) {
 	if err != nil || string(b) != conf {
 		t.Errorf("rclone.conf here: %q, %v; want it as it left", b, err)
 	}
-	if fi, err := os.Lstat(p); err != nil || fi.Mode() != 0o600 {
-		t.Errorf("rclone.conf here: %v, %v; want a file, 600", fi.Mode(), err)
+	if fi, err := os.Lstat(p); err != nil {
+		t.Errorf("rclone.conf here: %v", err)
+	} else if fi.Mode() != 0o600 {
+		t.Errorf("rclone.conf here: %v; want a file, 600", fi.Mode())
 	}
 	hist, err := move.Leave(from, "main", "elsewhere", func() error { return nil })
 	if err != nil {

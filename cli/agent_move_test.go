@@ -17,6 +17,7 @@ import (
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/keybroker/stream"
+	"lnk.dev/lnk/internal/moveentry"
 	"lnk.dev/lnk/internal/testenv"
 )
 
@@ -215,7 +216,7 @@ func TestReceiveRefusesAStreamForAnotherKey(t *testing.T) {
 	}
 	var sealed bytes.Buffer
 	w, _ := stream.NewWriter(&sealed, pub)
-	w.Write([]byte("lnk-move/v1\n"))
+	w.Write([]byte(moveentry.Magic))
 	w.Close()
 	c := exec.Command(testenv.Bin(t, "lnk"), "agent", "receive", "--key", keyFile)
 	c.Stdin = &sealed

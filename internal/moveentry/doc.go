@@ -7,7 +7,7 @@
 //
 // # Format
 //
-//	"lnk-move/v1\n"                       the format, 12 bytes
+//	"lnk-move/v2\n"                       the format, 12 bytes
 //	entries, each a kind byte then its fields:
 //	  'h' head      len-prefixed JSON: id, name, harness    first, once
 //	  'p' phase     one byte: 'c' the copy, 's' the switch  in that order, once each

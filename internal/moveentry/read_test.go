@@ -105,6 +105,7 @@ func TestHostileStreamsRefused(t *testing.T) {
 		"file-before-folder": moveentry.ErrOrder, "missing-end": moveentry.ErrEnd,
 		"truncated": moveentry.ErrEnd, "extended": moveentry.ErrEnd, "end-miscounted": moveentry.ErrEnd,
 		"switch-first": moveentry.ErrOrder, "other-format": moveentry.ErrFormat,
+		"older-format": moveentry.ErrFormat,
 	}
 	hostile := movetest.Hostile(testID, "main")
 	if len(hostile) != len(want) {

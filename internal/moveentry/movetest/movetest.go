@@ -152,6 +152,13 @@ func Hostile(id, name string) map[string][]byte {
 	wrongCount := Good(id, name).Kind('e').Uvarint(3)
 	add("end-miscounted", wrongCount)
 	add("switch-first", NewRaw(id, name).Phase('s').Settings(Agent(id, name), nil, nil).Dir("chats", 0o700).End())
-	add("other-format", &Raw{B: *bytes.NewBufferString(strings.Replace(string(whole), "lnk-move/v1", "lnk-move/v9", 1))})
+	add("other-format", &Raw{B: *bytes.NewBufferString(strings.Replace(string(whole), moveentry.Magic, "lnk-move/v9\n", 1))})
+	// v1, an older lnk's: its settings held three blobs.
+	older := &Raw{}
+	older.B.WriteString("lnk-move/v1\n")
+	h, _ := json.Marshal(moveentry.Head{ID: id, Name: name})
+	older.Kind('h').Bytes(h).Phase('c').Dir("files", 0o700).Phase('s').Kind('s').
+		Bytes(Agent(id, name)).Bytes(nil).Bytes(nil).Dir("chats", 0o700).End()
+	add("older-format", older)
 	return out
 }

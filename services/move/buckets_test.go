@@ -13,6 +13,7 @@ import (
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/keybroker/stream"
 	"lnk.dev/lnk/internal/moveentry/movetest"
+	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/services/bucket"
 	"lnk.dev/lnk/services/move"
 )
@@ -192,4 +193,25 @@ func TestHostileBucketsPlaceNothing(t *testing.T) {
 			t.Errorf("rclone.conf here: %q, %v", b, err)
 		}
 	})
+}
+
+// TestSendRefusesAConfNotLinks: an rclone.conf not in the form Link
+// writes stops the send, saying why, with the lnk command that gives the
+// agent its buckets again; nothing is written. (The positive control is
+// TestMoveCarriesBuckets.)
+func TestSendRefusesAConfNotLinks(t *testing.T) {
+	from, _ := twoHomes(t)
+	a := makeAgent(t, from, "main")
+	write(t, filepath.Join(caps.Layout{Home: from}.ConfigDir("main"), bucket.ConfName),
+		strings.Replace(confFor(a.ID), "type = crypt\n", "type = crypt\ncopy_links = true\n", 1), 0o600)
+	pub, _ := newKey(t)
+	var out bytes.Buffer
+	err := (&move.Send{Home: from, Name: "main", To: pub}).Run(context.Background(), &out)
+	r, ok := refusal.Of(err)
+	if !ok || !errors.Is(err, bucket.ErrConf) || !strings.Contains(r.Hint, "lnk agent bucket add main") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("send: %v (refusal %+v), want a one-line refusal of the conf with a hint", err, r)
+	}
+	if bytes.Contains(out.Bytes(), []byte(testObscured)) || bytes.Contains(out.Bytes(), []byte(testSecret)) {
+		t.Error("the refused conf's secrets were written")
+	}
 }

@@ -2,6 +2,7 @@ package move
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
 	"golang.org/x/sys/unix"
@@ -11,6 +12,7 @@ import (
 	"lnk.dev/lnk/helpers/keybroker/stream"
 	"lnk.dev/lnk/internal/moveentry"
 	"lnk.dev/lnk/internal/ownerfile"
+	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/services/bucket"
 )
 
@@ -69,6 +71,10 @@ func sealBuckets(home, name string, to *stream.PublicKey) ([]byte, error) {
 		return nil, err
 	}
 	text, err := b.ReadConf()
+	if errors.Is(err, bucket.ErrConf) {
+		return nil, &refusal.Refusal{Reason: fmt.Sprintf("agent %s's buckets can't move: %s", name, oneLine(err)), Rule: "bucket-conf",
+			Hint: fmt.Sprintf("remove its Config/%s, then lnk agent bucket add %s NAME … for each bucket again", bucket.ConfName, name), Err: err}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("agent %s's buckets: %w", name, err)
 	}

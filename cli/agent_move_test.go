@@ -17,6 +17,7 @@ import (
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/keybroker/stream"
+	"lnk.dev/lnk/internal/moveentry"
 	"lnk.dev/lnk/internal/testenv"
 )
 
@@ -58,6 +59,18 @@ func TestMoveBetweenTwoUsersThroughAPipe(t *testing.T) {
 	os.WriteFile(filepath.Join(lf.FilesDir("main"), "work", "report.md"), []byte("# report\n"), 0o640)
 	os.Symlink("/etc/passwd", filepath.Join(lf.FilesDir("main"), "pw"))
 	os.WriteFile(filepath.Join(lf.OwnDir("main"), "chats", "c.jsonl"), []byte("{\"t\":\"hi\"}\n"), 0o600)
+	// A bucket, encrypted, in the form lnk agent bucket add writes it.
+	a, err := caps.LoadAgent(from, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := moveConf(a.ID)
+	if err := os.WriteFile(filepath.Join(lf.ConfigDir("main"), "rclone.conf"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := as(from, false, "agent", "bucket", "list", "main").CombinedOutput(); err != nil || !strings.Contains(string(out), "store") {
+		t.Fatalf("the test's rclone.conf is not read back as Link's: %v: %s", err, out)
+	}
 	pubOut, err := as(to, true, "key", "new", "--out", filepath.Join(to, "move.key")).Output()
 	if err != nil {
 		t.Fatalf("lnk key new as lnktest: %v", err)
@@ -109,6 +122,25 @@ func TestMoveBetweenTwoUsersThroughAPipe(t *testing.T) {
 	if ownerOf(t, filepath.Join(lt.FilesDir("main"), "work", "report.md")) != uid {
 		t.Error("an arrived file is not lnktest's own")
 	}
+	// The bucket arrived: its rclone.conf byte for byte, 600, lnktest's.
+	cp := filepath.Join(lt.ConfigDir("main"), "rclone.conf")
+	if b, err := os.ReadFile(cp); err != nil || string(b) != conf {
+		t.Errorf("rclone.conf there: %q, %v; want it as it left", b, err)
+	} else if fi, _ := os.Lstat(cp); fi.Mode() != 0o600 || ownerOf(t, cp) != uid {
+		t.Errorf("rclone.conf there: %v, owner %d; want 600, lnktest's", fi.Mode(), ownerOf(t, cp))
+	}
+	if out, err := as(to, true, "agent", "bucket", "list", "main").CombinedOutput(); err != nil || !strings.Contains(string(out), "store") {
+		t.Errorf("lnk agent bucket list there: %v: %s", err, out)
+	}
+}
+
+// moveConf is an rclone.conf as lnk agent bucket add writes it: bucket
+// store, encrypted, in agent id's folder.
+func moveConf(id string) string {
+	return "# An agent's buckets, written by Link (lnk agent bucket add|remove): a file of\n# another form is refused. The keys and the obscured password are secrets.\n" +
+		"\n[store_s3]\ntype = s3\nprovider = Other\nenv_auth = false\nforce_path_style = true\nno_check_bucket = true\n" +
+		"endpoint = http://127.0.0.1:1\naccess_key_id = AKIACLIMOVETEST0001\nsecret_access_key = cli-move-test-secret-key-0123456789\n" +
+		"\n[store]\ntype = crypt\nremote = store_s3:link-bucket/" + id + "\nfilename_encryption = standard\ndirectory_name_encryption = true\npassword = Zm9vYmFyYmF6cXV1eGNsaW1vdmV0ZXN0b2JzY3VyZWQ\n"
 }
 
 func ownerOf(t *testing.T, p string) int {
@@ -184,7 +216,7 @@ func TestReceiveRefusesAStreamForAnotherKey(t *testing.T) {
 	}
 	var sealed bytes.Buffer
 	w, _ := stream.NewWriter(&sealed, pub)
-	w.Write([]byte("lnk-move/v1\n"))
+	w.Write([]byte(moveentry.Magic))
 	w.Close()
 	c := exec.Command(testenv.Bin(t, "lnk"), "agent", "receive", "--key", keyFile)
 	c.Stdin = &sealed

@@ -7,12 +7,13 @@
 //
 // # Format
 //
-//	"lnk-move/v1\n"                       the format, 12 bytes
+//	"lnk-move/v2\n"                       the format, 12 bytes
 //	entries, each a kind byte then its fields:
 //	  'h' head      len-prefixed JSON: id, name, harness    first, once
 //	  'p' phase     one byte: 'c' the copy, 's' the switch  in that order, once each
-//	  's' settings  three len-prefixed blobs: agent.toml,
-//	                sandbox.toml, secrets sealed apart      first in the switch, once
+//	  's' settings  four len-prefixed blobs: agent.toml,
+//	                sandbox.toml, secrets sealed apart,
+//	                rclone.conf sealed apart                first in the switch, once
 //	  'd' folder    path, mode
 //	  'f' file      path, mode, size, size bytes, SHA-256 of them
 //	  'l' link      path, target

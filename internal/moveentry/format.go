@@ -7,7 +7,8 @@ import (
 )
 
 // Magic opens a move's plaintext: the format and its version.
-const Magic = "lnk-move/v1\n"
+// v2: the switch's settings carry a fourth blob, the sealed rclone.conf.
+const Magic = "lnk-move/v2\n"
 
 // Limits of the format.
 const (
@@ -52,7 +53,7 @@ var Areas = map[Phase][]string{
 
 // The refusals.
 var (
-	ErrFormat = errors.New("move: not a move stream of this format (lnk-move/v1): sent by an older or newer lnk")
+	ErrFormat = errors.New("move: not a move stream of this format (lnk-move/v2): sent by an older or newer lnk")
 	ErrEntry  = errors.New("move: an entry of a kind this format has not")
 	ErrPath   = errors.New("move: an entry's path leaves its folder")
 	ErrDepth  = errors.New("move: a folder more than 32 deep")
@@ -70,12 +71,14 @@ type Head struct {
 }
 
 // Settings are Link's settings for the agent: its agent.toml and
-// sandbox.toml as the leaving machine had them, and its secrets, sealed
-// apart to the same receiver.
+// sandbox.toml as the leaving machine had them, and its secrets and its
+// buckets' rclone.conf (keys and the obscured crypt password), each
+// sealed apart to the same receiver. An empty blob is none.
 type Settings struct {
 	Agent   []byte
 	Sandbox []byte
 	Secrets []byte
+	Buckets []byte
 }
 
 // Entry is one entry read.

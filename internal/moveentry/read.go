@@ -161,7 +161,7 @@ func (r *Reader) readSettings(e *Entry) (*Entry, error) {
 	}
 	var s Settings
 	var err error
-	for _, dst := range []*[]byte{&s.Agent, &s.Sandbox, &s.Secrets} {
+	for _, dst := range []*[]byte{&s.Agent, &s.Sandbox, &s.Secrets, &s.Buckets} {
 		if *dst, err = r.bytes(MaxSettings); err != nil {
 			return nil, err
 		}

@@ -56,7 +56,7 @@ func TestWriterReaderRoundTrip(t *testing.T) {
 	must(w.File("files/big.bin", 0o644, int64(len(big)), bytes.NewReader(big)))
 	must(w.Link("files/up", "../../etc/passwd"))
 	must(w.Phase(moveentry.PhaseSwitch))
-	must(w.Settings(moveentry.Settings{Agent: []byte("a"), Sandbox: []byte("s"), Secrets: []byte("k")}))
+	must(w.Settings(moveentry.Settings{Agent: []byte("a"), Sandbox: []byte("s"), Secrets: []byte("k"), Buckets: []byte("b")}))
 	must(w.Dir("chats", 0o700))
 	must(w.File("chats/c.jsonl", 0o600, 3, strings.NewReader("abc")))
 	must(w.End())
@@ -69,6 +69,9 @@ func TestWriterReaderRoundTrip(t *testing.T) {
 	}
 	if !bytes.Equal(files["files/big.bin"], big) || string(files["chats/c.jsonl"]) != "abc" {
 		t.Error("a file's bytes changed on the way")
+	}
+	if s := ents[6].Settings; s == nil || string(s.Secrets) != "k" || string(s.Buckets) != "b" {
+		t.Errorf("the settings came back as %+v", s)
 	}
 	if ents[4].Kind != moveentry.KindLink || ents[4].Target != "../../etc/passwd" {
 		t.Errorf("a link is carried as it is: got %+v", ents[4])
@@ -102,6 +105,7 @@ func TestHostileStreamsRefused(t *testing.T) {
 		"file-before-folder": moveentry.ErrOrder, "missing-end": moveentry.ErrEnd,
 		"truncated": moveentry.ErrEnd, "extended": moveentry.ErrEnd, "end-miscounted": moveentry.ErrEnd,
 		"switch-first": moveentry.ErrOrder, "other-format": moveentry.ErrFormat,
+		"older-format": moveentry.ErrFormat,
 	}
 	hostile := movetest.Hostile(testID, "main")
 	if len(hostile) != len(want) {

@@ -46,6 +46,7 @@ func (w *Writer) Settings(s Settings) error {
 	w.bytes(s.Agent)
 	w.bytes(s.Sandbox)
 	w.bytes(s.Secrets)
+	w.bytes(s.Buckets)
 	return w.err
 }
 

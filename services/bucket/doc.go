@@ -13,6 +13,8 @@
 // rclone keeps it (which is not encryption: anyone who reads the file
 // can reverse it). conf.go writes and reads that file, in the one form
 // Link writes, and nothing else.
+// carry.go gives a move the file: ReadConf on the leaving side, CheckConf
+// and PutConf (with its undo) where it arrives, DeleteConf as it leaves.
 //
 // Push mirrors the files folder into NAME:files (rclone sync, with what
 // it replaces or deletes kept under NAME:replaced/<time>); PullBackup

@@ -8,7 +8,8 @@
 // The stream holds the preliminary copy (the files folder, memory's
 // index), then the switch, sent only once the agent is paused and
 // stopped: its settings first (agent.toml, sandbox.toml, and its secrets
-// sealed apart to the same key), then its conversations, instructions,
+// and its buckets' rclone.conf, each sealed apart to the same key; the
+// conf read and checked by services/bucket), then its conversations, instructions,
 // skills and Link Harness's home. One move of an agent at a time: each
 // side holds ~/.lnk/moving/<agent id>.lock.
 //
@@ -37,14 +38,16 @@
 // (Agent/chats, instructions, skills, memory; Harnesses/link, never a
 // .env), each swapped in from folder handles, so a link in a state path's
 // place is replaced, never followed. What the agent may do comes from
-// this machine: one coming back keeps its grants here; a new one gets
+// this machine: one coming back keeps its grants and its rclone.conf
+// here; a new one gets
 // the stream's but for the grants that open the machine itself or reach
 // past its sandbox (--read '~', --network-mode host, --lan-host, --port,
 // --browser-host, --tcp, --tool, --command by path or *, and teams),
 // each named as the lnk agent allow flag that would give it.
 //
 // Placing is all or nothing across areas (placing.go): every rename, a
-// folder made, the secrets' merge and the moved note's end are recorded,
+// folder made, the secrets' merge, the rclone.conf written and the moved
+// note's end are recorded,
 // and a failure at any of them, or an agent that does not answer once in
 // place (Receive.Answer), undoes them in reverse, an agent new here
 // removed; the agent here is as it was, or whole as it came.

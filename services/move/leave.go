@@ -7,6 +7,7 @@ import (
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/keybroker/secrets"
 	"lnk.dev/lnk/services/agentlife"
+	"lnk.dev/lnk/services/bucket"
 )
 
 // Leave ends agent name on the machine it left, once it answered where
@@ -17,7 +18,8 @@ import (
 // (endBackground: the same code as lnk agent delete's, the run tool's
 // Agent.Forget; one it cannot end stops the leave there); then its keys
 // (each secret granted to it alone is deleted, a shared one no longer
-// granted to it), its unit file, and its folder: its own folder (Agent/)
+// granted to it; its rclone.conf, its buckets' keys and password,
+// removed), its unit file, and its folder: its own folder (Agent/)
 // and Home kept in ~/Link/History/Agents, its Config/ and its harnesses'
 // homes removed (caps.DeleteAgent). It returns the History entry.
 func Leave(home, name, to string, endBackground func() error) (string, error) {
@@ -34,10 +36,24 @@ func Leave(home, name, to string, endBackground func() error) (string, error) {
 	if err := revokeSecrets(home, a.ID); err != nil {
 		return "", err
 	}
+	if err := deleteBuckets(home, name); err != nil {
+		return "", err
+	}
 	if err := agentlife.RemoveUnit(home, "", a.ID); err != nil {
 		return "", err
 	}
 	return caps.DeleteAgent(home, name)
+}
+
+// deleteBuckets removes agent name's rclone.conf here: its buckets'
+// keys and password went with it, and are not kept where it left, nor
+// in History should removing its Config/ there fail.
+func deleteBuckets(home, name string) error {
+	b, err := bucket.LoadAgent(home, name)
+	if err != nil {
+		return err
+	}
+	return b.DeleteConf()
 }
 
 // revokeSecrets deletes the secrets granted to agent id alone and takes

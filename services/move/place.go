@@ -13,6 +13,7 @@ import (
 	"lnk.dev/lnk/internal/moveentry"
 	"lnk.dev/lnk/internal/ownerdir"
 	"lnk.dev/lnk/internal/ownerfile"
+	"lnk.dev/lnk/services/bucket"
 )
 
 // collections are the areas swapped whole into the agent's own folder.
@@ -35,6 +36,12 @@ func (r *Receive) place(home string, st *staging, set *moveentry.Settings, got *
 		return err
 	}
 	defer sec.Destroy()
+	// So is the rclone.conf, and parsed as Link writes it.
+	conf, err := openBuckets(set.Buckets, r.Key, got.ID)
+	if err != nil {
+		return err
+	}
+	defer clear(conf)
 	var made func() error // undoes the agent's making, when new here
 	if got.New {
 		spec, allow, err := narrowGrants(set.Sandbox)
@@ -54,9 +61,13 @@ func (r *Receive) place(home string, st *staging, set *moveentry.Settings, got *
 		got.Allow = allow
 	} else {
 		r.Note("agent " + got.Name + " keeps the settings and grants it has here; the stream's are not used")
+		if conf != nil {
+			r.Note("agent " + got.Name + " keeps the buckets (" + bucket.ConfName + ") it has here; the stream's are not used")
+			conf = nil // cleared by the defer above
+		}
 	}
 	p := newPlacing()
-	err = r.placeAll(p, home, st, sec, got)
+	err = r.placeAll(p, home, st, sec, conf, got)
 	if err == nil && r.Answer != nil {
 		// Still undoable: the agent must answer here first.
 		if aerr := r.Answer(got); aerr != nil {
@@ -77,9 +88,10 @@ func (r *Receive) place(home string, st *staging, set *moveentry.Settings, got *
 	return nil
 }
 
-// placeAll puts the staging folder's areas in place, each rename and the
-// secrets recorded in p so a failure is undone whole.
-func (r *Receive) placeAll(p *placing, home string, st *staging, sec *secrets.File, got *Received) error {
+// placeAll puts the staging folder's areas in place, each rename, the
+// secrets and the rclone.conf (conf, checked; nil: none to write)
+// recorded in p so a failure is undone whole.
+func (r *Receive) placeAll(p *placing, home string, st *staging, sec *secrets.File, conf []byte, got *Received) error {
 	a, err := caps.LoadAgent(home, got.Name)
 	if err != nil {
 		return err
@@ -132,6 +144,16 @@ func (r *Receive) placeAll(p *placing, home string, st *staging, sec *secrets.Fi
 	}
 	if err := p.do(func() (func() error, error) { return mergeSecrets(home, a.ID, sec, r.Note) }); err != nil {
 		return err
+	}
+	if conf != nil {
+		b, err := bucket.LoadAgent(home, a.Name)
+		if err != nil {
+			return err
+		}
+		if err := p.do(func() (func() error, error) { return b.PutConf(conf) }); err != nil {
+			return fmt.Errorf("putting agent %s's %s in place: %w", a.Name, bucket.ConfName, err)
+		}
+		got.Placed = append(got.Placed, "buckets")
 	}
 	// Here again: the note of its leaving ends (written back by an undo).
 	return p.do(func() (func() error, error) { return caps.TakeMovedNote(home, a.ID) })

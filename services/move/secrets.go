@@ -10,6 +10,7 @@ import (
 	"lnk.dev/lnk/helpers/keybroker/secrets"
 	"lnk.dev/lnk/helpers/keybroker/stream"
 	"lnk.dev/lnk/internal/moveentry"
+	"lnk.dev/lnk/services/bucket"
 )
 
 // openSecrets opens the switch's secrets, sealed apart to key. An empty
@@ -18,19 +19,52 @@ func openSecrets(blob []byte, key *stream.PrivateKey) (*secrets.File, error) {
 	if len(blob) == 0 {
 		return &secrets.File{Secrets: map[string]*secrets.Entry{}}, nil
 	}
-	sr, err := stream.NewReader(bytes.NewReader(blob), key)
-	if err != nil {
-		return nil, fmt.Errorf("the switch's secrets: %w", err)
-	}
-	text, err := io.ReadAll(io.LimitReader(sr, moveentry.MaxSettings+1))
+	text, err := openSealed(blob, key, "the switch's secrets")
 	defer clear(text)
 	if err != nil {
-		return nil, fmt.Errorf("the switch's secrets: %w", err)
-	}
-	if len(text) > moveentry.MaxSettings {
-		return nil, fmt.Errorf("%w: the switch's secrets", moveentry.ErrSize)
+		return nil, err
 	}
 	return secrets.Parse(text)
+}
+
+// openBuckets opens the switch's rclone.conf, sealed apart to key, and
+// checks it with services/bucket's one parser: a file not in the form
+// Link writes, or with a bucket's folder not agent id's, refuses the
+// whole stream. An empty blob is no buckets (nil).
+func openBuckets(blob []byte, key *stream.PrivateKey, id string) ([]byte, error) {
+	if len(blob) == 0 {
+		return nil, nil
+	}
+	text, err := openSealed(blob, key, "the switch's "+bucket.ConfName)
+	if err != nil {
+		clear(text)
+		return nil, err
+	}
+	if len(text) == 0 {
+		return nil, fmt.Errorf("%w: the switch's %s is sealed empty", moveentry.ErrFormat, bucket.ConfName)
+	}
+	if err := bucket.CheckConf(text, id); err != nil {
+		clear(text)
+		return nil, fmt.Errorf("the switch's %s: %w", bucket.ConfName, err)
+	}
+	return text, nil
+}
+
+// openSealed opens blob, what, sealed to key, within a settings blob's
+// limit. The caller clears the bytes.
+func openSealed(blob []byte, key *stream.PrivateKey, what string) ([]byte, error) {
+	sr, err := stream.NewReader(bytes.NewReader(blob), key)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	text, err := io.ReadAll(io.LimitReader(sr, moveentry.MaxSettings+1))
+	if err != nil {
+		return text, fmt.Errorf("%s: %w", what, err)
+	}
+	if len(text) > moveentry.MaxSettings {
+		return text, fmt.Errorf("%w: %s", moveentry.ErrSize, what)
+	}
+	return text, nil
 }
 
 // mergeSecrets grants the secrets that came to agent id here: a secret

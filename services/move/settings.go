@@ -2,6 +2,7 @@ package move
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
 	"golang.org/x/sys/unix"
@@ -11,11 +12,13 @@ import (
 	"lnk.dev/lnk/helpers/keybroker/stream"
 	"lnk.dev/lnk/internal/moveentry"
 	"lnk.dev/lnk/internal/ownerfile"
+	"lnk.dev/lnk/internal/refusal"
+	"lnk.dev/lnk/services/bucket"
 )
 
 // settings reads agent a's Link settings for the switch's first line:
-// its agent.toml and sandbox.toml, and the secrets granted to its ID,
-// sealed apart to the same receiver.
+// its agent.toml and sandbox.toml, and the secrets granted to its ID and
+// its buckets' rclone.conf, each sealed apart to the same receiver.
 func settings(home string, l caps.Layout, a *caps.Agent, to *stream.PublicKey) (*moveentry.Settings, error) {
 	cfg, err := ownerfile.OpenPath(l.ConfigDir(a.Name), unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
@@ -30,6 +33,9 @@ func settings(home string, l caps.Layout, a *caps.Agent, to *stream.PublicKey) (
 		return nil, fmt.Errorf("reading agent %s's sandbox.toml: %w", a.Name, err)
 	}
 	if s.Secrets, err = sealSecrets(home, a.ID, to); err != nil {
+		return nil, err
+	}
+	if s.Buckets, err = sealBuckets(home, a.Name, to); err != nil {
 		return nil, err
 	}
 	return &s, nil
@@ -53,6 +59,35 @@ func sealSecrets(home, id string, to *stream.PublicKey) ([]byte, error) {
 	}
 	text := mine.Encode()
 	defer clear(text)
+	return seal(text, to, "agent "+id+"'s secrets")
+}
+
+// sealBuckets seals agent name's rclone.conf, read and checked by
+// services/bucket's own reader, to the receiver's key; no file is an
+// empty blob.
+func sealBuckets(home, name string, to *stream.PublicKey) ([]byte, error) {
+	b, err := bucket.LoadAgent(home, name)
+	if err != nil {
+		return nil, err
+	}
+	text, err := b.ReadConf()
+	if errors.Is(err, bucket.ErrConf) {
+		return nil, &refusal.Refusal{Reason: fmt.Sprintf("agent %s's buckets can't move: %s", name, oneLine(err)), Rule: "bucket-conf",
+			Hint: fmt.Sprintf("remove its Config/%s, then lnk agent bucket add %s NAME … for each bucket again", bucket.ConfName, name), Err: err}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("agent %s's buckets: %w", name, err)
+	}
+	if text == nil {
+		return nil, nil
+	}
+	defer clear(text)
+	return seal(text, to, "agent "+name+"'s "+bucket.ConfName)
+}
+
+// seal seals text, what, to the receiver's key, within a settings blob's
+// limit.
+func seal(text []byte, to *stream.PublicKey, what string) ([]byte, error) {
 	var out bytes.Buffer
 	w, err := stream.NewWriter(&out, to)
 	if err != nil {
@@ -65,7 +100,7 @@ func sealSecrets(home, id string, to *stream.PublicKey) ([]byte, error) {
 		return nil, err
 	}
 	if out.Len() > moveentry.MaxSettings {
-		return nil, fmt.Errorf("agent %s's secrets are past the %d bytes a move carries", id, moveentry.MaxSettings)
+		return nil, fmt.Errorf("%s are past the %d bytes a move carries", what, moveentry.MaxSettings)
 	}
 	return out.Bytes(), nil
 }

@@ -46,10 +46,16 @@ func (r *Raw) Bytes(b []byte) *Raw { r.Uvarint(uint64(len(b))); r.B.Write(b); re
 // Phase starts a phase.
 func (r *Raw) Phase(p byte) *Raw { r.Kind('p'); r.B.WriteByte(p); return r }
 
-// Settings writes the switch's settings.
+// Settings writes the switch's settings, with no buckets.
 func (r *Raw) Settings(agent, sandbox, secrets []byte) *Raw {
+	return r.SettingsBuckets(agent, sandbox, secrets, nil)
+}
+
+// SettingsBuckets writes the switch's settings with the sealed blob of
+// the agent's rclone.conf.
+func (r *Raw) SettingsBuckets(agent, sandbox, secrets, buckets []byte) *Raw {
 	r.Kind('s')
-	return r.Bytes(agent).Bytes(sandbox).Bytes(secrets)
+	return r.Bytes(agent).Bytes(sandbox).Bytes(secrets).Bytes(buckets)
 }
 
 // Dir writes a folder.
@@ -100,6 +106,16 @@ func Good(id, name string) *Raw {
 	return r
 }
 
+// WithBuckets is a whole stream of agent id called name whose switch
+// carries buckets as its sealed rclone.conf blob: a receiver's checks of
+// what it opens are shown on it (sealed, by the caller, to its key).
+func WithBuckets(id, name string, buckets []byte) *Raw {
+	return NewRaw(id, name).Phase('c').
+		Dir("files", 0o700).File("files/hello.txt", 0o644, []byte("hello\n")).
+		Phase('s').SettingsBuckets(Agent(id, name), nil, nil, buckets).
+		Dir("chats", 0o700).File("chats/c1.jsonl", 0o600, []byte("{\"role\":\"user\"}\n")).End()
+}
+
 // Hostile are streams a receiver must refuse whole, by name, each
 // otherwise well formed and ended, for agent id called name.
 func Hostile(id, name string) map[string][]byte {
@@ -136,6 +152,13 @@ func Hostile(id, name string) map[string][]byte {
 	wrongCount := Good(id, name).Kind('e').Uvarint(3)
 	add("end-miscounted", wrongCount)
 	add("switch-first", NewRaw(id, name).Phase('s').Settings(Agent(id, name), nil, nil).Dir("chats", 0o700).End())
-	add("other-format", &Raw{B: *bytes.NewBufferString(strings.Replace(string(whole), "lnk-move/v1", "lnk-move/v9", 1))})
+	add("other-format", &Raw{B: *bytes.NewBufferString(strings.Replace(string(whole), moveentry.Magic, "lnk-move/v9\n", 1))})
+	// v1, an older lnk's: its settings held three blobs.
+	older := &Raw{}
+	older.B.WriteString("lnk-move/v1\n")
+	h, _ := json.Marshal(moveentry.Head{ID: id, Name: name})
+	older.Kind('h').Bytes(h).Phase('c').Dir("files", 0o700).Phase('s').Kind('s').
+		Bytes(Agent(id, name)).Bytes(nil).Bytes(nil).Dir("chats", 0o700).End()
+	add("older-format", older)
 	return out
 }

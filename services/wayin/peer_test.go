@@ -6,11 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"lnk.dev/lnk/internal/seccomp"
@@ -51,47 +47,11 @@ func TestMain(m *testing.M) {
 // and its folders opened up to it, is closed on before a challenge, and
 // the refusal logged; the same child as the owner is challenged.
 func TestAnotherUIDRefused(t *testing.T) {
-	testenv.RequireRoot(t, "connecting as another uid")
-	other, err := user.Lookup("lnktest")
-	testenv.Require(t, err == nil, "the user lnktest")
-	uid, _ := strconv.Atoi(other.Uid)
-	gid, _ := strconv.Atoi(other.Gid)
+	other, uid := testenv.OtherUser(t)
 	w := newWorld(t, defaults, false)
-	for p := filepath.Dir(w.caller.Socket); p != os.TempDir() && p != "/"; p = filepath.Dir(p) { // never /tmp itself: it is shared
-		if err := os.Chmod(p, 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Chmod(w.caller.Socket, 0o666); err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "lnk-wayin-peer-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	self, _ := os.Executable()
-	data, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "peer.test")
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	run := func(cred *syscall.Credential) string {
-		cmd := exec.Command(bin)
-		cmd.Dir = dir
-		cmd.Env = []string{"LNK_WAYIN_TEST_DIAL=" + w.caller.Socket}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("child: %v\n%s", err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	if out := run(&syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}); out != "closed" {
+	testenv.OpenSocketToAll(t, w.caller.Socket)
+	run := testenv.SelfRunner(t, "LNK_WAYIN_TEST_DIAL="+w.caller.Socket)
+	if out := run(other); out != "closed" {
 		t.Errorf("lnktest's call: %s", out)
 	}
 	if !strings.Contains(w.log.String(), fmt.Sprintf("runs as uid %d, not this service's %d", uid, os.Getuid())) {

@@ -7,12 +7,8 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -247,47 +243,11 @@ func TestSessionRefusals(t *testing.T) {
 // Another uid's session is refused (SO_PEERCRED), even with the socket
 // and its folders opened up to it; the owner's is served.
 func TestAnotherUIDRefused(t *testing.T) {
-	testenv.RequireRoot(t, "connecting as another uid")
-	other, err := user.Lookup("lnktest")
-	testenv.Require(t, err == nil, "the user lnktest")
-	uid, _ := strconv.Atoi(other.Uid)
-	gid, _ := strconv.Atoi(other.Gid)
+	other, uid := testenv.OtherUser(t)
 	f := start(t, time.Minute)
-	for p := filepath.Dir(f.sock); p != os.TempDir(); p = filepath.Dir(p) {
-		if err := os.Chmod(p, 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Chmod(f.sock, 0o666); err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "lnk-memory-peer-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	self, _ := os.Executable()
-	data, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "peer.test")
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	run := func(cred *syscall.Credential) string {
-		cmd := exec.Command(bin)
-		cmd.Dir = dir
-		cmd.Env = []string{"LNK_MEMORY_TEST_DIAL=" + f.sock}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("child: %v\n%s", err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	if out := run(&syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}); out != "closed" {
+	testenv.OpenSocketToAll(t, f.sock)
+	run := testenv.SelfRunner(t, "LNK_MEMORY_TEST_DIAL="+f.sock)
+	if out := run(other); out != "closed" {
 		t.Errorf("lnktest's session: %s", out)
 	}
 	if !strings.Contains(f.log.String(), fmt.Sprintf("runs as uid %d, not this service's %d", uid, os.Getuid())) {

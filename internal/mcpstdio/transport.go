@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"lnk.dev/lnk/internal/mcptext"
 	"lnk.dev/lnk/internal/stdpipe"
 )
 
@@ -206,13 +206,7 @@ func appendResponse(b []byte, msg jsonrpc.Message) ([]byte, bool) {
 	case int64:
 		b = strconv.AppendInt(b, id, 10)
 	case string:
-		var q bytes.Buffer // as the go-sdk writes it: no HTML escaping
-		enc := json.NewEncoder(&q)
-		enc.SetEscapeHTML(false)
-		if enc.Encode(id) != nil {
-			return b, false
-		}
-		b = append(b, bytes.TrimSuffix(q.Bytes(), []byte("\n"))...)
+		b = mcptext.AppendString(b, id) // as the go-sdk writes it: no HTML escaping
 	default:
 		return b, false
 	}

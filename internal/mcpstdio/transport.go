@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 
@@ -26,10 +27,24 @@ var maxMessage = mcp.DefaultMaxLineLength
 // and this server never takes.
 var errBatch = errors.New("a JSON-RPC batch is not taken: one message a line")
 
+// outPipe is the size stdout's pipe is grown to: a 100 KB page's answer,
+// or a large file's, goes in one write, which then never waits for the
+// client to drain the default 64 KiB before the rest can follow.
+const outPipe = 1 << 20
+
 // Stdio is the MCP transport of this process's stdin and stdout: Link's
 // own where both are pipes or sockets ([stdpipe.Std]), else the go-sdk's.
+// A pipe on stdout is grown to outPipe where the kernel lets it; where it
+// does not, that is said once on stderr and the pipe serves as it is (its
+// size is no one's power, only how many writes an answer takes).
 func Stdio() mcp.Transport {
-	return New(stdpipe.Std(os.Stdin), stdpipe.Std(os.Stdout))
+	in, out := stdpipe.Std(os.Stdin), stdpipe.Std(os.Stdout)
+	if p, ok := out.(*stdpipe.Pipe); ok {
+		if _, err := p.Grow(outPipe); err != nil && !errors.Is(err, stdpipe.ErrNotPipe) {
+			fmt.Fprintf(os.Stderr, "%s: stdout's pipe left at its size, each large answer written in parts: %v\n", filepath.Base(os.Args[0]), err)
+		}
+	}
+	return New(in, out)
 }
 
 // New is the MCP stdio transport over in and out: a [*Transport] where

@@ -36,7 +36,9 @@ const outPipe = 1 << 20
 // own where both are pipes or sockets ([stdpipe.Std]), else the go-sdk's.
 // A pipe on stdout is grown to outPipe where the kernel lets it; where it
 // does not, that is said once on stderr and the pipe serves as it is (its
-// size is no one's power, only how many writes an answer takes).
+// size is no one's power, only how many writes an answer takes). The
+// grown pipe counts 256 pages against the user's pipe-user-pages-soft
+// (64 MiB by default): one such pipe per tool server running.
 func Stdio() mcp.Transport {
 	in, out := stdpipe.Std(os.Stdin), stdpipe.Std(os.Stdout)
 	if p, ok := out.(*stdpipe.Pipe); ok {

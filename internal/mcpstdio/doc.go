@@ -6,7 +6,7 @@
 // it three times and hands it across a goroutine; a result the server
 // encoded already is written as it is, framed, not compacted again (a
 // page or a file's text may make it megabytes); each message is one
-// write, and a pipe on stdout is grown to 1 MiB ([Stdio]) so a large
+// write, and a pipe on stdout is grown to 256 KiB ([Stdio]) so a large
 // answer's write need not wait for the client to drain the kernel's
 // default 64 KiB. Where stdin or stdout is not a pipe or socket (a
 // terminal, a file) it is the go-sdk's [mcp.IOTransport].

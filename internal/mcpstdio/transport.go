@@ -29,16 +29,19 @@ var errBatch = errors.New("a JSON-RPC batch is not taken: one message a line")
 
 // outPipe is the size stdout's pipe is grown to: a 100 KB page's answer,
 // or a large file's, goes in one write, which then never waits for the
-// client to drain the default 64 KiB before the rest can follow.
-const outPipe = 1 << 20
+// client to drain the default 64 KiB before the rest can follow. Not
+// larger: every grown pipe counts against the user's
+// pipe-user-pages-soft (64 MiB by default), past which the kernel gives
+// each new pipe of the user's, any program's, the least room it gives; at
+// 256 KiB that takes 256 tool servers running at once.
+const outPipe = 256 << 10
 
 // Stdio is the MCP transport of this process's stdin and stdout: Link's
 // own where both are pipes or sockets ([stdpipe.Std]), else the go-sdk's.
 // A pipe on stdout is grown to outPipe where the kernel lets it; where it
 // does not, that is said once on stderr and the pipe serves as it is (its
 // size is no one's power, only how many writes an answer takes). The
-// grown pipe counts 256 pages against the user's pipe-user-pages-soft
-// (64 MiB by default): one such pipe per tool server running.
+// grown pipe counts 64 pages against the user's pipe-user-pages-soft.
 func Stdio() mcp.Transport {
 	in, out := stdpipe.Std(os.Stdin), stdpipe.Std(os.Stdout)
 	if p, ok := out.(*stdpipe.Pipe); ok {

@@ -201,8 +201,8 @@ func readyToSwitch(home string, a *caps.Agent) error {
 	return nil
 }
 
-// printReceived says what a receive put in place, and each grant it
-// left out as the command that would give it.
+// printReceived says what a receive put in place, and each grant and
+// bucket it left out as the command that would give it.
 func printReceived(c *cobra.Command, got *move.Received, started bool) {
 	out := c.OutOrStdout()
 	how := "came back"
@@ -216,6 +216,9 @@ func printReceived(c *cobra.Command, got *move.Received, started bool) {
 			continue
 		}
 		fmt.Fprintf(out, "  left out: lnk agent allow %s %s\n", got.Name, textLine(a))
+	}
+	for _, b := range got.Buckets {
+		fmt.Fprintf(out, "  left out, %s\n", textLine(b))
 	}
 	if started {
 		fmt.Fprintf(out, "agent %s runs here\n", got.Name)

@@ -96,7 +96,8 @@ func init() {
 			Short: "Read an agent's move on stdin, sealed to the key in FILE, and put it in place once all of it authenticated",
 			Long: "Read a move (lnk agent state-send) on stdin into ~/Link/Agents/.moving/<agent id>, checking every entry and file,\n" +
 				"then put in place only its files folder and the state this machine's Link Harness names. A new agent's grants are the stream's\n" +
-				"but for those that open this machine or reach past its sandbox, each printed as the lnk agent allow flag that gives it.",
+				"but for those that open this machine or reach past its sandbox, each printed as the lnk agent allow flag that gives it;\n" +
+				"its buckets but for those whose endpoint is this machine or its network, each printed with the lnk agent bucket add that gives it.",
 			Args: cobra.NoArgs,
 			RunE: func(c *cobra.Command, _ []string) error {
 				if (keyFile == "") == !newKey {

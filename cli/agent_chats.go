@@ -48,7 +48,7 @@ func init() {
 				}
 				chats, err := openChats(a)
 				if err != nil {
-					return err
+					return auditRefusal("agent chats list", a.Name, err)
 				}
 				defer chats.Close()
 				threads, err := chats.List()
@@ -122,7 +122,7 @@ func deleteChat(c *cobra.Command, name, thread string, yes bool) error {
 	}
 	chats, err := openChats(a)
 	if err != nil {
-		return err
+		return auditRefusal("agent chats delete", a.Name, err)
 	}
 	defer chats.Close()
 	// A link or a file in its place is no error here: the delete

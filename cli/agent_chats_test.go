@@ -250,3 +250,36 @@ func TestChatsDeleteAsksOnATerminal(t *testing.T) {
 		t.Fatalf("answered y, and the conversation is there: %v", err)
 	}
 }
+
+// TestChatsRefuseALinkedOwnFolder: an agent's own folder (Agent/)
+// replaced by a link to a copy of it is never opened: list and delete
+// are refused, exit 3, with a hint, and the copy's conversation stays;
+// the folder put back (the control), list names it.
+func TestChatsRefuseALinkedOwnFolder(t *testing.T) {
+	home := testenv.Home(t)
+	if _, err := caps.CreateAgent(home, "ada"); err != nil {
+		t.Fatal(err)
+	}
+	startChat(t, chatsOf(t, home, "ada"), "garden")
+	own := caps.Layout{Home: home}.OwnDir("ada")
+	if err := os.Rename(own, own+".real"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(own+".real", own); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"list", "ada"}, {"delete", "ada", "--thread", "garden", "--yes"}} {
+		code, out, errs := runLnk(t, append([]string{"agent", "chats"}, args...)...)
+		if code != ExitRefused || !strings.Contains(errs, "link") || !strings.Contains(errs, "hint: lnk agent show ada") {
+			t.Fatalf("%v through a linked Agent/: code %d\n%s%s", args, code, out, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(own+".real", "chats", "garden", "events.jsonl")); err != nil {
+		t.Fatalf("the conversation behind the link: %v", err)
+	}
+	os.Remove(own)
+	os.Rename(own+".real", own)
+	if code, out, errs := runLnk(t, "agent", "chats", "list", "ada"); code != 0 || out != "garden\n" {
+		t.Fatalf("the control: code %d\n%s%s", code, out, errs)
+	}
+}

@@ -163,7 +163,7 @@ func deleteChat(c *cobra.Command, name, thread string, yes bool) error {
 	if n, err := jobsInto(home, a.Name, thread); err != nil {
 		fmt.Fprintf(c.ErrOrStderr(), "lnk: its scheduled jobs can't be read (%v): any into it is removed at its next firing\n", err)
 	} else if n > 0 {
-		fmt.Fprintf(out, "%d scheduled job(s) into it: each is removed at its next firing, which is refused (it is never started again)\n", n)
+		fmt.Fprintf(out, "%d scheduled job(s) into it: each is removed at its next firing, which is refused, unless a conversation %s is started again before then\n", n, thread)
 	}
 	return nil
 }

@@ -159,12 +159,17 @@ func (a *Agent) Turn(ctx context.Context, m endpoint.Message, onText func(string
 // turn runs m with tools (nil: every tool), narrowed again by a
 // subagent's list; queued is its inbox number (0: not queued).
 func (a *Agent) turn(ctx context.Context, m endpoint.Message, tools []string, queued int64, onText func(string)) (int64, error) {
+	// A refusal is logged once, by the endpoint, as the turn's failure.
+	// A subagent's start is checked before its conversation is opened:
+	// opening makes the folder, which would then count as kept.
+	if err := a.checkSubagentStart(m); err != nil {
+		return 0, err
+	}
 	conv, err := a.chats.Open(m.Thread, a.storeOptions())
 	if err != nil {
 		return 0, err
 	}
 	defer conv.Close()
-	// A refusal is logged once, by the endpoint, as the turn's failure.
 	sub, err := a.subagentScope(conv, m)
 	if err != nil {
 		return 0, err

@@ -31,8 +31,10 @@ const (
 	MaxAtOnce = 64
 	// readTimeout bounds how long a caller takes to send its line.
 	readTimeout = 10 * time.Second
-	// turnLimit bounds how long a taken message's answer is read.
-	turnLimit = time.Hour
+	// turnLimit bounds how long a taken message's answer is read: a
+	// minute past the harness's own limit of the turn, so the harness's
+	// ending of it, with its reason, is read first.
+	turnLimit = endpoint.OthersTurnLimit + time.Minute
 )
 
 // Harness is the agent's harness as the way in reaches it:

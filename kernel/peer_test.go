@@ -3,12 +3,9 @@ package kernel_test
 import (
 	"io"
 	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"lnk.dev/lnk/internal/audit"
@@ -18,54 +15,20 @@ import (
 // Another uid's connection is refused and logged, even when the folders
 // around the socket have been opened up so it can reach it.
 func TestAnotherUIDIsRefusedAndLogged(t *testing.T) {
-	if os.Geteuid() != 0 {
-		// Only root can become another user; the root run of the suite
-		// covers this test (CI runs it as root before the user suite).
-		t.Skip("connecting as another uid needs root")
-	}
-	other, err := user.Lookup("lnktest")
-	if err != nil {
-		other, err = user.Lookup("nobody")
-	}
-	testenv.Require(t, err == nil, "a second user (lnktest or nobody)")
-	uid, _ := strconv.Atoi(other.Uid)
-	gid, _ := strconv.Atoi(other.Gid)
-
+	// Only root can become another user: the root run of the suite
+	// covers this test (CI runs it as root before the user suite).
+	cred, uid := testenv.OtherUser(t)
 	home := testenv.Home(t)
 	startKernel(t, home)
 	// The attacker's best case: every folder on the way is opened up.
-	for _, p := range []string{home, filepath.Join(home, ".lnk"), filepath.Join(home, ".lnk", "run")} {
-		if err := os.Chmod(p, 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
 	sock := filepath.Join(home, ".lnk", "run", "kernel.sock")
-	if err := os.Chmod(sock, 0o666); err != nil {
-		t.Fatal(err)
-	}
+	testenv.OpenSocketToAll(t, sock)
 	// The child is this test binary, copied where the other user can run it.
-	dir, err := os.MkdirTemp("", "lnk-peer-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	self, _ := os.Executable()
-	bin := filepath.Join(dir, "peer.test")
-	copyFile(t, self, bin)
-
-	cmd := exec.Command(bin)
-	cmd.Dir = dir
-	cmd.Env = []string{"LNK_KERNEL_TEST_CONNECT=" + sock, "PATH=/usr/bin:/bin"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the other user's child: %v\n%s", err, out)
-	}
-	if strings.TrimSpace(string(out)) != "closed" {
+	run := testenv.SelfRunner(t, "LNK_KERNEL_TEST_CONNECT="+sock, "PATH=/usr/bin:/bin")
+	if out := run(cred); out != "closed" {
 		t.Fatalf("the other user's ping: %s", out)
 	}
-	e := waitAudit(t, home, "refusing uid "+other.Uid, func(e audit.Entry) bool {
+	e := waitAudit(t, home, "refusing uid "+strconv.Itoa(uid), func(e audit.Entry) bool {
 		return e.Kind == audit.KindRefuse && e.Peer != nil && e.Peer.UID == uid
 	})
 	if !strings.Contains(e.Reason, "not the owner's") {

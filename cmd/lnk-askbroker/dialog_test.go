@@ -66,11 +66,11 @@ func TestConfinement(t *testing.T) {
 }
 
 // TestDialogUnderConfinement: the confined broker, through its confined
-// dialog launcher, shows a real zenity on a real X server (Xvfb),
-// answered with xdotool.
+// dialog launcher, shows a real zenity on a real X server (Xvfb, with a
+// session bus: testenv.Desktop), answered with xdotool.
 func TestDialogUnderConfinement(t *testing.T) {
-	display := testenv.StartX(t)
-	cl := startBroker(t, nil, display)
+	desktop := testenv.Desktop(t)
+	cl := startBroker(t, nil, desktop...)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	got := make(chan askbroker.Reply, 1)
@@ -81,7 +81,7 @@ func TestDialogUnderConfinement(t *testing.T) {
 		}
 		got <- rep
 	}()
-	xdo := testenv.Xdotool(ctx, display)
+	xdo := testenv.Xdotool(ctx, desktop...)
 	win, err := xdo("search", "--sync", "--onlyvisible", "--name", "^Link asks$")
 	if err != nil || win == "" {
 		t.Fatalf("the confined broker's dialog never showed: %v", err)
@@ -107,9 +107,9 @@ func TestDialogUnderConfinement(t *testing.T) {
 // and the terminal at once, answered on the terminal: the launcher kills
 // the dialog, and it disappears from the screen.
 func TestDialogWithdrawnWhenAnsweredOnTheTerminal(t *testing.T) {
-	display := testenv.StartX(t)
+	desktop := testenv.Desktop(t)
 	tty, tmux := startTmux(t)
-	cl := startBroker(t, tty, display)
+	cl := startBroker(t, tty, desktop...)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	got := make(chan askbroker.Reply, 1)
@@ -120,7 +120,7 @@ func TestDialogWithdrawnWhenAnsweredOnTheTerminal(t *testing.T) {
 		}
 		got <- rep
 	}()
-	xdo := testenv.Xdotool(ctx, display)
+	xdo := testenv.Xdotool(ctx, desktop...)
 	if win, err := xdo("search", "--sync", "--onlyvisible", "--name", "^Link asks$"); err != nil || win == "" {
 		t.Fatalf("the dialog never showed: %v", err)
 	}

@@ -149,10 +149,13 @@ func TestConnectServesTheModelBesideTheService(t *testing.T) {
 // (127.0.0.1 or every address, SO_REUSEADDR and SO_REUSEPORT set) fails
 // with EADDRINUSE, so no one else is sent the chunks' text; the positive
 // control is the new model answering on that same port. Waits on the
-// retry itself, so this test takes over half a minute.
+// retry itself, so this test takes over half a minute: it runs beside
+// the other waiting ones (t.Parallel), its HOME named to its programs
+// alone (testenv.HomeDir).
 func TestKeepStartsTheModelAgain(t *testing.T) {
 	testenv.Require(t, landlock.ABI() >= 4, "landlock ABI 4 (the model's TCP port)")
-	home := testenv.Home(t)
+	t.Parallel()
+	home := testenv.HomeDir(t)
 	if _, err := caps.CreateAgent(home, "ada"); err != nil {
 		t.Fatal(err)
 	}

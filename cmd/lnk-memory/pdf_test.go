@@ -85,17 +85,29 @@ func bombPDF(t *testing.T) []byte {
 // A real PDF's text comes back from the child; garbage and a page tree
 // that loops each fail alone; a page inflating past 1 GiB ends within the
 // child's limits.
+//
+// The looping PDF waits out the child's 30 s: it runs beside the other
+// waiting tests (t.Parallel).
 func TestExtractPDFChild(t *testing.T) {
+	t.Parallel()
 	exe := testenv.Bin(t, "lnk-memory")
+	// The looping one in its own child meanwhile, waited for at the end.
+	looped := make(chan error, 1)
+	go func() {
+		_, err := extract.Run(context.Background(), exe, "pdf", loopingPDF())
+		looped <- err
+	}()
+	defer func() {
+		if err := <-looped; err == nil {
+			t.Error("a PDF whose page tree holds itself was read")
+		}
+	}()
 	text, err := extract.Run(context.Background(), exe, "pdf", realPDF(t, "persimmon tangerine"))
 	if err != nil || !strings.Contains(text, "persimmon tangerine") {
 		t.Fatalf("a real PDF: %q %v", text, err)
 	}
 	if _, err := extract.Run(context.Background(), exe, "pdf", []byte("%PDF-1.4 nothing")); err == nil || !strings.Contains(err.Error(), "not a PDF") {
 		t.Errorf("garbage: %v", err)
-	}
-	if _, err := extract.Run(context.Background(), exe, "pdf", loopingPDF()); err == nil {
-		t.Error("a PDF whose page tree holds itself was read")
 	}
 	// A page inflating to 1.25 GiB: the parser streams it, so it is
 	// bounded by the child's limits (its CPU, its wall, its 2 MiB of
@@ -116,8 +128,12 @@ func TestExtractPDFChild(t *testing.T) {
 // page tree loops (it fails alone, said in its log) and one inflating
 // past 1 GiB (bounded by its child's limits): the real one is found, and
 // the service still answers after them.
+//
+// The looping PDF waits out its child's 30 s: it runs beside the other
+// waiting tests (t.Parallel).
 func TestServiceSurvivesCraftedPDFs(t *testing.T) {
 	testenv.Require(t, landlock.ABI() > 0, "landlock")
+	t.Parallel()
 	home := t.TempDir()
 	mem := home + "/Link/Agents/ada/Home/memory"
 	os.MkdirAll(mem, 0o700)

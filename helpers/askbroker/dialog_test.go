@@ -11,13 +11,15 @@ import (
 	"lnk.dev/lnk/internal/testenv"
 )
 
-// startXvfb starts a real X server on a free display (testenv.StartX)
-// and returns the dialog environment for it.
+// startXvfb starts a desktop of the test's own, a real X server on a
+// free display and a session bus (testenv.Desktop), and returns the
+// dialog environment for it: DISPLAY, DBUS_SESSION_BUS_ADDRESS, HOME and
+// XDG_RUNTIME_DIR, in that order.
 func startXvfb(t *testing.T) []string {
 	t.Helper()
-	display := testenv.StartX(t)
+	desktop := testenv.Desktop(t)
 	home := t.TempDir()
-	return []string{display, "HOME=" + home, "XDG_RUNTIME_DIR=" + home}
+	return append(desktop, "HOME="+home, "XDG_RUNTIME_DIR="+home)
 }
 
 // xdotool runs xdotool on env's display, bounded by a deadline.

@@ -1,6 +1,8 @@
 // Package logtail reads an agent's log for `lnk agent logs` (security.txt,
 // "Its log is out of its reach"): from the offset the last start
-// recorded (never a marker the harness could print), at most the last
+// recorded (never a marker the harness could print; in the log's
+// previous file where the log was rotated since, the two then read as
+// one, NewJoined, and Follow going on in the new file), at most the last
 // MaxRead bytes, cleaned by internal/textsafe's Stream (no control
 // character, no escape sequence; newlines and tabs kept), as lines of at
 // most Piece bytes. Follow reads what is new at most MaxRead at a time
@@ -46,31 +48,58 @@ const (
 	maxStart = 21
 )
 
+// A Start is where the last start began: at Offset in the log or, with
+// Prev, at Offset in the log's previous file (<name>.log.1): the log
+// was rotated since, and the start's first lines are there.
+type Start struct {
+	Prev   bool
+	Offset int64
+}
+
+// prevPrefix begins a start file whose offset is in the previous file.
+const prevPrefix = "1:"
+
+// String is the start as its file holds it: the offset in decimal, after
+// "1:" with Prev.
+func (s Start) String() string {
+	n := strconv.FormatInt(s.Offset, 10)
+	if s.Prev {
+		return prevPrefix + n
+	}
+	return n
+}
+
 // ParseStart reads a <name>.start file: the log's size, in decimal
-// bytes, when the last start began, with an optional final newline.
-func ParseStart(b []byte) (int64, error) {
+// bytes, when the last start began, after "1:" where that is in the
+// previous file; with an optional final newline.
+func ParseStart(b []byte) (Start, error) {
 	b = bytes.TrimSuffix(b, []byte("\n"))
+	var s Start
+	if rest, ok := bytes.CutPrefix(b, []byte(prevPrefix)); ok {
+		s.Prev, b = true, rest
+	}
 	if len(b) == 0 || len(b) > maxStart-1 {
-		return 0, errors.New("not a decimal offset")
+		return Start{}, errors.New("not a decimal offset")
 	}
 	for _, c := range b {
 		if c < '0' || c > '9' {
-			return 0, errors.New("not a decimal offset")
+			return Start{}, errors.New("not a decimal offset")
 		}
 	}
 	n, err := strconv.ParseInt(string(b), 10, 64)
 	if err != nil {
-		return 0, errors.New("not a decimal offset")
+		return Start{}, errors.New("not a decimal offset")
 	}
-	return n, nil
+	s.Offset = n
+	return s, nil
 }
 
 // MaxStartFile is the most bytes a start file may hold.
-const MaxStartFile = maxStart
+const MaxStartFile = maxStart + int64(len(prevPrefix))
 
 // Reader reads one log from an offset on.
 type Reader struct {
-	f       *os.File
+	f       source
 	pos     int64
 	clean   textsafe.Stream
 	line    []byte // the cleaned line so far, shorter than Piece after each call
@@ -79,6 +108,11 @@ type Reader struct {
 	// Truncated is called when the log is found shorter than what was
 	// read: it was cut or replaced, and is read again from its start.
 	Truncated func()
+	// Rotated, called by Follow each time it has caught up, returns the
+	// log's new file where the log was rotated since (the file read so
+	// far is then its previous one, written no more), else nil. Follow
+	// reads the old file to its end and goes on in the new one (Next).
+	Rotated func() (*os.File, error)
 }
 
 // New is a Reader of f from the offset start (the last start's).
@@ -86,7 +120,70 @@ func New(f *os.File, start int64) *Reader {
 	if start < 0 {
 		start = 0
 	}
-	return &Reader{f: f, pos: start, buf: make([]byte, chunk)}
+	return &Reader{f: file{f}, pos: start, buf: make([]byte, chunk)}
+}
+
+// NewJoined is a Reader of prev, the log's previous file, which is no
+// longer written, from the offset start in it, and then of f, the log,
+// from its beginning: one text across a rotation, a line cut between
+// the two read whole.
+func NewJoined(prev *os.File, start int64, f *os.File) (*Reader, error) {
+	st, err := prev.Stat()
+	if err != nil {
+		return nil, err
+	}
+	r := New(prev, start)
+	r.f = joined{prev: prev, prevSize: st.Size(), f: f}
+	return r, nil
+}
+
+// Next goes on reading in f, from its beginning, once the file read so
+// far has been read to its end and will grow no more (the log was
+// rotated, and f is the log now). A line cut between the two is read
+// whole.
+func (r *Reader) Next(f *os.File) {
+	r.f, r.pos = file{f}, 0
+}
+
+// source is what a Reader reads: a file, or two joined.
+type source interface {
+	ReadAt(p []byte, off int64) (int, error)
+	size() (int64, error)
+}
+
+type file struct{ *os.File }
+
+func (f file) size() (int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
+}
+
+// joined is prev's first prevSize bytes, then f.
+type joined struct {
+	prev     *os.File
+	prevSize int64
+	f        *os.File
+}
+
+func (j joined) size() (int64, error) {
+	n, err := file{j.f}.size()
+	return j.prevSize + n, err
+}
+
+func (j joined) ReadAt(p []byte, off int64) (int, error) {
+	if off < j.prevSize {
+		// One file at a time: a read ends where prev does.
+		p = p[:min(int64(len(p)), j.prevSize-off)]
+		n, err := j.prev.ReadAt(p, off)
+		if err == io.EOF && n == len(p) {
+			err = nil
+		}
+		return n, err
+	}
+	return j.f.ReadAt(p, off-j.prevSize)
 }
 
 // Offset is where the next read begins.
@@ -95,17 +192,17 @@ func (r *Reader) Offset() int64 { return r.pos }
 // size is the log's size now, and resets the reader when the log is
 // shorter than where it is.
 func (r *Reader) size() (int64, error) {
-	st, err := r.f.Stat()
+	size, err := r.f.size()
 	if err != nil {
 		return 0, err
 	}
-	if st.Size() < r.pos {
+	if size < r.pos {
 		r.pos, r.line, r.clean = 0, r.line[:0], textsafe.Stream{}
 		if r.Truncated != nil {
 			r.Truncated()
 		}
 	}
-	return st.Size(), nil
+	return size, nil
 }
 
 // Tail writes to w the last n lines written since the offset, from at
@@ -206,18 +303,28 @@ func (r *Reader) Flush(w io.Writer) error {
 }
 
 // Follow writes what is appended to the log, a Step every poll, until
-// ctx ends (SIGINT), then the line without an end it holds.
+// ctx ends (SIGINT), then the line without an end it holds. Across a
+// rotation (Rotated) it goes on in the new file.
 func (r *Reader) Follow(ctx context.Context, w io.Writer, poll time.Duration) error {
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {
-		for {
-			n, err := r.Step(w)
+		if err := r.catchUp(ctx, w); err != nil {
+			return err
+		}
+		if r.Rotated != nil && ctx.Err() == nil {
+			next, err := r.Rotated()
 			if err != nil {
 				return err
 			}
-			if n < MaxRead || ctx.Err() != nil {
-				break
+			if next != nil {
+				// Seen rotated first, so what the old file got before
+				// the rotation is all there now.
+				if err := r.catchUp(ctx, w); err != nil {
+					return err
+				}
+				r.Next(next)
+				continue
 			}
 		}
 		if f, ok := w.(interface{ Flush() error }); ok {
@@ -229,6 +336,16 @@ func (r *Reader) Follow(ctx context.Context, w io.Writer, poll time.Duration) er
 		case <-ctx.Done():
 			return r.Flush(w)
 		case <-t.C:
+		}
+	}
+}
+
+// catchUp steps until the log has no more to read or ctx ends.
+func (r *Reader) catchUp(ctx context.Context, w io.Writer) error {
+	for {
+		n, err := r.Step(w)
+		if err != nil || n < MaxRead || ctx.Err() != nil {
+			return err
 		}
 	}
 }

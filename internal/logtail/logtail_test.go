@@ -250,19 +250,29 @@ func FuzzTail(f *testing.F) {
 	})
 }
 
-// FuzzParseStart: any start file parses to a non-negative offset or is
-// refused.
+// FuzzParseStart: any start file parses to a non-negative offset, in
+// the log or ("1:") in its previous file, that reads back as the file
+// held it (but for leading zeros and a final newline), or is refused.
 func FuzzParseStart(f *testing.F) {
-	for _, s := range []string{"0\n", "12345", "-1", "9223372036854775808", "1 2", ""} {
+	for _, s := range []string{"0\n", "12345", "-1", "9223372036854775808", "1 2", "", "1:0", "1:77\n", "1:", "1:1:2", "2:5"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		n, err := ParseStart(b)
-		if err == nil && (n < 0 || itoa(n)+"\n" != string(b) && itoa(n) != string(b)) {
-			// leading zeros are the one other form taken
-			if strings.TrimLeft(strings.TrimSuffix(string(b), "\n"), "0") != strings.TrimLeft(itoa(n), "0") {
-				t.Fatalf("%q parsed to %d", b, n)
-			}
+		s, err := ParseStart(b)
+		if err != nil {
+			return
+		}
+		if s.Offset < 0 {
+			t.Fatalf("%q parsed to %+v", b, s)
+		}
+		held := strings.TrimSuffix(string(b), "\n")
+		if strings.HasPrefix(held, prevPrefix) != s.Prev {
+			t.Fatalf("%q parsed to %+v", b, s)
+		}
+		// leading zeros are the one other form taken
+		trim := func(x string) string { return strings.TrimLeft(strings.TrimPrefix(x, prevPrefix), "0") }
+		if trim(held) != trim(s.String()) {
+			t.Fatalf("%q parsed to %+v, which reads back %q", b, s, s.String())
 		}
 	})
 }

@@ -21,6 +21,21 @@ import (
 // it for the rest of the test. It returns the folder's path.
 func Home(t testing.TB) string {
 	t.Helper()
+	dir := HomeDir(t)
+	t.Setenv("HOME", dir)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, ".config"))
+	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, ".local", "share"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, ".local", "state"))
+	t.Setenv("XDG_RUNTIME_DIR", filepath.Join(dir, ".run"))
+	return dir
+}
+
+// HomeDir is Home's folder, made and cleaned up alike (a kernel lnk
+// started on demand under it stopped), with this process's environment
+// left as it is: for a parallel test (t.Parallel), which may not set
+// it, and which names the folder to each program it starts (HOME=…).
+func HomeDir(t testing.TB) string {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "lnk-home-")
 	if err != nil {
 		t.Fatal(err)
@@ -36,15 +51,9 @@ func Home(t testing.TB) string {
 	}
 	// Before the folder goes: a kernel lnk started on demand under it.
 	t.Cleanup(func() { stopKernels(dir) })
-	t.Setenv("HOME", dir)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, ".config"))
-	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, ".local", "share"))
-	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, ".local", "state"))
-	run := filepath.Join(dir, ".run")
-	if err := os.Mkdir(run, 0o700); err != nil {
+	if err := os.Mkdir(filepath.Join(dir, ".run"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("XDG_RUNTIME_DIR", run)
 	return dir
 }
 

@@ -84,9 +84,9 @@ func TestLogRefusedUnlessRegularFile(t *testing.T) {
 		if err := plant(); err != nil {
 			t.Fatal(err)
 		}
-		f, _, err := openLog(home, "x", "harness")
+		l, err := openLog(home, "x", "harness", nil)
 		if err == nil {
-			f.Close()
+			l.Close()
 			t.Errorf("%s in the log's place was opened", what)
 		} else if !strings.Contains(err.Error(), "harness.log") {
 			t.Errorf("%s: the refusal does not name the log: %v", what, err)
@@ -99,22 +99,28 @@ func TestLogRefusedUnlessRegularFile(t *testing.T) {
 	// A last line without its end (a killed supervisor's) is ended
 	// before the offset is taken; a log ending in one is left as it is.
 	os.WriteFile(log, []byte("0123456789"), 0o600)
-	f, off, err := openLog(home, "x", "harness")
-	if err != nil || off != 11 {
-		t.Fatalf("a regular log: %v, offset %d", err, off)
+	l, err := openLog(home, "x", "harness", nil)
+	if err != nil {
+		t.Fatalf("a regular log: %v", err)
 	}
-	f.WriteString("more\n")
-	f.Close()
+	if l.start.Offset != 11 {
+		t.Fatalf("a regular log's start %+v, want 11", l.start)
+	}
+	l.Write([]byte("more\n"))
+	l.Close()
 	if b, _ := os.ReadFile(log); string(b) != "0123456789\nmore\n" {
 		t.Fatalf("log %q", b)
 	}
 	if b, _ := os.ReadFile(filepath.Join(logs, "harness.start")); string(b) != "11" {
 		t.Fatalf("harness.start %q, want 11", b)
 	}
-	if f, off, err = openLog(home, "x", "harness"); err != nil || off != 16 {
-		t.Fatalf("a log ending in a newline: %v, offset %d, want 16", err, off)
+	if l, err = openLog(home, "x", "harness", nil); err != nil {
+		t.Fatalf("a log ending in a newline: %v", err)
 	}
-	f.Close()
+	if l.start.Offset != 16 {
+		t.Fatalf("a log ending in a newline: start %+v, want 16", l.start)
+	}
+	l.Close()
 }
 
 // TestUnitFileVerifies: the unit Link writes for an agent passes

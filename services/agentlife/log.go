@@ -3,11 +3,11 @@ package agentlife
 import (
 	"fmt"
 	"os"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/logtail"
 	"lnk.dev/lnk/internal/ownerfile"
 )
 
@@ -46,34 +46,55 @@ func openAppend(dirfd int, dir, file string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), dir+"/"+file), nil
 }
 
-// openLog opens ~/.lnk/agents/<agent>/logs/<name>.log as openAppend does
-// and records its size now in <name>.start, atomically: where this start
-// begins, for lnk agent logs.
-func openLog(home, agent, name string) (*os.File, int64, error) {
+// openLog opens ~/.lnk/agents/<agent>/logs/<name>.log as openAppend does,
+// rotated first where it has reached MaxLog, and records its size now in
+// <name>.start, atomically: where this start begins, for lnk agent logs.
+// It is written through the rotLog it returns (rotate.go); warn says a
+// failure to rotate.
+func openLog(home, agent, name string, warn func(string)) (*rotLog, error) {
 	d, err := logsDir(home, agent)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	defer d.Close()
-	f, err := openAppend(int(d.Fd()), d.Name(), name+".log")
+	l, err := openLogIn(d, name, warn)
 	if err != nil {
-		return nil, 0, err
+		d.Close()
 	}
-	if err := endTornLine(f); err != nil {
-		f.Close()
-		return nil, 0, fmt.Errorf("the log %s: %w", f.Name(), err)
+	return l, err
+}
+
+func openLogIn(d *os.File, name string, warn func(string)) (*rotLog, error) {
+	dirfd := int(d.Fd())
+	f, err := openAppend(dirfd, d.Name(), name+".log")
+	if err != nil {
+		return nil, err
 	}
 	st, err := f.Stat()
+	if err == nil && st.Size() >= MaxLog {
+		// Rotated before the start: its lines all go to the new file.
+		if _, err = rotateFile(dirfd, name, f); err == nil {
+			f.Close()
+			if f, err = openAppend(dirfd, d.Name(), name+".log"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err == nil {
+		err = endTornLine(f)
+	}
+	if err == nil {
+		st, err = f.Stat()
+	}
 	if err != nil {
 		f.Close()
-		return nil, 0, err
+		return nil, fmt.Errorf("the log %s: %w", f.Name(), err)
 	}
-	mark := []byte(strconv.FormatInt(st.Size(), 10))
-	if err := ownerfile.WriteAtomic(int(d.Fd()), name+".start", mark, ownerfile.Write{Mode: 0o600}); err != nil {
+	start := logtail.Start{Offset: st.Size()}
+	if err := ownerfile.WriteAtomic(dirfd, name+".start", []byte(start.String()), ownerfile.Write{Mode: 0o600}); err != nil {
 		f.Close()
-		return nil, 0, fmt.Errorf("recording the start in %s/%s.start: %w", d.Name(), name, err)
+		return nil, fmt.Errorf("recording the start in %s/%s.start: %w", d.Name(), name, err)
 	}
-	return f, st.Size(), nil
+	return &rotLog{dir: d, name: name, f: f, start: start, warn: warn}, nil
 }
 
 // endTornLine ends with a newline a log whose last line has none: what a

@@ -63,6 +63,14 @@ func harnessMain(mark, mode string) {
 		defer ln.Close()
 		fmt.Printf("listening on %s\n", ln.Addr())
 	}
+	if mode == "spew" {
+		// Numbered lines of 1000 bytes, as fast as the pipe takes them,
+		// past two of the log's bounds, then waiting.
+		for n := 0; n < 3*MaxLog/1000; n++ {
+			fmt.Printf("spew %09d %s\n", n, strings.Repeat("s", 1000-len("spew 000000000 \n")))
+		}
+		fmt.Println("spew done")
+	}
 	if mode == "flood" {
 		// Long lines, each written in two halves a moment apart, so
 		// the supervisor's copy often ends between them: a SIGKILL then

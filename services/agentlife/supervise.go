@@ -138,7 +138,7 @@ type supervisor struct {
 	dirfd int // ~/.lnk/agents/<agent id>
 	id    string
 	rec   Record
-	log   *os.File // this start's log, closed once the harness holds it
+	log   *rotLog // this start's log while it starts; nil after
 }
 
 // begin writes the first record, after sweeping what a supervisor
@@ -162,6 +162,13 @@ func (s *supervisor) begin() error {
 }
 
 func (s *supervisor) write() error { return writeRecord(s.dirfd, &s.rec) }
+
+// warn says line on Stderr alone: the log's own failure.
+func (s *supervisor) warn(line string) {
+	if s.cfg.Stderr != nil {
+		io.WriteString(s.cfg.Stderr, line+"\n")
+	}
+}
 
 // say writes a line of the supervisor's to the log and to Stderr.
 func (s *supervisor) say(format string, args ...any) {
@@ -230,12 +237,18 @@ func (s *supervisor) start(first bool) (*harness, error) {
 	if err := CheckPortsFree(a.Name, ports); err != nil {
 		return nil, err
 	}
-	log, _, err := openLog(s.cfg.Home, a.Name, LogName(a))
+	log, err := openLog(s.cfg.Home, a.Name, LogName(a), s.warn)
 	if err != nil {
 		return nil, err
 	}
 	s.log = log
-	defer func() { log.Close(); s.log = nil }()
+	copying := false // then the copy closes the log once the output ends
+	defer func() {
+		s.log = nil
+		if !copying {
+			log.Close()
+		}
+	}()
 	if off {
 		s.say("%s", NoSandboxWarning(a.Name))
 	}
@@ -287,15 +300,11 @@ func (s *supervisor) start(first bool) (*harness, error) {
 		}
 		h.hooks = startHooks(s.cfg.Lnk, a.Name, h.pgid, hookOut)
 	}
-	logCopy, err := dupFile(log)
-	if err != nil {
-		h.kill()
-		return nil, err
-	}
+	copying = true
 	go func() {
 		defer close(h.copied)
-		defer logCopy.Close()
-		io.Copy(logCopy, out)
+		defer log.Close()
+		io.Copy(log, out) // log's Write never fails: the output is never held up
 	}()
 	st, err := procstat.Read(h.pgid) // not reaped before wait: the pid is still its
 	if err != nil {
@@ -305,7 +314,7 @@ func (s *supervisor) start(first bool) (*harness, error) {
 	s.rec.State, s.rec.Sandbox, s.rec.Ports = StateRunning, !off, ports
 	s.rec.HarnessPID, s.rec.HarnessStart = h.pgid, st.Start
 	s.rec.Since, s.rec.Starts = time.Now().UTC(), s.rec.Starts+1
-	s.rec.Log = log.Name()
+	s.rec.Log = log.Path()
 	s.rec.WebhookPort = hookPort
 	if err := s.write(); err != nil {
 		h.kill()

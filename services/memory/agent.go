@@ -43,6 +43,9 @@ type Agent struct {
 	// leftOut is each document the last refresh left out, with why: a
 	// refusal is logged once, not at every refresh while it stands.
 	leftOut map[string]string
+	// failed is each document whose text the last refresh could not
+	// extract, as it was (walker.failed).
+	failed map[string]failedDoc
 }
 
 // OpenAgent opens the agent id's index in own/memory/link (both folders
@@ -103,11 +106,12 @@ func (a *Agent) refreshDocs() error {
 		return err
 	}
 	now := map[string]string{}
-	defer func() { a.leftOut = now }()
+	failed := map[string]failedDoc{}
+	defer func() { a.leftOut, a.failed = now, failed }()
 	// One transaction for the whole refresh: a crash leaves the index as
 	// it was, and SQLite syncs once.
 	return a.index.tx(func() error {
-		w := &walker{known: known, seen: map[string]bool{}, beforeOpen: a.beforeOpen, extract: a.Extract,
+		w := &walker{known: known, seen: map[string]bool{}, beforeOpen: a.beforeOpen, extract: a.Extract, failed: a.failed, failedNow: failed,
 			store: func(f found) error { return a.index.put(f.doc, f.body) },
 			refuse: func(path string, err error) {
 				why := err.Error()

@@ -42,7 +42,21 @@ type walker struct {
 	// extract is a Word or PDF document's text (in a child process); nil
 	// leaves Word documents out.
 	extract func(kind string, doc []byte) (string, error)
+	// failed is each document whose text the last refresh could not
+	// extract, as it was then; failedNow is this walk's. One unchanged
+	// since is left out again, for the same reason, without a child: a
+	// document that loops its parser costs the child's 30 s once, not
+	// every search's (every agent's, the extractor being one).
+	failed, failedNow map[string]failedDoc
 }
+
+// failedDoc is a document, as it was, whose extraction failed, and why.
+type failedDoc struct {
+	doc Doc
+	err error
+}
+
+func sameFile(a, b Doc) bool { return a.Size == b.Size && a.MTime == b.MTime && a.Ino == b.Ino }
 
 // walkHome reads Home's memory/ folder, whose handle is home's.
 func (w *walker) walkHome(home int) error {
@@ -201,7 +215,13 @@ func (w *walker) readFile(dirfd int, name, path string) {
 	}
 	w.seen[path] = true
 	d := Doc{Path: path, Size: st.Size, MTime: st.Mtim.Nano(), Ino: st.Ino}
-	if k, ok := w.known[path]; ok && k.Size == d.Size && k.MTime == d.MTime && k.Ino == d.Ino {
+	if k, ok := w.known[path]; ok && sameFile(k, d) {
+		return
+	}
+	if f, ok := w.failed[path]; ok && kind != "" && sameFile(f.doc, d) {
+		delete(w.seen, path)
+		w.failedNow[path] = f
+		w.refuse(path, f.err)
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(f, limit+1))
@@ -219,6 +239,7 @@ func (w *walker) readFile(dirfd int, name, path string) {
 		text, err := w.extract(kind, body)
 		if err != nil {
 			delete(w.seen, path)
+			w.failedNow[path] = failedDoc{d, err}
 			w.refuse(path, err)
 			return
 		}

@@ -273,8 +273,8 @@ func confinedBrokerRuns(t *testing.T, r *askRig) {
 // A question on a desktop with no terminal: a real zenity under Xvfb,
 // shown by the broker's launcher, answered with xdotool.
 func TestAskedOnADialog(t *testing.T) {
+	desktop := testenv.Desktop(t) // first: its checks run once the rest has stopped
 	r := newAskRig(t)
-	display := testenv.StartX(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	type res struct {
@@ -283,10 +283,10 @@ func TestAskedOnADialog(t *testing.T) {
 	}
 	done := make(chan res, 1)
 	go func() {
-		l, a := r.runDetached(t, []string{display}, r.args(nil, "delete"))
+		l, a := r.runDetached(t, desktop, r.args(nil, "delete"))
 		done <- res{l, a}
 	}()
-	xdo := testenv.Xdotool(ctx, display)
+	xdo := testenv.Xdotool(ctx, desktop...)
 	win, err := xdo("search", "--sync", "--onlyvisible", "--name", "^Link asks$")
 	if err != nil || win == "" {
 		t.Fatalf("the dialog never showed: %v", err)
@@ -316,13 +316,13 @@ func TestAskedOnADialog(t *testing.T) {
 // answered with lnk ask answer from elsewhere: the first answer wins, the
 // terminal says how it ended and the dialog is taken away.
 func TestFirstAnswerWinsTheOthersWithdrawn(t *testing.T) {
+	desktop := testenv.Desktop(t) // first: its checks run once the rest has stopped
 	r := newAskRig(t)
-	display := testenv.StartX(t)
-	p := r.startInPane(t, []string{display}, r.args(nil, "delete"))
+	p := r.startInPane(t, desktop, r.args(nil, "delete"))
 	m := p.waitFor(paneQuestion)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	xdo := testenv.Xdotool(ctx, display)
+	xdo := testenv.Xdotool(ctx, desktop...)
 	if win, err := xdo("search", "--sync", "--onlyvisible", "--name", "^Link asks$"); err != nil || win == "" {
 		t.Fatalf("the dialog never showed beside the terminal: %v", err)
 	}

@@ -71,15 +71,15 @@ func TestProcessMapOfAFlagRun(t *testing.T) {
 // the map says, and a map without the dialog's row fails.
 func TestProcessMapWithADisplay(t *testing.T) {
 	requireSandbox(t)
-	display := testenv.StartX(t)
+	desktop := testenv.Desktop(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	shown := func() {
-		if win, err := testenv.Xdotool(ctx, display)("search", "--sync", "--onlyvisible", "--name", "^Link asks$"); err != nil || win == "" {
+		if win, err := testenv.Xdotool(ctx, desktop...)("search", "--sync", "--onlyvisible", "--name", "^Link asks$"); err != nil || win == "" {
 			t.Fatalf("the dialog never showed: %v", err)
 		}
 	}
-	rows, procs, _ := runForMap(t, []string{display}, shown, "delete")
+	rows, procs, _ := runForMap(t, desktop, shown, "delete")
 	if bad := checkProcessMap(rows, procs, true); len(bad) > 0 {
 		t.Errorf("the running processes differ from SECURITY.md's process map:\n  %s", strings.Join(bad, "\n  "))
 	}

@@ -129,6 +129,21 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 	if err != nil {
 		return agentErr(err, name)
 	}
+	// A receive or restore of it that a kill cut short while it put
+	// things in place is undone first (services/move's journal); one
+	// under way (its lock held: a receive --start asking it to answer) is
+	// its own.
+	if rec, err := move.Recover(home, a.ID, func(n string) error { return stoppedForUndo(home, n) }); err != nil && !errors.Is(err, move.ErrBusy) {
+		if perr := placingErr(err); perr != nil {
+			err = perr
+		}
+		return auditRefusal("agent start", name, agentErr(err, name))
+	} else if rec != nil {
+		fmt.Fprintln(c.ErrOrStderr(), "lnk: "+textLine(rec.String()))
+		if a, err = caps.LoadAgent(home, name); err != nil {
+			return agentErr(err, name)
+		}
+	}
 	// One place at a time: an agent that moved away runs where it went.
 	if err := caps.CheckNotMoved(home, a); err != nil {
 		return auditRefusal("agent start", name, agentErr(err, name))

@@ -263,3 +263,140 @@ func TestReceiveKilledWhilePlacingIsUndone(t *testing.T) {
 		t.Errorf("lnk agent status after a whole receive: %v:\n%s", err, out)
 	}
 }
+
+// TestRestoreKilledWhilePlacingIsUndone: a real lnk agent restore,
+// SIGKILLed at each step of its placing (each name of Link Harness's home,
+// the folders it makes, each of the conversations, instructions and
+// skills) and at its end: lnk agent status says the placing was cut
+// short; the next lnk agent restore undoes it before anything else (here
+// it then refuses the archive, made not the last backup's for the test,
+// so what is compared is the undo alone), and the agent is byte for byte
+// as before; no journal or restoring folder is left. The positive
+// control: the restore not killed puts the backup back, its journal gone.
+func TestRestoreKilledWhilePlacingIsUndone(t *testing.T) {
+	lnk := testenv.Bin(t, "lnk")
+	home := testenv.Home(t)
+	run := func(c *exec.Cmd) string {
+		t.Helper()
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v: %s", c.Args, err, out)
+		}
+		return string(out)
+	}
+	run(lnkIn(lnk, home, "agent", "create", "main"))
+	a, err := caps.LoadAgent(home, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := caps.Layout{Home: home}
+	hh := filepath.Join(l.AgentDir("main"), "Harnesses", caps.LinkHarness)
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(hh, "state", "notes.md"), "# notes\nbacked up\n")
+	write(filepath.Join(hh, "settings.json"), "{\"backed\":1}\n")
+	write(filepath.Join(l.OwnDir("main"), "chats", "c1.jsonl"), "{\"t\":\"backed up\"}\n")
+	write(filepath.Join(l.OwnDir("main"), "instructions", "AGENT.md"), "# backed up\n")
+	write(filepath.Join(l.OwnDir("main"), "skills", "s", "SKILL.md"), "# s\n")
+	run(lnkIn(lnk, home, "agent", "backup", "main", "--local"))
+	backedUp := map[string]string{}
+	for _, d := range []string{hh, filepath.Join(l.OwnDir("main"), "chats"), filepath.Join(l.OwnDir("main"), "skills")} {
+		backedUp[d] = tree(t, d)
+	}
+	// Lived on after the backup: what a restore replaces.
+	write(filepath.Join(hh, "state", "notes.md"), "# notes\nafter\n")
+	write(filepath.Join(hh, "state", "new.md"), "after the backup\n")
+	os.Remove(filepath.Join(hh, "settings.json"))
+	write(filepath.Join(l.OwnDir("main"), "chats", "c1.jsonl"), "{\"t\":\"after\"}\n")
+	write(filepath.Join(l.OwnDir("main"), "chats", "c2.jsonl"), "{\"t\":\"after too\"}\n")
+	os.RemoveAll(filepath.Join(l.OwnDir("main"), "instructions"))
+	write(filepath.Join(l.OwnDir("main"), "skills", "other", "SKILL.md"), "# other\n")
+	before := agentState(t, home, "main")
+	journal := filepath.Join(home, ".lnk", "moving", a.ID+".placing")
+	archive := filepath.Join(l.FilesDir("main"), ".lnk-backup", "Agent.tar")
+	tar, err := os.ReadFile(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restoring := func() []string {
+		m, _ := filepath.Glob(filepath.Join(l.Agents(), ".restoring-*"))
+		return m
+	}
+
+	n, changed := 0, 0
+	for ; ; n++ {
+		killed, out := killAtStep(t, home, n, lnkIn(lnk, home, "agent", "restore", "main", "--local"))
+		if !killed {
+			if !strings.Contains(out, "restored agent main") {
+				t.Fatalf("the restore not killed: %s", out)
+			}
+			break
+		}
+		if _, err := os.Lstat(journal); err != nil {
+			t.Fatalf("step %d: killed, no journal left: %v (%s)", n, err, out)
+		}
+		if agentState(t, home, "main") != before {
+			changed++
+		}
+		if out, _ := lnkIn(lnk, home, "agent", "status", "main").CombinedOutput(); !strings.Contains(string(out), "CUT SHORT") {
+			t.Fatalf("step %d: lnk agent status does not tell the placing was cut short:\n%s", n, out)
+		}
+		// Not the last backup's, for this run alone: the restore undoes
+		// the placing cut short, then refuses it.
+		if err := os.WriteFile(archive, append(append([]byte{}, tar...), 0), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := lnkIn(lnk, home, "agent", "restore", "main", "--local")
+		rout, _ := r.CombinedOutput()
+		if err := os.WriteFile(archive, tar, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if r.ProcessState.ExitCode() != ExitRefused || !strings.Contains(string(rout), "is undone") || !strings.Contains(string(rout), "last backup") {
+			t.Fatalf("step %d: lnk agent restore after the kill:\n%s", n, rout)
+		}
+		if after := agentState(t, home, "main"); after != before {
+			t.Fatalf("step %d: after the recovery the agent is not as it was:\n%s\n--- was\n%s", n, after, before)
+		}
+		if _, err := os.Lstat(journal); !os.IsNotExist(err) {
+			t.Fatalf("step %d: the journal is left after the recovery: %v", n, err)
+		}
+		if left := restoring(); len(left) != 0 {
+			t.Fatalf("step %d: %v left after the recovery", n, left)
+		}
+	}
+	t.Logf("killed at %d steps, %d of them leaving the agent part restored", n, changed)
+	if n < 6 || changed < n-2 {
+		t.Fatalf("the placing paused at %d steps, %d of them leaving the agent changed: too few to have killed it at each area", n, changed)
+	}
+	// The positive control: the run not paused put the backup back.
+	for d, want := range backedUp {
+		got := tree(t, d)
+		if d == hh { // its .env is never in a backup
+			got, want = dropEnv(got), dropEnv(want)
+		}
+		if got != want {
+			t.Errorf("%s after the whole restore:\n%s\nwant, as backed up:\n%s", d, got, want)
+		}
+	}
+	if _, err := os.Lstat(journal); !os.IsNotExist(err) {
+		t.Errorf("the journal is left after a whole restore: %v", err)
+	}
+}
+
+// dropEnv drops a tree's .env line.
+func dropEnv(s string) string {
+	var keep []string
+	for _, line := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(line, "/.env ") {
+			keep = append(keep, line)
+		}
+	}
+	return strings.Join(keep, "\n")
+}

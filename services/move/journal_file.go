@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"golang.org/x/sys/unix"
 
@@ -165,7 +164,6 @@ func readJournal(home, id string) (*journal, *journalRecord, error) {
 		return nil, nil, err
 	}
 	j := &journal{dir: dir, name: name, fd: fd}
-	f := os.NewFile(uintptr(fd), name)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		j.close()
@@ -176,9 +174,16 @@ func readJournal(home, id string) (*journal, *journalRecord, error) {
 		return nil, nil, fmt.Errorf("%w: over %d bytes", ErrJournal, maxJournal)
 	}
 	b := make([]byte, st.Size)
-	if _, err := f.ReadAt(b, 0); err != nil {
-		j.close()
-		return nil, nil, fmt.Errorf("reading ~/.lnk/moving/%s: %w", name, err)
+	for off := 0; off < len(b); {
+		n, err := unix.Pread(fd, b[off:], int64(off))
+		if err == nil && n == 0 {
+			err = errors.New("shorter than its size")
+		}
+		if err != nil {
+			j.close()
+			return nil, nil, fmt.Errorf("reading ~/.lnk/moving/%s: %w", name, err)
+		}
+		off += n
 	}
 	rec, err := parseJournal(b)
 	if err != nil {

@@ -118,7 +118,8 @@ func killAtStep(t *testing.T, home string, n int, cmd *exec.Cmd) (bool, string) 
 // start undoes it first, leaving the agent byte for byte as before, its
 // note back (so start then refuses it, moved away); no journal or staging
 // folder is left. The positive control: the receive not killed puts the
-// new agent in place, its journal gone.
+// new agent in place, its journal gone. The same for the agent new on a
+// third machine: each kill's recovery removes the agent it was making.
 func TestReceiveKilledWhilePlacingIsUndone(t *testing.T) {
 	lnk := testenv.Bin(t, "lnk")
 	from, to := testenv.Home(t), testenv.Home(t)
@@ -261,6 +262,51 @@ func TestReceiveKilledWhilePlacingIsUndone(t *testing.T) {
 	}
 	if out, err := lnkIn(lnk, to, "agent", "status", "main").CombinedOutput(); err != nil || strings.Contains(string(out), "CUT SHORT") {
 		t.Errorf("lnk agent status after a whole receive: %v:\n%s", err, out)
+	}
+
+	// New here: killed at each step, lnk agent start undoes the receive
+	// and so removes the agent it was making (and then has none to start).
+	fresh := testenv.Home(t)
+	receiveFresh := func() *exec.Cmd {
+		c := lnkIn(lnk, fresh, "agent", "receive", "--key", filepath.Join(to, "move.key"))
+		f, err := os.Open(stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		c.Stdin = f
+		return c
+	}
+	before = agentState(t, fresh, "main")
+	journal = filepath.Join(fresh, ".lnk", "moving", a.ID+".placing")
+	staging = filepath.Join(caps.Layout{Home: fresh}.Agents(), ".moving", a.ID)
+	for n = 0; ; n++ {
+		killed, out := killAtStep(t, fresh, n, receiveFresh())
+		if !killed {
+			if !strings.Contains(out, "arrived") {
+				t.Fatalf("the receive of an agent new here, not killed: %s", out)
+			}
+			break
+		}
+		start := lnkIn(lnk, fresh, "agent", "start", "main")
+		sout, _ := start.CombinedOutput()
+		if start.ProcessState.ExitCode() == 0 || !strings.Contains(string(sout), "is removed") {
+			t.Fatalf("new here, step %d: lnk agent start after the kill:\n%s", n, sout)
+		}
+		if after := agentState(t, fresh, "main"); after != before {
+			t.Fatalf("new here, step %d: after the recovery:\n%s\n--- was\n%s", n, after, before)
+		}
+		for _, p := range []string{journal, staging} {
+			if _, err := os.Lstat(p); !os.IsNotExist(err) {
+				t.Fatalf("new here, step %d: %s is left after the recovery: %v", n, p, err)
+			}
+		}
+	}
+	if n < 8 {
+		t.Fatalf("new here: the placing paused at %d steps only", n)
+	}
+	if x, y := tree(t, filepath.Join(lf.OwnDir("main"), "chats")), tree(t, filepath.Join(caps.Layout{Home: fresh}.OwnDir("main"), "chats")); x != y {
+		t.Errorf("new here: its conversations are not as they came:\n%s\n---\n%s", y, x)
 	}
 }
 

@@ -132,9 +132,10 @@ type agentStatus struct {
 	Enforces   []caps.Line       `json:"enforces"`
 	Background []map[string]any  `json:"background"`
 	Record     *agentlife.Record `json:"record,omitempty"`
-	// PlacingLeft: a receive or restore of the agent was cut short while
-	// it put things in place (its journal is there, ~/.lnk/moving), and
-	// is not undone yet: lnk agent start undoes it first.
+	// PlacingLeft: a receive or restore of the agent put things in place
+	// and has not ended (its journal is there, ~/.lnk/moving): cut short
+	// by a kill and not undone yet (lnk agent start undoes it first), or
+	// under way.
 	PlacingLeft bool `json:"placing_left,omitempty"`
 }
 
@@ -193,8 +194,10 @@ func printStatus(c *cobra.Command, home string, a *caps.Agent, asJSON bool) erro
 		fmt.Fprintf(w, "running   no\n")
 	}
 	if s.PlacingLeft {
-		fmt.Fprintf(w, "placing   CUT SHORT: a receive or restore was killed while it put things in place, so the agent may be part old, part new;\n"+
-			"          lnk agent start %s undoes it first (lnk agent restore %s too), the agent then as it was before it\n", a.Name, a.Name)
+		// The journal is there from a placing's first step to its end:
+		// one under way shows too, so both are named.
+		fmt.Fprintf(w, "placing   CUT SHORT, or under way: a receive or restore put things in place and has not ended (~/.lnk/moving/%s.placing),\n"+
+			"          so the agent may be part old, part new; if none runs, lnk agent start %s undoes it first (lnk agent restore %s too)\n", a.ID, a.Name, a.Name)
 	}
 	switch {
 	case a.NoSandbox:

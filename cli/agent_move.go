@@ -257,7 +257,7 @@ func moveErr(err error, name string) error {
 	if errors.Is(err, move.ErrBusy) {
 		return Refused(err, "wait for the other move to end; lnk agent status "+name+" shows the agent")
 	}
-	if perr := placingErr(err); perr != nil {
+	if perr := placingErr(err, name); perr != nil {
 		return perr
 	}
 	if errors.Is(err, caps.ErrDuplicateID) || errors.Is(err, caps.ErrMovedAway) {

@@ -35,19 +35,22 @@ func stoppedForUndo(home, name string) error {
 	return nil
 }
 
-// placingErr gives a placing journal's refusal its hint; nil for any
-// other error.
-func placingErr(err error) error {
+// placingErr gives a placing journal's refusal its hint (name: the
+// agent's, "" when not known); nil for any other error.
+func placingErr(err error, name string) error {
+	if name == "" {
+		name = "NAME"
+	}
 	var ex *ExitError
 	switch {
 	case errors.As(err, &ex):
 		return err
 	case errors.Is(err, move.ErrJournal):
 		return Refused(fmt.Errorf("%s: nothing was undone or put in place", textLine(err.Error())),
-			"the journal in ~/.lnk/moving is Link's own and no agent can write it: check the agent's folder by hand (lnk agent status NAME), then remove that journal")
+			"the journal in ~/.lnk/moving is Link's own and no agent can write it: check the agent's folder by hand (lnk agent status "+name+"), then remove that journal")
 	case errors.Is(err, move.ErrPlacingLeft):
 		return Fail(ExitFailure, fmt.Errorf("%s", textLine(err.Error())),
-			"lnk agent start NAME tries the undo again; lnk agent status NAME shows what is left")
+			"lnk agent start "+name+" tries the undo again; lnk agent status "+name+" shows what is left")
 	}
 	return nil
 }

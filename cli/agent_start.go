@@ -134,7 +134,7 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 	// under way (its lock held: a receive --start asking it to answer) is
 	// its own.
 	if rec, err := move.Recover(home, a.ID, func(n string) error { return stoppedForUndo(home, n) }); err != nil && !errors.Is(err, move.ErrBusy) {
-		if perr := placingErr(err); perr != nil {
+		if perr := placingErr(err, name); perr != nil {
 			err = perr
 		}
 		return auditRefusal("agent start", name, agentErr(err, name))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/keybroker/secrets"
@@ -75,18 +76,55 @@ type journalLine struct {
 	Step     *int     `json:"step,omitempty"`
 	Undone   *int     `json:"undone,omitempty"`
 	Op       string   `json:"op,omitempty"`
-	Src      string   `json:"src,omitempty"` // folders, below ~/Link/Agents
+	Src      jname    `json:"src,omitempty"` // folders, below ~/Link/Agents
 	SrcDir   *fileID  `json:"src_dir,omitempty"`
-	SName    string   `json:"sname,omitempty"`
-	Dst      string   `json:"dst,omitempty"`
+	SName    jname    `json:"sname,omitempty"`
+	Dst      jname    `json:"dst,omitempty"`
 	DstDir   *fileID  `json:"dst_dir,omitempty"`
-	DName    string   `json:"dname,omitempty"`
+	DName    jname    `json:"dname,omitempty"`
 	Exchange bool     `json:"exchange,omitempty"`
 	Moved    *fileID  `json:"moved,omitempty"` // what SName was
 	Was      *fileID  `json:"was,omitempty"`   // what DName was (an exchange)
 	Added    []string `json:"added,omitempty"`
 	Granted  []string `json:"granted,omitempty"`
 	Note     string   `json:"note,omitempty"`
+}
+
+// jname is a name or folder in the journal: a JSON string when it is
+// UTF-8, else {"bytes":"<base64>"}, so a file's name of any bytes is
+// journaled as it is (a JSON string would replace what is not UTF-8).
+// Each name has one form: bytes that are UTF-8 are refused.
+type jname string
+
+func (n jname) MarshalJSON() ([]byte, error) {
+	if utf8.ValidString(string(n)) {
+		return json.Marshal(string(n))
+	}
+	return json.Marshal(nameBytes{Bytes: []byte(n)})
+}
+
+func (n *jname) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*n = jname(s)
+		return nil
+	}
+	var v nameBytes
+	if err := decodeStrict(b, &v); err != nil {
+		return err
+	}
+	if v.Bytes == nil || utf8.Valid(v.Bytes) {
+		return errors.New("a name as bytes that are none, or UTF-8")
+	}
+	*n = jname(v.Bytes)
+	return nil
+}
+
+type nameBytes struct {
+	Bytes []byte `json:"bytes"`
 }
 
 // journalRecord is a journal read back.
@@ -113,6 +151,9 @@ func parseJournal(b []byte) (*journalRecord, error) {
 		return nil, fmt.Errorf("%w: it has no head", ErrJournal)
 	}
 	rec := &journalRecord{}
+	if !utf8.Valid(lines[0]) {
+		return nil, fmt.Errorf("%w: its head is not UTF-8", ErrJournal)
+	}
 	if err := decodeStrict(lines[0], &rec.Head); err != nil {
 		return nil, fmt.Errorf("%w: its head: %v", ErrJournal, err)
 	}
@@ -120,6 +161,9 @@ func parseJournal(b []byte) (*journalRecord, error) {
 		return nil, fmt.Errorf("%w: its head: %v", ErrJournal, err)
 	}
 	for i, l := range lines[1:] {
+		if !utf8.Valid(l) {
+			return nil, fmt.Errorf("%w: line %d is not UTF-8", ErrJournal, i+2)
+		}
 		var jl journalLine
 		if err := decodeStrict(l, &jl); err != nil {
 			return nil, fmt.Errorf("%w: line %d: %v", ErrJournal, i+2, err)
@@ -236,10 +280,10 @@ func (h *journalHead) checkStep(l *journalLine) error {
 		if err := h.checkRel(l.Dst); err != nil {
 			return fmt.Errorf("dst: %v", err)
 		}
-		if err := checkOneName(l.SName); err != nil {
+		if err := checkOneName(string(l.SName)); err != nil {
 			return fmt.Errorf("sname: %v", err)
 		}
-		if err := checkOneName(l.DName); err != nil {
+		if err := checkOneName(string(l.DName)); err != nil {
 			return fmt.Errorf("dname: %v", err)
 		}
 		if l.SrcDir == nil || l.DstDir == nil || l.Moved == nil {
@@ -252,7 +296,7 @@ func (h *journalHead) checkStep(l *journalLine) error {
 		if err := h.checkRel(l.Dst); err != nil {
 			return fmt.Errorf("dst: %v", err)
 		}
-		if err := checkOneName(l.DName); err != nil {
+		if err := checkOneName(string(l.DName)); err != nil {
 			return fmt.Errorf("dname: %v", err)
 		}
 		if l.DstDir == nil || l.Src != "" || l.SName != "" || l.SrcDir != nil || l.Moved != nil || l.Was != nil || l.Exchange {
@@ -279,7 +323,8 @@ func (h *journalHead) checkStep(l *journalLine) error {
 
 // checkRel refuses a folder not below the agent's own folder or its
 // staging folder, or with a name Link would not write ('.', '..', empty).
-func (h *journalHead) checkRel(rel string) error {
+func (h *journalHead) checkRel(n jname) error {
+	rel := string(n)
 	if len(rel) > maxJournalRel {
 		return errors.New("too long")
 	}

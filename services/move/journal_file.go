@@ -68,12 +68,15 @@ func newJournal(home string, h *journalHead) (*journal, error) {
 // openJournal opens the journal name in dir, the owner's own and 600.
 func openJournal(dir int, name string, flags int) (int, error) {
 	fd, err := ownerfile.Open(dir, name, flags, 0)
+	if errors.Is(err, ownerfile.ErrLink) {
+		return -1, fmt.Errorf("%w: ~/.lnk/moving/%s: %w", ErrJournal, name, err)
+	}
 	if err != nil {
 		return -1, fmt.Errorf("opening ~/.lnk/moving/%s: %w", name, err)
 	}
 	if err := ownerfile.Check(fd, ownerfile.Private); err != nil {
 		unix.Close(fd)
-		return -1, fmt.Errorf("~/.lnk/moving/%s: %w", name, err)
+		return -1, fmt.Errorf("%w: ~/.lnk/moving/%s: %w", ErrJournal, name, err)
 	}
 	return fd, nil
 }

@@ -45,6 +45,10 @@ func TestPlacingJournalRefusals(t *testing.T) {
 	if err := move.ParseJournalForTest([]byte(whole + `{"undone":2`)); err != nil {
 		t.Fatalf("a journal whose last line is cut short: %v", err)
 	}
+	notUTF8 := journalOf(strings.Replace(jRename, `"dname":"a.txt"`, `"dname":{"bytes":"Y2Fm6S50eHQ="}`, 1))
+	if err := move.ParseJournalForTest([]byte(notUTF8)); err != nil {
+		t.Fatalf("a name that is not UTF-8, as bytes: %v", err)
+	}
 	bad := map[string]string{
 		"empty":              "",
 		"no head":            "\n",
@@ -64,6 +68,9 @@ func TestPlacingJournalRefusals(t *testing.T) {
 		"exchange, no was":   journalOf(strings.Replace(jRename, `"dname":"a.txt"`, `"dname":"a.txt","exchange":true`, 1)),
 		"bad secret name":    journalOf(jRename, jMkdir, strings.Replace(jSecrets, "SHARED_KEY", "shared key", 1)),
 		"another's note":     journalOf(jRename, jMkdir, jSecrets, jConf, strings.Replace(jNote, `id = \"`+jid, `id = \"fedcba9876543210fedcba9876543210`, 1)),
+		"UTF-8 as bytes":     journalOf(strings.Replace(jRename, `"dname":"a.txt"`, `"dname":{"bytes":"YS50eHQ="}`, 1)),
+		"bytes, more":        journalOf(strings.Replace(jRename, `"dname":"a.txt"`, `"dname":{"bytes":"Y2Fm6S50eHQ=","x":1}`, 1)),
+		"raw bytes":          journalOf(strings.Replace(jRename, `"dname":"a.txt"`, "\"dname\":\"caf\xe9.txt\"", 1)),
 		"bad id":             strings.Replace(whole, jid, "../../etc", 1),
 		"staging elsewhere":  strings.Replace(whole, `"staging":".moving/`+jid+`"`, `"staging":".moving/fedcba9876543210fedcba9876543210"`, 1),
 		"conf, agent here":   strings.Replace(whole, `,"new":true,"settings_new":true`, ``, 1),

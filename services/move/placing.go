@@ -116,7 +116,7 @@ func (p *placing) rename(src folder, sname string, dst folder, dname string, fla
 	if err := p.check(); err != nil {
 		return err
 	}
-	rec := journalLine{Op: opRename, Src: src.rel, SName: sname, Dst: dst.rel, DName: dname}
+	rec := journalLine{Op: opRename, Src: jname(src.rel), SName: jname(sname), Dst: jname(dst.rel), DName: jname(dname)}
 	moved, err := idOf(src.fd, sname)
 	if err != nil {
 		return err
@@ -180,7 +180,7 @@ func (p *placing) makeDir(dir folder, name string) (folder, error) {
 		if err != nil {
 			return sub, err
 		}
-		if _, err := p.begin(journalLine{Op: opMkdir, Dst: dir.rel, DstDir: &dd, DName: name}, -1, d, nil); err != nil {
+		if _, err := p.begin(journalLine{Op: opMkdir, Dst: jname(dir.rel), DstDir: &dd, DName: jname(name)}, -1, d, nil); err != nil {
 			return sub, err
 		}
 		if err := unix.Mkdirat(dir.fd, name, 0o700); err != nil {
@@ -249,7 +249,7 @@ func (p *placing) undoStep(s *step) error {
 	case opRename:
 		return undoRename(s.src, s.dst, &s.rec)
 	case opMkdir:
-		err := unix.Unlinkat(s.dst, s.rec.DName, unix.AT_REMOVEDIR)
+		err := unix.Unlinkat(s.dst, string(s.rec.DName), unix.AT_REMOVEDIR)
 		if errors.Is(err, unix.ENOENT) {
 			return nil
 		}
@@ -274,17 +274,18 @@ func (p *placing) undoStep(s *step) error {
 // src/sname, it never was. Anything else is refused: that is not the
 // state the journal knows.
 func undoRename(src, dst int, r *journalLine) error {
-	at, err := idOf(dst, r.DName)
+	sname, dname := string(r.SName), string(r.DName)
+	at, err := idOf(dst, dname)
 	if err == nil && at == *r.Moved {
 		if r.Exchange {
-			return ownerfile.Rename(src, r.SName, dst, r.DName, unix.RENAME_EXCHANGE)
+			return ownerfile.Rename(src, sname, dst, dname, unix.RENAME_EXCHANGE)
 		}
-		return ownerfile.Rename(dst, r.DName, src, r.SName, unix.RENAME_NOREPLACE)
+		return ownerfile.Rename(dst, dname, src, sname, unix.RENAME_NOREPLACE)
 	}
 	if err != nil && !errors.Is(err, unix.ENOENT) {
 		return err
 	}
-	if from, err := idOf(src, r.SName); err == nil && from == *r.Moved {
+	if from, err := idOf(src, sname); err == nil && from == *r.Moved {
 		return nil // never taken
 	}
 	return fmt.Errorf("%s is neither where it was put nor where it came from", r.DName)

@@ -71,11 +71,11 @@ func recoverLocked(home, id string, stopped func(name string) error) (*Recovered
 	for _, r := range open {
 		s := step{src: -1, dst: -1, rec: r}
 		if r.Op == opRename {
-			if s.src, err = openRecorded(agents, r.Src, r.SrcDir); err == nil {
-				s.dst, err = openRecorded(agents, r.Dst, r.DstDir)
+			if s.src, err = openRecorded(agents, string(r.Src), r.SrcDir); err == nil {
+				s.dst, err = openRecorded(agents, string(r.Dst), r.DstDir)
 			}
 		} else if r.Op == opMkdir {
-			s.dst, err = openRecorded(agents, r.Dst, r.DstDir)
+			s.dst, err = openRecorded(agents, string(r.Dst), r.DstDir)
 		}
 		p.steps = append(p.steps, s)
 		if err != nil {

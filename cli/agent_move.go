@@ -157,7 +157,7 @@ func init() {
 func answerHere(c *cobra.Command, home string, got *move.Received) error {
 	out := c.OutOrStdout()
 	c.SetOut(c.ErrOrStderr())
-	err := startAgent(c, got.Name, nil, startFlags{})
+	err := startAgent(c, got.Name, nil, startFlags{answering: true})
 	c.SetOut(out)
 	a, lerr := caps.LoadAgent(home, got.Name)
 	if lerr != nil {

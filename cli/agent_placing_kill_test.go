@@ -66,10 +66,10 @@ func agentState(t *testing.T, home, name string) string {
 }
 
 // killAtStep runs cmd with the placing hook set at step n in home: it
-// returns true once the placing paused there and was SIGKILLed, false
-// when cmd ended without pausing (n is past the placing's last step),
-// with its output.
-func killAtStep(t *testing.T, home string, n int, cmd *exec.Cmd) (bool, string) {
+// returns true once the placing paused there (paused, when not nil, is
+// run then) and was SIGKILLed, false when cmd ended without pausing (n
+// is past the placing's last step), with its output.
+func killAtStep(t *testing.T, home string, n int, cmd *exec.Cmd, paused ...func()) (bool, string) {
 	t.Helper()
 	moving := filepath.Join(home, ".lnk", "moving")
 	if err := os.MkdirAll(moving, 0o700); err != nil {
@@ -103,6 +103,9 @@ func killAtStep(t *testing.T, home string, n int, cmd *exec.Cmd) (bool, string) 
 		if err != nil || string(b) != strconv.Itoa(n) {
 			continue
 		}
+		for _, f := range paused {
+			f()
+		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		<-ended
 		return true, out.String()
@@ -117,7 +120,8 @@ func killAtStep(t *testing.T, home string, n int, cmd *exec.Cmd) (bool, string) 
 // lnk agent status then says the placing was cut short, and lnk agent
 // start undoes it first, leaving the agent byte for byte as before, its
 // note back (so start then refuses it, moved away); no journal or staging
-// folder is left. The positive control: the receive not killed puts the
+// folder is left; while the receive is held mid-placing, lnk agent start
+// refuses the agent as being put in place. The positive control: the receive not killed puts the
 // new agent in place, its journal gone. The same for the agent new on a
 // third machine: each kill's recovery removes the agent it was making.
 func TestReceiveKilledWhilePlacingIsUndone(t *testing.T) {
@@ -209,7 +213,15 @@ func TestReceiveKilledWhilePlacingIsUndone(t *testing.T) {
 
 	n, changed := 0, 0
 	for ; ; n++ {
-		killed, out := killAtStep(t, to, n, receive())
+		// While it places, start refuses the agent half placed.
+		whilePlacing := func() {
+			c := lnkIn(lnk, to, "agent", "start", "main")
+			out, _ := c.CombinedOutput()
+			if c.ProcessState.ExitCode() != ExitRefused || !strings.Contains(string(out), "under way") {
+				t.Errorf("step %d: lnk agent start while a receive places it: exit %d:\n%s", n, c.ProcessState.ExitCode(), out)
+			}
+		}
+		killed, out := killAtStep(t, to, n, receive(), whilePlacing)
 		if !killed {
 			break
 		}

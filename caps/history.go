@@ -74,7 +74,8 @@ var keptInHistory = map[string]bool{"Agent": true, "Home": true, "logs": true}
 // from the entry everything but Agent/ and Home (its Config/ and its
 // harnesses' homes, where their keys are), and moves its logs
 // (~/.lnk/agents/<name>/logs) into the entry, so an agent made later with
-// the name starts with none. It returns the entry's path.
+// the name starts with none. Its rclone children's HOME
+// (~/.lnk/agents/<id>/rclone) is removed. It returns the entry's path.
 func DeleteAgent(home, name string) (string, error) {
 	l, a, err := agentIn(home, name)
 	if err != nil {
@@ -104,7 +105,25 @@ func DeleteAgent(home, name string) (string, error) {
 	if err := finishEntry(hist, staging, entry); err != nil {
 		return dest, fmt.Errorf("agent %s moved to %s, but removing its settings and harnesses' homes there failed (History's next sweep tries again): %w", name, l.HistoryAgents()+"/"+staging, err)
 	}
+	if err := removeRcloneHome(l, a.ID); err != nil {
+		return dest, fmt.Errorf("agent %s moved to %s, but removing %s/agents/%s/%s failed (it holds no key): %w", name, dest, l.Settings(), a.ID, RcloneHome, err)
+	}
 	return dest, nil
+}
+
+// removeRcloneHome removes ~/.lnk/agents/<id>/rclone, the agent's
+// rclone children's HOME, never following a link (one in its place is
+// removed as itself); none is no error.
+func removeRcloneHome(l Layout, id string) error {
+	dir, err := ownerfile.OpenPath(l.Settings()+"/agents/"+id, unix.O_PATH|unix.O_DIRECTORY)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	return ownerfile.RemoveAll(dir, RcloneHome)
 }
 
 // stagingPrefix names an entry being made: the agent's whole folder,

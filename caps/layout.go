@@ -11,6 +11,11 @@ type Layout struct{ Home string }
 // Settings is ~/.lnk, Link's settings: never granted, always hidden.
 func (l Layout) Settings() string { return filepath.Join(l.Home, ".lnk") }
 
+// RcloneHome is the folder, in ~/.lnk/agents/<agent id>, that an
+// agent's rclone children (services/bucket) get as their HOME: it holds
+// no key, and goes when the agent is deleted.
+const RcloneHome = "rclone"
+
 // Link is ~/Link.
 func (l Layout) Link() string { return filepath.Join(l.Home, "Link") }
 

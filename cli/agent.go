@@ -61,7 +61,7 @@ func init() {
 	register("agent", func() *cobra.Command {
 		return &cobra.Command{
 			Use:               "delete NAME",
-			Short:             "Delete an agent: stopped first; its own folder (Agent/), Home and logs go to ~/Link/History/Agents for keep_moved (30 days); its Config/ and harnesses' homes are removed",
+			Short:             "Delete an agent: stopped first; its own folder (Agent/), Home and logs go to ~/Link/History/Agents for keep_moved (30 days); its Config/, harnesses' homes and rclone's HOME are removed",
 			Args:              cobra.ExactArgs(1),
 			ValidArgsFunction: completeAgents,
 			RunE: func(c *cobra.Command, args []string) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -26,16 +27,18 @@ import (
 
 func init() {
 	register("agent", func() *cobra.Command {
-		var local bool
+		var local, running bool
 		c := &cobra.Command{
-			Use:   "backup NAME [--local]",
+			Use:   "backup NAME [--local] [--running]",
 			Short: "Write the agent's state to .lnk-backup/<harness>.tar and Agent.tar in its files folder, replacing the last backup",
 			Long: "Write the agent's backup into its files folder's .lnk-backup (700), each archive a standard tar (600), replaced whole:\n" +
 				"  <harness>.tar  the harness's state: Link Harness's home as a move sends it, never its .env of keys\n" +
 				"  Agent.tar      its instructions, skills and conversations, never memory's index or its scheduled jobs\n" +
 				"Link's settings and secrets are never in a backup. What was written is noted in ~/.lnk/agents/NAME/backup.json,\n" +
 				"out of every sandbox's reach: lnk agent restore takes back only these archives, byte for byte.\n" +
-				"Then the files folder, the backup with it, is pushed to each of the agent's buckets (lnk bucket push), unless --local.",
+				"Then the files folder, the backup with it, is pushed to each of the agent's buckets (lnk bucket push), unless --local.\n" +
+				"A running agent's backup is refused: it could catch a conversation or the harness's state mid-change. Stop it first\n" +
+				"(lnk agent stop NAME), or give --running to take it anyway, as it is at that moment, with a warning.",
 			Example:           "  lnk agent backup main\n  tar tf ~/Link/Agents/main/Home/.lnk-backup/Agent.tar",
 			Args:              cobra.ExactArgs(1),
 			ValidArgsFunction: completeAgents,
@@ -43,6 +46,9 @@ func init() {
 				home, a, err := loadAgent(args[0])
 				if err != nil {
 					return err
+				}
+				if err := stoppedForBackup(home, a, running, c.ErrOrStderr()); err != nil {
+					return auditRefusal("agent backup", a.Name, err)
 				}
 				ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 				defer stop()
@@ -65,6 +71,7 @@ func init() {
 			},
 		}
 		c.Flags().BoolVar(&local, "local", false, "keep the backup in the files folder: push it to no bucket")
+		c.Flags().BoolVar(&running, "running", false, "back up a running agent anyway: its state may be caught mid-change")
 		return c
 	})
 	register("agent", func() *cobra.Command {
@@ -140,6 +147,27 @@ func stoppedForRestore(home string, a *caps.Agent) error {
 	if st.Running {
 		return Refused(fmt.Errorf("agent %s runs: a restore replaces its state only while it is stopped", a.Name), "lnk agent stop "+a.Name+" first")
 	}
+	return nil
+}
+
+// stoppedForBackup refuses a backup of agent a while it runs, unless
+// anyway (--running), which warns on errw instead: its conversations and
+// harness's state may be caught mid-change. A status that can't be read
+// refuses.
+func stoppedForBackup(home string, a *caps.Agent, anyway bool, errw io.Writer) error {
+	st, err := agentlife.ReadStatus(home, a)
+	if err != nil {
+		return Refused(fmt.Errorf("whether agent %s runs can't be read, so it is not backed up: %w", a.Name, err), "lnk agent status "+a.Name+" says what is wrong")
+	}
+	switch {
+	case !st.Running:
+		return nil
+	case !anyway:
+		return Refused(fmt.Errorf("agent %s runs: a backup now could catch its conversations or its harness's state mid-change", a.Name),
+			"lnk agent stop "+a.Name+" first, then lnk agent backup "+a.Name,
+			"lnk agent backup "+a.Name+" --running takes it anyway, as it is at that moment")
+	}
+	fmt.Fprintf(errw, "lnk: warning: agent %s runs: this backup may catch its conversations or its harness's state mid-change (lnk agent stop %s, then lnk agent backup %s, takes one that can't)\n", a.Name, a.Name, a.Name)
 	return nil
 }
 

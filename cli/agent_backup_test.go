@@ -132,3 +132,59 @@ func TestStartRemovesAStaleRestoringFolder(t *testing.T) {
 		t.Errorf("%s: %v, want it kept", fresh, err)
 	}
 }
+
+// TestBackupRefusedWhileRunning: a backup of a running agent (a real
+// process holding its supervisor's lock, as a running supervisor does)
+// is refused, exit 3, saying why, with the stop and --running as its
+// hints, logged once, and writes nothing; with --running it is written,
+// with a warning that it may be mid-change; stopped, it is written with
+// no warning.
+func TestBackupRefusedWhileRunning(t *testing.T) {
+	home := testenv.Home(t)
+	a, err := caps.CreateAgent(home, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat := filepath.Join(caps.Layout{Home: home}.OwnDir("main"), "chats", "c.jsonl")
+	os.WriteFile(chat, []byte("{\"t\":\"half\"}\n"), 0o600)
+	dir := filepath.Join(home, ".lnk", "agents", a.ID)
+	os.MkdirAll(dir, 0o700)
+	lock := filepath.Join(dir, agentlife.LockFile)
+	os.WriteFile(lock, nil, 0o600)
+	holder := exec.Command("flock", lock, "sleep", "300")
+	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	end := func() { syscall.Kill(-holder.Process.Pid, syscall.SIGKILL); holder.Wait() }
+	defer end()
+	waitRunning(t, home, a, true)
+
+	code, out, errs := runLnk(t, "agent", "backup", "main", "--local")
+	if code != ExitRefused || !strings.Contains(errs, "lnk: refused: agent main runs: a backup now could catch") ||
+		!strings.Contains(errs, "hint: lnk agent stop main first") || !strings.Contains(errs, "hint: lnk agent backup main --running") {
+		t.Fatalf("backup while running: code %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Lstat(backupDirOf(home)); !os.IsNotExist(err) {
+		t.Fatalf("a refused backup wrote %s: %v", backupDirOf(home), err)
+	}
+	log, _ := os.ReadFile(filepath.Join(home, ".lnk", "log", "audit.log"))
+	if n := strings.Count(string(log), "agent main runs: a backup now"); n != 1 {
+		t.Errorf("the refusal is logged %d times:\n%s", n, log)
+	}
+
+	code, out, errs = runLnk(t, "agent", "backup", "main", "--local", "--running")
+	if code != ExitOK || !strings.Contains(out, "backed up agent main") || !strings.Contains(errs, "warning: agent main runs: this backup may catch") {
+		t.Fatalf("backup --running: code %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(backupDirOf(home), "Agent.tar")); err != nil {
+		t.Fatalf("backup --running wrote no Agent.tar: %v", err)
+	}
+
+	end()
+	waitRunning(t, home, a, false)
+	code, out, errs = runLnk(t, "agent", "backup", "main", "--local")
+	if code != ExitOK || !strings.Contains(out, "backed up agent main") || strings.Contains(errs, "warning") {
+		t.Fatalf("backup of the stopped agent: code %d\n%s%s", code, out, errs)
+	}
+}

@@ -96,7 +96,8 @@ func init() {
 			Short: "Read an agent's move on stdin, sealed to the key in FILE, and put it in place once all of it authenticated",
 			Long: "Read a move (lnk agent state-send) on stdin into ~/Link/Agents/.moving/<agent id>, checking every entry and file,\n" +
 				"then put in place only its files folder and the state this machine's Link Harness names. A new agent's grants are the stream's\n" +
-				"but for those that open this machine or reach past its sandbox, each printed as the lnk agent allow flag that gives it.",
+				"but for those that open this machine or reach past its sandbox, each printed as the lnk agent allow flag that gives it;\n" +
+				"its buckets but for those whose endpoint is this machine or its network, each printed with the lnk agent bucket add that gives it.",
 			Args: cobra.NoArgs,
 			RunE: func(c *cobra.Command, _ []string) error {
 				if (keyFile == "") == !newKey {
@@ -202,8 +203,8 @@ func readyToSwitch(home string, a *caps.Agent) error {
 	return nil
 }
 
-// printReceived says what a receive put in place, and each grant it
-// left out as the command that would give it.
+// printReceived says what a receive put in place, and each grant and
+// bucket it left out as the command that would give it.
 func printReceived(c *cobra.Command, got *move.Received, started bool) {
 	out := c.OutOrStdout()
 	how := "came back"
@@ -217,6 +218,9 @@ func printReceived(c *cobra.Command, got *move.Received, started bool) {
 			continue
 		}
 		fmt.Fprintf(out, "  left out: lnk agent allow %s %s\n", got.Name, textLine(a))
+	}
+	for _, b := range got.Buckets {
+		fmt.Fprintf(out, "  left out, %s\n", textLine(b))
 	}
 	if started {
 		fmt.Fprintf(out, "agent %s runs here\n", got.Name)

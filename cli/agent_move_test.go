@@ -25,7 +25,8 @@ import (
 // lnktest's through `lnk agent state-send | lnk agent receive`, each a
 // real lnk process of its user joined by a real pipe: refused before the
 // pause, the files, link and conversation then arrive identical and
-// owned by lnktest.
+// owned by lnktest; of its two buckets, the one on the sender's loopback
+// is left out and named with the command that gives it again.
 func TestMoveBetweenTwoUsersThroughAPipe(t *testing.T) {
 	testenv.RequireRoot(t, "runs lnk agent receive as another user (lnktest)")
 	u, err := user.Lookup("lnktest")
@@ -59,13 +60,16 @@ func TestMoveBetweenTwoUsersThroughAPipe(t *testing.T) {
 	os.WriteFile(filepath.Join(lf.FilesDir("main"), "work", "report.md"), []byte("# report\n"), 0o640)
 	os.Symlink("/etc/passwd", filepath.Join(lf.FilesDir("main"), "pw"))
 	os.WriteFile(filepath.Join(lf.OwnDir("main"), "chats", "c.jsonl"), []byte("{\"t\":\"hi\"}\n"), 0o600)
-	// A bucket, encrypted, in the form lnk agent bucket add writes it.
+	// A bucket, encrypted, in the form lnk agent bucket add writes it,
+	// and one on the sender's loopback, which the receiver leaves out.
 	a, err := caps.LoadAgent(from, "main")
 	if err != nil {
 		t.Fatal(err)
 	}
 	conf := moveConf(a.ID)
-	if err := os.WriteFile(filepath.Join(lf.ConfigDir("main"), "rclone.conf"), []byte(conf), 0o600); err != nil {
+	near := strings.ReplaceAll(strings.SplitN(conf, "\n\n", 2)[1], "store", "near")
+	near = strings.Replace(near, "https://s3.example.com", "http://127.0.0.1:1", 1)
+	if err := os.WriteFile(filepath.Join(lf.ConfigDir("main"), "rclone.conf"), []byte(conf+"\n"+near), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := as(from, false, "agent", "bucket", "list", "main").CombinedOutput(); err != nil || !strings.Contains(string(out), "store") {
@@ -113,6 +117,10 @@ func TestMoveBetweenTwoUsersThroughAPipe(t *testing.T) {
 	if sc != 0 || rc != 0 || !strings.Contains(out, "arrived") {
 		t.Fatalf("send %d, receive %d: %s %s", sc, rc, out, errs)
 	}
+	if !strings.Contains(out, "  left out, bucket near: its endpoint is a loopback address") ||
+		!strings.Contains(out, "lnk agent bucket add main near --s3 'http://127.0.0.1:1' --bucket 'link-bucket' --encrypt --ask-password gives it again") {
+		t.Errorf("the receive does not name the bucket left out:\n%s", out)
+	}
 	lt := caps.Layout{Home: to}
 	for _, d := range [][2]string{{lf.FilesDir("main"), lt.FilesDir("main")}, {filepath.Join(lf.OwnDir("main"), "chats"), filepath.Join(lt.OwnDir("main"), "chats")}} {
 		if a, b := tree(t, d[0]), tree(t, d[1]); a != b {
@@ -122,7 +130,8 @@ func TestMoveBetweenTwoUsersThroughAPipe(t *testing.T) {
 	if ownerOf(t, filepath.Join(lt.FilesDir("main"), "work", "report.md")) != uid {
 		t.Error("an arrived file is not lnktest's own")
 	}
-	// The bucket arrived: its rclone.conf byte for byte, 600, lnktest's.
+	// The public bucket arrived, alone: its rclone.conf byte for byte
+	// as Link writes one bucket, 600, lnktest's.
 	cp := filepath.Join(lt.ConfigDir("main"), "rclone.conf")
 	if b, err := os.ReadFile(cp); err != nil || string(b) != conf {
 		t.Errorf("rclone.conf there: %q, %v; want it as it left", b, err)
@@ -139,7 +148,7 @@ func TestMoveBetweenTwoUsersThroughAPipe(t *testing.T) {
 func moveConf(id string) string {
 	return "# An agent's buckets, written by Link (lnk agent bucket add|remove): a file of\n# another form is refused. The keys and the obscured password are secrets.\n" +
 		"\n[store_s3]\ntype = s3\nprovider = Other\nenv_auth = false\nforce_path_style = true\nno_check_bucket = true\n" +
-		"endpoint = http://127.0.0.1:1\naccess_key_id = AKIACLIMOVETEST0001\nsecret_access_key = cli-move-test-secret-key-0123456789\n" +
+		"endpoint = https://s3.example.com\naccess_key_id = AKIACLIMOVETEST0001\nsecret_access_key = cli-move-test-secret-key-0123456789\n" +
 		"\n[store]\ntype = crypt\nremote = store_s3:link-bucket/" + id + "\nfilename_encryption = standard\ndirectory_name_encryption = true\npassword = Zm9vYmFyYmF6cXV1eGNsaW1vdmV0ZXN0b2JzY3VyZWQ\n"
 }
 

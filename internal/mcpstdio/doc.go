@@ -6,8 +6,10 @@
 // it three times and hands it across a goroutine; a result the server
 // encoded already is written as it is, framed, not compacted again (a
 // page or a file's text may make it megabytes); each message is one
-// write. Where stdin or stdout is not a pipe or socket (a terminal, a
-// file) it is the go-sdk's [mcp.IOTransport].
+// write, and a pipe on stdout is grown to 256 KiB ([Stdio]) so a large
+// answer's write need not wait for the client to drain the kernel's
+// default 64 KiB. Where stdin or stdout is not a pipe or socket (a
+// terminal, a file) it is the go-sdk's [mcp.IOTransport].
 //
 // A server may hand it its [Tools] ([Transport.SetFast]): a plain
 // tools/call of one of them is then answered on the fast path, without

@@ -4,17 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"lnk.dev/lnk/internal/mcptext"
 	"lnk.dev/lnk/internal/stdpipe"
 )
 
@@ -26,10 +27,29 @@ var maxMessage = mcp.DefaultMaxLineLength
 // and this server never takes.
 var errBatch = errors.New("a JSON-RPC batch is not taken: one message a line")
 
+// outPipe is the size stdout's pipe is grown to: a 100 KB page's answer,
+// or a large file's, goes in one write, which then never waits for the
+// client to drain the default 64 KiB before the rest can follow. Not
+// larger: every grown pipe counts against the user's
+// pipe-user-pages-soft (64 MiB by default), past which the kernel gives
+// each new pipe of the user's, any program's, the least room it gives; at
+// 256 KiB that takes 256 tool servers running at once.
+const outPipe = 256 << 10
+
 // Stdio is the MCP transport of this process's stdin and stdout: Link's
 // own where both are pipes or sockets ([stdpipe.Std]), else the go-sdk's.
+// A pipe on stdout is grown to outPipe where the kernel lets it; where it
+// does not, that is said once on stderr and the pipe serves as it is (its
+// size is no one's power, only how many writes an answer takes). The
+// grown pipe counts 64 pages against the user's pipe-user-pages-soft.
 func Stdio() mcp.Transport {
-	return New(stdpipe.Std(os.Stdin), stdpipe.Std(os.Stdout))
+	in, out := stdpipe.Std(os.Stdin), stdpipe.Std(os.Stdout)
+	if p, ok := out.(*stdpipe.Pipe); ok {
+		if _, err := p.Grow(outPipe); err != nil && !errors.Is(err, stdpipe.ErrNotPipe) {
+			fmt.Fprintf(os.Stderr, "%s: stdout's pipe left at its size, each large answer written in parts: %v\n", filepath.Base(os.Args[0]), err)
+		}
+	}
+	return New(in, out)
 }
 
 // New is the MCP stdio transport over in and out: a [*Transport] where
@@ -206,13 +226,7 @@ func appendResponse(b []byte, msg jsonrpc.Message) ([]byte, bool) {
 	case int64:
 		b = strconv.AppendInt(b, id, 10)
 	case string:
-		var q bytes.Buffer // as the go-sdk writes it: no HTML escaping
-		enc := json.NewEncoder(&q)
-		enc.SetEscapeHTML(false)
-		if enc.Encode(id) != nil {
-			return b, false
-		}
-		b = append(b, bytes.TrimSuffix(q.Bytes(), []byte("\n"))...)
+		b = mcptext.AppendString(b, id) // as the go-sdk writes it: no HTML escaping
 	default:
 		return b, false
 	}

@@ -13,7 +13,9 @@
 // and unescaped again by the client — a page's markup, or the text of an
 // HTML page, being full of them. The JSON means the same string either
 // way: HTML escaping is for JSON set inside an HTML page, which an MCP
-// message never is.
+// message never is. The text is written by [AppendString], encoding/json's
+// bytes for a string (FuzzAppendString, a differential target) with its
+// plain runs passed over a word at a time.
 //
 // # Security
 //
@@ -26,9 +28,7 @@
 package mcptext
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -47,41 +47,24 @@ type Result struct{ *mcp.CallToolResult }
 // MarshalJSON is {"content":[{"type":"text","text":…}]} with
 // "isError":true after it for an error, the text escaped as
 // encoding/json escapes a string but for HTML escaping (see the package
-// doc), straight into the one buffer of the result.
+// doc, [AppendString]), straight into the one buffer of the result.
 func (r Result) MarshalJSON() ([]byte, error) {
 	text := r.Content[0].(*mcp.TextContent).Text
-	var b bytes.Buffer
-	b.Grow(len(text) + len(text)/16 + 96)
-	b.WriteByte('{')
+	b := make([]byte, 0, len(text)+len(text)/16+96)
+	b = append(b, '{')
 	if why, ok := r.Meta[toolrefusal.Key].(string); ok && len(r.Meta) == 1 {
 		// A refusal's _meta, first as the go-sdk orders it.
-		b.WriteString(`"_meta":{"` + toolrefusal.Key + `":`)
-		if err := appendString(&b, why); err != nil {
-			return nil, err
-		}
-		b.WriteString("},")
+		b = append(b, `"_meta":{"`+toolrefusal.Key+`":`...)
+		b = AppendString(b, why)
+		b = append(b, "},"...)
 	}
-	b.WriteString(`"content":[{"type":"text","text":`)
-	if err := appendString(&b, text); err != nil {
-		return nil, err
-	}
-	b.WriteString("}]")
+	b = append(b, `"content":[{"type":"text","text":`...)
+	b = AppendString(b, text)
+	b = append(b, "}]"...)
 	if r.IsError {
-		b.WriteString(`,"isError":true`)
+		b = append(b, `,"isError":true`...)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-// appendString appends s as a JSON string, its <, > and & as they are.
-func appendString(b *bytes.Buffer, s string) error {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
-		return err
-	}
-	b.Truncate(b.Len() - 1) // Encode's newline
-	return nil
+	return append(b, '}'), nil
 }
 
 // Plain reports whether r is a result [Result] encodes as the go-sdk

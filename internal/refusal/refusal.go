@@ -102,3 +102,13 @@ func Matches(target error, rule string) bool {
 	t, ok := target.(*Refusal)
 	return ok && t.sentinel && rule != "" && t.Rule == rule
 }
+
+// RuleBusy is the rule of a refusal for now: what refused is busy or
+// not ready yet (a harness starting, an inbox full, its cap of messages
+// at once reached), and the same request may be taken later. A caller
+// that tries again does so on this rule alone, waiting longer each time;
+// every other refusal is final for that request.
+const RuleBusy = "busy"
+
+// ErrBusy is RuleBusy's sentinel (errors.Is).
+var ErrBusy = Sentinel(RuleBusy, "refused for now: try again later")

@@ -147,7 +147,7 @@ func (a *Agent) change(f func(c *conf) error) error {
 // rcloneHome opens (making it 700 where missing) the rclone child's
 // HOME, ~/.lnk/agents/<agent id>/rclone.
 func (a *Agent) rcloneHome() (*os.File, error) {
-	return ownerdir.Open(a.Home, ".lnk", "agents", a.ID, "rclone")
+	return ownerdir.Open(a.Home, ".lnk", "agents", a.ID, caps.RcloneHome)
 }
 
 // runner is a runner for a's buckets: rclone found, its HOME made.

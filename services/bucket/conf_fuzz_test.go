@@ -2,21 +2,47 @@ package bucket
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
 // FuzzParseConf: parseConf never panics, and what it takes it writes
 // again as it read it (encode(parse(x)) parses to the same buckets and
 // encodes to the same bytes), so no form but Link's own gets through.
+// NarrowReceived of what it takes leaves out only whole buckets, and
+// keeps none whose endpoint is this machine or its network.
 // Seeds in testdata/fuzz/FuzzParseConf are replayed by go test.
 func FuzzParseConf(f *testing.F) {
 	f.Add([]byte(validConf))
+	f.Add([]byte(strings.Replace(validConf, "https://s3.invalid", "http://127.0.0.1:9000", 1)))
+	f.Add([]byte(strings.Replace(validConf, "https://s3.invalid", "https://minio:9000", 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := parseConf(data)
 		if err != nil {
 			return
 		}
 		defer c.destroy()
+		kept, dropped, err := NarrowReceived(data)
+		if err != nil {
+			t.Fatalf("a conf parsed is refused by NarrowReceived: %v", err)
+		}
+		if kept != nil {
+			k, err := parseConf(kept)
+			if err != nil {
+				t.Fatalf("the narrowed conf is refused: %v\n%s", err, kept)
+			}
+			for _, e := range k.entries {
+				if localEndpoint(e.Endpoint) != "" {
+					t.Fatalf("bucket %s kept, its endpoint %s local", e.Name, e.Endpoint)
+				}
+			}
+			if len(k.entries)+len(dropped) != len(c.entries) {
+				t.Fatalf("%d kept and %d left out of %d", len(k.entries), len(dropped), len(c.entries))
+			}
+			k.destroy()
+		} else if len(dropped) != len(c.entries) {
+			t.Fatalf("nothing kept, but %d left out of %d", len(dropped), len(c.entries))
+		}
 		out := c.encode()
 		c2, err := parseConf(out)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/services/bucket"
 )
 
 // narrowGrants takes the stream's sandbox.toml for an agent new here,
@@ -85,6 +86,20 @@ func narrowGrants(data []byte) ([]byte, []string, error) {
 		return nil, nil, err
 	}
 	return out, allow, nil
+}
+
+// droppedBucket says why bucket d of agent name was left out, and the
+// lnk agent bucket add that would give it again (its keys, which came
+// with it, are not kept).
+func droppedBucket(name string, d bucket.Dropped) string {
+	cmd := "lnk agent bucket add " + name + " " + d.Name + " --s3 " + shellQuote(d.Endpoint) + " --bucket " + shellQuote(d.S3Bucket)
+	if d.Region != "" {
+		cmd += " --region " + shellQuote(d.Region)
+	}
+	if d.Encrypted {
+		cmd += " --encrypt --ask-password"
+	}
+	return "bucket " + d.Name + ": " + d.Why + "; " + cmd + " gives it again"
 }
 
 // shellQuote quotes v for a command line shown to the owner, without

@@ -48,6 +48,22 @@ func (r *Receive) place(home string, st *staging, set *moveentry.Settings, got *
 		if spec, got.Allow, err = narrowGrants(set.Sandbox); err != nil {
 			return err
 		}
+		// A bucket whose endpoint is this machine or its network is
+		// left out, as a loopback grant is.
+		if conf != nil {
+			kept, dropped, err := bucket.NarrowReceived(conf)
+			if err != nil {
+				return err
+			}
+			for _, d := range dropped {
+				got.Buckets = append(got.Buckets, droppedBucket(got.Name, d))
+			}
+			if len(dropped) > 0 {
+				clear(conf)
+				conf = kept
+				defer clear(conf)
+			}
+		}
 		if head.SettingsNew, err = settingsNew(home, got.Name); err != nil {
 			return err
 		}

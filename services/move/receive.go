@@ -51,6 +51,7 @@ type Received struct {
 	New      bool     // the agent was not here before
 	Placed   []string // the areas put in place
 	Allow    []string // grants left out, as lnk agent allow flags
+	Buckets  []string // buckets left out: why, and the lnk agent bucket add that gives each again
 }
 
 // staging is a receive's folder, ~/Link/Agents/.moving/<agent id>.

@@ -30,7 +30,9 @@
 // 0700), one file a job, written whole by internal/ownerfile: {"id",
 // "thread", "hops", "text", "at" | "cron", "next", "created", "last",
 // "task"},
-// times in UTC (RFC 3339). Missed firings: see [Runner.Fire].
+// times in UTC (RFC 3339). Missed firings, and a firing not taken (by
+// its class: ended, dropped, or tried again with a growing wait): see
+// [Runner.Fire].
 //
 // # Security
 //

@@ -2,11 +2,9 @@ package scheduler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"lnk.dev/lnk/internal/conversation"
 	"lnk.dev/lnk/internal/refusal"
 )
 
@@ -31,6 +29,10 @@ type Runner struct {
 	Zone  *time.Location
 	Now   func() time.Time
 	Logf  func(format string, args ...any)
+
+	// retries are the jobs whose firing was not taken for now; Fire is
+	// called from one goroutine at a time (Run's).
+	retries map[string]*retry
 }
 
 // Fire hands every job due at now, once each, and returns when the next
@@ -38,13 +40,18 @@ type Runner struct {
 // machine was off or the agent stopped (the spec is silent; docs/
 // SCHEDULER.md): a one-off job past its time fires once, late, and
 // says so; a recurring job's missed firings are one firing, late, and
-// its next is its first time after now, never a burst. A firing the way
-// in refused (its caps: hops, per_day) is dropped, logged: a one-off
-// job is removed, a recurring one goes on to its next time. A job whose
-// conversation the harness no longer keeps (deleted since) is refused
-// there and removed, recurring or not, logged once with a hint. A firing the
-// way in couldn't take (the harness starting) stays due, tried at the
-// next Fire. A subagent's start, taken or refused, is kept as started
+// its next is its first time after now, never a burst.
+//
+// A firing not taken is decided by its class (classify), each said once
+// in the agent's log: refused by a rule (the harness's 403 or 404, its
+// conversation deleted since, the way in's hops), the job is removed,
+// recurring or not, with the refusal's hint; refused past per_day, that
+// firing is dropped (a one-off job is removed, a recurring one goes on
+// to its next time); not taken for now (the harness not answering,
+// starting or busy, the way in at its cap), the job stays due and is
+// tried again after firstRetry, then twice as long each time up to
+// maxRetry, said at its first try and when why changes, and once taken.
+// A subagent's start, taken or refused, is kept as started
 // (Task.Started) and fires no more; KeepStarted later it is removed.
 func (r *Runner) Fire(ctx context.Context) (next time.Time, err error) {
 	now := r.Now().UTC()
@@ -52,6 +59,7 @@ func (r *Runner) Fire(ctx context.Context) (next time.Time, err error) {
 	if err != nil {
 		return time.Time{}, err
 	}
+	r.forgetGone(jobs)
 	for _, j := range jobs {
 		if j.started() {
 			// The record of a subagent's parent, kept a while, fires no more.
@@ -66,6 +74,10 @@ func (r *Runner) Fire(ctx context.Context) (next time.Time, err error) {
 			next = earliest(next, j.Next)
 			continue
 		}
+		if at := r.waiting(j.ID, now); !at.IsZero() {
+			next = earliest(next, at)
+			continue
+		}
 		text := j.Text
 		m := Message{From: "schedule:" + j.ID, Thread: j.Thread, Hops: j.Hops}
 		if j.Task != nil {
@@ -78,22 +90,37 @@ func (r *Runner) Fire(ctx context.Context) (next time.Time, err error) {
 		}
 		m.Text = text
 		herr := r.Hand(ctx, m)
+		if herr != nil && ctx.Err() != nil {
+			return next, nil // stopping: what is due fires at the next start
+		}
 		if herr != nil {
-			if _, refused := refusal.Of(herr); !refused {
-				r.Logf("lnk: job %s stays due: %v", j.ID, herr)
-				next = earliest(next, now.Add(time.Minute))
-				continue
-			}
-			if errors.Is(herr, conversation.ErrMissing) && j.Task == nil {
-				// Its conversation is gone: every firing would be refused
-				// the same, so the job goes, said once, recurring or not.
-				r.Logf("lnk: job %s's firing refused, the job removed: %v (hint: %s)", j.ID, herr, refusal.HintOf(herr))
-				if err := r.Store.Remove(j.ID); err != nil {
-					return time.Time{}, err
+			switch classify(herr) {
+			case later:
+				rt, tell := r.notTaken(j.ID, herr.Error(), now)
+				if tell {
+					r.Logf("lnk: job %s's firing not taken for now, tried again in %s, then less often (at most every %s), said again when that changes: %v", j.ID, rt.wait, maxRetry, herr)
 				}
+				next = earliest(next, rt.at)
 				continue
+			case final:
+				r.settled(j.ID)
+				if j.Task == nil {
+					// Every firing would be refused the same (its
+					// conversation gone, a rule): the job goes, said once,
+					// recurring or not.
+					r.Logf("lnk: job %s's firing refused, the job removed: %v%s", j.ID, herr, hintOf(herr))
+					if err := r.Store.Remove(j.ID); err != nil {
+						return time.Time{}, err
+					}
+					continue
+				}
+				r.Logf("lnk: job %s's firing refused, the subagent's start ends: %v%s", j.ID, herr, hintOf(herr))
+			case dropped:
+				r.settled(j.ID)
+				r.Logf("lnk: job %s's firing refused, dropped: %v%s", j.ID, herr, hintOf(herr))
 			}
-			r.Logf("lnk: job %s's firing refused, dropped: %v", j.ID, herr)
+		} else if tries := r.settled(j.ID); tries > 0 {
+			r.Logf("lnk: job %s's firing taken, after %d tries not taken", j.ID, tries)
 		}
 		if j.Task != nil {
 			j.Task.Started = now
@@ -124,6 +151,14 @@ func (r *Runner) Fire(ctx context.Context) (next time.Time, err error) {
 		next = earliest(next, j.Next)
 	}
 	return next, nil
+}
+
+// hintOf is " (hint: ...)" for a refusal with a hint, else "".
+func hintOf(err error) string {
+	if h := refusal.HintOf(err); h != "" {
+		return " (hint: " + h + ")"
+	}
+	return ""
 }
 
 func earliest(a, b time.Time) time.Time {

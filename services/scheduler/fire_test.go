@@ -1,15 +1,19 @@
 package scheduler
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,16 +31,50 @@ type agentRunning struct {
 	t     *testing.T
 	home  string
 	chats string
+	cfg   *config.Config
 	w     *wayin.Running
 	mu    sync.Mutex
 	log   strings.Builder
+	// held says a model request holding HOLD is held, until release.
+	held, release chan struct{}
+	hands         atomic.Int64 // the runner's calls of Hand
 }
 
 func running(t *testing.T, spec string) *agentRunning {
 	t.Helper()
+	r := prepare(t, spec)
+	r.startHarness()
+	return r
+}
+
+// prepare is running without the harness: its bridge.json written and
+// the way in open, the harness started by startHarness. The built-in
+// model behind it holds a request whose last words hold HOLD (held)
+// until release is closed.
+func prepare(t *testing.T, spec string) *agentRunning {
+	t.Helper()
 	home, ag := newAgent(t, spec)
-	r := &agentRunning{t: t, home: home}
-	model := httptest.NewServer(builtin.Handler(builtin.Options{}))
+	r := &agentRunning{t: t, home: home, held: make(chan struct{}, 16), release: make(chan struct{})}
+	builtinModel := builtin.Handler(builtin.Options{})
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, q *http.Request) {
+		body, _ := io.ReadAll(q.Body)
+		var req struct {
+			Messages []struct {
+				Content any `json:"content"`
+			} `json:"messages"`
+		}
+		json.Unmarshal(body, &req)
+		if n := len(req.Messages); n > 0 && strings.Contains(sprintf("%v", req.Messages[n-1].Content), "HOLD") {
+			r.held <- struct{}{}
+			select {
+			case <-r.release:
+			case <-q.Context().Done():
+				return
+			}
+		}
+		q.Body = io.NopCloser(bytes.NewReader(body))
+		builtinModel.ServeHTTP(w, q)
+	}))
 	t.Cleanup(model.Close)
 	ad := filepath.Join(t.TempDir(), "Agent")
 	for _, sub := range []string{"", "instructions", "chats", "memory", "skills"} {
@@ -53,10 +91,7 @@ func running(t *testing.T, spec string) *agentRunning {
 	if err := c.Check(); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- serve.Run(ctx, []*config.Config{c}, "", serve.Options{}) }()
-	t.Cleanup(func() { cancel(); <-errc })
+	r.cfg = c
 	d, err := ownerdir.Open(home, ".lnk", "agents", ag.Name)
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +111,23 @@ func running(t *testing.T, spec string) *agentRunning {
 	return r
 }
 
+// startHarness starts the agent's real Link Harness, stopped when the
+// test ends.
+func (r *agentRunning) startHarness() {
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- serve.Run(ctx, []*config.Config{r.cfg}, "", serve.Options{}) }()
+	r.t.Cleanup(func() {
+		select {
+		case <-r.release:
+		default:
+			close(r.release)
+		}
+		cancel()
+		<-errc
+	})
+}
+
 func (r *agentRunning) logf(f string, a ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -93,6 +145,7 @@ func (r *agentRunning) runner(now func() time.Time) (*Runner, *Store) {
 	r.t.Cleanup(func() { st.Close() })
 	return &Runner{Store: st, Zone: time.Local, Now: now, Logf: r.logf,
 		Hand: func(ctx context.Context, m Message) error {
+			r.hands.Add(1)
 			_, err := r.w.Hand(ctx, wayin.Message{From: m.From, Thread: m.Thread, Text: m.Text, Hops: m.Hops})
 			return err
 		}}, st

@@ -30,7 +30,8 @@ type Caller struct {
 // Send hands m to the way in and returns once the agent's harness took
 // it (again: it had taken it before). A refusal comes back as a
 // *refusal.Refusal with the way in's reason and hint, and the rule of a
-// conversation gone (conversation.ErrMissing).
+// conversation gone (conversation.ErrMissing) or of a refusal for now
+// (refusal.ErrBusy).
 func (c *Caller) Send(ctx context.Context, m Message) (again bool, err error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", c.Socket)
@@ -80,8 +81,10 @@ func (c *Caller) Send(ctx context.Context, m Message) (again bool, err error) {
 	}
 	if rep.Error != "" || !rep.Taken {
 		r := &refusal.Refusal{Reason: "the agent's way in refused the message: " + rep.Error, Hint: rep.Hint}
-		if rep.Rule == conversation.RuleMissing {
-			r.Rule = rep.Rule // the conversation is gone (errors.Is conversation.ErrMissing)
+		if rep.Rule == conversation.RuleMissing || rep.Rule == refusal.RuleBusy {
+			// The conversation is gone (errors.Is conversation.ErrMissing),
+			// or the refusal is for now (errors.Is refusal.ErrBusy).
+			r.Rule = rep.Rule
 		}
 		return false, r
 	}

@@ -31,8 +31,10 @@ const (
 	MaxAtOnce = 64
 	// readTimeout bounds how long a caller takes to send its line.
 	readTimeout = 10 * time.Second
-	// turnLimit bounds how long a taken message's answer is read.
-	turnLimit = time.Hour
+	// turnLimit bounds how long a taken message's answer is read: a
+	// minute past the harness's own limit of the turn, so the harness's
+	// ending of it, with its reason, is read first.
+	turnLimit = endpoint.OthersTurnLimit + time.Minute
 )
 
 // Harness is the agent's harness as the way in reaches it:
@@ -154,8 +156,11 @@ func (s *Server) session(ctx context.Context, c *net.UnixConn) {
 		if r != nil {
 			rep.Hint = r.Hint
 		}
-		if errors.Is(err, conversation.ErrMissing) {
+		switch {
+		case errors.Is(err, conversation.ErrMissing):
 			rep.Rule = conversation.RuleMissing
+		case errors.Is(err, refusal.ErrBusy):
+			rep.Rule = refusal.RuleBusy
 		}
 		writeLine(c, rep)
 		return
@@ -205,7 +210,7 @@ func (s *Server) handChecked(ctx context.Context, m Message, ending bool) (bool,
 	select {
 	case s.slots <- struct{}{}:
 	default:
-		return false, refusal.New(fmt.Sprintf("the way in is handing %d messages already, the most it takes at once: try again", MaxAtOnce))
+		return false, &refusal.Refusal{Reason: fmt.Sprintf("the way in is handing %d messages already, the most it takes at once: try again", MaxAtOnce), Rule: refusal.RuleBusy}
 	}
 	held := true
 	release := func() {
@@ -235,7 +240,7 @@ func (s *Server) handChecked(ctx context.Context, m Message, ending bool) (bool,
 		day, err = DayFile.Today(int(s.c.Dir.Fd()), s.c.Now())
 		if err == nil && day.N+s.pending >= lim.PerDay {
 			err = &refusal.Refusal{Reason: fmt.Sprintf("%d messages from the agent's schedules and subagents taken today (UTC), the most a day ([tool.scheduler] per_day = %d)", day.N+s.pending, lim.PerDay),
-				Hint: "raise [tool.scheduler] per_day in the agent's Config/sandbox.toml"}
+				Rule: caps.ErrPerDay.Rule, Hint: "raise [tool.scheduler] per_day in the agent's Config/sandbox.toml"}
 		}
 	}
 	if err == nil && k == kindTask && s.subagents >= lim.Subagents {

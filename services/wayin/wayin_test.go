@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/hex"
+	"errors"
 	"net"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/services/harness/store"
 )
 
@@ -236,8 +238,8 @@ func TestAtMost64AtOnce(t *testing.T) {
 		}
 	}
 	_, err = w.send(Message{From: "run:00000000000000ff", Thread: "main", Text: "ended"})
-	if err == nil || !strings.Contains(err.Error(), "handing 64 messages already") {
-		t.Fatalf("the 65th: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "handing 64 messages already") || !errors.Is(err, refusal.ErrBusy) {
+		t.Fatalf("the 65th, refused for now (refusal.ErrBusy, carried by the reply's rule): %v", err)
 	}
 	cancel()
 	stall.Close()

@@ -55,7 +55,8 @@ type Reply struct {
 	Error string `json:"error,omitempty"`
 	Hint  string `json:"hint,omitempty"`
 	// Rule names a refusal's rule its caller acts on: only
-	// conversation.RuleMissing (the conversation is gone), or "".
+	// conversation.RuleMissing (the conversation is gone),
+	// refusal.RuleBusy (refused for now), or "".
 	Rule string `json:"rule,omitempty"`
 }
 

@@ -99,14 +99,22 @@ func (w *Web) fetch(ctx context.Context, rawURL string) (*Page, error) {
 // readBody reads resp's body up to MaxPage+1 bytes, into a buffer of the
 // size the server said (at most MaxPage) where it said one, with room for
 // ReadFrom's last read: read once, not copied over as a buffer grows.
+// Where it said none (a chunked body), the buffer starts at firstRead,
+// which holds most pages whole: grown from bytes.Buffer's 512 bytes, a
+// 100 KB page was copied and cleared again at each doubling.
 func readBody(resp *http.Response) ([]byte, error) {
 	var b bytes.Buffer
 	if n := resp.ContentLength; n > 0 {
 		b.Grow(int(min(n, MaxPage)) + bytes.MinRead)
+	} else if n < 0 {
+		b.Grow(firstRead)
 	}
 	_, err := b.ReadFrom(io.LimitReader(resp.Body, MaxPage+1))
 	return b.Bytes(), err
 }
+
+// firstRead is the buffer a body of no said length is read into first.
+const firstRead = 128 << 10
 
 // validText is b as a string, each invalid byte U+FFFD.
 func validText(b []byte) string {

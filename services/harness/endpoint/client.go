@@ -230,15 +230,24 @@ func (c *Client) checkProof(ctx context.Context, hc *http.Client, base string) e
 }
 
 // RefusedError is a request the endpoint refused: its HTTP status, and
-// why in the harness's words (cleaned to one line).
+// why in the harness's words (cleaned to one line). It is a refusal of
+// internal/refusal's shape: errors.As finds its *refusal.Refusal, and
+// errors.Is its rule's sentinel.
 type RefusedError struct {
 	refusal.Refusal
 	Status int
 }
 
+// Unwrap gives the shape itself, so errors.As finds a *refusal.Refusal
+// in the harness's refusal as in any other (and, past it, its cause).
+func (e *RefusedError) Unwrap() error { return &e.Refusal }
+
 // A refusal naming the rule of a conversation missing or kept already
 // carries it (errors.Is(err, conversation.ErrMissing)); any other rule
-// named is not taken from the wire.
+// named is not taken from the wire. A 503 (no key yet, an inbox full,
+// what the harness could not read) or a 429 is a refusal for now, by
+// refusal.RuleBusy, decided here by the status alone: every other status
+// is a refusal of this message by one of the harness's rules.
 func refusedBy(resp *http.Response) error {
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	r := &RefusedError{Status: resp.StatusCode,
@@ -250,6 +259,9 @@ func refusedBy(resp *http.Response) error {
 			e.Rule == conversation.RuleExists && resp.StatusCode == http.StatusConflict:
 			r.Rule = e.Rule
 		}
+	}
+	if resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusTooManyRequests {
+		r.Rule = refusal.RuleBusy
 	}
 	return r
 }

@@ -40,6 +40,10 @@
 // an inbox (Agent.Queue): then, while the thread is in a turn or has
 // messages waiting, it is kept on the disk and answered taken at once,
 // {"queued": true, "done": true}, and run after them (queue.go); a
-// refusal to keep it is 503. Every refusal is
+// refusal to keep it is 503. A message from others' turn, taken at once
+// or queued, runs at most OthersTurnLimit (Agent.TurnLimit), then is
+// ended with an error saying so. The client's refusal (RefusedError) is
+// internal/refusal's shape, errors.As finds it; a 503 or 429 is
+// refusal.ErrBusy, a refusal for now. Every refusal is
 // logged once, with its reason, never with the key or the message.
 package endpoint

@@ -29,6 +29,12 @@ const (
 	maxProofBody  = 256 // a proof's body
 	// shutdownGrace bounds how long a SIGTERM waits for the turns running.
 	shutdownGrace = 30 * time.Second
+	// OthersTurnLimit is how long the turn of a message from others runs
+	// at most, taken at once or run later from its conversation's inbox
+	// (the spec names none; the way in has read an answer this long): a
+	// turn past it is ended, its error said once. The owner's turns have
+	// none: the owner ends one (Ctrl-C).
+	OthersTurnLimit = time.Hour
 )
 
 // Header names.
@@ -112,6 +118,18 @@ type Agent struct {
 	// refused unless it may start it (conversation.MayStart). Asked while
 	// the thread's turn is held; an error refuses.
 	Has func(thread string) (bool, error)
+	// TurnLimit is how long the turn of a message from others runs at
+	// most; 0 is OthersTurnLimit. RunQueued keeps the same for the turns
+	// it runs.
+	TurnLimit time.Duration
+}
+
+// turnLimit is a's limit of a message from others' turn.
+func (a *Agent) turnLimit() time.Duration {
+	if a.TurnLimit > 0 {
+		return a.TurnLimit
+	}
+	return OthersTurnLimit
 }
 
 // Server is the endpoint: one or more agents (the shared harness's case)

@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"lnk.dev/lnk/helpers/keybroker/proof"
 	"lnk.dev/lnk/internal/jsonscan"
@@ -274,9 +276,18 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	st := &stream{w: w}
 	st.flush()
-	seq, err := a.Turn.Turn(r.Context(), msg, func(t string) { st.send(Event{Text: t}) })
+	tctx := r.Context()
+	if from != "" {
+		var cancel context.CancelFunc
+		tctx, cancel = context.WithTimeout(tctx, a.turnLimit())
+		defer cancel()
+	}
+	seq, err := a.Turn.Turn(tctx, msg, func(t string) { st.send(Event{Text: t}) })
 	if err != nil {
 		why := textsafe.Line(err.Error())
+		if r.Context().Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+			why = TurnPastLimit(a.turnLimit()) + ": " + why
+		}
 		s.logf("lnk-harness: agent %s: thread %s: the turn failed: %s", a.Name, req.Thread, why)
 		st.send(Event{Error: why})
 		return
@@ -302,6 +313,12 @@ func (s *stream) flush() {
 	if f, ok := s.w.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// TurnPastLimit is why a turn of a message from others ended at its
+// limit (OthersTurnLimit), ahead of its error.
+func TurnPastLimit(limit time.Duration) string {
+	return fmt.Sprintf("the turn passed the %s a turn of a message from others may take, and was ended", limit)
 }
 
 // AlreadyTaken is the 409's reason: a sender who speaks once spoke.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"lnk.dev/lnk/internal/conversation"
+	"lnk.dev/lnk/internal/refusal"
 )
 
 // TestMissingConversationRefused: a message into a conversation the
@@ -81,5 +82,42 @@ func TestMissingConversationRefused(t *testing.T) {
 	bport, _ := serve(t, b)
 	if _, _, err := send(t, client(t, b, bport), "main", "x"); status(err) != http.StatusServiceUnavailable || b.turn.count() != 0 {
 		t.Fatalf("the store unreadable: %v, %d turns", err, b.turn.count())
+	}
+}
+
+// TestRefusalsAreRefusals: the client's refusal is internal/refusal's
+// shape (errors.As finds a *refusal.Refusal, as the way in and the
+// scheduler look for one), its rule decided by its class: a 404 is the
+// no-conversation rule's and final, a 403 a rule's and final, a 503 (the
+// store unreadable) refusal.ErrBusy, for now. The positive control: a
+// message taken is no error.
+func TestRefusalsAreRefusals(t *testing.T) {
+	a := newAgent(idA, "ana", "alpha", "alpha")
+	port, _ := serve(t, a)
+	c := client(t, a, port)
+	if _, err := c.SendMessage(context.Background(), Message{Thread: "main", Text: "hello"}, nil, nil); err != nil {
+		t.Fatalf("the positive control: %v", err)
+	}
+	for _, k := range []struct {
+		m    Message
+		busy bool
+		rule string
+	}{
+		{Message{Thread: "gone", Text: "stand up", From: "schedule:0123", Hops: 1}, false, conversation.RuleMissing},
+		{Message{Thread: "webhook:ci", Text: "into a stranger's"}, false, ""},
+	} {
+		_, err := c.SendMessage(context.Background(), k.m, nil, nil)
+		r, ok := refusal.Of(err)
+		if !ok || r.Rule != k.rule || errors.Is(err, refusal.ErrBusy) != k.busy {
+			t.Errorf("%+v: %v (a refusal %v, rule %q)", k.m, err, ok, refusal.RuleOf(err))
+		}
+	}
+	b := newAgent(idB, "ana", "beta", "beta")
+	b.Has = func(string) (bool, error) { return false, errors.New("chats/ can't be read") }
+	bport, _ := serve(t, b)
+	_, err := client(t, b, bport).SendMessage(context.Background(), Message{Thread: "main", Text: "x", From: "schedule:0123", Hops: 1}, nil, nil)
+	var re *RefusedError
+	if _, ok := refusal.Of(err); !ok || !errors.Is(err, refusal.ErrBusy) || !errors.As(err, &re) || re.Status != http.StatusServiceUnavailable {
+		t.Fatalf("a 503: %v", err)
 	}
 }

@@ -36,6 +36,9 @@ type Agent struct {
 	mu     sync.Mutex
 	others map[string]*turn.Runner
 	given  model.Client // Options.Model, when given
+
+	ran       ranIndex      // which queued messages' events each conversation holds
+	turnLimit time.Duration // a message from others' turn, at once or queued
 }
 
 // Options are what Open takes beyond the config.
@@ -51,6 +54,9 @@ type Options struct {
 	// (endpoint.sock in the harness's home), for the agent's supervisor
 	// to carry the machine's 127.0.0.1:port to.
 	Socket string
+	// TurnLimit, if not 0, is how long a message from others' turn runs
+	// at most, taken at once or queued (tests); 0: endpoint.OthersTurnLimit.
+	TurnLimit time.Duration
 }
 
 // Open opens agent c's folder and makes its parts.
@@ -61,7 +67,10 @@ func Open(c *config.Config, o Options) (a *Agent, err error) {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
-	a = &Agent{cfg: c, logf: o.Logf}
+	a = &Agent{cfg: c, logf: o.Logf, turnLimit: o.TurnLimit}
+	if a.turnLimit <= 0 {
+		a.turnLimit = endpoint.OthersTurnLimit
+	}
 	defer func() {
 		if err != nil {
 			a.Close()
@@ -122,7 +131,7 @@ func (a *Agent) Endpoint() endpoint.Agent {
 		key = nil
 	}
 	return endpoint.Agent{ID: a.cfg.AgentID, Owner: a.cfg.Owner, Name: a.cfg.Name, Key: key, Turn: a, Taken: a.taken,
-		Queue: a.queue, RunQueued: a.runQueued, Waiting: a.waiting, Has: a.chats.Has}
+		Queue: a.queue, RunQueued: a.runQueued, Waiting: a.waiting, Has: a.chats.Has, TurnLimit: a.turnLimit}
 }
 
 // taken says whether thread holds a message from from already, for a
@@ -159,12 +168,17 @@ func (a *Agent) Turn(ctx context.Context, m endpoint.Message, onText func(string
 // turn runs m with tools (nil: every tool), narrowed again by a
 // subagent's list; queued is its inbox number (0: not queued).
 func (a *Agent) turn(ctx context.Context, m endpoint.Message, tools []string, queued int64, onText func(string)) (int64, error) {
+	// A refusal is logged once, by the endpoint, as the turn's failure.
+	// A subagent's start is checked before its conversation is opened:
+	// opening makes the folder, which would then count as kept.
+	if err := a.checkSubagentStart(m); err != nil {
+		return 0, err
+	}
 	conv, err := a.chats.Open(m.Thread, a.storeOptions())
 	if err != nil {
 		return 0, err
 	}
 	defer conv.Close()
-	// A refusal is logged once, by the endpoint, as the turn's failure.
 	sub, err := a.subagentScope(conv, m)
 	if err != nil {
 		return 0, err

@@ -21,5 +21,10 @@
 // subagent's conversation (task-<id>) is offered only the tools that
 // conversation keeps, on the model it keeps (subagent.go): kept at its
 // start, narrowed by any later list, never widened; one keeping none, or
-// a model outside the agent's own and [model] allow, runs no turn.
+// a model outside the agent's own and [model] allow, runs no turn, and a
+// start refused so is refused before its conversation's folder is made,
+// so nothing is kept that later messages would be taken into. A queued
+// message from others runs once (inbox.go; its check reads only the
+// events since its last look, ranindex.go), within the limit a turn of
+// others' message taken at once has (endpoint.OthersTurnLimit).
 package serve

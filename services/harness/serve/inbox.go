@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 
 	"lnk.dev/lnk/services/harness/endpoint"
 	"lnk.dev/lnk/services/harness/store"
@@ -22,10 +23,13 @@ func (a *Agent) queue(m endpoint.Message) error {
 // message's event carries its inbox number, and its done mark is on the
 // disk before the next runs. One whose event is in the conversation
 // already (a harness stopped between the turn and the mark) is marked,
-// not run again. A turn that failed is marked too (its failure logged,
-// as the endpoint logs any turn's); one cut by the harness stopping is
-// left for the next start.
+// not run again. Each turn runs at most a message from others' limit
+// (a.turnLimit), as one taken at once does. A turn that failed, or
+// passed its limit, is marked too (its failure logged, as the endpoint
+// logs any turn's), and the next runs; one cut by the harness stopping
+// is left for the next start.
 func (a *Agent) runQueued(ctx context.Context, thread string, ran func()) {
+	defer a.ran.prune(thread, func() ([]store.Queued, error) { return a.chats.Pending(thread) })
 	pending, err := a.chats.Pending(thread)
 	if err != nil {
 		a.logf("lnk-harness: agent %s: thread %s's inbox can't be read, so nothing in it runs: %v", a.cfg.Name, thread, err)
@@ -41,11 +45,16 @@ func (a *Agent) runQueued(ctx context.Context, thread string, ran func()) {
 			return
 		}
 		if !done {
-			_, err = a.turn(ctx, endpoint.Message{Thread: thread, Text: q.Text, From: q.From, Hops: q.Hops}, q.Tools, q.ID, nil)
-			if err != nil && ctx.Err() != nil {
+			tctx, cancel := context.WithTimeout(ctx, a.turnLimit)
+			_, err = a.turn(tctx, endpoint.Message{Thread: thread, Text: q.Text, From: q.From, Hops: q.Hops}, q.Tools, q.ID, nil)
+			over := errors.Is(tctx.Err(), context.DeadlineExceeded)
+			cancel()
+			switch {
+			case err != nil && ctx.Err() != nil:
 				return
-			}
-			if err != nil {
+			case err != nil && over:
+				a.logf("lnk-harness: agent %s: thread %s: the turn of queued message %d from %s failed: %s: %v", a.cfg.Name, thread, q.ID, q.From, endpoint.TurnPastLimit(a.turnLimit), err)
+			case err != nil:
 				a.logf("lnk-harness: agent %s: thread %s: the turn of queued message %d from %s failed: %v", a.cfg.Name, thread, q.ID, q.From, err)
 			}
 		}
@@ -58,23 +67,15 @@ func (a *Agent) runQueued(ctx context.Context, thread string, ran func()) {
 }
 
 // queuedRan says whether thread's conversation holds queued message id's
-// event already.
+// event already, reading only what was written since its last look
+// (ranIndex).
 func (a *Agent) queuedRan(thread string, id int64) (bool, error) {
 	conv, err := a.chats.Open(thread, a.storeOptions())
 	if err != nil {
 		return false, err
 	}
 	defer conv.Close()
-	evs, err := conv.Events()
-	if err != nil {
-		return false, err
-	}
-	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].Kind == store.KindMessage && evs[i].Queued == id {
-			return true, nil
-		}
-	}
-	return false, nil
+	return a.ran.holds(conv, thread, id)
 }
 
 // waiting is each conversation's count of queued messages not yet run;

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -70,6 +71,12 @@ const hookThread, hookFrom = "webhook:ci", "stranger:webhook:ci"
 // the test ends or stop is called.
 func inboxHarness(t *testing.T, dir string, g *gate) (c *config.Config, cl *endpoint.Client, stop func()) {
 	t.Helper()
+	return inboxHarnessWith(t, dir, g, Options{})
+}
+
+// inboxHarnessWith is inboxHarness with o's options.
+func inboxHarnessWith(t *testing.T, dir string, g *gate, o Options) (c *config.Config, cl *endpoint.Client, stop func()) {
+	t.Helper()
 	srv := httptest.NewServer(builtin.Handler(builtin.Options{}))
 	t.Cleanup(srv.Close)
 	m, err := model.New(model.Endpoint{Format: "openai", BaseURL: srv.URL + "/v1", Key: "placeholder", Model: builtin.ModelName})
@@ -88,7 +95,7 @@ func inboxHarness(t *testing.T, dir string, g *gate) (c *config.Config, cl *endp
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		errc <- runWith(ctx, []*config.Config{c}, "", Options{}, func(*config.Config) model.Client { return g })
+		errc <- runWith(ctx, []*config.Config{c}, "", o, func(*config.Config) model.Client { return g })
 	}()
 	var once sync.Once
 	stop = func() {
@@ -396,4 +403,94 @@ func TestAnUnreadableInboxRefuses(t *testing.T) {
 	if _, err := cl.SendMessage(context.Background(), endpoint.Message{Thread: "webhook:other", Text: "beside it", From: "stranger:webhook:other"}, nil, nil); err != nil {
 		t.Fatalf("the positive control: %v", err)
 	}
+}
+
+// TestAQueuedTurnPastItsLimitEnds: a queued message's turn gets the
+// limit a message from others' turn taken at once has (Options.TurnLimit
+// here, endpoint.OthersTurnLimit when 0): one held by the model past it
+// is ended, its error said in the log once with the limit, marked done,
+// never run again, and the next queued message still runs and is
+// answered. The first turn, let go within its limit, is answered (the
+// positive control). Ordering by channels; the limit is what ends the
+// held turn, nothing here measures it.
+func TestAQueuedTurnPastItsLimitEnds(t *testing.T) {
+	dir := agentDir(t, "words")
+	g := &gate{entered: make(chan struct{}, 1), release: make(chan struct{}, 1)}
+	var mu sync.Mutex
+	var logged strings.Builder
+	logf := func(f string, a ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		logged.WriteString(strings.TrimSpace(fmt.Sprintf(f, a...)) + "\n")
+	}
+	const limit = 5 * time.Second
+	_, cl, _ := inboxHarnessWith(t, dir, g, Options{TurnLimit: limit, Logf: logf})
+	first := make(chan error, 1)
+	go func() { _, err := send(t, cl, "HOLD one", nil); first <- err }()
+	<-g.entered
+	for _, text := range []string{"HOLD two", "three"} {
+		if _, err := send(t, cl, text, nil); err != nil {
+			t.Fatalf("%q, queued: %v", text, err)
+		}
+	}
+	g.release <- struct{}{} // the first turn goes on; the queued one is held past its limit
+	if err := <-first; err != nil {
+		t.Fatalf("the first turn: %v", err)
+	}
+	<-g.entered
+	var evs []store.Event
+	var err error
+	for end := time.Now().Add(10 * limit); ; time.Sleep(50 * time.Millisecond) {
+		evs, err = events(t, dir)
+		if n := len(evs); err == nil && n > 0 && evs[n-1].Kind == store.KindAnswer && g.times("three") > 0 || time.Now().After(end) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("the conversation stayed in the held turn: %v", err)
+	}
+	var kinds []string
+	for _, e := range evs {
+		kinds = append(kinds, e.Kind+":"+e.Text)
+	}
+	got := strings.Join(kinds, "|")
+	if !strings.HasPrefix(got, "message:HOLD one|answer:") || !strings.Contains(got, "|message:HOLD two|message:three|answer:") {
+		t.Fatalf("the conversation: %s", got)
+	}
+	mu.Lock()
+	log := logged.String()
+	mu.Unlock()
+	if strings.Count(log, endpoint.TurnPastLimit(limit)) != 1 || !strings.Contains(log, "from "+hookFrom) {
+		t.Fatalf("the log:\n%s", log)
+	}
+	for end := time.Now().Add(30 * time.Second); len(pending(t, dir)) > 0 && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+	}
+	if p := pending(t, dir); len(p) != 0 {
+		t.Fatalf("left in the inbox: %+v", p)
+	}
+	if g.times("HOLD two") != 1 || g.times("three") != 1 {
+		t.Fatalf("HOLD two asked %d times, three %d", g.times("HOLD two"), g.times("three"))
+	}
+}
+
+// events is the stranger's conversation's events, read anew; an error
+// while a turn holds it (its writer's lock) past a second.
+func events(t *testing.T, dir string) ([]store.Event, error) {
+	t.Helper()
+	f, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ch, err := store.OpenChats(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	v, err := ch.Open(hookThread, store.Options{LockWait: time.Second})
+	if err != nil {
+		return nil, err
+	}
+	defer v.Close()
+	return v.Events()
 }

@@ -14,6 +14,37 @@ import (
 // isSubagent reports whether thread is a subagent's conversation.
 func isSubagent(thread string) bool { return strings.HasPrefix(thread, "task-") }
 
+// checkSubagentStart refuses, before anything is opened or made, a turn
+// subagentScope would refuse in a subagent's conversation not kept yet:
+// a message that brings no tool list, a model neither the agent's own
+// nor one [model] allow names, a model whose client can't be made. Its
+// conversation's folder is made only for a start that runs, so a refused
+// start leaves nothing that counts as kept (endpoint: a later message
+// into it is refused as no-conversation). A list for any other
+// conversation is refused here too. What can't be looked at refuses.
+func (a *Agent) checkSubagentStart(m endpoint.Message) error {
+	if !isSubagent(m.Thread) {
+		if m.Subagent != nil {
+			return errors.New("a subagent's tool list comes only with its own conversation (task-<id>)")
+		}
+		return nil
+	}
+	kept, err := a.chats.Has(m.Thread)
+	switch {
+	case err != nil:
+		return fmt.Errorf("whether the subagent's conversation is kept can't be read, so its turn doesn't run: %w", err)
+	case kept:
+		return nil // its kept list and model are read once it is open
+	case m.Subagent == nil:
+		return fmt.Errorf("conversation %s keeps no subagent's tool list: a subagent's conversation starts only with one", m.Thread)
+	}
+	if err := a.checkSubagentModel(m.Subagent.Model); err != nil {
+		return err
+	}
+	_, err = a.runnerFor(m.Subagent.Model)
+	return err
+}
+
 // subagentScope is what a turn in a subagent's conversation (task-<id>)
 // may use: the tool list and model the conversation keeps. Its first
 // message (the subagent's start, from the way in) brings them, and they

@@ -3,13 +3,16 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"lnk.dev/lnk/internal/conversation"
 	"lnk.dev/lnk/services/harness/builtin"
 	"lnk.dev/lnk/services/harness/config"
 	"lnk.dev/lnk/services/harness/endpoint"
@@ -159,5 +162,66 @@ func TestSubagentRefusals(t *testing.T) {
 	again.Subagent = &endpoint.Subagent{Tools: []string{"file-" + id}, Model: builtin.ModelName}
 	if _, err := a.Turn(ctx, again, nil); err == nil || !strings.Contains(err.Error(), "runs on the model it was started with (other-model)") {
 		t.Fatalf("a second model: %v", err)
+	}
+}
+
+// TestARefusedStartMakesNothing: through the real endpoint, store and
+// built-in model, a subagent's start on a model the agent doesn't allow
+// is refused and leaves no chats/task-<id> folder, so a later message
+// into task-<id> (a schedule's firing there) is refused as no
+// conversation (404, conversation.ErrMissing), never taken into an empty
+// one; so is a message that brings no list. The positive control: an
+// allowed start makes the conversation and keeps its list, and the
+// same later message into it is answered.
+func TestARefusedStartMakesNothing(t *testing.T) {
+	dir := agentDir(t, "words")
+	g := &gate{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	_, cl, _ := inboxHarness(t, dir, g)
+	ctx := context.Background()
+	start := func(thread, model string) error {
+		for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			_, err := cl.SendMessage(ctx, endpoint.Message{Thread: thread, From: thread, Text: "look", Hops: 1,
+				Subagent: &endpoint.Subagent{Tools: []string{}, Model: model}}, nil, nil)
+			if !errors.Is(err, endpoint.ErrNotAnswering) || time.Now().After(end) {
+				return err
+			}
+		}
+	}
+	later := func(thread string) error {
+		_, err := cl.SendMessage(ctx, endpoint.Message{Thread: thread, From: "schedule:0123456789abcdef", Text: "tick", Hops: 2}, nil, nil)
+		return err
+	}
+	var te *endpoint.TurnError
+	if err := start("task-ee", "gpt-9"); !errors.As(err, &te) || !strings.Contains(err.Error(), "neither the agent's own nor one its [model] allow names") {
+		t.Fatalf("a start on a model not allowed: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "chats", "task-ee")); !os.IsNotExist(err) {
+		t.Fatalf("the refused start left chats/task-ee: %v", err)
+	}
+	for _, th := range []string{"task-ee", "task-ff"} {
+		err := later(th)
+		var re *endpoint.RefusedError
+		if !errors.Is(err, conversation.ErrMissing) || !errors.As(err, &re) || re.Status != 404 {
+			t.Fatalf("a message into %s, never started: %v", th, err)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "chats", th)); !os.IsNotExist(err) {
+			t.Fatalf("the refused message made chats/%s: %v", th, err)
+		}
+	}
+	if g.times("look") != 0 || g.times("tick") != 0 {
+		t.Fatal("a refused message reached the model")
+	}
+
+	if err := start("task-ee", ""); err != nil {
+		t.Fatalf("the allowed start: %v", err)
+	}
+	if k := kept(t, dir, "task-ee"); k.Tools == nil || len(k.Tools) != 0 || k.Model != "" {
+		t.Fatalf("the allowed start kept %+v", k)
+	}
+	if err := later("task-ee"); err != nil {
+		t.Fatalf("a message into the started subagent's conversation: %v", err)
+	}
+	if g.times("tick") != 1 {
+		t.Fatalf("the later message reached the model %d times", g.times("tick"))
 	}
 }

@@ -80,6 +80,17 @@
 // keys, a done mark of nothing, an id twice); a torn last line is cut
 // off as the log's is.
 //
+// # Deleting a conversation
+//
+// [Chats.Delete] removes one: refused while a writer holds its log
+// (tried without waiting) and, unless the agent is stopped, while its
+// inbox holds a message or can't be read. Holding the log's lock, it
+// renames the folder to .~deleting~<thread> (no name [CheckThread]
+// takes, so never listed or opened; hidden from memory's walk), then
+// removes it through internal/ownerfile's RemoveAll, never following a
+// link; a link in the thread's place is removed as itself. What a
+// delete cut short left aside is removed by the next.
+//
 // # conversation.md
 //
 // The owner's messages are headed "You", the agent's answers with the

@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/conversation"
+	"lnk.dev/lnk/internal/ownerfile"
+	"lnk.dev/lnk/services/agentlife"
+	"lnk.dev/lnk/services/harness/store"
+	"lnk.dev/lnk/services/scheduler"
+)
+
+// lnk agent chats list|delete NAME: the conversations Link Harness keeps
+// in the agent's own folder (Agent/chats/<thread>, services/harness/store),
+// beside lnk agent send and chat, which talk in them. A delete removes
+// one of the owner's own (never main, which the next message makes
+// again, nor a stranger's, a teammate's or a subagent's), through the
+// store's Delete: never following a link, refused while a turn runs in
+// it or, while the agent runs, messages wait in its inbox. Scheduled jobs
+// into it are left to the scheduler, which removes a job into a deleted
+// conversation at its next firing (services/scheduler, fire.go).
+
+func init() {
+	register("agent", func() *cobra.Command {
+		return &cobra.Command{Use: "chats", Short: "The agent's conversations with its owner and others: list them, delete one of the owner's",
+			Args: cobra.NoArgs, RunE: func(c *cobra.Command, _ []string) error { return c.Help() }}
+	})
+	register("agent chats", func() *cobra.Command {
+		var asJSON bool
+		c := &cobra.Command{
+			Use:               "list NAME",
+			Short:             "List the conversations Link Harness keeps for the agent (its Agent/chats)",
+			Args:              cobra.ExactArgs(1),
+			ValidArgsFunction: completeAgents,
+			RunE: func(c *cobra.Command, args []string) error {
+				_, a, err := loadAgent(args[0])
+				if err != nil {
+					return err
+				}
+				chats, err := openChats(a)
+				if err != nil {
+					return auditRefusal("agent chats list", a.Name, err)
+				}
+				defer chats.Close()
+				threads, err := chats.List()
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					if threads == nil {
+						threads = []string{}
+					}
+					return writeJSON(c.OutOrStdout(), threads)
+				}
+				for _, t := range threads {
+					fmt.Fprintln(c.OutOrStdout(), t)
+				}
+				return nil
+			},
+		}
+		c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+		return c
+	})
+	register("agent chats", func() *cobra.Command {
+		var thread string
+		var yes bool
+		c := &cobra.Command{
+			Use:   "delete NAME --thread T [--yes]",
+			Short: "Delete the owner's conversation T with the agent, for good (asked first on a terminal unless --yes)",
+			Long: `Removes the conversation T Link Harness keeps for the agent
+(~/Link/Agents/NAME/Agent/chats/T), for good: it is not kept in History.
+Only the owner's own conversations are deleted, never main (the next
+message or job into main makes it again), nor a stranger's, a teammate's
+or a subagent's. Refused while a turn runs in it and, while the agent
+runs, while messages from others wait in its inbox (lnk agent stop NAME
+first deletes them with it). A link in its place is removed as itself,
+never followed. Scheduled jobs into it are removed by the scheduler at
+their next firing, which it refuses. On a terminal it asks first; else
+--yes is needed.`,
+			Example:           "  lnk agent chats list main\n  lnk agent chats delete main --thread garden",
+			Args:              cobra.ExactArgs(1),
+			ValidArgsFunction: completeAgents,
+			RunE: func(c *cobra.Command, args []string) error {
+				return deleteChat(c, args[0], thread, yes)
+			},
+		}
+		c.Flags().StringVar(&thread, "thread", "", "the conversation to delete (lnk agent chats list NAME shows them)")
+		c.Flags().BoolVar(&yes, "yes", false, "delete without asking")
+		return c
+	})
+}
+
+// deleteChat is lnk agent chats delete.
+func deleteChat(c *cobra.Command, name, thread string, yes bool) error {
+	self := "lnk agent chats delete " + name + " --thread " + thread
+	if !c.Flags().Changed("thread") {
+		return Usage("--thread names the conversation to delete, and none is named", "lnk agent chats list "+name+" shows its conversations")
+	}
+	if err := store.CheckThread(thread); err != nil {
+		return Usage(fmt.Sprintf("--thread %q: %v", thread, err), "lnk agent chats list "+name+" shows its conversations")
+	}
+	home, a, err := loadAgent(name)
+	if err != nil {
+		return err
+	}
+	if thread == conversation.Main {
+		return auditRefusal("agent chats delete", a.Name, Refused(errors.New("conversation main is the owner's own, always there: the next message or scheduled job into it would make it again, so it is never deleted"),
+			"lnk agent send "+a.Name+" --new --thread T MESSAGE starts another conversation"))
+	}
+	if why := conversation.NotOwners(thread); why != "" {
+		return auditRefusal("agent chats delete", a.Name, Refused(fmt.Errorf("conversation %s: %s; only the owner's own conversations are deleted", thread, why),
+			"lnk agent chats list "+a.Name+" shows its conversations"))
+	}
+	chats, err := openChats(a)
+	if err != nil {
+		return auditRefusal("agent chats delete", a.Name, err)
+	}
+	defer chats.Close()
+	// A link or a file in its place is no error here: the delete
+	// removes it as itself.
+	if kept, err := chats.Has(thread); err == nil && !kept {
+		return Fail(ExitMissing, fmt.Errorf("agent %s keeps no conversation %s", a.Name, thread), "lnk agent chats list "+a.Name+" shows its conversations")
+	}
+	if !yes {
+		if err := confirm(c, fmt.Sprintf("delete agent %s's conversation %s for good (it is not kept in History)? [y/N] ", a.Name, thread), self+" --yes"); err != nil {
+			return err
+		}
+	}
+	// What can't be read of its status counts as running: then its
+	// inbox must be empty.
+	st, err := agentlife.ReadStatus(home, a)
+	stopped := err == nil && !st.Running
+	link, err := chats.Delete(thread, stopped)
+	switch {
+	case errors.Is(err, store.ErrNotKept):
+		return Fail(ExitMissing, fmt.Errorf("agent %s keeps no conversation %s", a.Name, thread), "lnk agent chats list "+a.Name+" shows its conversations")
+	case errors.Is(err, store.ErrTurnRunning):
+		return auditRefusal("agent chats delete", a.Name, Refused(err, "wait for the turn to end, then "+self, "lnk agent stop "+a.Name+" ends it"))
+	case errors.Is(err, store.ErrQueued):
+		return auditRefusal("agent chats delete", a.Name, Refused(err, "wait for them to run, then "+self, "lnk agent stop "+a.Name+" first deletes them with it"))
+	case errors.Is(err, ownerfile.ErrLink), errors.Is(err, ownerfile.ErrNotOwners):
+		return auditRefusal("agent chats delete", a.Name, Refused(err, "lnk agent stop "+a.Name+", then "+self+" removes it as it is"))
+	case err != nil && !stopped:
+		return auditRefusal("agent chats delete", a.Name, Refused(err, "lnk agent stop "+a.Name+", then "+self))
+	case err != nil:
+		return err
+	}
+	out := c.OutOrStdout()
+	if link {
+		fmt.Fprintf(out, "chats/%s of agent %s was a link or a file, not a conversation: removed as itself (what it pointed at is untouched)\n", thread, a.Name)
+		return nil
+	}
+	fmt.Fprintf(out, "deleted agent %s's conversation %s\n", a.Name, thread)
+	if n, err := jobsInto(home, a.Name, thread); err != nil {
+		fmt.Fprintf(c.ErrOrStderr(), "lnk: its scheduled jobs can't be read (%v): any into it is removed at its next firing\n", err)
+	} else if n > 0 {
+		fmt.Fprintf(out, "%d scheduled job(s) into it: each is removed at its next firing, which is refused, unless a conversation %s is started again before then\n", n, thread)
+	}
+	return nil
+}
+
+// openChats opens agent a's Agent/ folder, through no link, the owner's
+// and 0700, and its chats/ in it.
+func openChats(a *caps.Agent) (*store.Chats, error) {
+	l := caps.Layout{Home: os.Getenv("HOME")}
+	fd, err := ownerfile.OpenPath(l.OwnDir(a.Name), unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return nil, Refused(fmt.Errorf("agent %s's own folder: %w", a.Name, err), "lnk agent show "+a.Name+" shows the agent")
+	}
+	dir := os.NewFile(uintptr(fd), l.OwnDir(a.Name))
+	defer dir.Close()
+	if err := ownerfile.Check(fd, ownerfile.PrivateDir); err != nil {
+		return nil, Refused(fmt.Errorf("agent %s's own folder: %w", a.Name, err), "chmod 700 "+l.OwnDir(a.Name))
+	}
+	chats, err := store.OpenChats(dir)
+	if err != nil {
+		return nil, Refused(err, "lnk agent show "+a.Name+" shows the agent")
+	}
+	return chats, nil
+}
+
+// jobsInto counts agent name's scheduled jobs whose conversation is
+// thread.
+func jobsInto(home, name, thread string) (int, error) {
+	s, err := scheduler.OpenStore(home, name)
+	if err != nil {
+		return 0, err
+	}
+	defer s.Close()
+	jobs, err := s.List()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, j := range jobs {
+		if j.Thread == thread {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// confirm asks question on stderr and reads the answer from stdin, which
+// must be a terminal: anything but y or yes keeps what was to go. With
+// no terminal to ask on, it refuses; yesCmd says how to go on without
+// asking.
+func confirm(c *cobra.Command, question, yesCmd string) error {
+	f, ok := c.InOrStdin().(*os.File)
+	if !ok || !isTerminal(f) {
+		return Usage("this asks before it deletes, and stdin is not a terminal to ask on", yesCmd+" deletes without asking")
+	}
+	fmt.Fprint(c.ErrOrStderr(), question)
+	line, err := bufio.NewReader(io.LimitReader(f, 256)).ReadString('\n')
+	if err != nil && line == "" {
+		fmt.Fprintln(c.ErrOrStderr())
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return nil
+	}
+	return Fail(ExitFailure, errors.New("not confirmed: nothing was deleted"), yesCmd+" deletes without asking")
+}

@@ -94,10 +94,10 @@ func RemoveMovedNote(home, id string) error {
 	return ownerfile.SyncDir(int(d.Fd()))
 }
 
-// TakeMovedNote ends agent id's note, as RemoveMovedNote does, and
-// returns what writes it back as it was, for a receive whose placing is
-// undone. With no note, it ends nothing and its restore does nothing.
-func TakeMovedNote(home, id string) (func() error, error) {
+// ReadMovedNote returns agent id's note as written, nil when there is
+// none: what a receive journals before it ends the note. A note not one
+// Link wrote for id is refused.
+func ReadMovedNote(home, id string) ([]byte, error) {
 	if !isID(id) {
 		return nil, at(ErrAgentFile, quote(id))
 	}
@@ -108,20 +108,40 @@ func TakeMovedNote(home, id string) (func() error, error) {
 	defer d.Close()
 	b, err := ownerfile.ReadFile(int(d.Fd()), id+".toml", ownerfile.Private, 64<<10)
 	if errors.Is(err, unix.ENOENT) {
-		return func() error { return nil }, nil
+		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading ~/.lnk/moved/%s.toml: %w", id, err)
 	}
-	if err := RemoveMovedNote(home, id); err != nil {
+	if err := CheckMovedNote(b, id); err != nil {
 		return nil, err
 	}
-	return func() error {
-		d, err := ownerdir.Open(home, ".lnk", "moved")
-		if err != nil {
-			return err
-		}
-		defer d.Close()
-		return ownerfile.WriteAtomic(int(d.Fd()), id+".toml", b, ownerfile.Write{})
-	}, nil
+	return b, nil
+}
+
+// CheckMovedNote refuses b unless it is a moved note of agent id.
+func CheckMovedNote(b []byte, id string) error {
+	var m Moved
+	if _, err := toml.Decode(string(b), &m); err != nil || m.ID != id || len(b) == 0 || len(b) > 64<<10 {
+		return at(ErrAgentFile, "~/.lnk/moved/"+quote(id)+".toml is not a note Link wrote")
+	}
+	return nil
+}
+
+// PutMovedNoteBack writes b back as agent id's note, for a receive
+// undone, unless a note is there: writing it back twice changes nothing.
+func PutMovedNoteBack(home, id string, b []byte) error {
+	if err := CheckMovedNote(b, id); err != nil {
+		return err
+	}
+	d, err := ownerdir.Open(home, ".lnk", "moved")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	err = ownerfile.WriteAtomic(int(d.Fd()), id+".toml", b, ownerfile.Write{NoReplace: true})
+	if errors.Is(err, unix.EEXIST) {
+		return nil
+	}
+	return err
 }

@@ -174,6 +174,11 @@ func stoppedForBackup(home string, a *caps.Agent, anyway bool, errw io.Writer) e
 // backupErr gives a backup's or restore's error its exit code and hint.
 func backupErr(err error, name string) error {
 	var ex *ExitError
+	// First: a placing journal that is a link is the journal's refusal,
+	// not the backup's.
+	if perr := placingErr(err, name); perr != nil {
+		return perr
+	}
 	switch {
 	case errors.As(err, &ex):
 		return err

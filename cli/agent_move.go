@@ -123,7 +123,8 @@ func init() {
 				defer stop()
 				home := os.Getenv("HOME")
 				r := &move.Receive{Home: home, Key: key,
-					Note: func(n string) { fmt.Fprintln(c.ErrOrStderr(), "lnk: "+textLine(n)) }}
+					Note:    func(n string) { fmt.Fprintln(c.ErrOrStderr(), "lnk: "+textLine(n)) },
+					Stopped: func(name string) error { return stoppedForUndo(home, name) }}
 				if start {
 					r.Answer = func(got *move.Received) error { return answerHere(c, home, got) }
 				}
@@ -157,7 +158,7 @@ func init() {
 func answerHere(c *cobra.Command, home string, got *move.Received) error {
 	out := c.OutOrStdout()
 	c.SetOut(c.ErrOrStderr())
-	err := startAgent(c, got.Name, nil, startFlags{})
+	err := startAgent(c, got.Name, nil, startFlags{answering: true})
 	c.SetOut(out)
 	a, lerr := caps.LoadAgent(home, got.Name)
 	if lerr != nil {
@@ -259,6 +260,9 @@ func moveErr(err error, name string) error {
 	}
 	if errors.Is(err, move.ErrBusy) {
 		return Refused(err, "wait for the other move to end; lnk agent status "+name+" shows the agent")
+	}
+	if perr := placingErr(err, name); perr != nil {
+		return perr
 	}
 	if errors.Is(err, caps.ErrDuplicateID) || errors.Is(err, caps.ErrMovedAway) {
 		return Refused(err, "lnk agent list shows the agents here by name and ID")

@@ -45,6 +45,9 @@ type startFlags struct {
 	yes      bool
 	model    string // --model: Link Harness's (agent_start_model.go)
 	fallback string // --fallback: its fallback (agent_start_model.go)
+	// answering: started by the receive placing it (receive --start's
+	// answer), whose placing journal is its own, under way.
+	answering bool
 }
 
 func newAgentStart() *cobra.Command {
@@ -128,6 +131,35 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 	a, err := caps.LoadAgent(home, name)
 	if err != nil {
 		return agentErr(err, name)
+	}
+	// A receive or restore of it that a kill cut short while it put
+	// things in place is undone first (services/move's journal); one
+	// under way (its lock held: a receive --start asking it to answer) is
+	// its own.
+	rec, err := move.Recover(home, a.ID, func(n string) error { return stoppedForUndo(home, n) })
+	if errors.Is(err, move.ErrBusy) && !f.answering {
+		// A move, backup or restore of it runs: one placing it now (its
+		// journal there) is not started half placed.
+		if left, lerr := move.PlacingLeft(home, a.ID); lerr != nil || left {
+			err = errors.Join(err, lerr)
+		} else {
+			err = nil
+		}
+	} else if errors.Is(err, move.ErrBusy) {
+		err = nil
+	}
+	if err != nil {
+		if perr := placingErr(err, name); perr != nil {
+			err = perr
+		} else if errors.Is(err, move.ErrBusy) {
+			err = Refused(fmt.Errorf("agent %s is being put in place by a receive or restore under way", name), "wait for it to end; lnk agent status "+name+" shows it")
+		}
+		return auditRefusal("agent start", name, agentErr(err, name))
+	} else if rec != nil {
+		fmt.Fprintln(c.ErrOrStderr(), "lnk: "+textLine(rec.String()))
+		if a, err = caps.LoadAgent(home, name); err != nil {
+			return agentErr(err, name)
+		}
 	}
 	// One place at a time: an agent that moved away runs where it went.
 	if err := caps.CheckNotMoved(home, a); err != nil {

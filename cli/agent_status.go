@@ -14,6 +14,7 @@ import (
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/textsafe"
 	"lnk.dev/lnk/services/agentlife"
+	"lnk.dev/lnk/services/move"
 )
 
 // lnk agent stop|status NAME.
@@ -131,6 +132,11 @@ type agentStatus struct {
 	Enforces   []caps.Line       `json:"enforces"`
 	Background []map[string]any  `json:"background"`
 	Record     *agentlife.Record `json:"record,omitempty"`
+	// PlacingLeft: a receive or restore of the agent put things in place
+	// and has not ended (its journal is there, ~/.lnk/moving): cut short
+	// by a kill and not undone yet (lnk agent start undoes it first), or
+	// under way.
+	PlacingLeft bool `json:"placing_left,omitempty"`
 }
 
 func printStatus(c *cobra.Command, home string, a *caps.Agent, asJSON bool) error {
@@ -140,6 +146,9 @@ func printStatus(c *cobra.Command, home string, a *caps.Agent, asJSON bool) erro
 	}
 	s := agentStatus{Agent: a.Name, ID: a.ID, Running: st.Running, Sandbox: !a.NoSandbox, Ports: a.Ports,
 		Background: st.Background, Enforces: []caps.Line{}, Record: st.Record}
+	if s.PlacingLeft, err = move.PlacingLeft(home, a.ID); err != nil {
+		return fmt.Errorf("agent %s's placing journal (~/.lnk/moving): %w", a.Name, err)
+	}
 	if _, err := a.SandboxOff(home); errors.Is(err, caps.ErrNoSandboxRefused) {
 		s.SandboxRefused = err.Error()
 	} else if err != nil {
@@ -183,6 +192,12 @@ func printStatus(c *cobra.Command, home string, a *caps.Agent, asJSON bool) erro
 		fmt.Fprintf(w, "running   its supervisor runs (pid %d, %s); the harness is %s\n", s.Supervisor, s.Mode, st.Record.State)
 	default:
 		fmt.Fprintf(w, "running   no\n")
+	}
+	if s.PlacingLeft {
+		// The journal is there from a placing's first step to its end:
+		// one under way shows too, so both are named.
+		fmt.Fprintf(w, "placing   CUT SHORT, or under way: a receive or restore put things in place and has not ended (~/.lnk/moving/%s.placing),\n"+
+			"          so the agent may be part old, part new; if none runs, lnk agent start %s undoes it first (lnk agent restore %s too)\n", a.ID, a.Name, a.Name)
 	}
 	switch {
 	case a.NoSandbox:

@@ -50,7 +50,11 @@
 // note's end are recorded,
 // and a failure at any of them, or an agent that does not answer once in
 // place (Receive.Answer), undoes them in reverse, an agent new here
-// removed; the agent here is as it was, or whole as it came.
+// removed; the agent here is as it was, or whole as it came. Each step is
+// first written to the placing journal, ~/.lnk/moving/<agent id>.placing
+// (journal.go), and fsynced, so a placing a kill (SIGKILL, a power cut)
+// cut short is undone by the next receive, restore or start of the agent
+// ([Recover]) before anything else.
 //
 // # Backups and restores
 //

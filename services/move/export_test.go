@@ -37,3 +37,9 @@ func SetAsideCopied(f func(path string)) func() {
 	asideCopied = f
 	return func() { asideCopied = old }
 }
+
+// ParseJournalForTest reads a placing journal back as a recovery does.
+func ParseJournalForTest(b []byte) error {
+	_, err := parseJournal(b)
+	return err
+}

@@ -14,34 +14,34 @@ import (
 // incoming files overwrite, nothing there is deleted. Each name is moved
 // from the folder holding it, opened through no link: a link there in a
 // folder's place is replaced, never written through.
-func (p *placing) mergeFiles(stage, agent int, note func(string)) error {
-	src, err := ownerfile.OpenDir(stage, "files", unix.O_RDONLY)
+func (p *placing) mergeFiles(stage, agent folder, note func(string)) error {
+	src, err := ownerfile.OpenDir(stage.fd, "files", unix.O_RDONLY)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(src)
-	dst, err := ownerfile.OpenDir(agent, "Home", unix.O_PATH)
+	dst, err := ownerfile.OpenDir(agent.fd, "Home", unix.O_PATH)
 	if err != nil {
 		return fmt.Errorf("opening the agent's files folder: %w", err)
 	}
 	defer unix.Close(dst)
-	return p.mergeDir(src, dst, "files", 0, note)
+	return p.mergeDir(folder{src, stage.rel + "/files"}, folder{dst, agent.rel + "/Home"}, "files", 0, note)
 }
 
-func (p *placing) mergeDir(src, dst int, path string, depth int, note func(string)) error {
+func (p *placing) mergeDir(src, dst folder, path string, depth int, note func(string)) error {
 	if depth > moveentry.MaxDepth {
 		return fmt.Errorf("%w: %s", moveentry.ErrDepth, path)
 	}
-	names, err := readNames(src)
+	names, err := readNames(src.fd)
 	if err != nil {
 		return err
 	}
 	for _, n := range names {
 		var s, d unix.Stat_t
-		if err := unix.Fstatat(src, n, &s, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if err := unix.Fstatat(src.fd, n, &s, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return err
 		}
-		derr := unix.Fstatat(dst, n, &d, unix.AT_SYMLINK_NOFOLLOW)
+		derr := unix.Fstatat(dst.fd, n, &d, unix.AT_SYMLINK_NOFOLLOW)
 		switch {
 		case derr != nil && !errors.Is(derr, unix.ENOENT):
 			return derr
@@ -64,13 +64,13 @@ func (p *placing) mergeDir(src, dst int, path string, depth int, note func(strin
 	return nil
 }
 
-func (p *placing) mergeSub(src, dst int, n, path string, depth int, note func(string)) error {
-	s, err := ownerfile.Open(src, n, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+func (p *placing) mergeSub(src, dst folder, n, path string, depth int, note func(string)) error {
+	s, err := ownerfile.Open(src.fd, n, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(s)
-	d, err := ownerfile.Open(dst, n, unix.O_PATH|unix.O_DIRECTORY, 0)
+	d, err := ownerfile.Open(dst.fd, n, unix.O_PATH|unix.O_DIRECTORY, 0)
 	if errors.Is(err, ownerfile.ErrLink) || errors.Is(err, unix.ENOTDIR) {
 		// Swapped for a link or a file meanwhile: replaced, not entered.
 		return p.rename(src, n, dst, n, unix.RENAME_EXCHANGE)
@@ -79,5 +79,5 @@ func (p *placing) mergeSub(src, dst int, n, path string, depth int, note func(st
 		return err
 	}
 	defer unix.Close(d)
-	return p.mergeDir(s, d, path, depth+1, note)
+	return p.mergeDir(folder{s, src.rel + "/" + n}, folder{d, dst.rel + "/" + n}, path, depth+1, note)
 }

@@ -42,10 +42,10 @@ func (r *Receive) place(home string, st *staging, set *moveentry.Settings, got *
 		return err
 	}
 	defer clear(conf)
-	var made func() error // undoes the agent's making, when new here
+	head := journalHead{Kind: "receive", ID: got.ID, Name: got.Name, Staging: st.rel, New: got.New}
+	var spec []byte
 	if got.New {
-		spec, allow, err := narrowGrants(set.Sandbox)
-		if err != nil {
+		if spec, got.Allow, err = narrowGrants(set.Sandbox); err != nil {
 			return err
 		}
 		// A bucket whose endpoint is this machine or its network is
@@ -64,17 +64,9 @@ func (r *Receive) place(home string, st *staging, set *moveentry.Settings, got *
 				defer clear(conf)
 			}
 		}
-		if made, err = newAgentUndo(home, got.Name); err != nil {
+		if head.SettingsNew, err = settingsNew(home, got.Name); err != nil {
 			return err
 		}
-		_, left, err := caps.AdoptAgent(home, &in, spec)
-		if err != nil {
-			return err
-		}
-		for _, l := range left {
-			r.Note("left out of agent.toml: " + l)
-		}
-		got.Allow = allow
 	} else {
 		r.Note("agent " + got.Name + " keeps the settings and grants it has here; the stream's are not used")
 		if conf != nil {
@@ -82,26 +74,36 @@ func (r *Receive) place(home string, st *staging, set *moveentry.Settings, got *
 			conf = nil // cleared by the defer above
 		}
 	}
-	p := newPlacing()
+	// Journaled before the agent is made: a kill from here on is undone.
+	p, err := newPlacing(home, head, st)
+	if err != nil {
+		return err
+	}
+	if got.New {
+		_, left, err := caps.AdoptAgent(home, &in, spec)
+		if err != nil {
+			got.Allow = nil
+			return p.undo(err)
+		}
+		for _, l := range left {
+			r.Note("left out of agent.toml: " + l)
+		}
+	}
 	err = r.placeAll(p, home, st, sec, conf, got)
-	if err == nil && r.Answer != nil {
-		// Still undoable: the agent must answer here first.
-		if aerr := r.Answer(got); aerr != nil {
-			err = fmt.Errorf("%w: %w", ErrNoAnswer, aerr)
+	if err == nil {
+		p.placed()
+		if r.Answer != nil {
+			// Still undoable: the agent must answer here first.
+			if aerr := r.Answer(got); aerr != nil {
+				err = fmt.Errorf("%w: %w", ErrNoAnswer, aerr)
+			}
 		}
 	}
 	if err != nil {
-		err = p.undo(err)
-		if made != nil {
-			if uerr := made(); uerr != nil {
-				err = fmt.Errorf("%w; removing agent %s made for it failed: %w", err, got.Name, uerr)
-			}
-		}
 		got.Placed = nil
-		return err
+		return p.undo(err)
 	}
-	p.close()
-	return nil
+	return p.end()
 }
 
 // placeAll puts the staging folder's areas in place, each rename, the
@@ -126,6 +128,7 @@ func (r *Receive) placeAll(p *placing, home string, st *staging, sec *secrets.Fi
 		return fmt.Errorf("opening agent %s's own folder: %w", a.Name, err)
 	}
 	defer unix.Close(own)
+	af, of, sf := folder{agent, a.Name}, folder{own, a.Name + "/Agent"}, folder{st.fd, st.rel}
 	// Made ready in the staging folder first: each area's mode.
 	for _, c := range collections {
 		if has(st.fd, c) {
@@ -135,7 +138,7 @@ func (r *Receive) placeAll(p *placing, home string, st *staging, sec *secrets.Fi
 		}
 	}
 	if has(st.fd, "files") {
-		if err := p.mergeFiles(st.fd, agent, r.Note); err != nil {
+		if err := p.mergeFiles(sf, af, r.Note); err != nil {
 			return err
 		}
 		got.Placed = append(got.Placed, "files")
@@ -144,7 +147,7 @@ func (r *Receive) placeAll(p *placing, home string, st *staging, sec *secrets.Fi
 		if !has(st.fd, c) {
 			continue
 		}
-		if err := p.swapIn(st.fd, c, own, c); err != nil {
+		if err := p.swapIn(sf, c, of, c); err != nil {
 			return fmt.Errorf("putting %s in place: %w", c, err)
 		}
 		got.Placed = append(got.Placed, c)
@@ -152,13 +155,13 @@ func (r *Receive) placeAll(p *placing, home string, st *staging, sec *secrets.Fi
 	if has(st.fd, "home") {
 		if !a.RunsLinkHarness() {
 			r.Note("Link Harness's home is left out: agent " + a.Name + " runs another harness here")
-		} else if err := p.placeHome(st.fd, agent, r.Note); err != nil {
+		} else if err := p.placeHome(sf, af, r.Note); err != nil {
 			return err
 		} else {
 			got.Placed = append(got.Placed, "home")
 		}
 	}
-	if err := p.do(func() (func() error, error) { return mergeSecrets(home, a.ID, sec, r.Note) }); err != nil {
+	if err := p.mergeSecrets(sec, r.Note); err != nil {
 		return err
 	}
 	if conf != nil {
@@ -166,45 +169,64 @@ func (r *Receive) placeAll(p *placing, home string, st *staging, sec *secrets.Fi
 		if err != nil {
 			return err
 		}
-		if err := p.do(func() (func() error, error) { return b.PutConf(conf) }); err != nil {
+		if err := p.do(journalLine{Op: opConf}, func() (func() error, error) { return b.PutConf(conf) }); err != nil {
 			return fmt.Errorf("putting agent %s's %s in place: %w", a.Name, bucket.ConfName, err)
 		}
 		got.Placed = append(got.Placed, "buckets")
 	}
 	// Here again: the note of its leaving ends (written back by an undo).
-	return p.do(func() (func() error, error) { return caps.TakeMovedNote(home, a.ID) })
+	return p.takeNote()
 }
 
-// newAgentUndo returns what removes agent name, about to be made here for
-// a receive, should its placing fail: its folder in ~/Link/Agents, and its
-// folder in ~/.lnk/agents when there was none before.
-func newAgentUndo(home, name string) (func() error, error) {
-	l := caps.Layout{Home: home}
-	settingsNew := false
-	if _, err := os.Lstat(l.Settings() + "/agents/" + name); errors.Is(err, os.ErrNotExist) {
-		settingsNew = true
-	} else if err != nil {
-		return nil, err
+// settingsNew reports whether agent name, about to be made here for a
+// receive, has no folder in ~/.lnk/agents yet: an undo removes the one
+// it makes.
+func settingsNew(home, name string) (bool, error) {
+	d, err := ownerdir.Open(home, ".lnk", "agents")
+	if err != nil {
+		return false, err
 	}
-	return func() error {
-		agents, err := ownerfile.OpenPath(l.Agents(), unix.O_PATH|unix.O_DIRECTORY)
-		if err != nil {
-			return err
-		}
-		defer unix.Close(agents)
-		if err := ownerfile.RemoveAll(agents, name); err != nil {
-			return err
-		}
-		if !settingsNew {
-			return nil
-		}
-		d, err := ownerdir.Open(home, ".lnk", "agents")
-		if err != nil {
-			return err
-		}
-		defer d.Close()
-		return ownerfile.RemoveAll(int(d.Fd()), name)
-	}, nil
+	defer d.Close()
+	var st unix.Stat_t
+	err = unix.Fstatat(int(d.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if errors.Is(err, unix.ENOENT) {
+		return true, nil
+	}
+	return false, err
+}
+
+// mergeSecrets merges the secrets that came (mergeSecrets), journaled
+// under the secrets' lock before they are written.
+func (p *placing) mergeSecrets(sec *secrets.File, note func(string)) error {
+	if err := p.check(); err != nil {
+		return err
+	}
+	return mergeSecrets(p.home, p.head.ID, sec, note, func(added, granted []string) error {
+		_, err := p.begin(journalLine{Op: opSecrets, Added: added, Granted: granted}, -1, -1, nil)
+		return err
+	})
+}
+
+// takeNote ends the agent's moved note, journaling what it said first so
+// an undo writes it back. With no note, there is no step.
+func (p *placing) takeNote() error {
+	if err := p.check(); err != nil {
+		return err
+	}
+	b, err := caps.ReadMovedNote(p.home, p.head.ID)
+	if err != nil || b == nil {
+		return err
+	}
+	if _, err := p.begin(journalLine{Op: opNote, Note: string(b)}, -1, -1, nil); err != nil {
+		return err
+	}
+	return caps.RemoveMovedNote(p.home, p.head.ID)
+}
+
+// putNoteBack writes the note an undone step ended back, when it is not
+// there.
+func putNoteBack(home, id string, note []byte) error {
+	return caps.PutMovedNoteBack(home, id, note)
 }
 
 // has reports whether the folder dir holds name.
@@ -225,18 +247,18 @@ func chmodDir(dir int, name string, mode uint32) error {
 
 // placeHome puts each name of the staging home in Link Harness's home,
 // but a .env: keys go only as Link's settings.
-func (p *placing) placeHome(stage, agent int, note func(string)) error {
+func (p *placing) placeHome(stage, agent folder, note func(string)) error {
 	hs, err := p.makeDir(agent, "Harnesses")
 	if err != nil {
 		return err
 	}
-	defer unix.Close(hs)
+	defer unix.Close(hs.fd)
 	hh, err := p.makeDir(hs, caps.LinkHarness)
 	if err != nil {
 		return err
 	}
-	defer unix.Close(hh)
-	src, err := ownerfile.OpenDir(stage, "home", unix.O_RDONLY)
+	defer unix.Close(hh.fd)
+	src, err := ownerfile.OpenDir(stage.fd, "home", unix.O_RDONLY)
 	if err != nil {
 		return err
 	}
@@ -251,7 +273,7 @@ func (p *placing) placeHome(stage, agent int, note func(string)) error {
 			note("home/.env is left out: a harness's keys come only as Link's settings")
 			continue
 		}
-		if err := p.swapIn(src, n, hh, n); err != nil {
+		if err := p.swapIn(folder{src, stage.rel + "/home"}, n, hh, n); err != nil {
 			return fmt.Errorf("putting home/%s in place: %w", n, err)
 		}
 	}

@@ -35,6 +35,10 @@ type Receive struct {
 	// fails before this end answers leaves nothing here. It stops what
 	// it started before it returns an error.
 	Answer func(got *Received) error
+	// Stopped returns nil only while agent name is stopped: asked before
+	// a placing of this agent that a kill cut short is undone (recover.go),
+	// which is done first. With none, such a placing refuses the receive.
+	Stopped func(name string) error
 }
 
 // ErrNoAnswer is a receive undone because the agent did not answer
@@ -54,6 +58,7 @@ type Received struct {
 type staging struct {
 	moving int    // ~/Link/Agents/.moving
 	id     string // its name there
+	rel    string // its path below ~/Link/Agents, for the placing journal
 	fd     int    // the folder
 	parent string // the last parent opened, and its handle
 	pfd    int
@@ -91,14 +96,21 @@ func (r *Receive) Run(ctx context.Context, in io.Reader) (*Received, error) {
 	if err := caps.CheckName(head.Name); err != nil {
 		return nil, err
 	}
-	if got.New, err = checkArrival(home, head); err != nil {
-		return nil, err
-	}
 	unlock, err := lockMove(home, head.ID)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	// A placing of this agent cut short is undone before anything else:
+	// the agent here is then as it was before it.
+	if rec, err := recoverLocked(home, head.ID, r.Stopped); err != nil {
+		return nil, err
+	} else if rec != nil {
+		r.Note(rec.String())
+	}
+	if got.New, err = checkArrival(home, head); err != nil {
+		return nil, err
+	}
 	st, err := newStaging(home, head)
 	if err != nil {
 		return nil, err
@@ -162,7 +174,7 @@ func newStaging(home string, h *moveentry.Head) (*staging, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening %s/.moving: %w", l.Agents(), err)
 	}
-	if err := sweepStaging(moving, time.Now()); err != nil {
+	if err := sweepStaging(home, moving, time.Now()); err != nil {
 		unix.Close(moving)
 		return nil, err
 	}
@@ -177,7 +189,7 @@ func newStaging(home string, h *moveentry.Head) (*staging, error) {
 		unix.Close(moving)
 		return nil, err
 	}
-	st := &staging{moving: moving, id: h.ID, fd: fd, pfd: -1, buf: make([]byte, copyBuf)}
+	st := &staging{moving: moving, id: h.ID, rel: ".moving/" + h.ID, fd: fd, pfd: -1, buf: make([]byte, copyBuf)}
 	note, _ := json.Marshal(map[string]string{"id": h.ID, "name": h.Name, "copy_came": time.Now().UTC().Format(time.RFC3339)})
 	if err := ownerfile.WriteAtomic(fd, "move.json", note, ownerfile.Write{}); err != nil {
 		st.remove()

@@ -70,6 +70,16 @@ func (r *Restore) Run(ctx context.Context, ar *Archives) (*Restored, error) {
 	if err := r.Stopped(); err != nil {
 		return nil, err
 	}
+	// A placing of this agent cut short is undone first.
+	if left, err := recoverLocked(home, a.ID, func(string) error { return r.Stopped() }); err != nil {
+		return nil, err
+	} else if left != nil {
+		r.Note(left.String())
+		// A receive undone may have removed the agent, or changed it.
+		if a, err = caps.LoadAgent(home, r.Name); err != nil {
+			return nil, err
+		}
+	}
 	rec, err := readRecord(home, a.Name, a.ID)
 	if err != nil {
 		return nil, err
@@ -166,20 +176,23 @@ func (r *Restore) place(home string, a *caps.Agent, st *staging) (*Restored, err
 		return nil, fmt.Errorf("opening agent %s's own folder: %w", a.Name, err)
 	}
 	defer unix.Close(own)
-	p := newPlacing()
-	got, err := r.placeAll(p, st, agent, own)
+	p, err := newPlacing(home, journalHead{Kind: "restore", ID: a.ID, Name: a.Name, Staging: st.rel}, st)
+	if err != nil {
+		return nil, err
+	}
+	got, err := r.placeAll(p, folder{st.fd, st.rel}, folder{agent, a.Name}, folder{own, a.Name + "/Agent"})
 	if err != nil {
 		return nil, p.undo(err)
 	}
-	p.close()
-	return got, nil
+	p.placed()
+	return got, p.end()
 }
 
 // placeAll takes each step of place, recorded in p.
-func (r *Restore) placeAll(p *placing, st *staging, agent, own int) (*Restored, error) {
+func (r *Restore) placeAll(p *placing, st, agent, own folder) (*Restored, error) {
 	got := &Restored{}
 	if has(st.fd, "home") {
-		if err := p.placeHome(st.fd, agent, r.Note); err != nil {
+		if err := p.placeHome(st, agent, r.Note); err != nil {
 			return nil, err
 		}
 		got.Placed = append(got.Placed, "home")
@@ -188,10 +201,10 @@ func (r *Restore) placeAll(p *placing, st *staging, agent, own int) (*Restored, 
 		if !has(st.fd, c) {
 			continue
 		}
-		if err := p.swapIn(st.fd, c, own, c); err != nil {
+		if err := p.swapIn(st, c, own, c); err != nil {
 			return nil, fmt.Errorf("putting %s back: %w", c, err)
 		}
-		if err := chmodDir(own, c, 0o700); err != nil {
+		if err := chmodDir(own.fd, c, 0o700); err != nil {
 			return nil, err
 		}
 		got.Placed = append(got.Placed, c)

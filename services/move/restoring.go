@@ -28,7 +28,7 @@ func newRestoring(home string) (*staging, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", l.Agents(), err)
 	}
-	if err := sweepRestoring(agents, time.Now()); err != nil {
+	if err := sweepRestoring(home, agents, time.Now()); err != nil {
 		unix.Close(agents)
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func newRestoring(home string) (*staging, error) {
 		unix.Close(agents)
 		return nil, fmt.Errorf("opening %s/%s: %w", l.Agents(), name, err)
 	}
-	return &staging{moving: agents, id: name, fd: fd, pfd: -1, buf: make([]byte, copyBuf)}, nil
+	return &staging{moving: agents, id: name, rel: name, fd: fd, pfd: -1, buf: make([]byte, copyBuf)}, nil
 }
 
 // SweepRestoring removes from ~/Link/Agents each .restoring-* folder a
@@ -69,13 +69,14 @@ func SweepRestoring(home string) error {
 		return err
 	}
 	defer unix.Close(agents)
-	return sweepRestoring(agents, time.Now())
+	return sweepRestoring(home, agents, time.Now())
 }
 
 // sweepRestoring removes the stale .restoring-* folders of agents, each
 // never through a link (RemoveAll opens each folder from its parent with
-// O_NOFOLLOW). A link or file by such a name is removed as itself.
-func sweepRestoring(agents int, now time.Time) error {
+// O_NOFOLLOW). A link or file by such a name is removed as itself; one a
+// placing journal names is kept (an undo needs it).
+func sweepRestoring(home string, agents int, now time.Time) error {
 	names, err := readNames(agents)
 	if err != nil {
 		return err
@@ -88,8 +89,8 @@ func sweepRestoring(agents int, now time.Time) error {
 		if err := unix.Fstatat(agents, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			continue
 		}
-		if now.Sub(time.Unix(st.Mtim.Unix())) < StaleAfter {
-			continue // maybe a restore under way
+		if now.Sub(time.Unix(st.Mtim.Unix())) < StaleAfter || journaled(home, agents, n) {
+			continue // maybe a restore under way, or one to undo
 		}
 		if err := ownerfile.RemoveAll(agents, n); err != nil {
 			return err

@@ -70,15 +70,12 @@ func openSealed(blob []byte, key *stream.PrivateKey, what string) ([]byte, error
 // mergeSecrets grants the secrets that came to agent id here: a secret
 // new here is kept with its value; one here already, with the same value
 // and host, is granted to it too; one here with another value or host
-// keeps this machine's, and is named. It returns what undoes it: each
-// secret it added removed, each grant it added taken off.
-func mergeSecrets(home, id string, in *secrets.File, note func(string)) (func() error, error) {
-	if len(in.Secrets) == 0 {
-		return func() error { return nil }, nil
-	}
-	var added, granted []string
-	err := secrets.Update(home, func(f *secrets.File) error {
-		added, granted = nil, nil
+// keeps this machine's, and is named. record is told, under the secrets'
+// lock and before anything is written, each secret it adds and each it
+// grants: what unmergeSecrets undoes; an error from it writes nothing.
+func mergeSecrets(home, id string, in *secrets.File, note func(string), record func(added, granted []string) error) error {
+	return secrets.Update(home, func(f *secrets.File) error {
+		var added, granted []string
 		for name, e := range in.Secrets {
 			here, ok := f.Secrets[name]
 			if !ok {
@@ -98,25 +95,32 @@ func mergeSecrets(home, id string, in *secrets.File, note func(string)) (func() 
 				granted = append(granted, name)
 			}
 		}
+		sort.Strings(added)
+		sort.Strings(granted)
+		return record(added, granted)
+	})
+}
+
+// unmergeSecrets undoes mergeSecrets: each secret it added removed (one
+// by that name granted to another agent too is not the one it added, and
+// is kept), each grant it added taken off. Undoing twice, or what was
+// never written, changes nothing.
+func unmergeSecrets(home, id string, added, granted []string) error {
+	if len(added) == 0 && len(granted) == 0 {
+		return nil
+	}
+	return secrets.Update(home, func(f *secrets.File) error {
+		for _, name := range added {
+			if e := f.Secrets[name]; e != nil && len(e.Agents) == 1 && e.Agents[0] == id {
+				e.Value.Destroy()
+				delete(f.Secrets, name)
+			}
+		}
+		for _, name := range granted {
+			if e := f.Secrets[name]; e != nil {
+				e.Agents = slices.DeleteFunc(e.Agents, func(a string) bool { return a == id })
+			}
+		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return func() error {
-		return secrets.Update(home, func(f *secrets.File) error {
-			for _, name := range added {
-				if e := f.Secrets[name]; e != nil {
-					e.Value.Destroy()
-					delete(f.Secrets, name)
-				}
-			}
-			for _, name := range granted {
-				if e := f.Secrets[name]; e != nil {
-					e.Agents = slices.DeleteFunc(e.Agents, func(a string) bool { return a == id })
-				}
-			}
-			return nil
-		})
-	}, nil
 }

@@ -16,8 +16,9 @@ const StaleAfter = 7 * 24 * time.Hour
 // sweepStaging removes from .moving each folder named by an agent ID
 // whose time is past StaleAfter, never through a link (RemoveAll opens
 // each folder from its parent with O_NOFOLLOW). Anything else there is
-// left as it is.
-func sweepStaging(moving int, now time.Time) error {
+// left as it is, and so is a folder a placing journal names (an undo
+// needs it).
+func sweepStaging(home string, moving int, now time.Time) error {
 	names, err := readNames(moving)
 	if err != nil {
 		return err
@@ -30,7 +31,7 @@ func sweepStaging(moving int, now time.Time) error {
 		if err := unix.Fstatat(moving, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			continue
 		}
-		if now.Sub(time.Unix(st.Mtim.Unix())) < StaleAfter {
+		if now.Sub(time.Unix(st.Mtim.Unix())) < StaleAfter || journaled(home, moving, n) {
 			continue
 		}
 		if err := ownerfile.RemoveAll(moving, n); err != nil {

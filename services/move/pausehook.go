@@ -1,0 +1,55 @@
+package move
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"lnk.dev/lnk/internal/ownerfile"
+)
+
+// The placing's test hook: a test that must kill a real lnk agent receive
+// or restore at a given step of its placing (SIGKILL, as a crash would)
+// writes that step's number to ~/.lnk/moving/placing-pause in the HOME it
+// made; the placing then writes ~/.lnk/moving/placing-paused (the step's
+// number) once that step is journaled and before it is taken, and waits
+// there to be killed. Number len(steps) is the end: every step taken,
+// the journal not yet removed.
+//
+// It is compiled in but inert: with no such file (the one open per
+// placing finds none) nothing changes. It cannot widen anything: it lives
+// in ~/.lnk, the owner's own (700), which no sandbox is given, so only
+// the owner can write it; it is read only as the owner's own file, 600,
+// through no link; and all it can do is hold a placing still, which the
+// owner could as well do with kill -STOP. What a kill then leaves is what
+// the journal exists to undo.
+const (
+	pauseName  = "placing-pause"
+	pausedName = "placing-paused"
+)
+
+// pauseStep reads the hook's step from ~/.lnk/moving (dir); -1: none.
+func pauseStep(dir int) int {
+	b, err := ownerfile.ReadFile(dir, pauseName, ownerfile.Private, 32)
+	if err != nil { // none (or not the owner's own: not the hook)
+		return -1
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
+}
+
+// pauseAt waits to be killed at step n when the hook names it.
+func (p *placing) pauseAt(n int) {
+	if p.pause < 0 || n != p.pause {
+		return
+	}
+	if err := ownerfile.WriteAtomic(p.j.dir, pausedName, []byte(strconv.Itoa(n)), ownerfile.Write{}); err != nil {
+		return
+	}
+	for {
+		time.Sleep(time.Hour)
+	}
+}

@@ -55,7 +55,8 @@ var ErrFull = errors.New(SeenName + " holds as many ids as it may")
 type seen struct {
 	mu       sync.Mutex
 	dir      *os.File
-	limit    int64 // the most bytes of either file
+	lock     *os.File // hooks-seen.lock, held while the record is open
+	limit    int64    // the most bytes of either file
 	log      *seenLog
 	broken   bool // the last append failed: the next write is a whole one
 	taken    map[string]time.Time
@@ -99,29 +100,43 @@ func newKept(key string, at time.Time) (keptID, error) {
 // cost is what an id adds to either file.
 func (e keptID) cost() int64 { return int64(len(e.json)) + 1 }
 
-// openSeen reads the record in dir (hooks-seen.json, then the ids the
+// openSeen takes the record's lock (ErrListening when another listener
+// holds it), reads the record in dir (hooks-seen.json, then the ids the
 // log adds), forgets the ids 30 days old, and writes it whole, the log
-// emptied. limit is Limits.MaxSeen (0: the most, 64 MiB).
+// emptied. limit is Limits.MaxSeen (0: the most, 64 MiB). The lock is
+// held until close: no other listener reads, folds or appends to the
+// record meanwhile.
 func openSeen(dir *os.File, limit int64) (*seen, error) {
 	if limit <= 0 || limit > maxSeenFile {
 		limit = maxSeenFile
 	}
-	s := &seen{dir: dir, limit: limit, taken: map[string]time.Time{}, inFlight: map[string]int64{}}
-	data, err := ownerfile.ReadFile(int(dir.Fd()), SeenName, seenRule, maxSeenFile)
+	lock, err := lockSeen(int(dir.Fd()))
+	if err != nil {
+		return nil, err
+	}
+	s := &seen{dir: dir, lock: lock, limit: limit, taken: map[string]time.Time{}, inFlight: map[string]int64{}}
+	if err := s.load(); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// load reads the record and folds the log into it (openSeen, the lock
+// held).
+func (s *seen) load() error {
+	data, err := ownerfile.ReadFile(int(s.dir.Fd()), SeenName, seenRule, maxSeenFile)
 	missing := errors.Is(err, unix.ENOENT)
 	switch {
 	case missing:
 	case err != nil:
-		return nil, fmt.Errorf("reading %s: %w", SeenName, err)
+		return fmt.Errorf("reading %s: %w", SeenName, err)
 	default:
 		if err := json.Unmarshal(data, &s.taken); err != nil {
-			return nil, fmt.Errorf("%s: %w", SeenName, err)
+			return fmt.Errorf("%s: %w", SeenName, err)
 		}
 	}
-	if err := s.fold(time.Now(), missing); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return s.fold(time.Now(), missing)
 }
 
 // fold reads the log (opened again by its name) into the record and
@@ -321,8 +336,12 @@ func (s *seen) prune(now time.Time) bool {
 	return len(s.kept) < n
 }
 
-// close releases the log.
-func (s *seen) close() error { return s.log.close() }
+// close releases the log, then the lock.
+func (s *seen) close() error {
+	err := s.log.close()
+	s.lock.Close()
+	return err
+}
 
 // fullReason is ErrFull's refusal for agent's listener, with what frees
 // room.

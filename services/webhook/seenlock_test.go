@@ -114,7 +114,9 @@ func TestOneListenerPerAgent(t *testing.T) {
 	openWayIn(t, a)
 	r := &rig{a: a, secret: added.Secret, hook: added.Hook, base: "http://127.0.0.1:" + strconv.Itoa(s.Port)}
 	p := "/h/" + r.hook.ID
-	post := func(id string) int { return r.post(t, p, id, time.Now(), "application/json", []byte(`{"n":1}`), r.secret) }
+	post := func(id string) int {
+		return r.post(t, p, id, time.Now(), "application/json", []byte(`{"n":1}`), r.secret)
+	}
 
 	first := startListener(t, a)
 	first.listening(t, s.Port)

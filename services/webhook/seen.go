@@ -77,7 +77,7 @@ type seen struct {
 type keptID struct {
 	key  string
 	at   time.Time
-	json []byte // "<key>":"<at>"
+	json string // "<key>":"<at>"
 }
 
 // newKept refuses a key that is not UTF-8: JSON would write another in
@@ -94,7 +94,7 @@ func newKept(key string, at time.Time) (keptID, error) {
 	if err != nil {
 		return keptID{}, err
 	}
-	return keptID{key: key, at: at, json: append(append(k, ':'), t...)}, nil
+	return keptID{key: key, at: at, json: string(append(append(k, ':'), t...))}, nil
 }
 
 // cost is what an id adds to either file.
@@ -114,12 +114,18 @@ func openSeen(dir *os.File, limit int64) (*seen, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &seen{dir: dir, lock: lock, limit: limit, taken: map[string]time.Time{}, inFlight: map[string]int64{}}
+	s := emptySeen()
+	s.dir, s.lock, s.limit = dir, lock, limit
 	if err := s.load(); err != nil {
 		lock.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// emptySeen is a record of no id: `{}`, 2 bytes.
+func emptySeen() *seen {
+	return &seen{taken: map[string]time.Time{}, inFlight: map[string]int64{}, bytes: 2}
 }
 
 // load reads the record and folds the log into it (openSeen, the lock
@@ -132,8 +138,8 @@ func (s *seen) load() error {
 	case err != nil:
 		return fmt.Errorf("reading %s: %w", SeenName, err)
 	default:
-		if err := json.Unmarshal(data, &s.taken); err != nil {
-			return fmt.Errorf("%s: %w", SeenName, err)
+		if err := s.loadRecord(data); err != nil {
+			return err
 		}
 	}
 	return s.fold(time.Now(), missing)
@@ -154,9 +160,8 @@ func (s *seen) fold(now time.Time, always bool) error {
 	pruned := false
 	if err == nil {
 		s.mu.Lock()
-		err = parseSeenLog(data, s.taken)
+		err = s.merge(data)
 		if err == nil {
-			err = s.rebuild()
 			pruned = s.prune(now)
 		}
 		s.mu.Unlock()
@@ -175,7 +180,7 @@ func (s *seen) fold(now time.Time, always bool) error {
 	return s.writeWhole(now)
 }
 
-// rebuild makes kept and bytes again from taken (s.mu held).
+// rebuild makes kept and bytes from taken (the strict reader's record).
 func (s *seen) rebuild() error {
 	s.kept, s.bytes = s.kept[:0], 2
 	for k, at := range s.taken {

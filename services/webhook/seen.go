@@ -131,14 +131,14 @@ func emptySeen() *seen {
 // load reads the record and folds the log into it (openSeen, the lock
 // held).
 func (s *seen) load() error {
-	data, err := ownerfile.ReadFile(int(s.dir.Fd()), SeenName, seenRule, maxSeenFile)
+	text, err := readRecord(int(s.dir.Fd()))
 	missing := errors.Is(err, unix.ENOENT)
 	switch {
 	case missing:
 	case err != nil:
 		return fmt.Errorf("reading %s: %w", SeenName, err)
 	default:
-		if err := s.loadRecord(data); err != nil {
+		if err := s.loadRecord(text); err != nil {
 			return err
 		}
 	}

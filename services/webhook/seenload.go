@@ -8,6 +8,10 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/ownerfile"
 )
 
 // The record's reading at a start. The listener writes every entry of
@@ -24,15 +28,41 @@ import (
 // errNotARecord is a hooks-seen.json that is JSON's null.
 var errNotARecord = errors.New("null, not an object of ids")
 
+// readRecord is hooks-seen.json's text in dirfd (opened through
+// internal/ownerfile, as ReadFile opens it), refused past maxSeenFile
+// bytes: read into a string made as large as the file at once, so that
+// the entries' keys and JSON can be slices of it with no copy.
+func readRecord(dirfd int) (string, error) {
+	f, err := ownerfile.OpenFile(dirfd, SeenName, seenRule)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.Grow(int(min(max(st.Size, 0), maxSeenFile) + 1))
+	n, err := io.Copy(&b, io.LimitReader(f, maxSeenFile+1))
+	if err != nil {
+		return "", err
+	}
+	if n > maxSeenFile {
+		return "", fmt.Errorf("%s is larger than %d bytes", SeenName, maxSeenFile)
+	}
+	return b.String(), nil
+}
+
 // loadRecord reads hooks-seen.json's text into the record (taken, kept
 // and bytes; the listener not yet serving).
-func (s *seen) loadRecord(data []byte) error {
-	if taken, kept, n, ok := scanRecord(string(data)); ok {
+func (s *seen) loadRecord(text string) error {
+	if taken, kept, n, ok := scanRecord(text); ok {
 		s.taken, s.kept, s.bytes = taken, kept, n
 		return nil
 	}
 	var taken map[string]time.Time
-	if err := json.Unmarshal(data, &taken); err != nil {
+	if err := json.Unmarshal([]byte(text), &taken); err != nil {
 		return fmt.Errorf("%s: %w", SeenName, err)
 	}
 	if taken == nil {
@@ -60,10 +90,11 @@ func scanRecord(text string) (taken map[string]time.Time, kept []keptID, n int64
 		if !ok {
 			return nil, nil, 0, false
 		}
-		if _, twice := taken[e.key]; twice {
+		had := len(taken)
+		taken[e.key] = e.at // one lookup: a key twice leaves the count
+		if len(taken) == had {
 			return nil, nil, 0, false
 		}
-		taken[e.key] = e.at
 		kept = append(kept, e)
 		n += e.cost()
 		if rest == "" {

@@ -19,11 +19,13 @@ import (
 // `"<key>":"<time>"`, the time in UTC to the second), so the reader first
 // takes the text as it was written: each entry's key and JSON are
 // slices of the one text read, each day of a time parsed by time.Time's
-// own UnmarshalJSON (timeCache). Anything else — a space, an escape the reader does not take
-// as it is, a key twice, a time written otherwise — is read by the
-// strict reader instead (encoding/json, as before): hooks-seen.json
-// whole, or that one line of the log. Either way the result is the
-// strict reader's (FuzzSeenLoadIsStrict).
+// own UnmarshalJSON (timeCache). Anything else (a space, an escape, a
+// byte json.Marshal would escape, a key twice, a time written
+// otherwise) is read by the strict reader instead (encoding/json, as
+// before): hooks-seen.json whole, or that one line of the log. Either
+// way the result is the strict reader's (FuzzSeenLoadIsStrict). The
+// keys held keep the text they are slices of until none is left: no
+// more than the record's own size.
 
 // errNotARecord is a hooks-seen.json that is JSON's null.
 var errNotARecord = errors.New("null, not an object of ids")

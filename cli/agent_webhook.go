@@ -156,6 +156,9 @@ func init() {
 				}
 				logf := func(f string, v ...any) { fmt.Fprintf(c.ErrOrStderr(), "lnk: "+f+"\n", v...) }
 				l, err := webhook.NewListener(a, checker, webhook.WayInOf(a), webhook.DefaultLimits, logf)
+				if errors.Is(err, webhook.ErrListening) {
+					return Fail(ExitFailure, err, "lnk agent status "+args[0]+" shows the port its listener takes posts on", "lnk agent stop "+args[0]+" stops the agent and its listener")
+				}
 				if err != nil {
 					return err
 				}

@@ -157,6 +157,15 @@ webhookposts=$(awk '$1 ~ /^BenchmarkWebhookPosts-/ {
   if (v["webhook-posts/s"] != "") printf "webhook posts (64 at once, median of 5 interleaved turns [range]): %.0f/s [%.0f-%.0f], p50 to 202 %.1f ms [%.1f-%.1f]; plain Go handler: %.0f/s [%.0f-%.0f], p50 %.1f ms [%.1f-%.1f]; ratio %.3fx [%.3f-%.3f] (target: at least 0.5x, %s); %.1f posts per write of hooks-seen.log\n", v["webhook-posts/s"], v["webhook-posts/s-min"], v["webhook-posts/s-max"], v["webhook-p50-ns"]/1e6, v["webhook-p50-ns-min"]/1e6, v["webhook-p50-ns-max"]/1e6, v["plain-posts/s"], v["plain-posts/s-min"], v["plain-posts/s-max"], v["plain-p50-ns"]/1e6, v["plain-p50-ns-min"]/1e6, v["plain-p50-ns-max"]/1e6, v["x-baseline"], v["x-baseline-min"], v["x-baseline-max"], (v["x-baseline"] >= 0.5 ? "met" : "NOT MET"), v["posts/write"]
 }' "$results")
 [ -n "$webhookposts" ] && echo "webhooks: $webhookposts"
+# A webhook listener's start on a full record (64 MiB of ids in
+# hooks-seen.json): its reading beside the reader before it and
+# encoding/json decoding the same text into a plain map, in the same
+# run, in interleaved turns (wall and CPU time), and the whole start.
+seenload=$(awk '$1 ~ /^BenchmarkSeenLoad64MiB-/ {
+  for (i = 3; i < NF; i++) { v[$(i+1)] = $i }
+  if (v["fast-ms"] != "") printf "reading a full hooks-seen.json (%.0f MiB, %d ids; medians of 5 interleaved turns [range]): %.0f ms [%.0f-%.0f], CPU %.0f ms [%.0f-%.0f]; the reader before: %.0f ms [%.0f-%.0f], CPU %.0f ms [%.0f-%.0f]; encoding/json into a plain map: %.0f ms [%.0f-%.0f], CPU %.0f ms [%.0f-%.0f]; ratio to the reader before %.3fx [%.3f-%.3f], to the plain map %.3fx [%.3f-%.3f]; the listener'"'"'s whole start on it (lock, read, fold, fsync): %.0f ms [%.0f-%.0f], CPU %.0f ms\n", v["MiB"], v["ids"], v["fast-ms"], v["fast-ms-min"], v["fast-ms-max"], v["fast-cpu-ms"], v["fast-cpu-ms-min"], v["fast-cpu-ms-max"], v["old-ms"], v["old-ms-min"], v["old-ms-max"], v["old-cpu-ms"], v["old-cpu-ms-min"], v["old-cpu-ms-max"], v["json-map-ms"], v["json-map-ms-min"], v["json-map-ms-max"], v["json-map-cpu-ms"], v["json-map-cpu-ms-min"], v["json-map-cpu-ms-max"], v["x-old"], v["x-old-min"], v["x-old-max"], v["x-baseline"], v["x-baseline-min"], v["x-baseline-max"], v["start-ms"], v["start-ms-min"], v["start-ms-max"], v["start-cpu-ms"]
+}' "$results")
+[ -n "$seenload" ] && echo "webhook record: $seenload"
 # A move (issue #29): lnk agent state-send | lnk agent receive of 1 GiB
 # of files (LNK_BENCH_MOVE_MB for less), beside tar c | tar x of the same
 # files in the same run (at least 0.5x its rate).
@@ -238,6 +247,12 @@ if [ -z "${BENCH:-}" ]; then
       echo "## Agent send"
       echo
       echo "$agentsend"
+    fi
+    if [ -n "$seenload" ]; then
+      echo
+      echo "## Webhook listener's start on a full record"
+      echo
+      echo "$seenload"
     fi
     if [ -n "$agentmove" ]; then
       echo

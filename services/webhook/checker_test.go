@@ -22,7 +22,8 @@ func pidOf(l *Listener, hook string) int {
 	return 0
 }
 
-// serve runs l on a fresh port until the test ends.
+// serve runs l on a fresh port until the test ends, or until
+// stopServing(l).
 func serve(t testing.TB, l *Listener) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -32,8 +33,34 @@ func serve(t testing.TB, l *Listener) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { l.ServeOn(ctx, ln); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; l.Close() })
+	stop := sync.OnceFunc(func() { cancel(); <-done; l.Close() })
+	stoppers.Store(l, stop)
+	t.Cleanup(stop)
 	return "http://" + ln.Addr().String()
+}
+
+// stoppers are serve's stops, by listener.
+var stoppers sync.Map
+
+// stopServing stops l and closes it, releasing its agent's record for
+// the next listener (one listener per agent holds it).
+func stopServing(l *Listener) {
+	if stop, ok := stoppers.Load(l); ok {
+		stop.(func())()
+	}
+}
+
+// listen stops the listener r.base reaches and starts another, with
+// checker, d, lim and logf, which r.base reaches from then on.
+func (r *rig) listen(t testing.TB, checker string, d Deliverer, lim Limits, logf func(string, ...any)) *Listener {
+	t.Helper()
+	stopServing(r.cur)
+	l, err := NewListener(r.a, checker, d, lim, logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.cur, r.base = l, serve(t, l)
+	return l
 }
 
 // TestOneCheckerPerWebhookKept: a webhook's posts are checked by one
@@ -42,11 +69,7 @@ func serve(t testing.TB, l *Listener) string {
 // that died is replaced at the next post, which is taken.
 func TestOneCheckerPerWebhookKept(t *testing.T) {
 	r := newRig(t, testLimits())
-	l, err := NewListener(r.a, r.checker, r.h, testLimits(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.base = serve(t, l)
+	l := r.listen(t, r.checker, r.h, testLimits(), nil)
 	other, err := r.a.Add("deploy", time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -98,11 +121,7 @@ func TestACheckerNamingAnotherIDIsNotBelieved(t *testing.T) {
 	}{{"forged", 503}, {"m1", 202}} {
 		var log strings.Builder
 		var mu sync.Mutex
-		l, err := NewListener(r.a, script(c.id), r.h, testLimits(), func(f string, a ...any) { mu.Lock(); log.WriteString(f); mu.Unlock() })
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.base = serve(t, l)
+		r.listen(t, script(c.id), r.h, testLimits(), func(f string, a ...any) { mu.Lock(); log.WriteString(f); mu.Unlock() })
 		want(t, "a checker naming "+c.id, r.post(t, "/h/"+r.hook.ID, "m1", time.Now(), "text/plain", []byte("hi"), r.secret), c.status)
 	}
 	if n := r.h.count(); n != 1 {
@@ -138,11 +157,7 @@ func TestTakenIDIsOnDiskWhenAnswered(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
-	again, err := NewListener(r.a, r.checker, r.h, testLimits(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.base = serve(t, again)
+	r.listen(t, r.checker, r.h, testLimits(), nil)
 	want(t, "a replay after a restart", r.post(t, "/h/"+r.hook.ID, "burst-a0", time.Now(), "text/plain", []byte("hi"), r.secret), 401)
 	want(t, "a new post after a restart", r.post(t, "/h/"+r.hook.ID, "after", time.Now(), "text/plain", []byte("hi"), r.secret), 202)
 }

@@ -16,7 +16,13 @@
 // hooks-seen.log, the ids taken since hooks-seen.json was last written
 // whole, appended by group commit: a post is answered 202 only once the
 // append holding its id is durable, and refused 503 when the record is
-// at its limit (seen.go, seenlog.go). An error on a security path
+// at its limit (seen.go, seenlog.go). A listener holds hooks-seen.lock
+// (flock) for its whole life, from before it reads the record: a
+// second listener of the agent is refused at its start (ErrListening),
+// before it reads or writes either file (seenlock.go). At a start the
+// record is read as the listener writes it, anything else by
+// encoding/json, the two proved alike by a differential fuzz target
+// (seenload.go). An error on a security path
 // refuses the post. The listener binds 127.0.0.1 alone; a public
 // address is a tunnel's, which the owner opens (lnk tunnel open --public
 // is out of Link's scope). Each taken post goes to the agent through its

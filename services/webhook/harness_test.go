@@ -180,11 +180,7 @@ func TestWayInDelivery(t *testing.T) {
 // stranger.
 func TestListenerHandsThroughTheWayIn(t *testing.T) {
 	r := newRig(t, testLimits())
-	l, err := NewListener(r.a, r.checker, WayInOf(r.a), testLimits(), t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.base = serve(t, l)
+	r.listen(t, r.checker, WayInOf(r.a), testLimits(), t.Logf)
 	p, body := "/h/"+r.hook.ID, []byte(`{"event":"push"}`)
 	// The harness runs and bridge.json names it, but the way in is
 	// closed: nothing reaches the harness but through the way in.
@@ -234,11 +230,7 @@ func TestBodyCapIsWhatTheHarnessTakes(t *testing.T) {
 	close(tr.release)
 	startHarness(t, r.a, testKey(4), testKey(4), tr)
 	openWayIn(t, r.a)
-	l, err := NewListener(r.a, r.checker, WayInOf(r.a), testLimits(), t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.base = serve(t, l)
+	r.listen(t, r.checker, WayInOf(r.a), testLimits(), t.Logf)
 	body := []byte(strings.Repeat("<\x01", endpoint.MaxOthersMessage/2))
 	want(t, "a body of 1 MiB", r.post(t, "/h/"+r.hook.ID, "big", time.Now(), "text/plain", body, r.secret), 202)
 	want(t, "a body of 1 MiB and a byte", r.post(t, "/h/"+r.hook.ID, "bigger", time.Now(), "text/plain", append(body, 'x'), r.secret), 413)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net"
@@ -64,6 +65,9 @@ func NewListener(a Agent, checker string, d Deliverer, l Limits, logf func(strin
 	sn, err := openSeen(dir, l.MaxSeen)
 	if err != nil {
 		dir.Close()
+		if errors.Is(err, ErrListening) {
+			return nil, fmt.Errorf("agent %s: %w", a.Name, err)
+		}
 		return nil, err
 	}
 	if logf == nil {

@@ -63,7 +63,8 @@ type rig struct {
 	log    *testenv.SyncBuffer
 	// checker is the built lnk-webhook.
 	checker string
-	l       *Listener // the first listener, which base serves
+	l       *Listener // the first listener
+	cur     *Listener // the listener base reaches (rig.listen starts another)
 }
 
 func newRig(t testing.TB, lim Limits) *rig {
@@ -80,7 +81,7 @@ func newRig(t testing.TB, lim Limits) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.l, r.base = l, serve(t, l)
+	r.l, r.cur, r.base = l, l, serve(t, l)
 	return r
 }
 
@@ -296,6 +297,7 @@ func TestListenerTimeouts(t *testing.T) {
 	}
 	lim = testLimits()
 	lim.CheckTimeout = 300 * time.Millisecond
+	stopServing(r.cur) // one listener per agent
 	l, err := NewListener(r.a, slow, r.h, lim, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -19,11 +19,7 @@ import (
 // a free conversation) is 202 too.
 func TestABusyConversationsPostIs202AtOnce(t *testing.T) {
 	r := newRig(t, testLimits())
-	l, err := NewListener(r.a, r.checker, WayInOf(r.a), testLimits(), t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.base = serve(t, l)
+	r.listen(t, r.checker, WayInOf(r.a), testLimits(), t.Logf)
 	dir := filepath.Join(t.TempDir(), "Agent")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)

@@ -55,7 +55,8 @@ var ErrFull = errors.New(SeenName + " holds as many ids as it may")
 type seen struct {
 	mu       sync.Mutex
 	dir      *os.File
-	limit    int64 // the most bytes of either file
+	lock     *os.File // hooks-seen.lock, held while the record is open
+	limit    int64    // the most bytes of either file
 	log      *seenLog
 	broken   bool // the last append failed: the next write is a whole one
 	taken    map[string]time.Time
@@ -76,7 +77,7 @@ type seen struct {
 type keptID struct {
 	key  string
 	at   time.Time
-	json []byte // "<key>":"<at>"
+	json string // "<key>":"<at>"
 }
 
 // newKept refuses a key that is not UTF-8: JSON would write another in
@@ -93,35 +94,55 @@ func newKept(key string, at time.Time) (keptID, error) {
 	if err != nil {
 		return keptID{}, err
 	}
-	return keptID{key: key, at: at, json: append(append(k, ':'), t...)}, nil
+	return keptID{key: key, at: at, json: string(append(append(k, ':'), t...))}, nil
 }
 
 // cost is what an id adds to either file.
 func (e keptID) cost() int64 { return int64(len(e.json)) + 1 }
 
-// openSeen reads the record in dir (hooks-seen.json, then the ids the
+// openSeen takes the record's lock (ErrListening when another listener
+// holds it), reads the record in dir (hooks-seen.json, then the ids the
 // log adds), forgets the ids 30 days old, and writes it whole, the log
-// emptied. limit is Limits.MaxSeen (0: the most, 64 MiB).
+// emptied. limit is Limits.MaxSeen (0: the most, 64 MiB). The lock is
+// held until close: no other listener reads, folds or appends to the
+// record meanwhile.
 func openSeen(dir *os.File, limit int64) (*seen, error) {
 	if limit <= 0 || limit > maxSeenFile {
 		limit = maxSeenFile
 	}
-	s := &seen{dir: dir, limit: limit, taken: map[string]time.Time{}, inFlight: map[string]int64{}}
-	data, err := ownerfile.ReadFile(int(dir.Fd()), SeenName, seenRule, maxSeenFile)
+	lock, err := lockSeen(int(dir.Fd()))
+	if err != nil {
+		return nil, err
+	}
+	s := emptySeen()
+	s.dir, s.lock, s.limit = dir, lock, limit
+	if err := s.load(); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// emptySeen is a record of no id: `{}`, 2 bytes.
+func emptySeen() *seen {
+	return &seen{taken: map[string]time.Time{}, inFlight: map[string]int64{}, bytes: 2}
+}
+
+// load reads the record and folds the log into it (openSeen, the lock
+// held).
+func (s *seen) load() error {
+	text, err := readRecord(int(s.dir.Fd()))
 	missing := errors.Is(err, unix.ENOENT)
 	switch {
 	case missing:
 	case err != nil:
-		return nil, fmt.Errorf("reading %s: %w", SeenName, err)
+		return fmt.Errorf("reading %s: %w", SeenName, err)
 	default:
-		if err := json.Unmarshal(data, &s.taken); err != nil {
-			return nil, fmt.Errorf("%s: %w", SeenName, err)
+		if err := s.loadRecord(text); err != nil {
+			return err
 		}
 	}
-	if err := s.fold(time.Now(), missing); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return s.fold(time.Now(), missing)
 }
 
 // fold reads the log (opened again by its name) into the record and
@@ -139,9 +160,8 @@ func (s *seen) fold(now time.Time, always bool) error {
 	pruned := false
 	if err == nil {
 		s.mu.Lock()
-		err = parseSeenLog(data, s.taken)
+		err = s.merge(data)
 		if err == nil {
-			err = s.rebuild()
 			pruned = s.prune(now)
 		}
 		s.mu.Unlock()
@@ -160,7 +180,7 @@ func (s *seen) fold(now time.Time, always bool) error {
 	return s.writeWhole(now)
 }
 
-// rebuild makes kept and bytes again from taken (s.mu held).
+// rebuild makes kept and bytes from taken (the strict reader's record).
 func (s *seen) rebuild() error {
 	s.kept, s.bytes = s.kept[:0], 2
 	for k, at := range s.taken {
@@ -321,8 +341,12 @@ func (s *seen) prune(now time.Time) bool {
 	return len(s.kept) < n
 }
 
-// close releases the log.
-func (s *seen) close() error { return s.log.close() }
+// close releases the log, then the lock.
+func (s *seen) close() error {
+	err := s.log.close()
+	s.lock.Close()
+	return err
+}
 
 // fullReason is ErrFull's refusal for agent's listener, with what frees
 // room.

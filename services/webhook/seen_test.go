@@ -66,9 +66,6 @@ func TestSeenNotWrittenIsNot202(t *testing.T) {
 	if b, _ := os.ReadFile(elsewhere); string(b) != "{}" {
 		t.Fatalf("written through the link: %s", b)
 	}
-	if _, err := NewListener(r.a, r.checker, r.h, testLimits(), nil); err == nil || !strings.Contains(err.Error(), SeenName) {
-		t.Fatalf("a listener started on a link at %s: %v", SeenName, err)
-	}
 	os.Remove(record)
 	want(t, "taken, the links gone", post("m4"), 202)
 	got := onDisk(t, r.a)
@@ -77,15 +74,19 @@ func TestSeenNotWrittenIsNot202(t *testing.T) {
 			t.Fatalf("%s is not on disk:\n%s", id, got)
 		}
 	}
-	again, err := NewListener(r.a, r.checker, r.h, testLimits(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.base = serve(t, again)
+	again := r.listen(t, r.checker, r.h, testLimits(), nil)
 	for _, id := range []string{"m0", "m1", "m2", "m3", "m4"} {
 		want(t, "a replay of "+id+" after a restart", post(id), 401)
 	}
 	want(t, "a new post after a restart", post("m5"), 202)
+	stopServing(again)
+	os.Remove(record)
+	if err := os.Symlink(elsewhere, record); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewListener(r.a, r.checker, r.h, testLimits(), nil); err == nil || !strings.Contains(err.Error(), SeenName) {
+		t.Fatalf("a listener started on a link at %s: %v", SeenName, err)
+	}
 }
 
 // TestSeenKeeps30Days: a taken post's id is refused for 30 days and then
@@ -101,7 +102,6 @@ func TestSeenKeeps30Days(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.close()
 	now := time.Now()
 	old, recent := now.Add(-KeepSeen-time.Minute), now.Add(-KeepSeen+time.Hour)
 	for key, at := range map[string]time.Time{"h old": old, "h recent": recent} {
@@ -119,6 +119,7 @@ func TestSeenKeeps30Days(t *testing.T) {
 		t.Fatalf("an id taken 30 days ago: %v, want it taken again", err)
 	}
 	s.drop("h old")
+	s.close()
 	again, err := openSeen(dir, 0) // the record written whole: the old id pruned
 	if err != nil {
 		t.Fatal(err)
@@ -227,22 +228,24 @@ func TestSeenFullRefused(t *testing.T) {
 	}
 	within()
 
+	stopServing(r.cur)
 	again, err := NewListener(r.a, r.checker, r.h, lim, nil)
 	if err != nil {
 		t.Fatalf("the listener did not start again on a full record: %v", err)
 	}
-	r.base = serve(t, again)
+	r.cur, r.base = again, serve(t, again)
 	within()
 	want(t, "a repeat after the restart", post("full-2"), 401)
 	want(t, "past the limit after the restart", post("full-5"), 503)
 
 	// 30 days on, the three ids are pruned: room again.
+	stopServing(r.cur)
 	later, err := NewListener(r.a, r.checker, r.h, lim, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	later.now = func() time.Time { return time.Now().Add(KeepSeen + time.Hour) }
-	r.base = serve(t, later)
+	r.cur, r.base = later, serve(t, later)
 	want(t, "30 days on", post("full-6"), 202)
 	want(t, "its repeat", post("full-6"), 401)
 	if n := r.h.count(); n != 4 {
@@ -291,11 +294,12 @@ func TestSeenStartsAtTheMost(t *testing.T) {
 	if err := os.WriteFile(record, b.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	stopServing(r.cur)
 	l, err := NewListener(r.a, r.checker, r.h, testLimits(), nil)
 	if err != nil {
 		t.Fatalf("a listener did not start on a record of %d bytes: %v", b.Len(), err)
 	}
-	r.base = serve(t, l)
+	r.cur, r.base = l, serve(t, l)
 	want(t, "a repeat of an id in the record", r.post(t, "/h/"+r.hook.ID, "big-7"+strings.Repeat("p", 200), time.Now(), "text/plain", []byte("hi"), r.secret), 401)
 	want(t, "a new post, the record full", r.post(t, "/h/"+r.hook.ID, "new", time.Now(), "text/plain", []byte("hi"), r.secret), 503)
 }

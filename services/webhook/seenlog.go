@@ -1,13 +1,10 @@
 package webhook
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -69,30 +66,6 @@ func (l *seenLog) read(max int64) ([]byte, error) {
 	}
 	l.size = int64(len(data))
 	return data, nil
-}
-
-// parseSeenLog reads the log's lines into taken, keeping the later time
-// of an id read twice. A last line without its newline is a write a
-// crash cut short, whose posts were never answered 202: it is left out.
-// Any other line that is not one id and its time refuses the whole log.
-func parseSeenLog(data []byte, taken map[string]time.Time) error {
-	for n := 1; ; n++ {
-		line, rest, ok := bytes.Cut(data, []byte{'\n'})
-		if !ok {
-			return nil
-		}
-		data = rest
-		var m map[string]time.Time
-		d := json.NewDecoder(io.MultiReader(bytes.NewReader([]byte{'{'}), bytes.NewReader(line), bytes.NewReader([]byte{'}'})))
-		if err := d.Decode(&m); err != nil || d.More() || len(m) != 1 {
-			return fmt.Errorf("%s: line %d is not an id and the time it was taken", SeenLogName, n)
-		}
-		for k, at := range m {
-			if was, ok := taken[k]; !ok || at.After(was) {
-				taken[k] = at
-			}
-		}
-	}
 }
 
 // append writes lines at the log's end in one write and makes them

@@ -28,9 +28,9 @@ func FuzzSeenLog(f *testing.F) {
 			return // refused: JSON would write another id in its place
 		}
 		var b bytes.Buffer
-		b.Write(e.json)
+		b.WriteString(e.json)
 		b.WriteByte('\n')
-		b.Write(e.json[:len(e.json)/2]) // a write cut short after it
+		b.WriteString(e.json[:len(e.json)/2]) // a write cut short after it
 		got := map[string]time.Time{}
 		if err := parseSeenLog(b.Bytes(), got); err != nil || len(got) != 1 || !got[key].Equal(at) {
 			t.Fatalf("%q not read back: %v %v", key, got, err)

@@ -25,9 +25,9 @@ import (
 // one of the owner's own (never main, which the next message makes
 // again, nor a stranger's, a teammate's or a subagent's), through the
 // store's Delete: never following a link, refused while a turn runs in
-// it or, while the agent runs, messages wait in its inbox. Scheduled jobs
-// into it are left to the scheduler, which removes a job into a deleted
-// conversation at its next firing (services/scheduler, fire.go).
+// it or, while the agent runs, messages wait in its inbox. The scheduler's
+// jobs into it are removed with it, through the scheduler's store under
+// its lock (services/scheduler, lock.go).
 
 func init() {
 	register("agent", func() *cobra.Command {
@@ -83,9 +83,9 @@ message or job into main makes it again), nor a stranger's, a teammate's
 or a subagent's. Refused while a turn runs in it and, while the agent
 runs, while messages from others wait in its inbox (lnk agent stop NAME
 first deletes them with it). A link in its place is removed as itself,
-never followed. Scheduled jobs into it are removed by the scheduler at
-their next firing, which it refuses. On a terminal it asks first; else
---yes is needed.`,
+never followed. The agent's scheduled jobs into it are removed with it,
+the agent running or not. On a terminal it asks first; else --yes is
+needed.`,
 			Example:           "  lnk agent chats list main\n  lnk agent chats delete main --thread garden",
 			Args:              cobra.ExactArgs(1),
 			ValidArgsFunction: completeAgents,
@@ -135,6 +135,23 @@ func deleteChat(c *cobra.Command, name, thread string, yes bool) error {
 			return err
 		}
 	}
+	// The scheduler's jobs into it go with it, under the schedule's lock
+	// taken first and held to their removal: a firing under way ends
+	// before, and none fires into a conversation started again under
+	// its name after. The jobs are the scheduler's files, which its
+	// runner reads again at each firing, running or not: its own store
+	// and lock are all it is told through.
+	jobs, err := scheduler.OpenStore(home, a.Name)
+	if err != nil {
+		return auditRefusal("agent chats delete", a.Name, Refused(fmt.Errorf("its scheduled jobs can't be read, so nothing is deleted (one into it would fire into a conversation started again under its name): %w", err),
+			"chmod 700 "+caps.Layout{Home: home}.OwnDir(a.Name)+"/schedule, then "+self))
+	}
+	defer jobs.Close()
+	unlock, err := jobs.Lock()
+	if err != nil {
+		return auditRefusal("agent chats delete", a.Name, Refused(fmt.Errorf("its scheduled jobs can't be locked, so nothing is deleted: %w", err), "lnk agent stop "+a.Name+", then "+self))
+	}
+	defer unlock()
 	// What can't be read of its status counts as running: then its
 	// inbox must be empty.
 	st, err := agentlife.ReadStatus(home, a)
@@ -157,13 +174,16 @@ func deleteChat(c *cobra.Command, name, thread string, yes bool) error {
 	out := c.OutOrStdout()
 	if link {
 		fmt.Fprintf(out, "chats/%s of agent %s was a link or a file, not a conversation: removed as itself (what it pointed at is untouched)\n", thread, a.Name)
-		return nil
+	} else {
+		fmt.Fprintf(out, "deleted agent %s's conversation %s\n", a.Name, thread)
 	}
-	fmt.Fprintf(out, "deleted agent %s's conversation %s\n", a.Name, thread)
-	if n, err := jobsInto(home, a.Name, thread); err != nil {
-		fmt.Fprintf(c.ErrOrStderr(), "lnk: its scheduled jobs can't be read (%v): any into it is removed at its next firing\n", err)
-	} else if n > 0 {
-		fmt.Fprintf(out, "%d scheduled job(s) into it: each is removed at its next firing, which is refused, unless a conversation %s is started again before then\n", n, thread)
+	gone, err := jobs.RemoveInto(thread)
+	if len(gone) > 0 {
+		fmt.Fprintf(out, "removed %d scheduled job(s) into it: %s\n", len(gone), strings.Join(gone, " "))
+	}
+	if err != nil {
+		return Fail(ExitFailure, fmt.Errorf("its scheduled jobs were not all removed: %w", err),
+			"each left is refused at its next firing unless a conversation "+thread+" is started again first; fix the schedule folder, then lnk agent chats delete "+a.Name+" --thread "+thread+" --yes removes them")
 	}
 	return nil
 }
@@ -186,27 +206,6 @@ func openChats(a *caps.Agent) (*store.Chats, error) {
 		return nil, Refused(err, "lnk agent show "+a.Name+" shows the agent")
 	}
 	return chats, nil
-}
-
-// jobsInto counts agent name's scheduled jobs whose conversation is
-// thread.
-func jobsInto(home, name, thread string) (int, error) {
-	s, err := scheduler.OpenStore(home, name)
-	if err != nil {
-		return 0, err
-	}
-	defer s.Close()
-	jobs, err := s.List()
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, j := range jobs {
-		if j.Thread == thread {
-			n++
-		}
-	}
-	return n, nil
 }
 
 // confirm asks question on stderr and reads the answer from stdin, which

@@ -51,8 +51,10 @@ func startChat(t *testing.T, c *store.Chats, thread string) {
 }
 
 // TestChatsDelete: lnk agent chats list names the conversations; delete
-// --yes removes one, which list no longer names, and says how many
-// scheduled jobs into it the scheduler will remove. Refused, each with a
+// --yes removes one, which list no longer names, and the scheduler's
+// jobs into it with it (read back from the schedule folder: a one-off
+// and a recurring one gone, main's kept, none into garden started
+// again). Refused, each with a
 // hint and nothing removed: main, a stranger's conversation, no
 // --thread, no terminal to ask on without --yes (exit 2), one not kept
 // (exit 4), one whose log a turn holds, one whose inbox holds a message
@@ -75,8 +77,27 @@ func TestChatsDelete(t *testing.T) {
 	}
 	defer jobs.Close()
 	at := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
-	if err := jobs.Write(&scheduler.Job{ID: "0123456789abcdef", Thread: "garden", Text: "water", Hops: 1, At: at, Next: at}); err != nil {
-		t.Fatal(err)
+	for _, j := range []*scheduler.Job{
+		{ID: "0123456789abcdef", Thread: "garden", Text: "water", Hops: 1, At: at, Next: at},
+		{ID: "1123456789abcdef", Thread: "garden", Text: "weed", Hops: 1, Cron: "0 9 * * *", Next: at},
+		{ID: "2123456789abcdef", Thread: "main", Text: "kept", Hops: 1, At: at, Next: at},
+	} {
+		if err := jobs.Write(j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// jobFiles reads the schedule folder back: the jobs' IDs.
+	jobFiles := func() string {
+		t.Helper()
+		ents, err := os.ReadDir(filepath.Join(caps.Layout{Home: home}.OwnDir("ada"), "schedule"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, e := range ents {
+			ids = append(ids, strings.TrimSuffix(e.Name(), ".json"))
+		}
+		return strings.Join(ids, " ")
 	}
 	list := func() string {
 		t.Helper()
@@ -135,8 +156,18 @@ func TestChatsDelete(t *testing.T) {
 	// Deleted: garden while the agent runs (nothing waits there), then
 	// work and busy once it is stopped.
 	code, out, errs := runLnk(t, "agent", "chats", "delete", "ada", "--thread", "garden", "--yes")
-	if code != 0 || !strings.Contains(out, "deleted agent ada's conversation garden") || !strings.Contains(out, "1 scheduled job(s) into it") {
+	if code != 0 || !strings.Contains(out, "deleted agent ada's conversation garden") || !strings.Contains(out, "removed 2 scheduled job(s) into it: ") ||
+		!strings.Contains(out, "0123456789abcdef") || !strings.Contains(out, "1123456789abcdef") {
 		t.Fatalf("delete garden: %d\n%s%s", code, out, errs)
+	}
+	// Its jobs went with it, main's is kept; garden started again has
+	// none.
+	if got := jobFiles(); got != "2123456789abcdef" {
+		t.Fatalf("the jobs after garden's delete: %q", got)
+	}
+	startChat(t, c, "garden")
+	if left, err := jobs.List(); err != nil || len(left) != 1 || left[0].Thread != "main" {
+		t.Fatalf("the jobs listed after garden's delete: %+v %v", left, err)
 	}
 	end()
 	waitRunning(t, home, a, false)
@@ -145,7 +176,7 @@ func TestChatsDelete(t *testing.T) {
 			t.Fatalf("delete %s: %d\n%s%s", th, code, out, errs)
 		}
 	}
-	if got := list(); got != "main\nwebhook:ci\n" {
+	if got := list(); got != "garden\nmain\nwebhook:ci\n" {
 		t.Fatalf("after the deletes: %q", got)
 	}
 

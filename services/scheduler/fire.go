@@ -2,7 +2,9 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"lnk.dev/lnk/internal/refusal"
@@ -78,79 +80,102 @@ func (r *Runner) Fire(ctx context.Context) (next time.Time, err error) {
 			next = earliest(next, at)
 			continue
 		}
-		text := j.Text
-		m := Message{From: "schedule:" + j.ID, Thread: j.Thread, Hops: j.Hops}
-		if j.Task != nil {
-			// A subagent's task, in its own conversation, its answer back
-			// to the one that started it.
-			m = Message{From: Subagent(j.ID), Thread: Subagent(j.ID), Hops: j.Hops, Task: j.Task, Parent: j.Thread}
-		} else if late := now.Sub(j.Next); late >= time.Minute {
-			text = fmt.Sprintf("(late by %s: this firing was due at %s, while the agent wasn't running)\n%s",
-				late.Truncate(time.Minute), j.Next.In(r.Zone).Format("2006-01-02 15:04 MST"), j.Text)
-		}
-		m.Text = text
-		herr := r.Hand(ctx, m)
-		if herr != nil && ctx.Err() != nil {
-			return next, nil // stopping: what is due fires at the next start
-		}
-		if herr != nil {
-			switch classify(herr) {
-			case later:
-				rt, tell := r.notTaken(j.ID, herr.Error(), now)
-				if tell {
-					r.Logf("lnk: job %s's firing not taken for now, tried again in %s, then less often (at most every %s), said again when that changes: %v", j.ID, rt.wait, maxRetry, herr)
-				}
-				next = earliest(next, rt.at)
-				continue
-			case final:
-				r.settled(j.ID)
-				if j.Task == nil {
-					// Every firing would be refused the same (its
-					// conversation gone, a rule): the job goes, said once,
-					// recurring or not.
-					r.Logf("lnk: job %s's firing refused, the job removed: %v%s", j.ID, herr, hintOf(herr))
-					if err := r.Store.Remove(j.ID); err != nil {
-						return time.Time{}, err
-					}
-					continue
-				}
-				r.Logf("lnk: job %s's firing refused, the subagent's start ends: %v%s", j.ID, herr, hintOf(herr))
-			case dropped:
-				r.settled(j.ID)
-				r.Logf("lnk: job %s's firing refused, dropped: %v%s", j.ID, herr, hintOf(herr))
-			}
-		} else if tries := r.settled(j.ID); tries > 0 {
-			r.Logf("lnk: job %s's firing taken, after %d tries not taken", j.ID, tries)
-		}
-		if j.Task != nil {
-			j.Task.Started = now
-			if err := r.Store.Write(j); err != nil {
-				return time.Time{}, err
-			}
-			continue
-		}
-		if j.Cron == "" {
-			if err := r.Store.Remove(j.ID); err != nil {
-				return time.Time{}, err
-			}
-			continue
-		}
-		c, err := ParseCron(j.Cron)
+		n, stopping, err := r.fireLocked(ctx, j.ID, now)
 		if err != nil {
 			return time.Time{}, err
 		}
-		n, ok := c.Next(now, r.Zone)
-		if !ok {
-			r.Store.Remove(j.ID)
-			continue
+		if !n.IsZero() {
+			next = earliest(next, n)
 		}
-		j.Last, j.Next = now, n.UTC()
-		if err := r.Store.Write(j); err != nil {
-			return time.Time{}, err
+		if stopping {
+			return next, nil // stopping: what is due fires at the next start
 		}
-		next = earliest(next, j.Next)
 	}
 	return next, nil
+}
+
+// fireLocked fires job id, due at now, holding the schedule's lock from
+// its reading again to its writing back (or removal): a job removed
+// since the list (cancelled, its conversation deleted) is not fired,
+// and one removed while it fires is never written back. It returns the
+// job's next time (zero: none, or removed), and whether ctx ended.
+func (r *Runner) fireLocked(ctx context.Context, id string, now time.Time) (next time.Time, stopping bool, err error) {
+	unlock, err := r.Store.Lock()
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	defer unlock()
+	j, err := r.Store.read(id)
+	if errors.Is(err, os.ErrNotExist) {
+		r.settled(id)
+		return time.Time{}, false, nil // removed meanwhile
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("job %s: %w", id, err)
+	}
+	if j.started() || j.Next.After(now) {
+		return time.Time{}, false, nil // the list's next look says when
+	}
+	text := j.Text
+	m := Message{From: "schedule:" + j.ID, Thread: j.Thread, Hops: j.Hops}
+	if j.Task != nil {
+		// A subagent's task, in its own conversation, its answer back
+		// to the one that started it.
+		m = Message{From: Subagent(j.ID), Thread: Subagent(j.ID), Hops: j.Hops, Task: j.Task, Parent: j.Thread}
+	} else if late := now.Sub(j.Next); late >= time.Minute {
+		text = fmt.Sprintf("(late by %s: this firing was due at %s, while the agent wasn't running)\n%s",
+			late.Truncate(time.Minute), j.Next.In(r.Zone).Format("2006-01-02 15:04 MST"), j.Text)
+	}
+	m.Text = text
+	herr := r.Hand(ctx, m)
+	if herr != nil && ctx.Err() != nil {
+		return time.Time{}, true, nil
+	}
+	if herr != nil {
+		switch classify(herr) {
+		case later:
+			rt, tell := r.notTaken(j.ID, herr.Error(), now)
+			if tell {
+				r.Logf("lnk: job %s's firing not taken for now, tried again in %s, then less often (at most every %s), said again when that changes: %v", j.ID, rt.wait, maxRetry, herr)
+			}
+			return rt.at, false, nil
+		case final:
+			r.settled(j.ID)
+			if j.Task == nil {
+				// Every firing would be refused the same (its
+				// conversation gone, a rule): the job goes, said once,
+				// recurring or not.
+				r.Logf("lnk: job %s's firing refused, the job removed: %v%s", j.ID, herr, hintOf(herr))
+				return time.Time{}, false, r.Store.Remove(j.ID)
+			}
+			r.Logf("lnk: job %s's firing refused, the subagent's start ends: %v%s", j.ID, herr, hintOf(herr))
+		case dropped:
+			r.settled(j.ID)
+			r.Logf("lnk: job %s's firing refused, dropped: %v%s", j.ID, herr, hintOf(herr))
+		}
+	} else if tries := r.settled(j.ID); tries > 0 {
+		r.Logf("lnk: job %s's firing taken, after %d tries not taken", j.ID, tries)
+	}
+	if j.Task != nil {
+		j.Task.Started = now
+		return time.Time{}, false, r.Store.Write(j)
+	}
+	if j.Cron == "" {
+		return time.Time{}, false, r.Store.Remove(j.ID)
+	}
+	c, err := ParseCron(j.Cron)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	n, ok := c.Next(now, r.Zone)
+	if !ok {
+		return time.Time{}, false, r.Store.Remove(j.ID)
+	}
+	j.Last, j.Next = now, n.UTC()
+	if err := r.Store.Write(j); err != nil {
+		return time.Time{}, false, err
+	}
+	return j.Next, false, nil
 }
 
 // hintOf is " (hint: ...)" for a refusal with a hint, else "".

@@ -272,6 +272,13 @@ func (s *Server) cancel(c caller, raw json.RawMessage) (string, error) {
 	}
 	for _, j := range jobs {
 		if j.ID == a.ID {
+			// Under the schedule's lock, so a firing of it under way is
+			// never written back after.
+			unlock, err := s.Store.Lock()
+			if err != nil {
+				return "", err
+			}
+			defer unlock()
 			if err := s.Store.Remove(j.ID); err != nil {
 				return "", err
 			}

@@ -188,6 +188,25 @@ func deleteChat(c *cobra.Command, name, thread string, yes bool) error {
 	return nil
 }
 
+// sweepDeleting removes what a conversation's delete cut short left in
+// agent a's chats/ (store's SweepDeleting: never following a link),
+// saying on stderr what it could not: a leftover stays hidden from
+// every conversation's list, backup and move, and the next start or
+// delete tries again.
+func sweepDeleting(c *cobra.Command, a *caps.Agent) {
+	chats, err := openChats(a)
+	if errors.Is(err, unix.ENOENT) {
+		return // no folder of its own yet: nothing left there
+	}
+	if err == nil {
+		defer chats.Close()
+		err = chats.SweepDeleting()
+	}
+	if err != nil {
+		fmt.Fprintln(c.ErrOrStderr(), "lnk: removing what a conversation's delete cut short left in its chats: "+textLine(err.Error()))
+	}
+}
+
 // openChats opens agent a's Agent/ folder, through no link, the owner's
 // and 0700, and its chats/ in it.
 func openChats(a *caps.Agent) (*store.Chats, error) {

@@ -176,6 +176,10 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 	} else if st.Running {
 		return Fail(ExitFailure, fmt.Errorf("agent %s is already running", name), "lnk agent stop "+name+" first to change how it starts; lnk agent restart "+name+" starts it again", "lnk agent status "+name+" shows it")
 	}
+	// What a conversation's delete cut short left aside (chats/
+	// .~deleting~T) goes, never followed: no backup or move carries it,
+	// and here it is removed for good.
+	sweepDeleting(c, a)
 	if f.noSandbox { // refused before it is written
 		if err := caps.CheckNoSandbox(home); err != nil {
 			return noSandboxRefused(name, err, "lnk agent start "+name+" runs it in its sandbox")

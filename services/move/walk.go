@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"lnk.dev/lnk/internal/conversation"
 	"lnk.dev/lnk/internal/moveentry"
 	"lnk.dev/lnk/internal/ownerfile"
 )
@@ -75,6 +76,12 @@ func (t *tree) dir(fd int, path string, depth int, aside, top bool) error {
 		}
 		if top && n == ".env" {
 			t.note("home/.env is not sent: a harness's keys go only as Link's settings")
+			continue
+		}
+		if depth == 0 && path == "chats" && conversation.IsDeleting(n) {
+			// A conversation's delete cut short: no conversation, never
+			// carried (lnk agent start removes it).
+			t.note("chats/" + n + " is not sent: it is what a conversation's delete cut short left, removed at the agent's next start")
 			continue
 		}
 		if err := t.one(fd, n, path+"/"+n, depth, aside); err != nil {

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"lnk.dev/lnk/internal/conversation"
 	"lnk.dev/lnk/internal/ownerfile"
 )
 
@@ -22,10 +22,9 @@ var (
 )
 
 // deletingPrefix names a conversation being removed: moved aside in one
-// rename first, so it is gone from chats/ at once. Two '~' keep it from
-// every name [CheckThread] takes (it is no conversation, never listed or
-// opened) and its leading '.' hides it from memory's walk.
-const deletingPrefix = ".~deleting~"
+// rename first, so it is gone from chats/ at once (internal/conversation,
+// the one name backups, moves and the agent's start leave out or remove).
+const deletingPrefix = conversation.DeletingPrefix
 
 // Delete removes conversation thread from chats/, never following a
 // link: a link (or a file) in its place is removed as itself, what it
@@ -42,7 +41,7 @@ func (c *Chats) Delete(thread string, stopped bool) (link bool, err error) {
 		return false, err
 	}
 	chats := int(c.dir.Fd())
-	if err := c.sweepDeleting(); err != nil {
+	if err := c.SweepDeleting(); err != nil {
 		return false, err
 	}
 	var st unix.Stat_t
@@ -119,8 +118,10 @@ func lockForDelete(dfd int) (func(), error) {
 	return func() { unix.Close(fd) }, nil
 }
 
-// sweepDeleting removes what a Delete cut short left aside in chats/.
-func (c *Chats) sweepDeleting() error {
+// SweepDeleting removes what a Delete cut short left aside in chats/
+// (.~deleting~*), never following a link: [Chats.Delete] before its own,
+// lnk agent start at each start.
+func (c *Chats) SweepDeleting() error {
 	fd, err := ownerfile.OpenDir(int(c.dir.Fd()), ".", unix.O_RDONLY)
 	if err != nil {
 		return fmt.Errorf("listing chats: %w", err)
@@ -132,7 +133,7 @@ func (c *Chats) sweepDeleting() error {
 		return fmt.Errorf("listing chats: %w", err)
 	}
 	for _, n := range names {
-		if strings.HasPrefix(n, deletingPrefix) {
+		if conversation.IsDeleting(n) {
 			if err := ownerfile.RemoveAll(int(c.dir.Fd()), n); err != nil {
 				return fmt.Errorf("removing chats/%s, a delete's leftover: %w", n, err)
 			}

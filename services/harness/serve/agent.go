@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -137,9 +136,10 @@ func (a *Agent) Endpoint() endpoint.Agent {
 // taken says whether thread holds a message from from already, for a
 // sender who speaks once: a background command's ending (run:<id>), so
 // one handed again after its deliverer died midway is not a second turn.
-// Every other sender may speak again.
+// Every other sender may speak again. It asks the queued check's index
+// (ranIndex), which reads only what was written since its last look.
 func (a *Agent) taken(thread, from string) (bool, error) {
-	if !strings.HasPrefix(from, "run:") {
+	if !speaksOnce(from) {
 		return false, nil
 	}
 	conv, err := a.chats.Open(thread, a.storeOptions())
@@ -147,16 +147,7 @@ func (a *Agent) taken(thread, from string) (bool, error) {
 		return false, err
 	}
 	defer conv.Close()
-	evs, err := conv.Events()
-	if err != nil {
-		return false, err
-	}
-	for _, e := range evs {
-		if e.Kind == store.KindMessage && e.From == from {
-			return true, nil
-		}
-	}
-	return false, nil
+	return a.ran.spoke(conv, thread, from)
 }
 
 // Turn runs one message's turn in its conversation, opened for it and

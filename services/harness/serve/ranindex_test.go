@@ -2,11 +2,16 @@ package serve
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"lnk.dev/lnk/services/harness/builtin"
+	"lnk.dev/lnk/services/harness/config"
 	"lnk.dev/lnk/services/harness/store"
 )
 
@@ -174,4 +179,94 @@ func TestRanIndexPrunes(t *testing.T) {
 	if ok, err := x.holds(conv, hookThread, pruneAt+10); !ok || err != nil {
 		t.Fatalf("read whole again: %v %v", ok, err)
 	}
+}
+
+// TestTakenIsTheWholeRead: the endpoint's check of a sender who speaks
+// once (Agent.taken, run:<id>), asked of the real agent over a long
+// conversation written in batches (endings, messages of others, answers
+// between), answers every sender as a whole read of the real store does
+// after each batch, while reading each event once (the queued check's
+// index, ranIndex: one index, not a second) and, at each later look,
+// only what was written since. A conversation deleted and made again
+// under the same name is read whole again: an ending the old one held
+// is not taken for the new one's. Any other sender is never "taken".
+func TestTakenIsTheWholeRead(t *testing.T) {
+	srv := httptest.NewServer(builtin.Handler(builtin.Options{}))
+	defer srv.Close()
+	dir := agentDir(t, "words")
+	c := &config.Config{AgentID: strings.Repeat("c3", 16), Owner: "ana", Name: "main", Key: config.NewKey(), Port: 20000, AgentDir: dir,
+		Model: config.Model{Format: "openai", BaseURL: srv.URL + "/v1", Model: builtin.ModelName, Key: "placeholder"}}
+	if err := c.Check(); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Open(c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	const thread = "work"
+	rnd := rand.New(rand.NewPCG(27, 4))
+	written, looks := 0, 0
+	senders := make([]string, 24)
+	for i := range senders {
+		senders[i] = fmt.Sprintf("run:%016x", 1000+i)
+	}
+	grow := func(batches int, senders []string) {
+		t.Helper()
+		for b := 0; b < batches; b++ {
+			// Written and closed before the check opens it (one writer).
+			conv, err := a.chats.Open(thread, store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for n := 1 + rnd.IntN(60); n > 0; n-- {
+				e := &store.Event{Kind: store.KindMessage, From: hookFrom, Text: "a post"}
+				switch rnd.IntN(4) {
+				case 0:
+					e.From = senders[rnd.IntN(len(senders))]
+				case 1:
+					e.Kind, e.From, e.Text = store.KindAnswer, "", "an answer"
+				}
+				if _, err := conv.Append(e); err != nil {
+					t.Fatal(err)
+				}
+				written++
+			}
+			evs, err := conv.Events()
+			conv.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]bool{}
+			for _, e := range evs {
+				if e.Kind == store.KindMessage {
+					want[e.From] = true
+				}
+			}
+			for _, from := range []string{senders[0], senders[len(senders)/2], senders[len(senders)-1], "run:ffffffffffffffff"} {
+				got, err := a.taken(thread, from)
+				looks++
+				if err != nil || got != want[from] {
+					t.Fatalf("batch %d, %s: taken says %v (%v), the whole read %v", b, from, got, err, want[from])
+				}
+			}
+			if got, err := a.taken(thread, hookFrom); got || err != nil {
+				t.Fatalf("a sender who may speak again is taken: %v %v", got, err)
+			}
+		}
+	}
+	grow(60, senders)
+	if written < 600 {
+		t.Fatalf("only %d events written: not a long conversation", written)
+	}
+	if a.ran.read > written+looks {
+		t.Fatalf("%d events read for %d written and %d looks: events were read again", a.ran.read, written, looks)
+	}
+	if a.ran.read < written {
+		t.Fatalf("the index read %d of the %d events written: the check reads around it (a second reading)", a.ran.read, written)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "chats", thread)); err != nil {
+		t.Fatal(err)
+	}
+	grow(2, []string{"run:00000000000000aa"}) // none of senders: each is not taken now
 }

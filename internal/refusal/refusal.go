@@ -63,6 +63,15 @@ func Of(err error) (*Refusal, bool) {
 	return r, ok
 }
 
+// Final says whether err is a refusal by a rule that a try again would
+// meet the same: a refusal (Of) not for now (RuleBusy). What is no
+// refusal (nothing answered, nothing could be read) is never final:
+// what could not be learned is not taken as a refusal.
+func Final(err error) bool {
+	_, ok := Of(err)
+	return ok && !errors.Is(err, ErrBusy)
+}
+
 // RuleOf is the rule of the first refusal in err's chain that names
 // one, or "" when none does: a refusal that wraps a rule's refusal (a
 // file tool's call refused by a rule beneath it) is still that rule's.

@@ -31,8 +31,8 @@ const (
 // answered, nothing could be read) is for now: what could not be
 // learned is tried again, never taken as a refusal nor as taken.
 func classify(err error) outcome {
-	switch _, isRefusal := refusal.Of(err); {
-	case errors.Is(err, refusal.ErrBusy), !isRefusal:
+	switch {
+	case !refusal.Final(err):
 		return later
 	case errors.Is(err, caps.ErrPerDay):
 		return dropped

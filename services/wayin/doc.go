@@ -25,8 +25,10 @@
 // subagent's start's {"parent", "tools", "model"}: only a task-<id>
 // message carries one, and it must (a list, never null); the way in
 // hands the list and model on (Link-Tools, Link-Model), gathers the
-// subagent's answer, and hands it, or why the subagent never ran, to
-// the parent conversation as a message from task-<id>, once.
+// subagent's answer, and hands it, or why the subagent never ran (the
+// way in's caps, or the harness's refusal by a rule before it took the
+// start: never one for now, which is handed again), to the parent
+// conversation as a message from task-<id>, once.
 //
 // # Security
 //

@@ -290,8 +290,15 @@ func (s *Server) handChecked(ctx context.Context, m Message, ending bool) (bool,
 		_, err := s.c.Harness.SendMessage(tctx, em,
 			func() { took = true; stopOnCaller(); close(taken) }, onText)
 		taskDone()
-		if answer != nil && took {
+		switch {
+		case answer != nil && took:
 			s.tellParent(m, answer.String(), err, true)
+		case answer != nil && refusal.Final(err) && !endpoint.IsAlreadyTaken(err):
+			// The harness refused the start before taking it (its 403
+			// or 404): the scheduler ends it and never hands it again,
+			// so the parent is told now, once. One not taken for now
+			// (busy, not answering) is handed again, and told then.
+			s.tellParent(m, "", err, false)
 		}
 		res <- err
 	}()

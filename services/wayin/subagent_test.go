@@ -94,3 +94,41 @@ func TestSubagentCapToldToParent(t *testing.T) {
 		t.Fatal("the refused subagent ran")
 	}
 }
+
+// TestSubagentRefusedByTheHarnessToldToParent: a subagent's start the
+// real harness refuses before taking it (a tool's name longer than any
+// the harness takes in Link-Tools: its 400, a refusal by a rule as its
+// 403 and 404 are) is refused to the caller and
+// told to the conversation that started it, once, as from the subagent,
+// with the harness's reason; the subagent's conversation is never made.
+// A start the harness takes is told its answer (the control,
+// TestSubagentAnswerReachesItsParentOnce).
+func TestSubagentRefusedByTheHarnessToldToParent(t *testing.T) {
+	w := newWorld(t, defaults, false)
+	_, err := w.send(Message{From: "task-cc", Thread: "task-cc", Text: "look", Hops: 1, Task: &Task{Parent: "main", Tools: []string{strings.Repeat("t", 70)}}})
+	if err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("the start: %v, want the harness's refusal", err)
+	}
+	evs := w.waitAnswered("main", 1)
+	var told []string
+	for _, e := range evs {
+		if e.Kind == store.KindMessage {
+			told = append(told, e.From+": "+e.Text)
+		}
+	}
+	if len(told) != 1 || !strings.HasPrefix(told[0], "task-cc: The subagent was not started: the agent's harness refused the message (400)") || !strings.Contains(told[0], "holds a name that is no tool's") {
+		t.Fatalf("the parent was told %q", told)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := w.messagesFrom("main", "task-cc"); n != 1 {
+		t.Fatalf("the parent was told %d times, want once", n)
+	}
+	if w.events("task-cc") != nil {
+		t.Fatal("the refused subagent's conversation was made")
+	}
+	// The control: a start the harness takes.
+	if _, err := w.send(Message{From: "task-dd", Thread: "task-dd", Text: "look", Hops: 1, Task: &Task{Parent: "main", Tools: []string{}}}); err != nil {
+		t.Fatal(err)
+	}
+	w.waitAnswered("task-dd", 1)
+}

@@ -226,13 +226,13 @@ func TestBackoffIsBounded(t *testing.T) {
 	now := time.Now()
 	want := firstRetry
 	for i := 0; i < 12; i++ {
-		rt, tell := r.notTaken("0123456789abcdef", "busy", now)
+		rt, tell := r.notTaken("0123456789abcdef", "busy", now, nil)
 		if rt.wait != want || tell != (i == 0) || !rt.at.Equal(now.Add(want)) {
 			t.Fatalf("try %d: waits %s (want %s), told %v", i, rt.wait, want, tell)
 		}
 		want = min(2*want, maxRetry)
 	}
-	if _, tell := r.notTaken("0123456789abcdef", "not answering", now); !tell {
+	if _, tell := r.notTaken("0123456789abcdef", "not answering", now, nil); !tell {
 		t.Fatal("a new why was not said")
 	}
 	if n := r.settled("0123456789abcdef"); n != 13 {

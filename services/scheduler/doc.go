@@ -29,10 +29,10 @@
 // ~/Link/Agents/<agent>/Agent/schedule/<id>.json (0600, the folder
 // 0700), one file a job, written whole by internal/ownerfile: {"id",
 // "thread", "hops", "text", "at" | "cron", "next", "created", "last",
-// "task"},
+// "task", "retry"},
 // times in UTC (RFC 3339). Missed firings, and a firing not taken (by
-// its class: ended, dropped, or tried again with a growing wait): see
-// [Runner.Fire].
+// its class: ended, dropped, or tried again with a growing wait, kept
+// in the job's "retry" so a restart waits it out): see [Runner.Fire].
 //
 // # Security
 //

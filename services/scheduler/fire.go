@@ -76,7 +76,7 @@ func (r *Runner) Fire(ctx context.Context) (next time.Time, err error) {
 			next = earliest(next, j.Next)
 			continue
 		}
-		if at := r.waiting(j.ID, now); !at.IsZero() {
+		if at := r.waiting(j, now); !at.IsZero() {
 			next = earliest(next, at)
 			continue
 		}
@@ -134,11 +134,13 @@ func (r *Runner) fireLocked(ctx context.Context, id string, now time.Time) (next
 	if herr != nil {
 		switch classify(herr) {
 		case later:
-			rt, tell := r.notTaken(j.ID, herr.Error(), now)
+			rt, tell := r.notTaken(j.ID, herr.Error(), now, j.Retry)
 			if tell {
 				r.Logf("lnk: job %s's firing not taken for now, tried again in %s, then less often (at most every %s), said again when that changes: %v", j.ID, rt.wait, maxRetry, herr)
 			}
-			return rt.at, false, nil
+			// Kept with the job, so a restart waits it out too.
+			j.Retry = rt.kept()
+			return rt.at, false, r.Store.Write(j)
 		case final:
 			r.settled(j.ID)
 			if j.Task == nil {
@@ -156,6 +158,7 @@ func (r *Runner) fireLocked(ctx context.Context, id string, now time.Time) (next
 	} else if tries := r.settled(j.ID); tries > 0 {
 		r.Logf("lnk: job %s's firing taken, after %d tries not taken", j.ID, tries)
 	}
+	j.Retry = nil // settled: taken, dropped, or a start ended
 	if j.Task != nil {
 		j.Task.Started = now
 		return time.Time{}, false, r.Store.Write(j)

@@ -28,6 +28,16 @@ type Job struct {
 	// it fires once, as a message from task-<id> into the subagent's own
 	// conversation task-<id>, and its answer comes back to Thread.
 	Task *Task `json:"task,omitempty"`
+	// Retry, when set, is its firing not taken for now: kept with the
+	// job so the runner's restart (the agent's) waits out the wait too.
+	Retry *Retry `json:"retry,omitempty"`
+}
+
+// Retry is a job's firing not taken for now (retry.go).
+type Retry struct {
+	At    time.Time `json:"at"`           // not tried again before
+	Wait  int       `json:"wait_seconds"` // the wait after its last try
+	Tries int       `json:"tries"`
 }
 
 // Task is a subagent's start: its tools and its model.
@@ -103,6 +113,11 @@ func (j *Job) check() error {
 		return errors.New("a job is either at a time or recurring (cron), not both or neither")
 	case j.Next.IsZero():
 		return errors.New("a job has no next firing")
+	}
+	if r := j.Retry; r != nil {
+		if r.At.IsZero() || r.Tries < 1 || r.Wait < int(firstRetry/time.Second) || r.Wait > int(maxRetry/time.Second) {
+			return errors.New("a job's retry names its time, its tries (at least 1) and its wait (60 to 3600 seconds)")
+		}
 	}
 	if t := j.Task; t != nil {
 		if t.Tools == nil || len(t.Tools) > maxTaskTools || j.Cron != "" {

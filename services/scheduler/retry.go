@@ -43,7 +43,9 @@ func classify(err error) outcome {
 // The waits between a job's tries while its firing is not taken for
 // now: firstRetry, doubled at each try, at most maxRetry, for as long as
 // the job is kept (a recurring job's missed times are one firing, as
-// ever). A restart of the runner (the agent's) tries at once again.
+// ever). Each wait is kept with the job (Job.Retry, written under the
+// schedule's lock), so a restart of the runner (the agent's) waits it
+// out too, and doubles on from it.
 const (
 	firstRetry = time.Minute
 	maxRetry   = time.Hour
@@ -59,12 +61,18 @@ type retry struct {
 
 // notTaken records job id's firing not taken for now at now, and says
 // whether the log is told: at the first try and when why changes, never
-// at each try.
-func (r *Runner) notTaken(id, why string, now time.Time) (rt *retry, tell bool) {
+// at each try. kept is the job's Retry as written, which a runner that
+// knows nothing of the job yet (started since) goes on from, saying
+// its state once again.
+func (r *Runner) notTaken(id, why string, now time.Time, kept *Retry) (rt *retry, tell bool) {
 	if r.retries == nil {
 		r.retries = map[string]*retry{}
 	}
 	rt = r.retries[id]
+	if rt == nil && kept != nil {
+		rt = &retry{wait: time.Duration(kept.Wait) * time.Second, tries: kept.Tries}
+		r.retries[id] = rt
+	}
 	if rt == nil {
 		rt = &retry{wait: firstRetry}
 		r.retries[id] = rt
@@ -78,11 +86,24 @@ func (r *Runner) notTaken(id, why string, now time.Time) (rt *retry, tell bool) 
 	return rt, tell
 }
 
-// waiting says until when job id waits before its next try (zero: it
-// doesn't).
-func (r *Runner) waiting(id string, now time.Time) time.Time {
-	if rt := r.retries[id]; rt != nil && now.Before(rt.at) {
-		return rt.at
+// kept is rt as the job keeps it.
+func (rt *retry) kept() *Retry {
+	return &Retry{At: rt.at, Wait: int(rt.wait / time.Second), Tries: rt.tries}
+}
+
+// waiting says until when job j waits before its next try (zero: it
+// doesn't): as this runner knows, else as the job keeps it. A kept time
+// past maxRetry from now (a clock set back, a file edited) is not
+// waited for: the job is tried.
+func (r *Runner) waiting(j *Job, now time.Time) time.Time {
+	at := time.Time{}
+	if rt := r.retries[j.ID]; rt != nil {
+		at = rt.at
+	} else if j.Retry != nil && !j.Retry.At.After(now.Add(maxRetry)) {
+		at = j.Retry.At
+	}
+	if now.Before(at) {
+		return at
 	}
 	return time.Time{}
 }

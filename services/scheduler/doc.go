@@ -30,7 +30,10 @@
 // 0700), one file a job, written whole by internal/ownerfile: {"id",
 // "thread", "hops", "text", "at" | "cron", "next", "created", "last",
 // "task", "retry"},
-// times in UTC (RFC 3339). Missed firings, and a firing not taken (by
+// times in UTC (RFC 3339). Whoever removes a job the runner may be
+// firing (cancel, lnk agent chats delete's RemoveInto) holds the
+// schedule's lock (Store.Lock, flock on the folder), which the runner
+// holds from a job's reading to its writing back. Missed firings, and a firing not taken (by
 // its class: ended, dropped, or tried again with a growing wait, kept
 // in the job's "retry" so a restart waits it out): see [Runner.Fire].
 //

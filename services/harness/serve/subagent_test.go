@@ -221,6 +221,11 @@ func TestARefusedStartMakesNothing(t *testing.T) {
 	if err := later("task-ee"); err != nil {
 		t.Fatalf("a message into the started subagent's conversation: %v", err)
 	}
+	// Taken, it may have been queued (202) behind the start's turn still
+	// ending, and run a moment later: wait for it, then it ran once.
+	for end := time.Now().Add(10 * time.Second); g.times("tick") == 0 && time.Now().Before(end); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if g.times("tick") != 1 {
 		t.Fatalf("the later message reached the model %d times", g.times("tick"))
 	}

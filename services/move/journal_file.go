@@ -167,26 +167,10 @@ func readJournal(home, id string) (*journal, *journalRecord, error) {
 		return nil, nil, err
 	}
 	j := &journal{dir: dir, name: name, fd: fd}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	b, err := readAll(fd, name)
+	if err != nil {
 		j.close()
 		return nil, nil, err
-	}
-	if st.Size > maxJournal {
-		j.close()
-		return nil, nil, fmt.Errorf("%w: over %d bytes", ErrJournal, maxJournal)
-	}
-	b := make([]byte, st.Size)
-	for off := 0; off < len(b); {
-		n, err := unix.Pread(fd, b[off:], int64(off))
-		if err == nil && n == 0 {
-			err = errors.New("shorter than its size")
-		}
-		if err != nil {
-			j.close()
-			return nil, nil, fmt.Errorf("reading ~/.lnk/moving/%s: %w", name, err)
-		}
-		off += n
 	}
 	rec, err := parseJournal(b)
 	if err != nil {
@@ -211,6 +195,30 @@ func readJournal(home, id string) (*journal, *journalRecord, error) {
 	}
 	j.next = len(rec.Steps)
 	return j, rec, nil
+}
+
+// readAll reads the journal fd (name in ~/.lnk/moving) whole, refusing
+// one over maxJournal.
+func readAll(fd int, name string) ([]byte, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, err
+	}
+	if st.Size > maxJournal {
+		return nil, fmt.Errorf("%w: over %d bytes", ErrJournal, maxJournal)
+	}
+	b := make([]byte, st.Size)
+	for off := 0; off < len(b); {
+		n, err := unix.Pread(fd, b[off:], int64(off))
+		if err == nil && n == 0 {
+			err = errors.New("shorter than its size")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading ~/.lnk/moving/%s: %w", name, err)
+		}
+		off += n
+	}
+	return b, nil
 }
 
 // wholeLines is the length of b's whole lines.

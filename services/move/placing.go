@@ -64,7 +64,9 @@ func newPlacing(home string, h journalHead, st *staging) (*placing, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &placing{home: home, head: h, j: j, fault: placeFault, pause: pauseStep(j.dir)}, nil
+	p := &placing{home: home, head: h, j: j, fault: placeFault, pause: pauseStep(j.dir)}
+	p.pauseAt(pauseHead)
+	return p, nil
 }
 
 // check asks the test's fault, if any, before the next step.

@@ -93,20 +93,41 @@ func (j *journal) add(l *journalLine) error {
 	return nil
 }
 
+// addAll appends ls, numbered as the next steps, in one write made
+// durable by one fsync before any of their steps is taken: a batch's
+// steps are journaled ahead together, and an undo tells, step by step,
+// which of them were taken (a step journaled but never taken undoes as
+// nothing), so what a crash leaves is undone as for one step at a time.
+func (j *journal) addAll(ls []*journalLine) error {
+	for i, l := range ls {
+		n := j.next + i
+		l.Step = &n
+	}
+	if err := j.write(ls...); err != nil {
+		return err
+	}
+	j.next += len(ls)
+	return nil
+}
+
 // undone appends that step n is undone, durable before the next undo.
 func (j *journal) undone(n int) error {
 	return j.write(&journalLine{Undone: &n})
 }
 
-func (j *journal) write(l *journalLine) error {
-	b, err := json.Marshal(l)
-	if err != nil {
-		return err
+// write appends ls, a line each, and makes them durable.
+func (j *journal) write(ls ...*journalLine) error {
+	var b []byte
+	for _, l := range ls {
+		line, err := json.Marshal(l)
+		if err != nil {
+			return err
+		}
+		if len(line) >= maxJournalLine {
+			return fmt.Errorf("%w: a step over %d bytes", ErrJournal, maxJournalLine)
+		}
+		b = append(append(b, line...), '\n')
 	}
-	if len(b) >= maxJournalLine {
-		return fmt.Errorf("%w: a step over %d bytes", ErrJournal, maxJournalLine)
-	}
-	b = append(b, '\n')
 	for len(b) > 0 {
 		n, err := unix.Write(j.fd, b)
 		if err != nil {

@@ -241,3 +241,45 @@ func lineDiff(was, now string) string {
 	sort.Strings(out)
 	return strings.Join(out, "\n")
 }
+
+// TestAJournalLinkCannotReadIsListedAndRefusesANewAgent: a file in
+// ~/.lnk/moving named as a placing journal that Link cannot read (not
+// its form) is named by lnk agent list as CUT SHORT, by its file name;
+// since what it names cannot be told, lnk agent create of any name is
+// refused meanwhile, as is lnk agent recover of a name; the control:
+// once it is removed, create works and list names nothing cut short.
+func TestAJournalLinkCannotReadIsListedAndRefusesANewAgent(t *testing.T) {
+	lnk := testenv.Bin(t, "lnk")
+	home := testenv.Home(t)
+	moving := filepath.Join(home, ".lnk", "moving")
+	if err := os.MkdirAll(moving, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(moving, "0123456789abcdef0123456789abcdef.placing")
+	if err := os.WriteFile(bad, []byte("{\"format\":\"not Link's\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := lnkIn(lnk, home, "agent", "list").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "CUT SHORT") || !strings.Contains(string(out), "0123456789abcdef0123456789abcdef.placing") || !strings.Contains(string(out), "cannot read") {
+		t.Fatalf("lnk agent list: %v:\n%s", err, out)
+	}
+	for _, args := range [][]string{{"agent", "create", "fresh"}, {"agent", "recover", "fresh"}} {
+		c := lnkIn(lnk, home, args...)
+		out, _ := c.CombinedOutput()
+		if c.ProcessState.ExitCode() != ExitRefused || !strings.Contains(string(out), "hint: ") {
+			t.Fatalf("lnk %v beside a journal Link cannot read: exit %d:\n%s", args, c.ProcessState.ExitCode(), out)
+		}
+	}
+	if _, err := os.Lstat(caps.Layout{Home: home}.AgentDir("fresh")); !os.IsNotExist(err) {
+		t.Fatalf("a refused create made the agent's folder: %v", err)
+	}
+	if err := os.Remove(bad); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := lnkIn(lnk, home, "agent", "create", "fresh").CombinedOutput(); err != nil {
+		t.Fatalf("lnk agent create once the journal is gone: %v: %s", err, out)
+	}
+	if out, err := lnkIn(lnk, home, "agent", "list").CombinedOutput(); err != nil || strings.Contains(string(out), "CUT SHORT") || !strings.Contains(string(out), "fresh") {
+		t.Fatalf("lnk agent list once the journal is gone: %v:\n%s", err, out)
+	}
+}

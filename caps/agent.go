@@ -161,7 +161,26 @@ func agentIn(home, name string) (Layout, *Agent, error) {
 	return l, a, nil
 }
 
-func loadAgent(l Layout, name string) (*Agent, error) {
+// LoadAgentAsIs is LoadAgent that never makes a missing agent.toml
+// again: an agent's folder without one is ErrNoAgent. An undo of a
+// receive cut short (services/move) reads so the agent it was making,
+// whose folder it made before its agent.toml.
+func LoadAgentAsIs(home, name string) (*Agent, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	l, err := layoutFor(home)
+	if err != nil {
+		return nil, err
+	}
+	return loadAgentAs(l, name, false)
+}
+
+func loadAgent(l Layout, name string) (*Agent, error) { return loadAgentAs(l, name, true) }
+
+// loadAgentAs reads agent name's agent.toml; one missing is made again
+// when remake, else ErrNoAgent.
+func loadAgentAs(l Layout, name string, remake bool) (*Agent, error) {
 	if strings.HasPrefix(name, ".") {
 		// ~/Link/Agents/.<name> are Link's own (an older Link's .moved):
 		// never an agent, never made into one.
@@ -179,6 +198,9 @@ func loadAgent(l Layout, name string) (*Agent, error) {
 		return nil, err
 	}
 	f, err := openNoLinks(l.AgentFile(name))
+	if errors.Is(err, os.ErrNotExist) && !remake {
+		return nil, fmt.Errorf("%w: %s (its folder has no agent.toml)", ErrNoAgent, name)
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		a, err := recreateAgentFile(l, name)
 		if !errors.Is(err, unix.EEXIST) {

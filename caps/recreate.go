@@ -8,6 +8,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -65,6 +66,9 @@ func ownSpec(l Layout, name string) (*Spec, error) {
 // a new ID, no harness. Another lnk that made it first wins, and its
 // file is read.
 func recreateAgentFile(l Layout, name string) (*Agent, error) {
+	if err := checkNoPlacing(l, name); err != nil {
+		return nil, err
+	}
 	if err := mkdirPrivate(l.ConfigDir(name)); err != nil {
 		return nil, err
 	}
@@ -103,3 +107,30 @@ var ReadCollections = []string{"instructions", "skills", "chats"}
 
 // OwnDir is ~/Link/Agents/<name>/Agent, the agent's own folder.
 func (l Layout) OwnDir(name string) string { return filepath.Join(l.AgentDir(name), "Agent") }
+
+// checkNoPlacing refuses making agent name's agent.toml again while a
+// placing journal is in ~/.lnk/moving (services/move): a receive of an
+// agent new here makes its folder before its agent.toml, so a folder
+// without one may be that half-made agent, whose undo removes only an
+// agent of the ID it came with; made again with a new ID, it would be
+// another agent in its place. Any journal refuses (which agent it names
+// is services/move's to read); what cannot be read refuses too.
+func checkNoPlacing(l Layout, name string) error {
+	dir := filepath.Join(l.Settings(), "moving")
+	if _, err := Resolve(dir); errors.Is(err, ErrMissing) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("agent %s: %s is missing, and %s cannot be read: %w", name, l.AgentFile(name), dir, err)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("agent %s: %s is missing, and %s cannot be read: %w", name, l.AgentFile(name), dir, err)
+	}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".placing") {
+			return at(ErrAgentFile, fmt.Sprintf("%s is missing while a receive or restore is cut short or under way (~/.lnk/moving/%s): it is not made again with a new ID", quote(l.AgentFile(name)), quote(e.Name())),
+				"lnk agent list names it; lnk agent recover "+name+" undoes one cut short")
+		}
+	}
+	return nil
+}

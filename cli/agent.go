@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/services/move"
 )
 
 // lnk agent create|list|delete: thin wrappers over caps.
@@ -21,6 +22,17 @@ func init() {
 			Short: "Make an agent: a random ID and its folders under ~/Link/Agents/NAME",
 			Args:  cobra.ExactArgs(1),
 			RunE: func(c *cobra.Command, args []string) error {
+				// Never while another agent's placing of that name is not
+				// undone: its undo would remove this one (services/move).
+				if err := caps.CheckName(args[0]); err != nil {
+					return agentErr(err, args[0])
+				}
+				if err := move.CheckNameFree(os.Getenv("HOME"), args[0], ""); err != nil {
+					if perr := placingErr(err, args[0]); perr != nil {
+						err = perr
+					}
+					return auditRefusal("agent create", args[0], err)
+				}
 				a, err := caps.CreateAgent(os.Getenv("HOME"), args[0])
 				if err != nil {
 					return agentErr(err, args[0])
@@ -41,18 +53,28 @@ func init() {
 				if err != nil {
 					return err
 				}
+				// Then each placing journal, cut short or under way: an
+				// agent new here whose receive a kill cut short before its
+				// agent.toml existed is named nowhere else (JSON keeps its
+				// form: these go to stderr).
 				if asJSON {
 					if as == nil {
 						as = []caps.Agent{}
 					}
-					return writeJSON(c.OutOrStdout(), as)
+					if err := writeJSON(c.OutOrStdout(), as); err != nil {
+						return err
+					}
+					return printJournals(c.ErrOrStderr(), os.Getenv("HOME"), "lnk: ")
 				}
 				tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "NAME\tID\tHARNESS\tCREATED")
 				for _, a := range as {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Name, a.ID, dash(a.Harness), a.Created)
 				}
-				return tw.Flush()
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				return printJournals(c.OutOrStdout(), os.Getenv("HOME"), "")
 			},
 		}
 		c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -100,6 +122,11 @@ func loadAgent(name string) (home string, a *caps.Agent, err error) {
 // ExitMissing; a rule's refusal keeps its Rule (exit 3) and hint.
 func agentErr(err error, name string) error {
 	if errors.Is(err, caps.ErrNoAgent) {
+		// One whose receive a kill cut short before it was whole is
+		// undone by name (agent_recover.go), and made only after.
+		if h := cutShortHint(os.Getenv("HOME"), name); h != "" {
+			return Fail(ExitMissing, err, h)
+		}
 		return Fail(ExitMissing, err, "lnk agent list shows the agents", "lnk agent create "+name+" makes it")
 	}
 	var hints []string

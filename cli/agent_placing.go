@@ -15,9 +15,10 @@ import (
 
 // stoppedForUndo refuses the undo of agent name's placing cut short while
 // the agent runs; an agent not here (one a receive was making) runs
-// nowhere.
+// nowhere, nor one whose folder has no agent.toml yet (read as it is:
+// its agent.toml is never made again here).
 func stoppedForUndo(home, name string) error {
-	a, err := caps.LoadAgent(home, name)
+	a, err := caps.LoadAgentAsIs(home, name)
 	if errors.Is(err, caps.ErrNoAgent) {
 		return nil
 	}
@@ -48,6 +49,9 @@ func placingErr(err error, name string) error {
 	case errors.Is(err, move.ErrJournal):
 		return Refused(fmt.Errorf("%s: nothing was undone or put in place", textLine(err.Error())),
 			"the journal in ~/.lnk/moving is Link's own and no agent can write it: check the agent's folder by hand (lnk agent status "+name+"), then remove that journal")
+	case errors.Is(err, move.ErrNameCutShort):
+		return Refused(fmt.Errorf("%s: nothing was made or put in place", textLine(err.Error())),
+			"lnk agent list names it; lnk agent recover "+name+" undoes one cut short (one under way: wait for its end), then try again")
 	case errors.Is(err, move.ErrPlacingLeft):
 		return Fail(ExitFailure, fmt.Errorf("%s", textLine(err.Error())),
 			"lnk agent start "+name+" tries the undo again; lnk agent status "+name+" shows what is left")

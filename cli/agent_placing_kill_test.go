@@ -71,12 +71,19 @@ func agentState(t *testing.T, home, name string) string {
 // is past the placing's last step), with its output.
 func killAtStep(t *testing.T, home string, n int, cmd *exec.Cmd, paused ...func()) (bool, string) {
 	t.Helper()
+	return killAt(t, home, strconv.Itoa(n), cmd, paused...)
+}
+
+// killAt is killAtStep at the hook's mark: a step's number, or "head"
+// (the journal's head written, no step yet).
+func killAt(t *testing.T, home, mark string, cmd *exec.Cmd, paused ...func()) (bool, string) {
+	t.Helper()
 	moving := filepath.Join(home, ".lnk", "moving")
 	if err := os.MkdirAll(moving, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	os.Remove(filepath.Join(moving, "placing-paused"))
-	if err := os.WriteFile(filepath.Join(moving, "placing-pause"), []byte(strconv.Itoa(n)), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(moving, "placing-pause"), []byte(mark), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	defer os.Remove(filepath.Join(moving, "placing-pause"))
@@ -96,11 +103,11 @@ func killAtStep(t *testing.T, home string, n int, cmd *exec.Cmd, paused ...func(
 		case <-deadline:
 			cmd.Process.Kill()
 			<-ended
-			t.Fatalf("step %d: neither paused nor ended: %s", n, out.String())
+			t.Fatalf("step %s: neither paused nor ended: %s", mark, out.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 		b, err := os.ReadFile(filepath.Join(moving, "placing-paused"))
-		if err != nil || string(b) != strconv.Itoa(n) {
+		if err != nil || string(b) != mark {
 			continue
 		}
 		for _, f := range paused {

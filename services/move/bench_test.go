@@ -25,8 +25,18 @@ func benchMB() int {
 	return 1024
 }
 
+// benchFileKB is the size of each small file moved: 1 MiB, or
+// LNK_BENCH_MOVE_FILE_KB, so that a run can move many top-level names
+// (each one a journaled step of the receive's placing).
+func benchFileKB() int {
+	if v, err := strconv.Atoi(os.Getenv("LNK_BENCH_MOVE_FILE_KB")); err == nil && v > 0 && v <= 1024 {
+		return v
+	}
+	return 1024
+}
+
 // BenchmarkStateSendReceiveBesideTar moves an agent whose files folder
-// holds benchMB MiB (files of 1 MiB, and one over 8 MB, copied aside)
+// holds benchMB MiB (files of benchFileKB, and one over 8 MB, copied aside)
 // with the real binaries, `lnk agent state-send | lnk agent receive`
 // joined by a pipe, and copies the same files with `tar c | tar x`, in
 // turns in the same run. It reports each rate and the move's as a
@@ -39,11 +49,11 @@ func BenchmarkStateSendReceiveBesideTar(b *testing.B) {
 		b.Fatal(err)
 	}
 	files := caps.Layout{Home: from}.FilesDir("main")
-	mb := benchMB()
+	mb, kb := benchMB(), benchFileKB()
 	chunk := make([]byte, 1<<20)
 	rand.Read(chunk)
-	for i := 0; i < mb-12; i++ {
-		if err := os.WriteFile(filepath.Join(files, fmt.Sprintf("f%05d.bin", i)), chunk, 0o600); err != nil {
+	for i := 0; i < (mb-12)*1024/kb; i++ {
+		if err := os.WriteFile(filepath.Join(files, fmt.Sprintf("f%06d.bin", i)), chunk[:kb<<10], 0o600); err != nil {
 			b.Fatal(err)
 		}
 	}

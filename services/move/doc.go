@@ -54,7 +54,11 @@
 // first written to the placing journal, ~/.lnk/moving/<agent id>.placing
 // (journal.go), and fsynced, so a placing a kill (SIGKILL, a power cut)
 // cut short is undone by the next receive, restore or start of the agent
-// ([Recover]) before anything else.
+// ([Recover]) before anything else. [Journals] lists every journal by
+// the name and ID its head recorded (lnk agent list, lnk agent recover),
+// so an agent new here whose receive was killed before it was made is
+// found without a lookup by name; [CheckNameFree] refuses making another
+// agent of that name meanwhile.
 //
 // # Backups and restores
 //

@@ -93,20 +93,41 @@ func (j *journal) add(l *journalLine) error {
 	return nil
 }
 
+// addAll appends ls, numbered as the next steps, in one write made
+// durable by one fsync before any of their steps is taken: a batch's
+// steps are journaled ahead together, and an undo tells, step by step,
+// which of them were taken (a step journaled but never taken undoes as
+// nothing), so what a crash leaves is undone as for one step at a time.
+func (j *journal) addAll(ls []*journalLine) error {
+	for i, l := range ls {
+		n := j.next + i
+		l.Step = &n
+	}
+	if err := j.write(ls...); err != nil {
+		return err
+	}
+	j.next += len(ls)
+	return nil
+}
+
 // undone appends that step n is undone, durable before the next undo.
 func (j *journal) undone(n int) error {
 	return j.write(&journalLine{Undone: &n})
 }
 
-func (j *journal) write(l *journalLine) error {
-	b, err := json.Marshal(l)
-	if err != nil {
-		return err
+// write appends ls, a line each, and makes them durable.
+func (j *journal) write(ls ...*journalLine) error {
+	var b []byte
+	for _, l := range ls {
+		line, err := json.Marshal(l)
+		if err != nil {
+			return err
+		}
+		if len(line) >= maxJournalLine {
+			return fmt.Errorf("%w: a step over %d bytes", ErrJournal, maxJournalLine)
+		}
+		b = append(append(b, line...), '\n')
 	}
-	if len(b) >= maxJournalLine {
-		return fmt.Errorf("%w: a step over %d bytes", ErrJournal, maxJournalLine)
-	}
-	b = append(b, '\n')
 	for len(b) > 0 {
 		n, err := unix.Write(j.fd, b)
 		if err != nil {
@@ -167,26 +188,10 @@ func readJournal(home, id string) (*journal, *journalRecord, error) {
 		return nil, nil, err
 	}
 	j := &journal{dir: dir, name: name, fd: fd}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	b, err := readAll(fd, name)
+	if err != nil {
 		j.close()
 		return nil, nil, err
-	}
-	if st.Size > maxJournal {
-		j.close()
-		return nil, nil, fmt.Errorf("%w: over %d bytes", ErrJournal, maxJournal)
-	}
-	b := make([]byte, st.Size)
-	for off := 0; off < len(b); {
-		n, err := unix.Pread(fd, b[off:], int64(off))
-		if err == nil && n == 0 {
-			err = errors.New("shorter than its size")
-		}
-		if err != nil {
-			j.close()
-			return nil, nil, fmt.Errorf("reading ~/.lnk/moving/%s: %w", name, err)
-		}
-		off += n
 	}
 	rec, err := parseJournal(b)
 	if err != nil {
@@ -211,6 +216,30 @@ func readJournal(home, id string) (*journal, *journalRecord, error) {
 	}
 	j.next = len(rec.Steps)
 	return j, rec, nil
+}
+
+// readAll reads the journal fd (name in ~/.lnk/moving) whole, refusing
+// one over maxJournal.
+func readAll(fd int, name string) ([]byte, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, err
+	}
+	if st.Size > maxJournal {
+		return nil, fmt.Errorf("%w: over %d bytes", ErrJournal, maxJournal)
+	}
+	b := make([]byte, st.Size)
+	for off := 0; off < len(b); {
+		n, err := unix.Pread(fd, b[off:], int64(off))
+		if err == nil && n == 0 {
+			err = errors.New("shorter than its size")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading ~/.lnk/moving/%s: %w", name, err)
+		}
+		off += n
+	}
+	return b, nil
 }
 
 // wholeLines is the length of b's whole lines.

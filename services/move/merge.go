@@ -36,6 +36,8 @@ func (p *placing) mergeDir(src, dst folder, path string, depth int, note func(st
 	if err != nil {
 		return err
 	}
+	// The names not here at all are moved last, together (renameAll).
+	var absent []string
 	for _, n := range names {
 		var s, d unix.Stat_t
 		if err := unix.Fstatat(src.fd, n, &s, unix.AT_SYMLINK_NOFOLLOW); err != nil {
@@ -46,7 +48,7 @@ func (p *placing) mergeDir(src, dst folder, path string, depth int, note func(st
 		case derr != nil && !errors.Is(derr, unix.ENOENT):
 			return derr
 		case derr != nil:
-			err = p.rename(src, n, dst, n, unix.RENAME_NOREPLACE)
+			absent = append(absent, n)
 		case s.Mode&unix.S_IFMT == unix.S_IFDIR && d.Mode&unix.S_IFMT == unix.S_IFDIR:
 			err = p.mergeSub(src, dst, n, path+"/"+n, depth, note)
 		case d.Mode&unix.S_IFMT == unix.S_IFDIR:
@@ -60,6 +62,9 @@ func (p *placing) mergeDir(src, dst folder, path string, depth int, note func(st
 		if err != nil {
 			return fmt.Errorf("putting %s/%s in place: %w", path, n, err)
 		}
+	}
+	if err := p.renameAll(src, absent, dst); err != nil {
+		return fmt.Errorf("putting %s in place: %w", path, err)
 	}
 	return nil
 }

@@ -14,7 +14,8 @@ import (
 // made; the placing then writes ~/.lnk/moving/placing-paused (the step's
 // number) once that step is journaled and before it is taken, and waits
 // there to be killed. Number len(steps) is the end: every step taken,
-// the journal not yet removed.
+// the journal not yet removed. "head" is the journal's head written, no
+// step yet: for a receive of an agent new here, before it is made.
 //
 // It is compiled in but inert: with no such file (the one open per
 // placing finds none) nothing changes. It cannot widen anything: it lives
@@ -26,6 +27,7 @@ import (
 const (
 	pauseName  = "placing-pause"
 	pausedName = "placing-paused"
+	pauseHead  = -2 // the hook's "head"
 )
 
 // pauseStep reads the hook's step from ~/.lnk/moving (dir); -1: none.
@@ -33,6 +35,9 @@ func pauseStep(dir int) int {
 	b, err := ownerfile.ReadFile(dir, pauseName, ownerfile.Private, 32)
 	if err != nil { // none (or not the owner's own: not the hook)
 		return -1
+	}
+	if strings.TrimSpace(string(b)) == "head" {
+		return pauseHead
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil || n < 0 {
@@ -43,10 +48,14 @@ func pauseStep(dir int) int {
 
 // pauseAt waits to be killed at step n when the hook names it.
 func (p *placing) pauseAt(n int) {
-	if p.pause < 0 || n != p.pause {
+	if p.pause == -1 || n != p.pause {
 		return
 	}
-	if err := ownerfile.WriteAtomic(p.j.dir, pausedName, []byte(strconv.Itoa(n)), ownerfile.Write{}); err != nil {
+	mark := strconv.Itoa(n)
+	if n == pauseHead {
+		mark = "head"
+	}
+	if err := ownerfile.WriteAtomic(p.j.dir, pausedName, []byte(mark), ownerfile.Write{}); err != nil {
 		return
 	}
 	for {

@@ -64,7 +64,9 @@ func newPlacing(home string, h journalHead, st *staging) (*placing, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &placing{home: home, head: h, j: j, fault: placeFault, pause: pauseStep(j.dir)}, nil
+	p := &placing{home: home, head: h, j: j, fault: placeFault, pause: pauseStep(j.dir)}
+	p.pauseAt(pauseHead)
+	return p, nil
 }
 
 // check asks the test's fault, if any, before the next step.
@@ -151,6 +153,81 @@ func (p *placing) rename(src folder, sname string, dst folder, dname string, fla
 		return err
 	}
 	return ownerfile.Rename(src.fd, sname, dst.fd, dname, flags)
+}
+
+// maxBatch bounds the renames journaled together (renameAll): their
+// lines are held in memory, and each step holds its two folders'
+// handles.
+const maxBatch = 512
+
+// renameAll moves each of names from src to dst (RENAME_NOREPLACE: none
+// is there), their steps journaled together ahead of the first rename,
+// durable by one fsync (journal.addAll says why that is as safe as one
+// at a time): a merge of many top-level names into a folder that has
+// none of them would otherwise wait on one fsync per name.
+func (p *placing) renameAll(src folder, names []string, dst folder) error {
+	for len(names) > 0 {
+		batch := names[:min(len(names), maxBatch)]
+		names = names[len(batch):]
+		if err := p.renameBatch(src, batch, dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *placing) renameBatch(src folder, names []string, dst folder) error {
+	sd, err := idOf(src.fd, "")
+	if err != nil {
+		return err
+	}
+	dd, err := idOf(dst.fd, "")
+	if err != nil {
+		return err
+	}
+	recs := make([]*journalLine, 0, len(names))
+	fds := make([]int, 0, 2*len(names))
+	defer func() { closeFDs(fds...) }()
+	for _, n := range names {
+		moved, err := idOf(src.fd, n)
+		if err != nil {
+			return err
+		}
+		s, err := dup(src.fd)
+		if err != nil {
+			return err
+		}
+		fds = append(fds, s)
+		d, err := dup(dst.fd)
+		if err != nil {
+			return err
+		}
+		fds = append(fds, d)
+		recs = append(recs, &journalLine{Op: opRename, Src: jname(src.rel), SName: jname(n), Dst: jname(dst.rel), DName: jname(n),
+			SrcDir: &sd, DstDir: &dd, Moved: &moved})
+	}
+	if err := p.j.addAll(recs); err != nil {
+		return err
+	}
+	first := len(p.steps)
+	for i, r := range recs {
+		p.steps = append(p.steps, step{src: fds[2*i], dst: fds[2*i+1], rec: *r})
+	}
+	fds = nil // the steps hold them now
+	for i, n := range names {
+		// Each journaled and not yet taken: the hook and the test's
+		// fault as for a step alone.
+		p.pauseAt(first + i)
+		if p.fault != nil {
+			if err := p.fault(first + i); err != nil {
+				return err
+			}
+		}
+		if err := ownerfile.Rename(src.fd, n, dst.fd, n, unix.RENAME_NOREPLACE); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // swapIn puts the staging name in dst's place: exchanged with what is

@@ -108,6 +108,11 @@ func (r *Receive) Run(ctx context.Context, in io.Reader) (*Received, error) {
 	} else if rec != nil {
 		r.Note(rec.String())
 	}
+	// Nor is it made while another agent's placing of its name is not
+	// undone: that undo would remove it, or leave two of one name.
+	if err := CheckNameFree(home, head.Name, head.ID); err != nil {
+		return nil, err
+	}
 	if got.New, err = checkArrival(home, head); err != nil {
 		return nil, err
 	}

@@ -145,7 +145,9 @@ func removeStaging(agents int, rel string) error {
 // ~/.lnk/agents when there was none before. An agent of that name with
 // another ID is not the one it made, and is refused, never removed.
 func removeNewAgent(home string, h *journalHead) error {
-	a, err := caps.LoadAgent(home, h.Name)
+	// Its folder without an agent.toml (killed while it was made) is
+	// its own: never made an agent again with a new ID here.
+	a, err := caps.LoadAgentAsIs(home, h.Name)
 	switch {
 	case err == nil && a.ID != h.ID:
 		return fmt.Errorf("%w: agent %s here has ID %s, not the %s it made", ErrPlacingLeft, h.Name, a.ID, h.ID)

@@ -2,7 +2,9 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -237,5 +239,60 @@ func TestBackoffIsBounded(t *testing.T) {
 	}
 	if n := r.settled("0123456789abcdef"); n != 13 {
 		t.Fatalf("settled after %d tries", n)
+	}
+}
+
+// TestUntakenFiringFreesTheLock: a firing its hand never takes (a
+// harness that accepted and never answered) is ended at takeWait,
+// kept as not taken for now with its wait, and the schedule's lock is
+// free again, so the model's cancel and the owner's delete go on; the
+// control, a hand that takes at once, ends the one-off job.
+func TestUntakenFiringFreesTheLock(t *testing.T) {
+	defer func(w time.Duration) { takeWait = w }(takeWait)
+	takeWait = 200 * time.Millisecond
+	home := t.TempDir()
+	st, err := OpenStore(home, "ada")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Now()
+	var logs strings.Builder
+	var mu sync.Mutex
+	logf := func(f string, a ...any) { mu.Lock(); defer mu.Unlock(); fmt.Fprintf(&logs, f+"\n", a...) }
+	stalled := &Runner{Store: st, Zone: time.Local, Now: func() time.Time { return now }, Logf: logf,
+		Hand: func(ctx context.Context, m Message) error {
+			<-ctx.Done() // never taken
+			return fmt.Errorf("the agent's harness did not take the message: %w", context.Cause(ctx))
+		}}
+	j := job("main", "never taken", 1, now.Add(-time.Second))
+	if err := st.Write(j); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { stalled.Fire(context.Background()); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a firing never taken held the runner past takeWait")
+	}
+	unlock, err := st.Lock() // free: the delete's and cancel's lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	left, err := st.List()
+	if err != nil || len(left) != 1 || left[0].Retry == nil {
+		t.Fatalf("the job not taken should be kept with its wait: %+v %v", left, err)
+	}
+	if !strings.Contains(logs.String(), "not taken for now") {
+		t.Fatalf("the log:\n%s", logs.String())
+	}
+
+	taken := &Runner{Store: st, Zone: time.Local, Now: func() time.Time { return now.Add(2 * time.Hour) }, Logf: logf,
+		Hand: func(ctx context.Context, m Message) error { return nil }}
+	taken.Fire(context.Background())
+	if left, _ := st.List(); len(left) != 0 {
+		t.Fatalf("the control's one-off job was kept: %+v", left)
 	}
 }

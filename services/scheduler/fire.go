@@ -127,7 +127,13 @@ func (r *Runner) fireLocked(ctx context.Context, id string, now time.Time) (next
 			late.Truncate(time.Minute), j.Next.In(r.Zone).Format("2006-01-02 15:04 MST"), j.Text)
 	}
 	m.Text = text
-	herr := r.Hand(ctx, m)
+	// The lock is held while the firing waits to be taken: a harness
+	// that never takes it must not hold the model's cancel and the
+	// owner's delete with it. Once taken, the hand returns; past
+	// takeWait untaken it is ended, not taken, and tried again later.
+	hctx, stopHand := context.WithTimeout(ctx, takeWait)
+	herr := r.Hand(hctx, m)
+	stopHand()
 	if herr != nil && ctx.Err() != nil {
 		return time.Time{}, true, nil
 	}

@@ -51,6 +51,12 @@ const (
 	maxRetry   = time.Hour
 )
 
+// takeWait is how long a firing waits to be taken by the agent's way
+// in (which returns once its harness has taken the message, 202 or
+// queued, long before the turn ends) while the schedule's lock is held;
+// one not taken by then is not taken for now (later).
+var takeWait = 30 * time.Second
+
 // retry is a job whose firing was not taken for now.
 type retry struct {
 	at    time.Time     // not tried again before

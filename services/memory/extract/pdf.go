@@ -26,19 +26,15 @@ func Pdf(doc []byte) (text string, err error) {
 			text, err = "", fmt.Errorf("not a PDF document it can read: %v", r)
 		}
 	}()
-	r, err := pdf.NewReader(bytes.NewReader(doc), int64(len(doc)))
+	all, err := pdfPages(doc)
 	if err != nil {
-		return "", fmt.Errorf("not a PDF document: %w", err)
+		return "", err
 	}
 	var b strings.Builder
-	for i := 1; i <= r.NumPage(); i++ {
-		p := r.Page(i)
-		if p.V.IsNull() {
-			continue
-		}
+	for i, p := range all {
 		t, err := p.GetPlainText(nil)
 		if err != nil {
-			return "", fmt.Errorf("page %d: %w", i, err)
+			return "", fmt.Errorf("page %d: %w", i+1, err)
 		}
 		b.WriteString(t)
 		b.WriteByte('\n')
@@ -46,8 +42,27 @@ func Pdf(doc []byte) (text string, err error) {
 			return "", ErrTooMuchText
 		}
 	}
-	if b.Len() == 0 && r.NumPage() == 0 {
-		return "", errors.New("not a PDF document: no pages")
-	}
 	return b.String(), nil
+}
+
+// pdfPages is doc's pages, its page tree checked whole before a page is
+// read (pages, pagetree.go): the parser's own walk of the tree (r.Page)
+// trusts it not to loop. A panic of the parser's is an error.
+func pdfPages(doc []byte) (all []pdf.Page, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			all, err = nil, fmt.Errorf("not a PDF document it can read: %v", r)
+		}
+	}()
+	r, err := pdf.NewReader(bytes.NewReader(doc), int64(len(doc)))
+	if err != nil {
+		return nil, fmt.Errorf("not a PDF document: %w", err)
+	}
+	if all, err = pages(r, len(doc)); err != nil {
+		return nil, err
+	}
+	if len(all) == 0 {
+		return nil, errors.New("not a PDF document: no pages")
+	}
+	return all, nil
 }

@@ -62,14 +62,25 @@ func loopingPDF() []byte {
 }
 
 // loopingXrefPDF's cross-reference table names itself as the one before
-// it (/Prev): the parser reads it again without end while it opens the
-// file, before the page tree is reached, so it passes that check and
-// runs until its child's limits.
+// it (/Prev): the parser would read it again without end while it opens
+// the file.
 func loopingXrefPDF() []byte {
 	doc := craftedPDF("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
 		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << >> >>")
 	xref := bytes.Index(doc, []byte("\nxref\n")) + 1
 	return bytes.Replace(doc, []byte("/Root 1 0 R >>"), fmt.Appendf(nil, "/Root 1 0 R /Prev %d >>", xref), 1)
+}
+
+// slowPDF passes the checks before its pages (a page tree of one level,
+// within the steps its bytes allow) and still runs past the child's
+// limits: its one page, whose content is a MiB of operators that show
+// nothing, is listed 20,000 times.
+func slowPDF() []byte {
+	content := strings.Repeat("q Q\n", 1<<18)
+	return craftedPDF("<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids ["+strings.Repeat("3 0 R ", 20000)+"] /Count 20000 >>",
+		"<< /Type /Page /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content))
 }
 
 var bomb struct {
@@ -98,34 +109,43 @@ func bombPDF(t *testing.T) []byte {
 
 // A real PDF's text comes back from the child, every page's; garbage
 // fails alone; a page tree that holds itself is refused at once, its
-// reason said, before a page is read; a page inflating past 1 GiB ends
-// within the child's limits, and so does a document that passes the
-// page tree's check and still loops (its cross-reference table its own
-// /Prev): the 30 s bound still holds.
+// reason said, before a page is read, and so is a cross-reference table
+// that is its own /Prev, as the file is opened; a page inflating past
+// 1 GiB ends within the child's limits, and so does a document that
+// passes those checks and still runs long (one costly page listed
+// 20,000 times): the 30 s bound still holds.
 //
-// The looping cross-reference table waits out the child's 30 s: it runs
-// beside the other waiting tests (t.Parallel).
+// The slow one waits out the child's 30 s: it runs beside the other
+// waiting tests (t.Parallel).
 func TestExtractPDFChild(t *testing.T) {
 	t.Parallel()
 	exe := testenv.Bin(t, "lnk-memory")
-	// The looping one in its own child meanwhile, waited for at the end.
-	looped := make(chan error, 1)
+	// The slow one in its own child meanwhile, waited for at the end.
+	slow := make(chan error, 1)
 	go func() {
-		_, err := extract.Run(context.Background(), exe, "pdf", loopingXrefPDF())
-		looped <- err
+		_, err := extract.Run(context.Background(), exe, "pdf", slowPDF())
+		slow <- err
 	}()
 	defer func() {
-		err := <-looped
+		err := <-slow
 		if err == nil || !strings.Contains(err.Error(), "not out within 30s") && !strings.Contains(err.Error(), "signal: ") {
-			t.Errorf("a PDF whose cross-reference table loops, past the page tree's check: %v, want ended by the child's limits", err)
+			t.Errorf("a PDF past the checks that runs long: %v, want ended by the child's limits", err)
 		}
 	}()
 	text, err := extract.Run(context.Background(), exe, "pdf", realPDF(t, "persimmon tangerine", "kumquat quince", "medlar"))
 	if err != nil || !regexp.MustCompile(`(?s)persimmon tangerine.*kumquat quince.*medlar`).MatchString(text) {
 		t.Fatalf("a real PDF of three pages: %q %v", text, err)
 	}
-	if _, err := extract.Run(context.Background(), exe, "pdf", loopingPDF()); err == nil || !strings.Contains(err.Error(), "its page tree is more than 256 levels deep") {
-		t.Errorf("a PDF whose page tree holds itself: %v, want refused for its page tree", err)
+	for name, c := range map[string]struct {
+		doc  []byte
+		want string
+	}{
+		"a page tree that holds itself":         {loopingPDF(), "its page tree is more than 256 levels deep"},
+		"a cross-reference table its own /Prev": {loopingXrefPDF(), "cross-reference sections take more reading than twice the document"},
+	} {
+		if _, err := extract.Run(context.Background(), exe, "pdf", c.doc); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want refused: %s", name, err, c.want)
+		}
 	}
 	if _, err := extract.Run(context.Background(), exe, "pdf", []byte("%PDF-1.4 nothing")); err == nil || !strings.Contains(err.Error(), "not a PDF") {
 		t.Errorf("garbage: %v", err)

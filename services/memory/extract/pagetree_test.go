@@ -5,14 +5,16 @@ import (
 	"testing"
 )
 
-// The page tree's check reads the document's bytes (through the parser's
-// objects) before any page: whatever they are, it ends within its bounds
-// with the pages or an error, never a panic, and the pages it passes each
+// The checks before any page (the opening's reads, then the page tree
+// through the parser's objects) read the document's bytes: whatever they
+// are, they end within their bounds with the pages or an error, never a
+// panic, and the pages passed each
 // have a chain of parents within maxTreeDepth, so the parser's walk up
 // it ends. The seeds in testdata are named for what they hold (a real
 // writer's three pages, a tree holding itself, a cycle of two nodes, a
 // page its own parent, a tree too deep and one just under the bound, a
-// node reached by 2^40 paths (past the steps of its bytes) and one by 2^3); TestPageTreeSeeds says
+// node reached by 2^40 paths (past the steps of its bytes) and one by
+// 2^3, a cross-reference table its own /Prev); TestPageTreeSeeds says
 // what each must give.
 func FuzzPageTree(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc []byte) {
@@ -40,7 +42,8 @@ func FuzzPageTree(f *testing.F) {
 // TestPageTreeSeeds: a tree that holds itself, by one node or two, a
 // page that is its own parent, a tree past the depth bound and one
 // reached by too many paths are each refused with their reason, before
-// a page is read; a real writer's three pages, a tree just under the
+// a page is read, and a cross-reference table that is its own /Prev
+// while the file is opened; a real writer's three pages, a tree just under the
 // depth bound and a small shared one are read, every page's text.
 func TestPageTreeSeeds(t *testing.T) {
 	for _, c := range []struct{ seed, refused, text string }{
@@ -49,6 +52,7 @@ func TestPageTreeSeeds(t *testing.T) {
 		{"parentloop", "page 1's chain of parents is more than 256 long", ""},
 		{"deep", "page tree is more than 256 levels deep", ""},
 		{"shared", "page tree takes more than 4096 steps to walk", ""},
+		{"prevloop", "cross-reference sections take more reading than twice the document", ""},
 		{"multipage", "", "persimmon page\n\n\n\ntangerine page\n\n\n\nkumquat page\n"},
 		{"deepok", "", "kumquat"},
 		{"sharedok", "", strings.Repeat("\nkumquat\n", 8)},

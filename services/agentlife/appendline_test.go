@@ -114,6 +114,14 @@ func TestSayGoesThroughTheStartsLog(t *testing.T) {
 	if got, _ := os.ReadFile(log); string(got) != "lnk: the way in refused a stranger\n" {
 		t.Fatalf("harness.log: %q", got)
 	}
+	// The harness's output goes on after the line, and the start's
+	// record still names its first lines in harness.log.1 (a second
+	// writer rotating the file from under the start's would have left it
+	// holding the old file, and its next write naming the new one's end).
+	l.Write([]byte("the harness goes on\n"))
+	if got, _ := os.ReadFile(log); string(got) != "lnk: the way in refused a stranger\nthe harness goes on\n" {
+		t.Fatalf("harness.log after the harness's next line: %q", got)
+	}
 	if got, _ := os.ReadFile(start); string(got) != "1:200" || size(t, prev) != MaxLog {
 		t.Fatalf("harness.start %q, harness.log.1 %d bytes", got, size(t, prev))
 	}

@@ -248,6 +248,12 @@ if [ -z "${BENCH:-}" ]; then
       echo
       echo "$agentsend"
     fi
+    if [ -n "$webhookposts" ]; then
+      echo
+      echo "## Webhook posts"
+      echo
+      echo "$webhookposts"
+    fi
     if [ -n "$seenload" ]; then
       echo
       echo "## Webhook listener's start on a full record"
@@ -259,6 +265,12 @@ if [ -z "${BENCH:-}" ]; then
       echo "## Agent move"
       echo
       echo "$agentmove"
+    fi
+    if [ -n "$sealed" ]; then
+      echo
+      echo "## Sealed stream"
+      echo
+      echo "$sealed"
     fi
     echo
     echo "## Every benchmark"

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -22,12 +23,14 @@ import (
 	"lnk.dev/lnk/services/memory/extract"
 )
 
-// realPDF is a PDF made by a real writer, its one page saying text.
-func realPDF(t *testing.T, text string) []byte {
+// realPDF is a PDF made by a real writer, a page saying each text.
+func realPDF(t *testing.T, text ...string) []byte {
 	p := fpdf.New("P", "mm", "A4", "")
-	p.AddPage()
 	p.SetFont("Helvetica", "", 14)
-	p.Cell(40, 10, text)
+	for _, s := range text {
+		p.AddPage()
+		p.Cell(40, 10, s)
+	}
 	var b bytes.Buffer
 	if err := p.Output(&b); err != nil {
 		t.Fatal(err)
@@ -58,6 +61,28 @@ func loopingPDF() []byte {
 	return craftedPDF("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [2 0 R] /Count 5 >>")
 }
 
+// loopingXrefPDF's cross-reference table names itself as the one before
+// it (/Prev): the parser would read it again without end while it opens
+// the file.
+func loopingXrefPDF() []byte {
+	doc := craftedPDF("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << >> >>")
+	xref := bytes.Index(doc, []byte("\nxref\n")) + 1
+	return bytes.Replace(doc, []byte("/Root 1 0 R >>"), fmt.Appendf(nil, "/Root 1 0 R /Prev %d >>", xref), 1)
+}
+
+// slowPDF passes the checks before its pages (a page tree of one level,
+// within the steps its bytes allow) and still runs past the child's
+// limits: its one page, whose content is a MiB of operators that show
+// nothing, is listed 20,000 times.
+func slowPDF() []byte {
+	content := strings.Repeat("q Q\n", 1<<18)
+	return craftedPDF("<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids ["+strings.Repeat("3 0 R ", 20000)+"] /Count 20000 >>",
+		"<< /Type /Page /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content))
+}
+
 var bomb struct {
 	once sync.Once
 	z    []byte
@@ -82,29 +107,45 @@ func bombPDF(t *testing.T) []byte {
 		fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", z.Len(), z.Bytes()))
 }
 
-// A real PDF's text comes back from the child; garbage and a page tree
-// that loops each fail alone; a page inflating past 1 GiB ends within the
-// child's limits.
+// A real PDF's text comes back from the child, every page's; garbage
+// fails alone; a page tree that holds itself is refused at once, its
+// reason said, before a page is read, and so is a cross-reference table
+// that is its own /Prev, as the file is opened; a page inflating past
+// 1 GiB ends within the child's limits, and so does a document that
+// passes those checks and still runs long (one costly page listed
+// 20,000 times): the 30 s bound still holds.
 //
-// The looping PDF waits out the child's 30 s: it runs beside the other
+// The slow one waits out the child's 30 s: it runs beside the other
 // waiting tests (t.Parallel).
 func TestExtractPDFChild(t *testing.T) {
 	t.Parallel()
 	exe := testenv.Bin(t, "lnk-memory")
-	// The looping one in its own child meanwhile, waited for at the end.
-	looped := make(chan error, 1)
+	// The slow one in its own child meanwhile, waited for at the end.
+	slow := make(chan error, 1)
 	go func() {
-		_, err := extract.Run(context.Background(), exe, "pdf", loopingPDF())
-		looped <- err
+		_, err := extract.Run(context.Background(), exe, "pdf", slowPDF())
+		slow <- err
 	}()
 	defer func() {
-		if err := <-looped; err == nil {
-			t.Error("a PDF whose page tree holds itself was read")
+		err := <-slow
+		if err == nil || !strings.Contains(err.Error(), "not out within 30s") && !strings.Contains(err.Error(), "signal: ") {
+			t.Errorf("a PDF past the checks that runs long: %v, want ended by the child's limits", err)
 		}
 	}()
-	text, err := extract.Run(context.Background(), exe, "pdf", realPDF(t, "persimmon tangerine"))
-	if err != nil || !strings.Contains(text, "persimmon tangerine") {
-		t.Fatalf("a real PDF: %q %v", text, err)
+	text, err := extract.Run(context.Background(), exe, "pdf", realPDF(t, "persimmon tangerine", "kumquat quince", "medlar"))
+	if err != nil || !regexp.MustCompile(`(?s)persimmon tangerine.*kumquat quince.*medlar`).MatchString(text) {
+		t.Fatalf("a real PDF of three pages: %q %v", text, err)
+	}
+	for name, c := range map[string]struct {
+		doc  []byte
+		want string
+	}{
+		"a page tree that holds itself":         {loopingPDF(), "its page tree is more than 256 levels deep"},
+		"a cross-reference table its own /Prev": {loopingXrefPDF(), "cross-reference sections take more reading than twice the document"},
+	} {
+		if _, err := extract.Run(context.Background(), exe, "pdf", c.doc); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want refused: %s", name, err, c.want)
+		}
 	}
 	if _, err := extract.Run(context.Background(), exe, "pdf", []byte("%PDF-1.4 nothing")); err == nil || !strings.Contains(err.Error(), "not a PDF") {
 		t.Errorf("garbage: %v", err)
@@ -125,12 +166,12 @@ func TestExtractPDFChild(t *testing.T) {
 }
 
 // The service, confined and filtered, reads a real PDF beside one whose
-// page tree loops (it fails alone, said in its log) and one inflating
-// past 1 GiB (bounded by its child's limits): the real one is found, and
-// the service still answers after them.
+// page tree loops (refused at once, its reason in the log) and one
+// inflating past 1 GiB (bounded by its child's limits): the real one is
+// found, and the service still answers after them.
 //
-// The looping PDF waits out its child's 30 s: it runs beside the other
-// waiting tests (t.Parallel).
+// The inflating PDF may wait out its child's 30 s: it runs beside the
+// other waiting tests (t.Parallel).
 func TestServiceSurvivesCraftedPDFs(t *testing.T) {
 	testenv.Require(t, landlock.ABI() > 0, "landlock")
 	t.Parallel()
@@ -161,10 +202,8 @@ func TestServiceSurvivesCraftedPDFs(t *testing.T) {
 		t.Errorf("the service after the crafted PDFs: %q", got)
 	}
 	log, _ := os.ReadFile(home + "/Link/Agents/.memory/owner/memory.log")
-	for _, name := range []string{"memory/loop.pdf"} {
-		if !strings.Contains(string(log), name) {
-			t.Errorf("%s's failure is not in the log:\n%s", name, log)
-		}
+	if !regexp.MustCompile(`memory/loop\.pdf left out: .*its page tree is more than 256 levels deep`).Match(log) {
+		t.Errorf("the looping PDF's refusal and its reason are not in the log:\n%s", log)
 	}
 }
 

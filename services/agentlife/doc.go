@@ -31,7 +31,9 @@
 //     stderr, appended by the supervisor from outside the sandbox (name:
 //     the harness's, "harness" when the agent names none); a log that is
 //     not a regular file is refused. At MaxLog (16 MiB) it is renamed to
-//     <name>.log.1, replacing the one before, and begun anew (rotate.go).
+//     <name>.log.1, replacing the one before, and begun anew (rotate.go),
+//     whoever's line reaches it: the harness's output or the
+//     supervisor's own (appendLine, log.go).
 //   - ~/.lnk/agents/<agent>/logs/<name>.start: the log's size in bytes, in
 //     decimal, when the latest start began: where lnk agent logs begins;
 //     after "1:" once the log was rotated since, an offset in

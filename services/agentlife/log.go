@@ -1,6 +1,7 @@
 package agentlife
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -94,7 +95,7 @@ func openLogIn(d *os.File, name string, warn func(string)) (*rotLog, error) {
 		f.Close()
 		return nil, fmt.Errorf("recording the start in %s/%s.start: %w", d.Name(), name, err)
 	}
-	return &rotLog{dir: d, name: name, f: f, start: start, warn: warn}, nil
+	return &rotLog{dir: d, name: name, f: f, start: start, record: true, warn: warn}, nil
 }
 
 // endTornLine ends with a newline a log whose last line has none: what a
@@ -117,13 +118,38 @@ func endTornLine(f *os.File) error {
 	return err
 }
 
-// appendLog opens the log for one of the supervisor's own lines, outside
-// a start (no start offset recorded).
-func appendLog(home, agent, name string) (*os.File, error) {
+// appendLine appends line, one of the supervisor's own written outside
+// a start's log (between starts, or from the way in's goroutines), to the
+// log through the same bounded writer as a start's output (rotLog): where
+// it would pass MaxLog the log is rotated first, and <name>.start, where
+// the last start began, follows that start's lines into <name>.log.1. A
+// start file that cannot be read (a link, not the owner's, malformed)
+// leaves the log unrotated and the line dropped past the bound, said on
+// warn; none at all (no start yet) is left none.
+func appendLine(home, agent, name, line string, warn func(string)) error {
 	d, err := logsDir(home, agent)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer d.Close()
-	return openAppend(int(d.Fd()), d.Name(), name+".log")
+	f, err := openAppend(int(d.Fd()), d.Name(), name+".log")
+	if err != nil {
+		d.Close()
+		return err
+	}
+	l := &rotLog{dir: d, name: name, f: f, record: true, lines: true, warn: warn}
+	b, err := ownerfile.ReadFile(int(d.Fd()), name+".start", logRule, logtail.MaxStartFile)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		l.record, err = false, nil
+	case err == nil:
+		if l.start, err = logtail.ParseStart(b); err != nil {
+			err = fmt.Errorf("%s/%s.start: %w", d.Name(), name, err)
+		}
+	}
+	if err != nil {
+		l.startErr = err
+	}
+	defer l.Close()
+	l.Write([]byte(line))
+	return nil
 }

@@ -17,16 +17,25 @@ import (
 // of the owner's disk.
 const MaxLog = 16 << 20
 
-// rotLog is a start's log, as the harness's output is copied to it: it
-// writes at most MaxLog bytes to a file, then rotates (rotate).
+// rotLog is the one bounded writer of an agent's log: a start's, as the
+// harness's output (and the supervisor's lines while it is copied) is
+// copied to it, or one of the supervisor's own lines outside a start
+// (appendLine). It writes at most MaxLog bytes to a file, then rotates
+// (rotate).
 type rotLog struct {
-	mu    sync.Mutex
-	dir   *os.File // the logs folder (O_PATH)
-	name  string   // <name>, of <name>.log, .log.1 and .start
-	f     *os.File
-	start logtail.Start // where this start began, kept in <name>.start
-	warn  func(string)  // where a failure to rotate is said, once
-	stuck bool          // rotating failed: what comes is dropped
+	mu     sync.Mutex
+	dir    *os.File // the logs folder (O_PATH)
+	name   string   // <name>, of <name>.log, .log.1 and .start
+	f      *os.File
+	start  logtail.Start // where the last start began, kept in <name>.start
+	record bool          // rotate keeps <name>.start (false: no start yet)
+	// startErr, where the last start's record could not be read, refuses
+	// a rotation (it would leave the record naming the wrong file).
+	startErr error
+	lines    bool         // the supervisor's lines outside a start (appendLine)
+	warn     func(string) // where a failure to rotate is said, once
+	stuck    bool         // rotating failed: what comes is dropped
+	closed   bool
 }
 
 // Write appends p, rotating the log where it would pass MaxLog. A log
@@ -35,7 +44,27 @@ type rotLog struct {
 func (l *rotLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := len(p)
+	l.write(p, l.lines)
+	return len(p), nil
+}
+
+// WriteOpen writes the supervisor's line p as Write does, whole in one
+// file (rotated first where it does not fit), and says true, unless the
+// log is closed (its start's output ended): then it says false and
+// writes nothing.
+func (l *rotLog) WriteOpen(p []byte) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return false
+	}
+	l.write(p, true)
+	return true
+}
+
+// write is Write's, with mu held; whole keeps p (a line) in one file, but
+// for one longer than MaxLog.
+func (l *rotLog) write(p []byte, whole bool) {
 	for len(p) > 0 && !l.stuck {
 		st, err := l.f.Stat()
 		if err != nil {
@@ -43,7 +72,7 @@ func (l *rotLog) Write(p []byte) (int, error) {
 			break
 		}
 		room := MaxLog - st.Size()
-		if room <= 0 {
+		if room <= 0 || whole && room < int64(len(p)) && st.Size() > 0 {
 			if err := l.rotate(); err != nil {
 				l.fail(err)
 			}
@@ -57,13 +86,16 @@ func (l *rotLog) Write(p []byte) (int, error) {
 		}
 		p = p[w:]
 	}
-	return n, nil
 }
 
 func (l *rotLog) fail(err error) {
 	l.stuck = true
+	drops := fmt.Sprintf("the harness's output past %d MiB is dropped until it starts again", MaxLog>>20)
+	if l.lines {
+		drops = fmt.Sprintf("the supervisor's line past %d MiB is dropped", MaxLog>>20)
+	}
 	if l.warn != nil {
-		l.warn(fmt.Sprintf("lnk: the log %s/%s.log: %v; the harness's output past %d MiB is dropped until it starts again", l.dir.Name(), l.name, err, MaxLog>>20))
+		l.warn(fmt.Sprintf("lnk: the log %s/%s.log: %v; %s", l.dir.Name(), l.name, err, drops))
 	}
 }
 
@@ -73,6 +105,9 @@ func (l *rotLog) fail(err error) {
 // start now begins. Only the file this writer holds is renamed: one the
 // owner moved away or replaced is left as it is.
 func (l *rotLog) rotate() error {
+	if l.startErr != nil {
+		return fmt.Errorf("not rotated, the last start's record unread: %w", l.startErr)
+	}
 	dirfd := int(l.dir.Fd())
 	renamed, err := rotateFile(dirfd, l.name, l.f)
 	if err != nil {
@@ -85,6 +120,11 @@ func (l *rotLog) rotate() error {
 	l.f.Close()
 	l.f = f
 	switch {
+	case !l.record || !renamed && l.lines:
+		// No start recorded, or the file held was not the log (moved
+		// away meanwhile) and the start's lines are wherever it is:
+		// the record is left as it is.
+		return nil
 	case !renamed:
 		// Not this start's file at the name: the start goes on from
 		// the new file's end.
@@ -129,6 +169,7 @@ func (l *rotLog) Path() string { return l.dir.Name() + "/" + l.name + ".log" }
 func (l *rotLog) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.closed = true
 	l.dir.Close()
 	return l.f.Close()
 }

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -138,7 +139,12 @@ type supervisor struct {
 	dirfd int // ~/.lnk/agents/<agent id>
 	id    string
 	rec   Record
-	log   *rotLog // this start's log while it starts; nil after
+	// mu guards cur, the last start's log: the supervisor's own lines go
+	// through it while its harness's output is copied (until it is
+	// closed), so one writer rotates the log and keeps its start's
+	// record; else through appendLine.
+	mu  sync.Mutex
+	cur *rotLog
 }
 
 // begin writes the first record, after sweeping what a supervisor
@@ -176,15 +182,14 @@ func (s *supervisor) say(format string, args ...any) {
 	if s.cfg.Stderr != nil {
 		io.WriteString(s.cfg.Stderr, line)
 	}
-	if s.log != nil {
-		io.WriteString(s.log, line)
+	s.mu.Lock()
+	cur := s.cur
+	s.mu.Unlock()
+	if cur != nil && cur.WriteOpen([]byte(line)) {
 		return
 	}
 	if a, err := caps.LoadAgent(s.cfg.Home, s.cfg.Agent); err == nil {
-		if f, err := appendLog(s.cfg.Home, s.cfg.Agent, LogName(a)); err == nil {
-			io.WriteString(f, line)
-			f.Close()
-		}
+		appendLine(s.cfg.Home, s.cfg.Agent, LogName(a), line, s.warn)
 	}
 }
 
@@ -241,10 +246,11 @@ func (s *supervisor) start(first bool) (*harness, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.log = log
+	s.mu.Lock()
+	s.cur = log
+	s.mu.Unlock()
 	copying := false // then the copy closes the log once the output ends
 	defer func() {
-		s.log = nil
 		if !copying {
 			log.Close()
 		}

@@ -2,8 +2,6 @@ package agentlife
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"time"
 
 	"lnk.dev/lnk/caps"
@@ -20,18 +18,9 @@ import (
 // narrows a conversation's tools. stop ends it and removes its key.
 func (s *supervisor) openWayIn(ctx context.Context, a *caps.Agent) (stop func(), err error) {
 	// The way in says what it refuses from its own goroutines: each line
-	// goes to Stderr and is appended to the log, never through the
-	// start's descriptor the supervisor's loop holds.
-	logf := func(f string, args ...any) {
-		line := fmt.Sprintf(f, args...) + "\n"
-		if s.cfg.Stderr != nil {
-			io.WriteString(s.cfg.Stderr, line)
-		}
-		if l, err := appendLog(s.cfg.Home, a.Name, LogName(a)); err == nil {
-			io.WriteString(l, line)
-			l.Close()
-		}
-	}
+	// goes to Stderr and to the log as the supervisor's own (say: through
+	// the running start's bounded writer, or appendLine's).
+	logf := func(f string, args ...any) { s.say(f, args...) }
 	w, err := wayin.Open(s.cfg.Home, a, logf)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,9 @@
 // socket) and by its parent (30 s wall, 32 MiB in, 2 MiB out), so a
 // document that loops, allocates or crashes its parser fails that
 // document alone. Word's parser is the standard library's archive/zip and
-// encoding/xml; PDF's is github.com/ledongthuc/pdf (pdf.go says why).
+// encoding/xml; PDF's is github.com/ledongthuc/pdf (pdf.go says why),
+// its page tree checked whole before a page is read, so a tree that
+// loops is refused at once rather than at the child's 30 s (pagetree.go).
 //
 // The memory service itself may not exec (its seccomp filter refuses
 // execve and execveat): each child is started by the Extractor, a process

@@ -26,19 +26,15 @@ func Pdf(doc []byte) (text string, err error) {
 			text, err = "", fmt.Errorf("not a PDF document it can read: %v", r)
 		}
 	}()
-	r, err := pdf.NewReader(bytes.NewReader(doc), int64(len(doc)))
+	all, err := pdfPages(doc)
 	if err != nil {
-		return "", fmt.Errorf("not a PDF document: %w", err)
+		return "", err
 	}
 	var b strings.Builder
-	for i := 1; i <= r.NumPage(); i++ {
-		p := r.Page(i)
-		if p.V.IsNull() {
-			continue
-		}
+	for i, p := range all {
 		t, err := p.GetPlainText(nil)
 		if err != nil {
-			return "", fmt.Errorf("page %d: %w", i, err)
+			return "", fmt.Errorf("page %d: %w", i+1, err)
 		}
 		b.WriteString(t)
 		b.WriteByte('\n')
@@ -46,8 +42,58 @@ func Pdf(doc []byte) (text string, err error) {
 			return "", ErrTooMuchText
 		}
 	}
-	if b.Len() == 0 && r.NumPage() == 0 {
-		return "", errors.New("not a PDF document: no pages")
-	}
 	return b.String(), nil
+}
+
+// pdfPages is doc's pages, its opening's reads bounded (openBytes) and
+// its page tree checked whole before a page is read (pages,
+// pagetree.go): the parser's own walks of the /Prev chain and of the
+// tree (r.Page) trust them not to loop. A panic of the parser's is an
+// error.
+func pdfPages(doc []byte) (all []pdf.Page, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			all, err = nil, fmt.Errorf("not a PDF document it can read: %v", r)
+		}
+	}()
+	f := &opening{r: bytes.NewReader(doc), left: openBytes(len(doc))}
+	r, err := pdf.NewReader(f, int64(len(doc)))
+	f.left = -1 // opened: the pages' reads are the child's limits' to bound
+	if err != nil {
+		return nil, fmt.Errorf("not a PDF document: %w", err)
+	}
+	if all, err = pages(r, len(doc)); err != nil {
+		return nil, err
+	}
+	if len(all) == 0 {
+		return nil, errors.New("not a PDF document: no pages")
+	}
+	return all, nil
+}
+
+// openBytes is the most bytes of a document of size bytes the parser may
+// read while it opens it (its cross-reference sections, each named by
+// the one after it through /Prev, the last by startxref): each section
+// once, with up to 4 KiB read ahead of each, is less than twice the
+// document and a MiB unless it holds hundreds of sections (a writer
+// appends one at each save). The parser follows /Prev with no memory of where
+// it has been, so a section naming itself (or one after it) would loop
+// it until the child's 30 s of CPU; past this it is refused at once.
+func openBytes(size int) int64 { return 2*int64(size) + 1<<20 }
+
+// opening is the document as the parser opens it: its reads counted
+// against left until left is -1 (opened).
+type opening struct {
+	r    *bytes.Reader
+	left int64
+}
+
+func (o *opening) ReadAt(p []byte, off int64) (int, error) {
+	if o.left >= 0 {
+		if int64(len(p)) > o.left {
+			return 0, errors.New("its cross-reference sections take more reading than twice the document (a /Prev chain that loops)")
+		}
+		o.left -= int64(len(p))
+	}
+	return o.r.ReadAt(p, off)
 }

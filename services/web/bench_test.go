@@ -244,7 +244,7 @@ func BenchmarkWebFetch100KB(b *testing.B) {
 //   - floor-MB/s: the most any design built of these two parts could
 //     reach on this machine: 1/(1/parse + 1/(ncpu × converter-alone)),
 //     the parse done once and the converter split perfectly over every
-//     core (ncpu, runtime.GOMAXPROCS). Where it is below 20 MB/s, no
+//     core (ncpu, runtime.GOMAXPROCS). Where it is below the target, no
 //     conversion using x/net/html and html-to-markdown meets the target
 //     here, however it is arranged.
 func BenchmarkWebConvert(b *testing.B) {

@@ -81,7 +81,7 @@ func (t *tree) dir(fd int, path string, depth int, aside, top bool) error {
 		if depth == 0 && path == "chats" && conversation.IsDeleting(n) {
 			// A conversation's delete cut short: no conversation, never
 			// carried (lnk agent start removes it).
-			t.note("chats/" + n + " is not sent: it is what a conversation's delete cut short left, removed at the agent's next start")
+			t.note("chats/" + n + " is not sent: it is what a conversation's delete cut short left, removed by the next lnk agent start")
 			continue
 		}
 		if err := t.one(fd, n, path+"/"+n, depth, aside); err != nil {

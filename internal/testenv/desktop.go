@@ -21,7 +21,8 @@ import (
 // DBUS_SESSION_BUS_ADDRESS=…. With a bus named, a GTK program such as
 // zenity starts no bus of its own (dbus-launch's X11 autolaunch, whose
 // dbus-daemon forks away and outlives the test); what the bus starts
-// for it (the accessibility bus and its registry) ends with the bus.
+// for it (the accessibility bus and its registry) ends with the bus, or
+// at the session's end (SIGTERM, as a logout ends a session's processes).
 // Call it before anything else the test starts with the desktop, so
 // its checks run after those have been stopped.
 func Desktop(t testing.TB) []string {
@@ -33,9 +34,10 @@ func Desktop(t testing.TB) []string {
 // SessionBus starts a real D-Bus session bus (dbus-daemon --session,
 // the system's own configuration, so it activates services as a
 // desktop's does) as t's child, listening in a folder of t's, and
-// returns its address. At cleanup the bus is stopped, and t fails if any
-// process whose environment names the bus (one it activated, or one
-// started with it) is still running 30 s later; those are killed.
+// returns its address. At cleanup the bus is stopped, what its session
+// started and left running is sent SIGTERM ([endSession]), and t fails
+// if any process whose environment names the bus (one it activated, or
+// one started with it) is still running 30 s later; those are killed.
 func SessionBus(t testing.TB) string {
 	t.Helper()
 	daemon := "/usr/bin/dbus-daemon"
@@ -80,15 +82,31 @@ func SessionBus(t testing.TB) string {
 		// The address holds the bus's own folder: no other process's
 		// environment names it.
 		names := []byte("_ADDRESS=" + addr + "\x00")
-		NoneLeft(t, "the session bus "+addr, func(environ []byte, _ procstat.Stat) bool {
-			return bytes.Contains(environ, names)
-		})
+		ofBus := func(environ []byte, _ procstat.Stat) bool { return bytes.Contains(environ, names) }
+		endSession(ofBus)
+		NoneLeft(t, "the session bus "+addr, ofBus)
 	})
 	if addr == "" {
 		t.Fatal("dbus-daemon gave no address within 30s")
 	}
 	return addr
 }
+
+// endSession ends what the session started, as a desktop's logout ends
+// its session: what has not left with the bus within sessionGrace (the
+// accessibility registry, at-spi2-registryd, may sit on for minutes
+// waiting for a session manager) is sent SIGTERM. NoneLeft then fails
+// the test for one that doesn't end on it.
+func endSession(match func(environ []byte, st procstat.Stat) bool) {
+	left, _ := WaitNoneLeft(sessionGrace, match)
+	for _, p := range left {
+		syscall.Kill(p.PID, syscall.SIGTERM)
+	}
+}
+
+// sessionGrace is how long endSession lets the session's processes take
+// to leave on their own once the bus has gone.
+const sessionGrace = 2 * time.Second
 
 // stop ends cmd with SIGTERM, so it removes what it made, and SIGKILL
 // if it has not ended 10 s later.

@@ -24,6 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/net/html"
 
+	"lnk.dev/lnk/internal/mcpstdio"
 	"lnk.dev/lnk/internal/testenv"
 )
 
@@ -53,7 +54,8 @@ func p50(d []time.Duration) time.Duration {
 // As the file tool's BenchmarkRead4KiB, Link's latency is judged from a
 // minimal MCP client ([rawClient]: a request line written, the answer's
 // line read with a plain read(2) on this goroutine's locked thread and
-// decoded once by encoding/json, as a harness's own client may); the
+// decoded once, by encoding/json as a harness's own client may and by
+// Link's own reader of a tool's answer, each timed); the
 // same call from the go-sdk client, whose several decoding passes are
 // the agent's overhead, not Link's, is reported beside it (gosdk-…).
 //
@@ -71,13 +73,18 @@ func p50(d []time.Duration) time.Duration {
 //     subtraction: the fetch call of the same page served as text, so no
 //     conversion at all, the page's whole 100 KB carried back (in a code
 //     block) as the baseline carries it, timed from the request's write
-//     to the answer decoded. It is split in two:
+//     to the answer decoded by encoding/json. It is split in two:
 //     text-line-ns/op, x-text-line: until the answer line's last byte is
 //     read, Link's part, to set beside fair-ns/op, which also ends at
 //     its last byte read; text-decode-ns/op: the client's
 //     json.Unmarshal of that line (about 105 KB of JSON), the client's
 //     part, which any MCP client pays for a JSON answer and the
 //     baseline's raw bytes never do;
+//   - text-read-ns/op: the same line read by Link's own reader of a
+//     tool's answer (mcpstdio.ReadAnswer: its fast path decodes the
+//     text once), in the same op as text-decode-ns/op, the two in
+//     turns first; text-fast-ns/op, x-text-fast, text-fast-x-base: the
+//     text call with it, the line's time plus this read;
 //   - link-ns/op, x-fair: the whole call: the fetch call of the page as
 //     HTML, timed from the request's write to the answer decoded: the
 //     URL read and checked, the guarded dial, the page read and made
@@ -133,7 +140,7 @@ func BenchmarkWebFetch100KB(b *testing.B) {
 
 	// The minimal client's phase.
 	runtime.LockOSThread() // the pipes are read with read(2) on this thread
-	var fair, link, conv, over, text, textLine, textDecode, base, direct, linkCPU, textCPU []time.Duration
+	var fair, link, conv, over, text, textLine, textDecode, textRead, textFast, base, direct, linkCPU, textCPU []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		c0 := proc.cpu()
@@ -152,7 +159,18 @@ func BenchmarkWebFetch100KB(b *testing.B) {
 		t3b := time.Now()
 		line := proc.call(s.URL + "/text")
 		t4a := time.Now()
-		proc.decode(s.URL+"/text", line)
+		var dec, read time.Duration // encoding/json's decode and ReadAnswer's, in turns first
+		if i%2 == 0 {
+			proc.decodeJSON(s.URL+"/text", line)
+			t := time.Now()
+			proc.decode(s.URL+"/text", line)
+			dec, read = t.Sub(t4a), time.Since(t)
+		} else {
+			proc.decode(s.URL+"/text", line)
+			t := time.Now()
+			proc.decodeJSON(s.URL+"/text", line)
+			read, dec = t.Sub(t4a), time.Since(t)
+		}
 		t4 := time.Now()
 		c3 := proc.cpu()
 		linkCPU, textCPU = append(linkCPU, c1-c0), append(textCPU, c3-c2)
@@ -170,8 +188,9 @@ func BenchmarkWebFetch100KB(b *testing.B) {
 		}
 		t6 := time.Now()
 		fair, link, conv = append(fair, t1.Sub(t0)), append(link, t2.Sub(t1)), append(conv, t3.Sub(t2b))
-		over, text = append(over, t2.Sub(t1)-t3.Sub(t2b)), append(text, t4.Sub(t3b))
-		textLine, textDecode = append(textLine, t4a.Sub(t3b)), append(textDecode, t4.Sub(t4a))
+		over, text = append(over, t2.Sub(t1)-t3.Sub(t2b)), append(text, t4a.Sub(t3b)+dec)
+		textLine, textDecode = append(textLine, t4a.Sub(t3b)), append(textDecode, dec)
+		textRead, textFast = append(textRead, read), append(textFast, t4a.Sub(t3b)+read)
 		base, direct = append(base, t5.Sub(t4)), append(direct, t6.Sub(t5))
 	}
 	b.StopTimer()
@@ -211,6 +230,7 @@ func BenchmarkWebFetch100KB(b *testing.B) {
 		name, ratio string
 		d           []time.Duration
 	}{{"fair-ns/op", "", fair}, {"text-ns/op", "x-text", text}, {"text-line-ns/op", "x-text-line", textLine}, {"text-decode-ns/op", "", textDecode},
+		{"text-read-ns/op", "", textRead}, {"text-fast-ns/op", "x-text-fast", textFast},
 		{"link-ns/op", "x-fair", link}, {"conv-ns/op", "", conv}, {"overhead-ns/op", "x-overhead", over},
 		{"base-ns/op", "", base}, {"fetch-ns/op", "", direct}} {
 		v := float64(p50(m.d))
@@ -335,7 +355,8 @@ func cpuTime(b *testing.B) time.Duration {
 
 // rawClient is an MCP client of one session over a pipe to the tool's
 // server (its call gate included): each call one request line written,
-// its answer's line read and decoded once by encoding/json.
+// its answer's line read and decoded once by Link's reader of a tool's
+// answer (mcpstdio.ReadAnswer).
 type rawClient struct {
 	b    testing.TB
 	conn io.Writer
@@ -497,9 +518,19 @@ func (c *rawClient) call(u string) []byte {
 	return c.read()
 }
 
-// decode is the text of the answer line to the last call (of u), decoded
-// once by encoding/json as a minimal client decodes it.
+// decode is the text of the answer line to the last call (of u), read
+// once by mcpstdio.ReadAnswer, as Link's own clients read a tool's answer.
 func (c *rawClient) decode(u string, line []byte) string {
+	a, err := mcpstdio.ReadAnswer(line)
+	if err != nil || a.ID.Raw() != int64(c.id) || a.Error != nil || a.IsError || len(a.Content) != 1 || a.Content[0].Type != "text" {
+		c.b.Fatalf("raw fetch of %s: %+v %v", u, a, err)
+	}
+	return a.Content[0].Text
+}
+
+// decodeJSON is decode by encoding/json, as a minimal client with no
+// reader of its own decodes the line: the benchmark's text-decode-ns/op.
+func (c *rawClient) decodeJSON(u string, line []byte) string {
 	var resp struct {
 		ID     int `json:"id"`
 		Result struct {

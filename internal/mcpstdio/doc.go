@@ -17,6 +17,11 @@
 // calls at once ([Transport.SetMaxCalls], [Gate]): no line is read while
 // that many calls, the fast path's and the go-sdk's, are unanswered.
 //
+// A client of a tool server reads its answer to a tools/call with
+// [ReadAnswer]: a line in the plain shape Link's servers write (one
+// text) on a fast path that decodes its text once
+// ([mcptext.DecodeString]), any other line by encoding/json.
+//
 // # Security
 //
 // It holds nothing. It trusts nothing the client writes: a line past
@@ -27,5 +32,11 @@
 // refuses nothing: a line it is not sure of is the go-sdk's, and a line
 // it takes is one the go-sdk decodes to the same call (FuzzPlainCall,
 // a differential target against the go-sdk's decoder; FuzzValidJSON
-// holds its JSON check to encoding/json's).
+// holds its JSON check to encoding/json's). ReadAnswer trusts nothing
+// a server answers: it refuses a line a reader might take two ways (a key
+// twice or in another case, members past JSON-RPC's at the top, an id a
+// float64 does not hold exactly, more after the object), and its fast
+// path refuses exactly what its strict path refuses and reads the same
+// answer (FuzzReadAnswer, a differential target, which also holds the
+// strict path's values to encoding/json's).
 package mcpstdio

@@ -17,9 +17,16 @@
 // bytes for a string (FuzzAppendString, a differential target) with its
 // plain runs passed over a word at a time.
 //
+// Its mirror, [DecodeString], reads such a string back to
+// encoding/json's value (FuzzDecodeString, a differential target), its
+// plain runs too passed over a word at a time: the text of a tool's
+// answer as Link's own clients read it (mcpstdio.ReadAnswer).
+//
 // # Security
 //
-// Holds nothing; trusts nothing it is given to be more than text. Its
+// Holds nothing; trusts nothing it is given to be more than text.
+// DecodeString reads a peer's bytes: it takes exactly the strings
+// encoding/json takes, to the same value, and refuses the rest. Its
 // bytes are the go-sdk's for the same result with <, > and & unescaped,
 // and decode to the same result (TestTextResultIsTheGoSDKs), so a
 // client reads the same answer with it or without it; a result it is not

@@ -39,7 +39,8 @@ type RPCError struct {
 // path that decodes the text once ([mcptext.DecodeString]) and checks
 // the rest byte for byte; any other line by encoding/json. Both give the
 // same answer and refuse the same lines (FuzzReadAnswer, a differential
-// target).
+// target). The line is read whole: its reader caps its length, as this
+// transport caps a line at [mcp.DefaultMaxLineLength].
 func ReadAnswer(line []byte) (Answer, error) {
 	if a, ok := plainAnswer(line); ok {
 		return a, nil

@@ -21,6 +21,9 @@ type Agent struct {
 	Name    string
 	ID      string
 	Rclone  string // rclone's path; empty finds it on PATH
+	// Resolver looks endpoints' names up at each push and pull
+	// (route.go); net.DefaultResolver if nil.
+	Resolver Resolver
 	confRel string // Config folder, relative to Home
 }
 

@@ -13,10 +13,13 @@ import (
 
 // reach is what one rclone child may touch besides the system's files:
 // the folder it reads (a push's files folder), the folder it writes (a
-// pull's), and the one TCP port it connects to (0: none).
+// pull's), the one TCP port it connects to (0: none: Link's proxy's, or a
+// loopback endpoint's; route.go), and the proxy variables that name that
+// proxy.
 type reach struct {
 	read, write string
 	port        uint16
+	env         []string
 }
 
 // systemPaths are what rclone itself needs to run and to reach a host by

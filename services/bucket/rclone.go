@@ -56,9 +56,10 @@ func (r *runner) run(ctx context.Context, stdin io.Reader, rw reach, args ...str
 	}
 	full = append(full, "--ask-password=false", "--log-level", "NOTICE")
 	cmd := exec.CommandContext(ctx, r.program, append(full, args...)...)
-	// Built from nothing: no proxy variable, no AWS_* or RCLONE_* of the
-	// owner's, no secret of any kind reaches the child.
-	cmd.Env = []string{childPath, "HOME=" + r.home, "XDG_CONFIG_HOME=" + r.home, "XDG_CACHE_HOME=" + r.home, "LANG=C.UTF-8", "TZ=UTC"}
+	// Built from nothing: no proxy variable of the owner's (only Link's
+	// own proxy, route.go), no AWS_* or RCLONE_* of the owner's, no
+	// secret of any kind reaches the child.
+	cmd.Env = append([]string{childPath, "HOME=" + r.home, "XDG_CONFIG_HOME=" + r.home, "XDG_CACHE_HOME=" + r.home, "LANG=C.UTF-8", "TZ=UTC"}, rw.env...)
 	cmd.Dir = r.home
 	if r.conf != nil {
 		cmd.ExtraFiles = []*os.File{r.conf}

@@ -76,8 +76,11 @@ func (a *Agent) openRoute(ctx context.Context, e *entry) (*route, error) {
 		return nil, err
 	}
 	r := &route{served: make(chan struct{})}
+	// One plain TCP endpoint, the internet off: the proxy tunnels to
+	// exactly the endpoint's host and port, no other host on any port
+	// (with the internet on and no hosts, any host would be granted).
 	rules, err := netbroker.RulesFrom(&netbroker.Grants{AgentName: a.Name,
-		Internet: netbroker.InternetGrants{On: true, TCP: []string{h.HostPort(port)}}})
+		Internet: netbroker.InternetGrants{TCP: []string{h.HostPort(port)}}})
 	if err != nil {
 		own.Close()
 		return nil, fmt.Errorf("bucket %s's proxy: %w", e.Name, err)

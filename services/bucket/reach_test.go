@@ -23,6 +23,7 @@ import (
 
 	"golang.org/x/net/dns/dnsmessage"
 
+	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/internal/testenv"
 	"lnk.dev/lnk/internal/testenv/s3peer"
 )
@@ -173,6 +174,10 @@ func TestReceivedNameToLoopbackRefusedNothingSent(t *testing.T) {
 		_, err := a.Push(ctx, files, "far")
 		if !errors.Is(err, ErrEndpointReach) || !strings.Contains(err.Error(), c.why) {
 			t.Fatalf("a push to %s: %v; want refused, %q", c.host, err, c.why)
+		}
+		var ref *refusal.Refusal
+		if !errors.As(err, &ref) || !strings.Contains(ref.Hint, "lnk agent bucket add helper far --s3 ") {
+			t.Fatalf("a push to %s: %v; want a refusal whose hint names lnk agent bucket add", c.host, err)
 		}
 		if _, err := a.PullBackup(ctx, "link", "far"); !errors.Is(err, ErrEndpointReach) || !strings.Contains(err.Error(), c.why) {
 			t.Fatalf("a pull from %s: %v; want refused, %q", c.host, err, c.why)

@@ -153,7 +153,7 @@ func (a *Agent) refuseReach(e *entry, h netclass.Host, why string) error {
 	return &refusal.Refusal{
 		Reason: fmt.Sprintf("bucket %s's endpoint %s %s", e.Name, h, why),
 		Rule:   "bucket-endpoint-reach",
-		Hint:   "lnk agent bucket add " + a.Name + " " + e.Name + " --s3 https://PUBLIC-HOST --bucket B (or, for a store on this machine, --s3 http://127.0.0.1:PORT)",
+		Hint:   "lnk agent bucket remove " + a.Name + " " + e.Name + ", then lnk agent bucket add " + a.Name + " " + e.Name + " --s3 https://PUBLIC-HOST --bucket B (for a store on this machine: --s3 http://127.0.0.1:PORT)",
 		Err:    ErrEndpointReach,
 	}
 }

@@ -2,6 +2,7 @@ package bucket
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -272,6 +273,8 @@ func TestEndpointPinnedThroughTheProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Close()
+	rec := h.Name()
+	a.Rclone = recordingRclone(t, rec)
 	a.caCert = filepath.Join(h.Name(), "test-ca.pem")
 	if err := os.WriteFile(a.caCert, caPEM, 0o600); err != nil {
 		t.Fatal(err)
@@ -292,6 +295,21 @@ func TestEndpointPinnedThroughTheProxy(t *testing.T) {
 		t.Fatalf("the control, a pull through the proxy: %v", err)
 	}
 	pulled.Close()
+	environ, _ := os.ReadFile(filepath.Join(rec, "environ"))
+	for _, kv := range bytes.FieldsFunc(environ, func(r rune) bool { return r == 0 || r == '\n' }) {
+		k, v, _ := strings.Cut(string(kv), "=")
+		if (k == "HTTPS_PROXY" || k == "HTTP_PROXY") && !strings.HasPrefix(v, "http://127.0.0.1:") {
+			t.Fatalf("rclone's %s is %q; want Link's proxy on loopback", k, v)
+		}
+	}
+	if !bytes.Contains(environ, []byte("HTTPS_PROXY=http://127.0.0.1:")) {
+		t.Fatal("rclone was not told of Link's proxy")
+	}
+	runs := func() int {
+		b, _ := os.ReadFile(filepath.Join(rec, "cmdline"))
+		return bytes.Count(b, []byte("\n"))
+	}
+	ran := runs()
 
 	writeFile(t, files, "after.txt", []byte("never sent"))
 	for _, c := range []struct {
@@ -312,6 +330,9 @@ func TestEndpointPinnedThroughTheProxy(t *testing.T) {
 		}
 		if p.Holds(t, testBucket, []byte("never sent")) || len(p.Keys(t, testBucket)) != len(stored) {
 			t.Fatalf("answered %v: the server now holds %v", c.addrs, p.Keys(t, testBucket))
+		}
+		if n := runs(); n != ran {
+			t.Fatalf("answered %v: rclone ran %d times more", c.addrs, n-ran)
 		}
 	}
 

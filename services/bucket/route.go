@@ -36,6 +36,7 @@ type route struct {
 	proxy string // http://127.0.0.1:<port>, or "" when rclone connects itself
 
 	p       *netbroker.Proxy
+	own     *netclass.OwnWatch // this machine's addresses, for the proxy's checks
 	served  chan struct{}
 	mu      sync.Mutex
 	refused []string // each refusal of the proxy's, with its reason
@@ -95,12 +96,11 @@ func (a *Agent) openRoute(ctx context.Context, e *entry) (*route, error) {
 		own.Close()
 		return nil, fmt.Errorf("bucket %s's proxy: %w", e.Name, err)
 	}
-	r.p = p
+	r.p, r.own = p, own
 	r.port = uint16(ln.Addr().(*net.TCPAddr).Port)
 	r.proxy = "http://" + ln.Addr().String()
 	go func() {
 		defer close(r.served)
-		defer own.Close()
 		p.Serve(ln)
 	}()
 	return r, nil
@@ -192,13 +192,15 @@ func (r *route) errRefused(e *entry) error {
 	}
 }
 
-// Close stops the proxy, if any, and waits for it.
+// Close stops the proxy, if any, waits for it and its connections, then
+// closes the watch they checked with.
 func (r *route) Close() {
 	if r.p == nil {
 		return
 	}
 	r.p.Close()
 	<-r.served
+	r.own.Close()
 }
 
 // pinned answers the proxy's lookup of the endpoint's name with the

@@ -149,7 +149,8 @@ func receiveBucket(t *testing.T, a *Agent, name, endpoint string) {
 // endpoint is a name the DNS answers with 127.0.0.1, where an S3 server
 // of the test's really listens, is refused at push and at pull: rclone
 // never starts, the server's store is read back empty, no pull folder
-// is left; so is a name that does not resolve. The control: the owner's
+// is left; so is a name that does not resolve, and the owner's endpoint
+// at a NAT64 form of 127.0.0.1 (no loopback here). The control: the owner's
 // bucket at http://127.0.0.1:PORT, the same server, pushes and pulls.
 func TestReceivedNameToLoopbackRefusedNothingSent(t *testing.T) {
 	a, files := testAgent(t)
@@ -195,6 +196,19 @@ func TestReceivedNameToLoopbackRefusedNothingSent(t *testing.T) {
 		if err := a.DeleteConf(); err != nil {
 			t.Fatal(err)
 		}
+	}
+
+	// An IPv6 form that only carries 127.0.0.1 (NAT64) is no loopback
+	// of this machine's: the owner's own such endpoint is refused too.
+	if _, err := a.Add(ctx, New{Name: "nat64", Endpoint: "http://[64:ff9b::7f00:1]" + port, S3Bucket: testBucket,
+		KeyID: s3peer.KeyID, SecretKey: value(t, s3peer.Secret)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Push(ctx, files, "nat64"); !errors.Is(err, ErrEndpointReach) || !strings.Contains(err.Error(), "is a loopback address") {
+		t.Fatalf("a push to a NAT64 form of 127.0.0.1: %v; want refused", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(rec, "cmdline")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("rclone ran for a refused endpoint: %q", b)
 	}
 
 	addPeer(t, a, p, "mine", false)

@@ -64,7 +64,11 @@ func (a *Agent) openRoute(ctx context.Context, e *entry) (*route, error) {
 		return nil, fmt.Errorf("bucket %s's endpoint host: %w", e.Name, err)
 	}
 	port := endpointPort(e.Endpoint)
-	if h.IsAddr() && netclass.Classify(h.Addr) == netclass.Loopback {
+	// This machine's loopback itself (127.0.0.0/8, ::1, IPv4-mapped):
+	// not an IPv6 form that only carries a loopback address (NAT64,
+	// 6to4), which would leave the machine and which Go's client would
+	// send through a proxy; that one is judged below, and refused.
+	if h.IsAddr() && netclass.Classify(h.Addr) == netclass.Loopback && h.Addr.Unmap().IsLoopback() {
 		return &route{port: port}, nil
 	}
 	own, err := netclass.WatchOwnAddrs()

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,9 +176,13 @@ func (r *route) log(ev netbroker.Event) {
 	if ev.Decision != "refuse" {
 		return
 	}
+	line := fmt.Sprintf("%s %s: %s", ev.Kind, net.JoinHostPort(ev.Host, strconv.Itoa(int(ev.Port))), ev.Reason)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.refused = append(r.refused, fmt.Sprintf("%s %s: %s", ev.Kind, net.JoinHostPort(ev.Host, strconv.Itoa(int(ev.Port))), ev.Reason))
+	// rclone retries: the same refusal is named once.
+	if !slices.Contains(r.refused, line) {
+		r.refused = append(r.refused, line)
+	}
 }
 
 // errRefused is the proxy's refusals as one error, or nil when there

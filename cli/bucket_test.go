@@ -142,3 +142,53 @@ func TestBucketCommands(t *testing.T) {
 		t.Fatalf("push with no bucket: %s", out)
 	}
 }
+
+// TestBucketPushRefusesANameToLoopback: a bucket whose https endpoint is
+// a name the system's resolver answers with loopback (localhost, from
+// /etc/hosts: no DNS asked) is refused by push and pull with a one-line
+// reason and a hint, logged once, the S3 server there holding nothing;
+// the control, the owner's bucket at http://127.0.0.1:PORT, the same
+// server, pushes.
+func TestBucketPushRefusesANameToLoopback(t *testing.T) {
+	lnkBin(t)
+	_, err := exec.LookPath("rclone")
+	testenv.Require(t, err == nil, "rclone (scripts/install-deps.sh installs it)")
+	home := testenv.Home(t)
+	p := s3peer.Start(t, "lnk-cli")
+	port := strings.TrimPrefix(p.URL, "http://127.0.0.1")
+	run := func(stdin string, want int, args ...string) string {
+		t.Helper()
+		out, errs, code := lnkRun(t, []byte(stdin), args...)
+		if code != want {
+			t.Fatalf("lnk %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out, errs)
+		}
+		return out + errs
+	}
+	run("", 0, "agent", "create", "helper")
+	files := caps.Layout{Home: home}.FilesDir("helper")
+	if err := os.WriteFile(filepath.Join(files, "note.txt"), []byte("kept here"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keys := s3peer.KeyID + "\n" + s3peer.Secret + "\n"
+	run(keys, 0, "agent", "bucket", "add", "helper", "far", "--s3", "https://localhost"+port, "--bucket", "lnk-cli")
+	for _, verb := range []string{"push", "pull"} {
+		out := run("", 3, "bucket", verb, "helper")
+		if !strings.Contains(out, "resolves to a loopback address") || !strings.Contains(out, "hint: lnk agent bucket remove helper far, then lnk agent bucket add helper far") {
+			t.Fatalf("bucket %s to a name answered with loopback: %s", verb, out)
+		}
+	}
+	if keys := p.Keys(t, "lnk-cli"); len(keys) != 0 {
+		t.Fatalf("the server holds %v after refused pushes", keys)
+	}
+	logged, _ := os.ReadFile(filepath.Join(home, ".lnk", "log", "audit.log"))
+	if n := strings.Count(string(logged), "bucket-endpoint-reach"); n != 2 {
+		t.Fatalf("the audit log has %d endpoint refusals (want 2, once each):\n%s", n, logged)
+	}
+
+	run("", 0, "agent", "bucket", "remove", "helper", "far")
+	run(keys, 0, "agent", "bucket", "add", "helper", "mine", "--s3", p.URL, "--bucket", "lnk-cli")
+	run("", 0, "bucket", "push", "helper")
+	if !p.Holds(t, "lnk-cli", []byte("kept here")) {
+		t.Fatalf("the control pushed nothing: %v", p.Keys(t, "lnk-cli"))
+	}
+}

@@ -17,11 +17,15 @@ import (
 // Agent is one agent's buckets: where its settings are, and the rclone
 // program its calls run (empty: rclone on PATH).
 type Agent struct {
-	Home    string // the owner's HOME, its links resolved
-	Name    string
-	ID      string
-	Rclone  string // rclone's path; empty finds it on PATH
-	confRel string // Config folder, relative to Home
+	Home   string // the owner's HOME, its links resolved
+	Name   string
+	ID     string
+	Rclone string // rclone's path; empty finds it on PATH
+	// Resolver looks endpoints' names up at each push and pull
+	// (route.go); net.DefaultResolver if nil.
+	Resolver Resolver
+	caCert   string // tests only: a CA file in rclone's HOME its TLS trusts
+	confRel  string // Config folder, relative to Home
 }
 
 // LoadAgent is agent name's buckets under home.
@@ -160,7 +164,7 @@ func (a *Agent) runner(conf *os.File, c *conf) (*runner, *os.File, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	r := &runner{program: prog, home: h.Name(), conf: conf}
+	r := &runner{program: prog, home: h.Name(), conf: conf, caCert: a.caCert}
 	if c != nil {
 		for _, e := range c.entries {
 			r.hide = append(r.hide, e.secretKey.Bytes())

@@ -13,26 +13,29 @@ import (
 
 // reach is what one rclone child may touch besides the system's files:
 // the folder it reads (a push's files folder), the folder it writes (a
-// pull's), and the one TCP port it connects to (0: none).
+// pull's), the one TCP port it connects to (0: none: Link's proxy's, or a
+// loopback endpoint's; route.go), and the proxy variables that name that
+// proxy.
 type reach struct {
 	read, write string
 	port        uint16
+	env         []string
 }
 
-// systemPaths are what rclone itself needs to run and to reach a host by
-// name over TLS: its program and libraries (read, execute), and the
-// resolver's and the trust store's files (read). A path missing here is
-// left out.
+// systemPaths are what rclone itself needs to run and to speak TLS: its
+// program and libraries (read, execute), and the trust store's files
+// (read). No resolver's file: rclone looks no name up, since it reaches
+// its endpoint through Link's proxy by the name, or at a loopback
+// address (route.go). A path missing here is left out.
 var (
 	systemExec = []string{"/usr", "/bin", "/lib", "/lib64"}
-	systemRead = []string{"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/host.conf",
-		"/etc/ssl", "/etc/ca-certificates", "/etc/pki", "/etc/localtime", "/usr/share/zoneinfo"}
+	systemRead = []string{"/etc/ssl", "/etc/ca-certificates", "/etc/pki", "/etc/localtime", "/usr/share/zoneinfo"}
 )
 
 // startConfined starts cmd confined by landlock to r's reach: the
 // system paths above, the program, its HOME and config (read and write
 // HOME, read the config), rw.read (read), rw.write (read, write), and TCP
-// connect to rw.port alone; nothing else on disk, so a folder of the
+// connect to rw.port alone (Link's proxy's, or a loopback endpoint's); nothing else on disk, so a folder of the
 // files folder an agent swaps for a link while rclone walks leads nowhere
 // rclone may read. It runs on a thread of its own, locked and confined,
 // which ends with the call; the Go process is never confined. A kernel

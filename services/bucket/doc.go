@@ -33,12 +33,23 @@
 // config file is opened here (internal/ownerfile: never through a link,
 // the owner's, 600) and handed to the child as an inherited descriptor
 // (--config /dev/fd/3). The child's environment is built from nothing
-// (PATH, HOME the private ~/.lnk/agents/<agent id>/rclone, LANG): no proxy variable, no cloud credential,
+// (PATH, HOME the private ~/.lnk/agents/<agent id>/rclone, LANG): no proxy variable but Link's own, no cloud credential,
 // no RCLONE_* setting of the owner's reaches it. Its stderr is read,
 // capped and given back in the error with every secret of the call
 // replaced by [secret]. The endpoint is https://, or http:// only to a
 // loopback address (internal/netclass, the one classifier): anything
-// else is refused before a file is written. Push never follows a link
+// else is refused before a file is written.
+//
+// Where the endpoint leads is judged again at every push and pull
+// (route.go): its host resolved once, every answer judged by
+// internal/netclass with this machine's own addresses known; one that
+// is not public, or no answer, refuses the call before rclone starts.
+// rclone then reaches the endpoint only through a helpers/netbroker
+// proxy served on 127.0.0.1 for that child alone (HTTPS_PROXY,
+// HTTP_PROXY), granted the endpoint's exact host:port and answering its
+// name with the addresses checked (no second lookup); landlock lets the
+// child connect to that port alone. An endpoint at a loopback address
+// (only ever the owner's) is reached directly, on its port. Push never follows a link
 // (rclone without --links or --copy-links, and -x: no other file
 // system): each link in the files folder is left out and named. What
 // rclone pulls lands in a folder made new (700) for each pull,

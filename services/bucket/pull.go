@@ -118,7 +118,7 @@ func (a *Agent) pullFrom(ctx context.Context, r *runner, h *os.File, e *entry, h
 	dir := filepath.Join(h.Name(), dirName)
 	tar := harness + ".tar"
 	args := append([]string{"copy", name + ":files/.lnk-backup", dir, "--max-depth", "1", "--include", "/" + tar, "--include", "/" + AgentArchive}, rcloneFlags...)
-	if _, err := r.run(ctx, nil, reach{write: dir, port: endpointPort(e.Endpoint)}, args...); err != nil {
+	if err := a.runRouted(ctx, r, e, reach{write: dir}, args...); err != nil {
 		return nil, fmt.Errorf("pulling agent %s's backup from bucket %s: %w", a.Name, name, err)
 	}
 	p = &Pulled{Bucket: name, Dir: dir, name: dirName}

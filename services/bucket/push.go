@@ -72,12 +72,32 @@ func (a *Agent) Push(ctx context.Context, filesDir string, names ...string) (*Pu
 	stamp := time.Now().UTC().Format("20060102T150405Z")
 	for _, e := range pick {
 		args := append([]string{"sync", filesDir, e.Name + ":files", "--backup-dir", e.Name + ":replaced/" + stamp}, rcloneFlags...)
-		if _, err := r.run(ctx, nil, reach{read: filesDir, port: endpointPort(e.Endpoint)}, args...); err != nil {
+		if err := a.runRouted(ctx, r, e, reach{read: filesDir}, args...); err != nil {
 			return p, fmt.Errorf("pushing agent %s's files to bucket %s: %w", a.Name, e.Name, err)
 		}
 		p.Buckets = append(p.Buckets, e.Name)
 	}
 	return p, nil
+}
+
+// runRouted runs rclone for bucket e with rw, reaching e's endpoint only
+// by the route openRoute checked and opened for this one run: a refused
+// endpoint starts no child, and a refusal of the proxy's fails the run.
+func (a *Agent) runRouted(ctx context.Context, r *runner, e *entry, rw reach, args ...string) error {
+	rt, err := a.openRoute(ctx, e)
+	if err != nil {
+		return err
+	}
+	rw.port, rw.env = rt.port, rt.env()
+	_, err = r.run(ctx, nil, rw, args...)
+	rt.Close()
+	if refused := rt.errRefused(e); refused != nil {
+		if err != nil {
+			return fmt.Errorf("%w (%v)", refused, err)
+		}
+		return refused
+	}
+	return err
 }
 
 // pick is the entries of c named (all when none), each refused unless

@@ -32,6 +32,7 @@ type runner struct {
 	home    string   // the child's HOME: ~/.lnk/agents/<agent id>/rclone
 	conf    *os.File // rclone.conf, opened as the owner's, or nil
 	hide    [][]byte // secrets to replace in anything returned
+	caCert  string   // tests only: --ca-cert, a test server's CA
 }
 
 // findRclone is program, or rclone as PATH finds it.
@@ -55,10 +56,14 @@ func (r *runner) run(ctx context.Context, stdin io.Reader, rw reach, args ...str
 		full[1] = "/dev/fd/3"
 	}
 	full = append(full, "--ask-password=false", "--log-level", "NOTICE")
+	if r.caCert != "" {
+		full = append(full, "--ca-cert", r.caCert)
+	}
 	cmd := exec.CommandContext(ctx, r.program, append(full, args...)...)
-	// Built from nothing: no proxy variable, no AWS_* or RCLONE_* of the
-	// owner's, no secret of any kind reaches the child.
-	cmd.Env = []string{childPath, "HOME=" + r.home, "XDG_CONFIG_HOME=" + r.home, "XDG_CACHE_HOME=" + r.home, "LANG=C.UTF-8", "TZ=UTC"}
+	// Built from nothing: no proxy variable of the owner's (only Link's
+	// own proxy, route.go), no AWS_* or RCLONE_* of the owner's, no
+	// secret of any kind reaches the child.
+	cmd.Env = append([]string{childPath, "HOME=" + r.home, "XDG_CONFIG_HOME=" + r.home, "XDG_CACHE_HOME=" + r.home, "LANG=C.UTF-8", "TZ=UTC"}, rw.env...)
 	cmd.Dir = r.home
 	if r.conf != nil {
 		cmd.ExtraFiles = []*os.File{r.conf}

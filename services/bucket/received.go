@@ -52,7 +52,7 @@ type Dropped struct {
 // localEndpoint says why an endpoint CheckEndpoint wrote reaches this
 // machine or its network, or "" when it is a public address or a name
 // of more than one label other than localhost's. A name's answer in the
-// DNS is not looked up here (see SECURITY.md, known gaps).
+// DNS is not looked up here: each push and pull judges it (route.go).
 func localEndpoint(ep string) string {
 	u, err := url.Parse(ep)
 	if err != nil {

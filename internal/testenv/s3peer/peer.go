@@ -2,6 +2,7 @@ package s3peer
 
 import (
 	"bytes"
+	"crypto/tls"
 	"io"
 	"net"
 	"net/http"
@@ -32,19 +33,31 @@ type Peer struct {
 // Start serves S3 on 127.0.0.1 until the test ends, with bucket made.
 func Start(t testing.TB, bucket string) *Peer {
 	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Serve(t, bucket, l, nil)
+	p.URL = "http://" + l.Addr().String()
+	return p
+}
+
+// Serve serves S3 on l (over TLS with cert, when not nil) until the
+// test ends, with bucket made. URL is the caller's to set: l's address
+// may be one a name of the test's stands for.
+func Serve(t testing.TB, bucket string, l net.Listener, cert *tls.Certificate) *Peer {
+	t.Helper()
 	p := &Peer{backend: s3mem.New()}
 	if err := p.backend.CreateBucket(bucket); err != nil {
 		t.Fatal(err)
 	}
 	fake := gofakes3.New(p.backend, gofakes3.WithIntegrityCheck(true))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	if cert != nil {
+		l = tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{*cert}, MinVersion: tls.VersionTLS12})
 	}
 	s := &http.Server{Handler: p.signed(fake.Server())}
 	go s.Serve(l)
 	t.Cleanup(func() { s.Close() })
-	p.URL = "http://" + l.Addr().String()
 	return p
 }
 

@@ -241,6 +241,10 @@ func BenchmarkWebFetch100KB(b *testing.B) {
 //     the tool's own conversion gate ([Web.toMarkdown]) with both slots
 //     free: parsed once, then its two halves converted at once, the
 //     second on the gate's second slot ([Web.markdownHalves]);
+//   - conv-cpu-MB/s, gate-cpu-MB/s: the same two over the process's CPU
+//     time in them (every thread's, getrusage): what cutting a page costs
+//     in work, where the wall time on a loaded machine is mostly waiting
+//     for a core;
 //   - halves-MB/s: those two halves' conversions at once alone, on a
 //     tree parsed, pruned and cut untimed (the converter's part of
 //     gate-MB/s);
@@ -262,7 +266,7 @@ func BenchmarkWebConvert(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	var parse, whole, alone, two, gate, halves time.Duration
+	var parse, whole, alone, two, gate, halves, convCPU, gateCPU time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
@@ -271,11 +275,11 @@ func BenchmarkWebConvert(b *testing.B) {
 			b.Fatal(err)
 		}
 		prune(doc)
-		t1 := time.Now()
+		t1, c1 := time.Now(), cpuTime(b)
 		if _, _, _, err := convertHTML(page, nil); err != nil {
 			b.Fatal(err)
 		}
-		t2 := time.Now()
+		c2, t2 := cpuTime(b), time.Now()
 		if _, err := htmltomarkdown.ConvertNode(doc); err != nil { // the tree parsed untimed above
 			b.Fatal(err)
 		}
@@ -301,11 +305,11 @@ func BenchmarkWebConvert(b *testing.B) {
 		}
 		second := cut(at)
 		b.StartTimer()
-		t5 := time.Now()
+		c5, t5 := cpuTime(b), time.Now()
 		if err := tool.toMarkdown(ctx, page, nil, &Page{}); err != nil {
 			b.Fatal(err)
 		}
-		t6 := time.Now()
+		t6, c6 := time.Now(), cpuTime(b)
 		go func() { _, err := markdown(second, nil); errs <- err }()
 		if _, err := markdown(cutDoc, nil); err != nil {
 			b.Fatal(err)
@@ -315,6 +319,7 @@ func BenchmarkWebConvert(b *testing.B) {
 		}
 		t7 := time.Now()
 		gate, halves = gate+t6.Sub(t5), halves+t7.Sub(t6)
+		convCPU, gateCPU = convCPU+c2-c1, gateCPU+c6-c5
 		b.StopTimer()
 		slotsFree(b, tool)
 		b.StartTimer()
@@ -328,6 +333,8 @@ func BenchmarkWebConvert(b *testing.B) {
 	b.ReportMetric(2*n/two.Seconds(), "two-at-once-MB/s")
 	b.ReportMetric(n/gate.Seconds(), "gate-MB/s")
 	b.ReportMetric(n/halves.Seconds(), "halves-MB/s")
+	b.ReportMetric(n/convCPU.Seconds(), "conv-cpu-MB/s")
+	b.ReportMetric(n/gateCPU.Seconds(), "gate-cpu-MB/s")
 	b.ReportMetric(1/(1/p+1/(float64(runtime.GOMAXPROCS(0))*a)), "floor-MB/s")
 	b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "ncpu")
 }

@@ -136,11 +136,13 @@ func leadsWithText(n *html.Node) bool {
 	return c != nil && c.Type == html.TextNode && !blank(c.Data)
 }
 
-// blank reports whether s is only the white space HTML collapses.
+// blank reports whether s is only the white space html-to-markdown
+// collapses: space, tab, line feed and carriage return (not form feed,
+// which it keeps as text).
 func blank(s string) bool {
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
-		case ' ', '\t', '\n', '\r', '\f':
+		case ' ', '\t', '\n', '\r':
 		default:
 			return false
 		}

@@ -257,10 +257,21 @@ func BenchmarkWebFetch100KB(b *testing.B) {
 //     walk alone, the part any converter on its tree needs first;
 //   - converter-alone-MB/s: html-to-markdown's ConvertNode alone, on a
 //     tree parsed and pruned untimed;
+//   - gate-MB/s: one page made markdown as lnk-web makes it, through
+//     the tool's own conversion gate ([Web.toMarkdown]) with both slots
+//     free: parsed once, then its two halves converted at once, the
+//     second on the gate's second slot ([Web.markdownHalves]);
+//   - conv-cpu-MB/s, gate-cpu-MB/s: the same two over the process's CPU
+//     time in them (every thread's, getrusage): what cutting a page costs
+//     in work, where the wall time on a loaded machine is mostly waiting
+//     for a core;
+//   - halves-MB/s: those two halves' conversions at once alone, on a
+//     tree parsed, pruned and cut untimed (the converter's part of
+//     gate-MB/s);
 //   - two-at-once-MB/s: two pages made markdown at once through the
 //     tool's own conversion gate ([Web.toMarkdown], MaxConverts at a
 //     time, as the spec says), both pages' bytes over the wall time until
-//     both are done;
+//     both are done (each page whole: neither finds the other slot free);
 //   - floor-MB/s: the most any design built of these two parts could
 //     reach on this machine: 1/(1/parse + 1/(ncpu × converter-alone)),
 //     the parse done once and the converter split perfectly over every
@@ -275,7 +286,7 @@ func BenchmarkWebConvert(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	var parse, whole, alone, two time.Duration
+	var parse, whole, alone, two, gate, halves, convCPU, gateCPU time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
@@ -284,11 +295,11 @@ func BenchmarkWebConvert(b *testing.B) {
 			b.Fatal(err)
 		}
 		prune(doc)
-		t1 := time.Now()
+		t1, c1 := time.Now(), cpuTime(b)
 		if _, _, _, err := convertHTML(page, nil); err != nil {
 			b.Fatal(err)
 		}
-		t2 := time.Now()
+		c2, t2 := cpuTime(b), time.Now()
 		if _, err := htmltomarkdown.ConvertNode(doc); err != nil { // the tree parsed untimed above
 			b.Fatal(err)
 		}
@@ -304,6 +315,34 @@ func BenchmarkWebConvert(b *testing.B) {
 		}
 		t4 := time.Now()
 		parse, whole, alone, two = parse+t1.Sub(t0), whole+t2.Sub(t1), alone+t3.Sub(t2), two+t4.Sub(t3)
+
+		b.StopTimer()
+		slotsFree(b, tool) // each page's slot given back just after its answer
+		cutDoc, _, _, _ := parsePage(page)
+		at := splitBody(cutDoc)
+		if at == nil {
+			b.Fatal("the page was not cut")
+		}
+		second := cut(at)
+		b.StartTimer()
+		c5, t5 := cpuTime(b), time.Now()
+		if err := tool.toMarkdown(ctx, page, nil, &Page{}); err != nil {
+			b.Fatal(err)
+		}
+		t6, c6 := time.Now(), cpuTime(b)
+		go func() { _, err := markdown(second, nil); errs <- err }()
+		if _, err := markdown(cutDoc, nil); err != nil {
+			b.Fatal(err)
+		}
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+		t7 := time.Now()
+		gate, halves = gate+t6.Sub(t5), halves+t7.Sub(t6)
+		convCPU, gateCPU = convCPU+c2-c1, gateCPU+c6-c5
+		b.StopTimer()
+		slotsFree(b, tool)
+		b.StartTimer()
 	}
 	b.StopTimer()
 	n := float64(len(page)) * float64(b.N) / 1e6
@@ -312,6 +351,10 @@ func BenchmarkWebConvert(b *testing.B) {
 	b.ReportMetric(p, "parse-MB/s")
 	b.ReportMetric(a, "converter-alone-MB/s")
 	b.ReportMetric(2*n/two.Seconds(), "two-at-once-MB/s")
+	b.ReportMetric(n/gate.Seconds(), "gate-MB/s")
+	b.ReportMetric(n/halves.Seconds(), "halves-MB/s")
+	b.ReportMetric(n/convCPU.Seconds(), "conv-cpu-MB/s")
+	b.ReportMetric(n/gateCPU.Seconds(), "gate-cpu-MB/s")
 	b.ReportMetric(1/(1/p+1/(float64(runtime.GOMAXPROCS(0))*a)), "floor-MB/s")
 	b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "ncpu")
 }

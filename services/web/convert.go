@@ -54,7 +54,13 @@ func (w *Web) toMarkdown(ctx context.Context, body []byte, base *url.URL, p *Pag
 			}
 		}()
 		var r result
-		r.title, r.text, r.plain, r.err = convertHTML(body, base)
+		doc, title, text, plain := parsePage(body)
+		if plain {
+			done <- result{title: title, text: text, plain: true}
+			return
+		}
+		r.title = title
+		r.text, r.err = w.markdownHalves(doc, base)
 		done <- r
 	}()
 	select {
@@ -69,31 +75,99 @@ func (w *Web) toMarkdown(ctx context.Context, body []byte, base *url.URL, p *Pag
 	}
 }
 
-// convertHTML is toMarkdown's work, without the limit on conversions at
-// once (fuzzed and benchmarked alone).
+// markdownHalves makes doc markdown, in two halves at once where the page
+// is large enough to cut ([splitBody]) and the gate's other slot is free
+// at that moment: the second half takes that slot, and gives it back when
+// its work ends, so the pages and halves converting never number more
+// than MaxConverts. The caller holds the first slot. Otherwise, or where
+// the page offers no cut, doc is made markdown whole.
+func (w *Web) markdownHalves(doc *html.Node, base *url.URL) (string, error) {
+	at := splitBody(doc)
+	if at == nil {
+		return wholeMarkdown(doc, base)
+	}
+	select {
+	case w.convert <- struct{}{}:
+	default:
+		return wholeMarkdown(doc, base)
+	}
+	second := cut(at)
+	type half struct {
+		md  []byte
+		err error
+	}
+	other := make(chan half, 1)
+	go func() {
+		defer func() { <-w.convert }()
+		defer func() {
+			if r := recover(); r != nil {
+				other <- half{err: fmt.Errorf("the page could not be made markdown: %v", r)}
+			}
+		}()
+		md, err := markdown(second, base)
+		other <- half{md, err}
+	}()
+	first, err := markdown(doc, base)
+	h := <-other // waited for even after an error: the half's work is this page's
+	if err != nil {
+		return "", err
+	}
+	if h.err != nil {
+		return "", h.err
+	}
+	return validText(joinHalves(first, h.md)), nil
+}
+
+// convertHTML is toMarkdown's work on one core, without the limit on
+// conversions at once (fuzzed and benchmarked alone).
 func convertHTML(body []byte, base *url.URL) (title, text string, plain bool, err error) {
+	doc, title, text, plain := parsePage(body)
+	if plain {
+		return title, text, true, nil
+	}
+	text, err = wholeMarkdown(doc, base)
+	if err != nil {
+		return "", "", false, err
+	}
+	return title, text, false, nil
+}
+
+// parsePage reads body as HTML (golang.org/x/net/html) and prunes it
+// ([prune]), and finds its title. A page the parser refuses or nested
+// past MaxDepth comes as plain text instead (plain true, doc nil, text
+// its words).
+func parsePage(body []byte) (doc *html.Node, title, text string, plain bool) {
 	doc, err := html.Parse(bytes.NewReader(body))
 	if err != nil {
 		// The parser refuses a page whose open elements pass 512 (its
 		// own limit, the spec's too): such a page comes as plain text.
 		title, text = plainText(body)
-		return title, text, true, nil
+		return nil, title, text, true
 	}
-	depth := prune(doc)
-	if depth > MaxDepth {
+	if prune(doc) > MaxDepth {
 		title, text = plainText(body)
-		return title, text, true, nil
+		return nil, title, text, true
 	}
-	title = findTitle(doc)
+	return doc, findTitle(doc), "", false
+}
+
+// wholeMarkdown is doc made markdown in one piece, as valid UTF-8.
+func wholeMarkdown(doc *html.Node, base *url.URL) (string, error) {
+	md, err := markdown(doc, base)
+	if err != nil {
+		return "", err
+	}
+	return validText(md), nil
+}
+
+// markdown is html-to-markdown's conversion of doc, its relative links
+// read against base where there is one.
+func markdown(doc *html.Node, base *url.URL) ([]byte, error) {
 	var opts []converter.ConvertOptionFunc
 	if base != nil {
 		opts = append(opts, converter.WithDomain(base.String()))
 	}
-	md, err := htmltomarkdown.ConvertNode(doc, opts...)
-	if err != nil {
-		return "", "", false, err
-	}
-	return title, validText(md), false, nil
+	return htmltomarkdown.ConvertNode(doc, opts...)
 }
 
 // prune removes the dropped elements and comments and returns how deep

@@ -28,7 +28,11 @@
 // parsed by golang.org/x/net/html and made markdown by html-to-markdown;
 // scripts, styles, images, forms and embedded things are left out
 // first, and a page nested deeper than [MaxDepth] elements is given as
-// plain text, walked without recursion.
+// plain text, walked without recursion. A large page that finds the
+// conversion gate's other slot free is made markdown in two halves at
+// once, the second half on that slot (split.go): cut only where the
+// halves' markdown joined is the whole page's, byte for byte, so the
+// pages and halves converting never number more than MaxConverts.
 //
 // # Security
 //

@@ -27,5 +27,5 @@
 // refuses nothing: a line it is not sure of is the go-sdk's, and a line
 // it takes is one the go-sdk decodes to the same call (FuzzPlainCall,
 // a differential target against the go-sdk's decoder; FuzzValidJSON
-// holds its JSON check to encoding/json's).
+// holds its JSON check, jsonscan.Valid, to encoding/json's).
 package mcpstdio

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/connpass"
 )
 
 // SessionHeader carries a session's id, as streamable HTTP does.
@@ -173,13 +175,15 @@ func readBody(req *http.Request) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// writeReply writes r's status line, headers and body in one write.
+// writeReply writes r's status line, headers and body in one write: one
+// writev(2) of the head and the body as they are, so a large answer is
+// not copied once more behind its head.
 func writeReply(c net.Conn, r Reply) {
 	ctype := "application/json"
 	if len(r.Body) > 0 && r.Body[0] != '{' {
 		ctype = "text/plain; charset=utf-8"
 	}
-	b := make([]byte, 0, 160+len(r.Body))
+	b := make([]byte, 0, 160)
 	b = append(b, "HTTP/1.1 "...)
 	b = strconv.AppendInt(b, int64(r.Status), 10)
 	b = append(b, ' ')
@@ -193,9 +197,16 @@ func writeReply(c net.Conn, r Reply) {
 	if r.SessionID != "" {
 		b = append(append(append(append(b, SessionHeader...), ": "...), r.SessionID...), "\r\n"...)
 	}
-	b = append(append(b, "\r\n"...), r.Body...)
+	b = append(b, "\r\n"...)
 	c.SetWriteDeadline(time.Now().Add(30 * time.Second))
-	c.Write(b)
+	// A passed connection's own (its head already read) takes the
+	// writev; the wrapper would have net.Buffers write each part alone.
+	w := c
+	if pc, ok := c.(*connpass.Conn); ok {
+		w = pc.Conn
+	}
+	bufs := net.Buffers{b, r.Body}
+	bufs.WriteTo(w)
 }
 
 // closeWatch cancels a request's context when its client closes the

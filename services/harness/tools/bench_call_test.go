@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -179,6 +180,11 @@ func (s *stdioWeb) line(msg string) []byte {
 //   - stdio-p50-ns, the baseline: a minimal client calling a third
 //     lnk-web over stdio (the line written, the answer line read, one
 //     json.Unmarshal);
+//   - link-cpu-p50-ns, route-cpu-p50-ns: this process's CPU time in the
+//     harness's call and in the minimal client's (its threads' time on a
+//     CPU, getrusage): the bridge's and the client's work, whatever else
+//     shares the cores, where wall time on a loaded machine is mostly
+//     waiting for one;
 //   - x-stdio: link-p50 against it; x-gosdk-stdio: link-p50 against the
 //     go-sdk over stdio (what the route adds to the agent's own client);
 //     route-x-stdio: route-p50 against it.
@@ -283,23 +289,31 @@ func BenchmarkHarnessToolCall100KB(b *testing.B) {
 		stdioCall()
 	}
 	runtime.GC()
-	var link, route, sdk, base []time.Duration
+	var link, route, sdk, base, linkCPU, routeCPU []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		c0 := selfCPU(b)
 		t0 := time.Now()
 		linkCall()
 		t1 := time.Now()
+		c1 := selfCPU(b)
+		t1b := time.Now()
 		routeCall()
 		t2 := time.Now()
+		c2 := selfCPU(b)
+		t2b := time.Now()
 		sdkCall()
 		t3 := time.Now()
 		stdioCall()
 		t4 := time.Now()
-		link, route = append(link, t1.Sub(t0)), append(route, t2.Sub(t1))
-		sdk, base = append(sdk, t3.Sub(t2)), append(base, t4.Sub(t3))
+		link, route = append(link, t1.Sub(t0)), append(route, t2.Sub(t1b))
+		sdk, base = append(sdk, t3.Sub(t2b)), append(base, t4.Sub(t3))
+		linkCPU, routeCPU = append(linkCPU, c1-c0), append(routeCPU, c2-c1)
 	}
 	b.StopTimer()
 	l, r, g, s := float64(p50(link)), float64(p50(route)), float64(p50(sdk)), float64(p50(base))
+	b.ReportMetric(float64(p50(linkCPU)), "link-cpu-p50-ns")
+	b.ReportMetric(float64(p50(routeCPU)), "route-cpu-p50-ns")
 	b.ReportMetric(l, "link-p50-ns")
 	b.ReportMetric(r, "route-p50-ns")
 	b.ReportMetric(g, "gosdk-stdio-p50-ns")
@@ -307,6 +321,15 @@ func BenchmarkHarnessToolCall100KB(b *testing.B) {
 	b.ReportMetric(l/s, "x-stdio")
 	b.ReportMetric(l/g, "x-gosdk-stdio")
 	b.ReportMetric(r/s, "route-x-stdio")
+}
+
+// selfCPU is this process's CPU time so far, user and system.
+func selfCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func mustURL(b *testing.B, s string) *url.URL {

@@ -199,14 +199,21 @@ func writeReply(c net.Conn, r Reply) {
 	}
 	b = append(b, "\r\n"...)
 	c.SetWriteDeadline(time.Now().Add(30 * time.Second))
-	// A passed connection's own (its head already read) takes the
-	// writev; the wrapper would have net.Buffers write each part alone.
-	w := c
-	if pc, ok := c.(*connpass.Conn); ok {
-		w = pc.Conn
-	}
 	bufs := net.Buffers{b, r.Body}
-	bufs.WriteTo(w)
+	bufs.WriteTo(socketOf(c))
+}
+
+// socketOf is the socket under a passed connection's wrappers (its slot,
+// its replayed head), which takes net.Buffers as one writev: through a
+// wrapper each part would be a write of its own.
+func socketOf(c net.Conn) net.Conn {
+	if sc, ok := c.(*slotConn); ok {
+		c = sc.Conn
+	}
+	if pc, ok := c.(*connpass.Conn); ok {
+		return pc.Conn
+	}
+	return c
 }
 
 // closeWatch cancels a request's context when its client closes the

@@ -61,7 +61,7 @@ type harnessRoute struct {
 	url   string // the tool's URL, as $LNK_TOOL_WEB says it
 }
 
-func newHarnessRoute(b *testing.B, web string) *harnessRoute {
+func newHarnessRoute(b testing.TB, web string, events func(toolbridge.Event)) *harnessRoute {
 	home := testenv.Home(b)
 	st := tooldef.Store{Home: home}
 	d := &tooldef.Definition{Name: "web", Command: []string{web, "--private-host", "127.0.0.1"}, Env: map[string]*secret.Value{}}
@@ -86,9 +86,15 @@ func newHarnessRoute(b *testing.B, web string) *harnessRoute {
 	// AdaptProcs off: lnk-toolbridge narrows its own process to one P,
 	// but here the bridge shares this process with the harness's client,
 	// which runs in a process of its own, on every core.
+	audited := toolbridge.AuditLog(log, "bench")
 	run, err := toolbridge.Start(home, toolbridge.SandboxName("bench"), &toolbridge.Bridge{
 		Grants: map[string]caps.Tool{"web": {Allow: []string{"fetch"}}}, Defs: st,
-		Log: toolbridge.AuditLog(log, "bench")})
+		Log: func(e toolbridge.Event) {
+			audited(e)
+			if events != nil {
+				events(e)
+			}
+		}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -126,6 +132,28 @@ func newHarnessRoute(b *testing.B, web string) *harnessRoute {
 	lf.Close()
 	p.Relay.Close()
 	return &harnessRoute{proxy: "http://" + addr, url: "http://" + addr + run.Route() + "web"}
+}
+
+// set is the harness's tools as its sandbox has them: web, reached
+// through $HTTP_PROXY.
+func (hr *harnessRoute) set(b testing.TB, logf func(string, ...any)) *Set {
+	h, err := ProxyClient(func(k string) string {
+		switch k {
+		case "HTTP_PROXY":
+			return hr.proxy
+		case "LNK_SANDBOX":
+			return "1"
+		}
+		return ""
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	set, err := New(Config{HTTP: h, Logf: logf, Tools: []Tool{{Name: "web", URL: hr.url}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return set
 }
 
 // stdioWeb is lnk-web on stdio, asked by a minimal client: a request line
@@ -196,23 +224,8 @@ func BenchmarkHarnessToolCall100KB(b *testing.B) {
 	}))
 	defer srv.Close()
 	web := testenv.Bin(b, "lnk-web")
-	hr := newHarnessRoute(b, web)
-	h, err := ProxyClient(func(k string) string {
-		switch k {
-		case "HTTP_PROXY":
-			return hr.proxy
-		case "LNK_SANDBOX":
-			return "1"
-		}
-		return ""
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	set, err := New(Config{HTTP: h, Logf: func(string, ...any) {}, Tools: []Tool{{Name: "web", URL: hr.url}}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	hr := newHarnessRoute(b, web, nil)
+	set := hr.set(b, func(string, ...any) {})
 	defer set.Close()
 	ctx := context.Background()
 	tt := set.Begin(ctx, Scope{Thread: "bench"})
@@ -332,7 +345,7 @@ func selfCPU(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func mustURL(b *testing.B, s string) *url.URL {
+func mustURL(b testing.TB, s string) *url.URL {
 	u, err := url.Parse(s)
 	if err != nil {
 		b.Fatal(err)

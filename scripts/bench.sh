@@ -144,7 +144,8 @@ END { if (c["conv-MB/s"] != "") printf "conversion: %.1f MB/s one page (target: 
 # Link Harness's own call of a tool (services/harness/tools): a fetch of
 # a 100 KB text page by Turn.Call (the go-sdk client over streamable HTTP,
 # through the sandbox's real proxy, its tool route and the bridge, to
-# lnk-web on stdio), beside, in the same run and the same ops, the same
+# lnk-web on stdio), in a session held open and as a turn's first call
+# (its session opened and ended), beside, in the same run and the same ops, the same
 # fetch through the same route from a minimal HTTP client, the go-sdk
 # client over stdio, and a minimal client over stdio (the baseline); and
 # the benchmark process's CPU in the harness's call and in the minimal
@@ -152,8 +153,8 @@ END { if (c["conv-MB/s"] != "") printf "conversion: %.1f MB/s one page (target: 
 harnesscall=$(awk '$1 ~ /^BenchmarkHarnessToolCall100KB-/ {
   for (i = 3; i < NF; i++) { m[$(i+1)] = $i }
   if (m["link-p50-ns"] != "")
-    printf "the harness'"'"'s call of a 100 KB fetch through the proxy'"'"'s tool route and the bridge, p50 %.2f ms: %.2fx a minimal client'"'"'s call of lnk-web on stdio (%.2f ms, the baseline), %.2fx the go-sdk client'"'"'s call on stdio (%.2f ms); the same route from a minimal HTTP client %.2f ms (%.2fx the baseline); this process'"'"'s CPU (the client and the bridge) in the harness'"'"'s call %.2f ms, in the minimal client'"'"'s %.2f ms\n", \
-      m["link-p50-ns"]/1e6, m["x-stdio"], m["stdio-p50-ns"]/1e6, m["x-gosdk-stdio"], m["gosdk-stdio-p50-ns"]/1e6, m["route-p50-ns"]/1e6, m["route-x-stdio"], m["link-cpu-p50-ns"]/1e6, m["route-cpu-p50-ns"]/1e6
+    printf "the harness'"'"'s call of a 100 KB fetch through the proxy'"'"'s tool route and the bridge, in a session held open, p50 %.2f ms: %.2fx a minimal client'"'"'s call of lnk-web on stdio (%.2f ms, the baseline), %.2fx the go-sdk client'"'"'s call on stdio (%.2f ms); a turn'"'"'s first call, its session opened and ended, %.2f ms (%.2fx the baseline); the same route from a minimal HTTP client %.2f ms (%.2fx the baseline); this process'"'"'s CPU (the client and the bridge) in the harness'"'"'s call %.2f ms, in the minimal client'"'"'s %.2f ms\n", \
+      m["link-p50-ns"]/1e6, m["x-stdio"], m["stdio-p50-ns"]/1e6, m["x-gosdk-stdio"], m["gosdk-stdio-p50-ns"]/1e6, m["turn-p50-ns"]/1e6, m["turn-x-stdio"], m["route-p50-ns"]/1e6, m["route-x-stdio"], m["link-cpu-p50-ns"]/1e6, m["route-cpu-p50-ns"]/1e6
   delete m
 }' "$results")
 [ -n "$harnesscall" ] && echo "harness tool call: $harnesscall"

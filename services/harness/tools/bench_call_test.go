@@ -199,7 +199,10 @@ func (s *stdioWeb) line(msg string) []byte {
 // sandbox's proxy, its tool route and the tool bridge, to lnk-web on
 // stdio), beside, in the same run, each op every part in turn:
 //
-//   - link-p50-ns: the harness's call, its answer made text;
+//   - turn-p50-ns, turn-x-stdio: a turn's first call: Begin (the list
+//     kept from before), the session opened, the call, End;
+//   - link-p50-ns: the harness's call in a session held open, its answer
+//     made text;
 //   - route-p50-ns: the same fetch through the same proxy and bridge by a
 //     minimal HTTP client (the request written, the answer read whole,
 //     one json.Unmarshal): Link's route without the go-sdk client;
@@ -235,6 +238,18 @@ func BenchmarkHarnessToolCall100KB(b *testing.B) {
 		r := tt.Call(ctx, model.ToolCall{ID: "1", Name: "web__fetch", Arguments: args})
 		if r.IsError || len(r.Text) < 100<<10 {
 			b.Fatalf("the harness's call: %+v", r)
+		}
+	}
+
+	// A turn's first call: its session opened (initialize, initialized),
+	// the call, and its end (the DELETE, sent as End returns; waited for
+	// untimed).
+	turnCall := func() {
+		t := set.Begin(ctx, Scope{Thread: "bench"})
+		r := t.Call(ctx, model.ToolCall{ID: "1", Name: "web__fetch", Arguments: args})
+		t.End()
+		if r.IsError || len(r.Text) < 100<<10 {
+			b.Fatalf("a turn's call: %+v", r)
 		}
 	}
 
@@ -296,15 +311,21 @@ func BenchmarkHarnessToolCall100KB(b *testing.B) {
 	}
 
 	for i := 0; i < 5; i++ {
+		turnCall()
+		set.ending.Wait()
 		linkCall()
 		routeCall()
 		sdkCall()
 		stdioCall()
 	}
 	runtime.GC()
-	var link, route, sdk, base, linkCPU, routeCPU []time.Duration
+	var turn, link, route, sdk, base, linkCPU, routeCPU []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		tt0 := time.Now()
+		turnCall()
+		turn = append(turn, time.Since(tt0))
+		set.ending.Wait()
 		c0 := selfCPU(b)
 		t0 := time.Now()
 		linkCall()
@@ -327,6 +348,8 @@ func BenchmarkHarnessToolCall100KB(b *testing.B) {
 	l, r, g, s := float64(p50(link)), float64(p50(route)), float64(p50(sdk)), float64(p50(base))
 	b.ReportMetric(float64(p50(linkCPU)), "link-cpu-p50-ns")
 	b.ReportMetric(float64(p50(routeCPU)), "route-cpu-p50-ns")
+	b.ReportMetric(float64(p50(turn)), "turn-p50-ns")
+	b.ReportMetric(float64(p50(turn))/s, "turn-x-stdio")
 	b.ReportMetric(l, "link-p50-ns")
 	b.ReportMetric(r, "route-p50-ns")
 	b.ReportMetric(g, "gosdk-stdio-p50-ns")

@@ -147,6 +147,23 @@ web=$(awk '$1 ~ /^BenchmarkWebFetch100KB-/ {
 $1 ~ /^BenchmarkWebConvert-/ { for (i = 3; i < NF; i++) { c[$(i+1)] = $i } }
 END { if (c["conv-MB/s"] != "") printf "conversion: %.1f MB/s one page as lnk-web makes it, through the tool'"'"'s gate (its two halves at once where the gate'"'"'s other slot is free; target: at least 20, %s), %.1f MB/s one page whole on one core, %.1f MB/s two pages at once through the gate; in CPU time one page whole %.1f MB/s, cut in two %.1f MB/s; in the same ops x/net/html'"'"'s parse and prune %.1f MB/s, html-to-markdown alone %.1f MB/s, the two halves'"'"' conversions at once %.1f MB/s; the floor of any design of the two on %d cores, 1/(1/parse + 1/(cores x converter)), %.1f MB/s%s\n", c["gate-MB/s"], (c["gate-MB/s"] >= 20 ? "met" : "NOT MET"), c["conv-MB/s"], c["two-at-once-MB/s"], c["conv-cpu-MB/s"], c["gate-cpu-MB/s"], c["parse-MB/s"], c["converter-alone-MB/s"], c["halves-MB/s"], c["ncpu"], c["floor-MB/s"], (c["floor-MB/s"] < 20 ? ": below the target, so no design using the required parser and converter meets it on this machine" : "") }' "$results")
 [ -n "$web" ] && echo "web: $web"
+# Link Harness's own call of a tool (services/harness/tools): a fetch of
+# a 100 KB text page by Turn.Call (the go-sdk client over streamable HTTP,
+# through the sandbox's real proxy, its tool route and the bridge, to
+# lnk-web on stdio), in a session held open and as a turn's first call
+# (its session opened and ended), beside, in the same run and the same ops, the same
+# fetch through the same route from a minimal HTTP client, the go-sdk
+# client over stdio, and a minimal client over stdio (the baseline); and
+# the benchmark process's CPU in the harness's call and in the minimal
+# one's (the client's and the bridge's work).
+harnesscall=$(awk '$1 ~ /^BenchmarkHarnessToolCall100KB-/ {
+  for (i = 3; i < NF; i++) { m[$(i+1)] = $i }
+  if (m["link-p50-ns"] != "")
+    printf "the harness'"'"'s call of a 100 KB fetch through the proxy'"'"'s tool route and the bridge, in a session held open, p50 %.2f ms: %.2fx a minimal client'"'"'s call of lnk-web on stdio (%.2f ms, the baseline), %.2fx the go-sdk client'"'"'s call on stdio (%.2f ms); a turn'"'"'s first call, its session opened and ended, %.2f ms (%.2fx the baseline); the same route from a minimal HTTP client %.2f ms (%.2fx the baseline); this process'"'"'s CPU (the client and the bridge) in the harness'"'"'s call %.2f ms, in the minimal client'"'"'s %.2f ms\n", \
+      m["link-p50-ns"]/1e6, m["x-stdio"], m["stdio-p50-ns"]/1e6, m["x-gosdk-stdio"], m["gosdk-stdio-p50-ns"]/1e6, m["turn-p50-ns"]/1e6, m["turn-x-stdio"], m["route-p50-ns"]/1e6, m["route-x-stdio"], m["link-cpu-p50-ns"]/1e6, m["route-cpu-p50-ns"]/1e6
+  delete m
+}' "$results")
+[ -n "$harnesscall" ] && echo "harness tool call: $harnesscall"
 # lnk agent send to Link Harness with the built-in model and no tool call
 # (issue #25), from the send's start to its answer, in parts: the owner's
 # client in-process (proof, carried port, turn) and the model's own answer.
@@ -247,6 +264,12 @@ if [ -z "${BENCH:-}" ]; then
       echo "## Link Web"
       echo
       echo "$web"
+    fi
+    if [ -n "$harnesscall" ]; then
+      echo
+      echo "## Link Harness's tool call"
+      echo
+      echo "$harnesscall"
     fi
     if [ -n "$agentsend" ]; then
       echo

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"lnk.dev/lnk/internal/connpass"
 )
 
 // SessionHeader carries a session's id, as streamable HTTP does.
@@ -173,13 +175,15 @@ func readBody(req *http.Request) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// writeReply writes r's status line, headers and body in one write.
+// writeReply writes r's status line, headers and body in one write: one
+// writev(2) of the head and the body as they are, so a large answer is
+// not copied once more behind its head.
 func writeReply(c net.Conn, r Reply) {
 	ctype := "application/json"
 	if len(r.Body) > 0 && r.Body[0] != '{' {
 		ctype = "text/plain; charset=utf-8"
 	}
-	b := make([]byte, 0, 160+len(r.Body))
+	b := make([]byte, 0, 160)
 	b = append(b, "HTTP/1.1 "...)
 	b = strconv.AppendInt(b, int64(r.Status), 10)
 	b = append(b, ' ')
@@ -193,9 +197,23 @@ func writeReply(c net.Conn, r Reply) {
 	if r.SessionID != "" {
 		b = append(append(append(append(b, SessionHeader...), ": "...), r.SessionID...), "\r\n"...)
 	}
-	b = append(append(b, "\r\n"...), r.Body...)
+	b = append(b, "\r\n"...)
 	c.SetWriteDeadline(time.Now().Add(30 * time.Second))
-	c.Write(b)
+	bufs := net.Buffers{b, r.Body}
+	bufs.WriteTo(socketOf(c))
+}
+
+// socketOf is the socket under a passed connection's wrappers (its slot,
+// its replayed head), which takes net.Buffers as one writev: through a
+// wrapper each part would be a write of its own.
+func socketOf(c net.Conn) net.Conn {
+	if sc, ok := c.(*slotConn); ok {
+		c = sc.Conn
+	}
+	if pc, ok := c.(*connpass.Conn); ok {
+		return pc.Conn
+	}
+	return c
 }
 
 // closeWatch cancels a request's context when its client closes the

@@ -44,6 +44,14 @@ func (s *Set) list(ctx context.Context, t *toolState) (calls []*mcp.Tool, note s
 	}
 }
 
+// ProtocolVersion is the MCP version the harness's sessions ask for: the
+// latest whose sessions start with initialize, as the tool bridge's do.
+// Left to its default, the go-sdk first asks a newer version's stateless
+// server/discover, which the bridge refuses (a session starts with
+// initialize): a request more through the proxy and the bridge at every
+// session's start, and a refusal in the audit log for each.
+const ProtocolVersion = "2025-11-25"
+
 // connect opens a session with the tool at u, within the start timeout.
 func (s *Set) connect(ctx context.Context, u string) (*mcp.ClientSession, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.set.StartTimeout)
@@ -54,7 +62,7 @@ func (s *Set) connect(ctx context.Context, u string) (*mcp.ClientSession, error)
 		HTTPClient:           s.http,
 		MaxRetries:           -1,
 		DisableStandaloneSSE: true,
-	}, nil)
+	}, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
 			return nil, fmt.Errorf("it took over %v to start", s.set.StartTimeout)

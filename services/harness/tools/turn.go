@@ -267,6 +267,14 @@ func arguments(raw json.RawMessage) (json.RawMessage, error) {
 // resultText is a call's answer as text: its text content, and a line
 // naming each other kind of content.
 func resultText(r *mcp.CallToolResult) string {
+	if len(r.Content) == 1 {
+		// One text, the common answer (a page, a file): as the client
+		// decoded it, not copied again. An empty one still gives way to
+		// the structured content below.
+		if v, ok := r.Content[0].(*mcp.TextContent); ok && (v.Text != "" || r.StructuredContent == nil) {
+			return v.Text
+		}
+	}
 	var b strings.Builder
 	for _, c := range r.Content {
 		if b.Len() > 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/conversation"
 	"lnk.dev/lnk/internal/linkmeta"
 	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/services/harness/store"
@@ -103,7 +104,7 @@ func checkCaller(thread string, hopsOK bool) error {
 		return &refusal.Refusal{Reason: "the call names no conversation (_meta link.local/thread): the scheduler answers nothing to it", Hint: "the harness names each call's conversation in _meta"}
 	case store.CheckThread(thread) != nil:
 		return refusal.New("the call's conversation " + fmt.Sprintf("%q", thread) + " is not a conversation's name")
-	case strings.HasPrefix(thread, "webhook:") || strings.HasPrefix(thread, "stranger:"):
+	case conversation.Strangers(thread): // the one rule: named as its sender, whatever the kind
 		return refusal.New("a stranger's conversation can't use the scheduler: through it the agent acts as itself")
 	case !hopsOK:
 		return &refusal.Refusal{Reason: "the call's _meta link.local/hops is not a whole number from 0 to 1024", Hint: "the harness names each call's hops in _meta"}

@@ -93,7 +93,7 @@ func checkTask(t *Task) error {
 		return refusal.New("a subagent's start carries no tool list: it is never handed on with every tool")
 	case store.CheckThread(t.Parent) != nil:
 		return refusal.New("a subagent's start names no conversation its answer goes back to")
-	case strings.HasPrefix(t.Parent, "webhook:") || strings.HasPrefix(t.Parent, "stranger:"):
+	case conversation.Strangers(t.Parent):
 		return refusal.New("a subagent's answer never goes to a stranger's conversation (" + t.Parent + ")")
 	}
 	return nil

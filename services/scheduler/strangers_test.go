@@ -36,3 +36,27 @@ func TestStrangersByTheOneRule(t *testing.T) {
 		t.Fatalf("start_subagent from main: %q", out)
 	}
 }
+
+// TestSubagentListWithinTheAgents: the parent's list in _meta
+// (link.local/tools) is the harness's word for what the conversation
+// has, never for what the agent has: a name in it the agent is granted
+// none of is refused, with no tools named and with some, and no start is
+// written; the control, the agent's own tools, starts one with them.
+func TestSubagentListWithinTheAgents(t *testing.T) {
+	home, ag := newAgent(t, "")
+	p := connect(t, home)
+	file := "file-" + ag.ID
+	for _, args := range []map[string]any{{"task": "look"}, {"task": "look", "tools": []string{"file"}}} {
+		out, isErr := p.call(meta("main", 0, []any{file, "shell"}, ""), "start_subagent", args)
+		if !isErr || !strings.Contains(out, `"shell"`) || !strings.Contains(out, "not among the agent's tools") || !strings.Contains(out, "hint:") {
+			t.Errorf("a parent's list naming a tool the agent lacks (%v): %v %q", args, isErr, out)
+		}
+	}
+	if out, _ := p.call(in("main", 0), "list", map[string]any{}); out != "no jobs in this conversation" {
+		t.Fatalf("a refused start was written: %q", out)
+	}
+	out, isErr := p.call(meta("main", 0, []any{file}, ""), "start_subagent", map[string]any{"task": "look"})
+	if j := startedJob(t, home, out); isErr || len(j.Task.Tools) != 1 || j.Task.Tools[0] != file {
+		t.Fatalf("the control: %v %q %+v", isErr, out, j.Task)
+	}
+}

@@ -34,7 +34,8 @@ func startAt(t *testing.T, cs *mcp.ClientSession, thread string, hops int, argv 
 // a start whose ending the way in would refuse is refused itself, as the
 // scheduler refuses such a job: at the agent's hop cap ([tool.scheduler]
 // hops = 3, a start at hop 3 would end at hop 4), and in a stranger's
-// conversation (webhook:<name>), where no message from run: goes. Each
+// conversation (webhook:<name>), where no message from run: goes, and in
+// one whose name is no conversation's (a path, .., past 128 bytes). Each
 // refusal says why, with a hint, and starts nothing (no record); the
 // controls, a start at hop 2 and one in the owner's main, run.
 func TestStartRefusedWhereItsEndingCouldNotGo(t *testing.T) {
@@ -47,6 +48,13 @@ func TestStartRefusedWhereItsEndingCouldNotGo(t *testing.T) {
 	text, isErr = startAt(t, cs, "webhook:ci", 0, "true")
 	if !isErr || !strings.Contains(text, "stranger's conversation") {
 		t.Fatalf("a start in a stranger's conversation: %v %q", isErr, text)
+	}
+	// A name no conversation has (store.CheckThread, the one rule the
+	// way in applies to the ending): its ending could never be told.
+	for _, th := range []string{"a/b", "..", "x\u00e9", strings.Repeat("t", 129)} {
+		if text, isErr := startAt(t, cs, th, 0, "true"); !isErr || !strings.Contains(text, "hint: ") {
+			t.Errorf("a start in %q: %v %q", th, isErr, text)
+		}
 	}
 	if text, _ := call(t, cs, "main", "list", nil); strings.Contains(text, "running") || strings.Contains(text, "ended") {
 		t.Fatalf("a refused start left a record: %q", text)

@@ -15,6 +15,7 @@ import (
 	"lnk.dev/lnk/internal/conversation"
 	"lnk.dev/lnk/internal/linkmeta"
 	"lnk.dev/lnk/internal/refusal"
+	"lnk.dev/lnk/internal/textsafe"
 	"lnk.dev/lnk/services/harness/store"
 )
 
@@ -118,7 +119,9 @@ func (s *Server) refused(tool string, err error) string {
 		msg += "\nhint: " + r.Hint
 	}
 	if s.Log != nil {
-		fmt.Fprintf(s.Log, "lnk-scheduler-tool: refused %s: %s\n", tool, strings.ReplaceAll(err.Error(), "\n", " "))
+		// One printable line, whatever of the model's words the reason
+		// holds (a \r, LS or escape as much as a \n).
+		fmt.Fprintf(s.Log, "lnk-scheduler-tool: refused %s: %s\n", tool, textsafe.Line(strings.ReplaceAll(err.Error(), "\n", " ")))
 	}
 	return msg
 }
@@ -181,7 +184,7 @@ func (s *Server) add(c caller, raw json.RawMessage) (string, error) {
 		}
 		next, ok := c.Next(now, s.Zone)
 		if !ok {
-			return "", refusal.New("cron " + a.Cron + " names no time in the next five years")
+			return "", refusal.New(fmt.Sprintf("cron %q names no time in the next five years", a.Cron))
 		}
 		j.Cron, j.Next = strings.Join(strings.Fields(a.Cron), " "), next.UTC()
 	}

@@ -11,7 +11,9 @@
 // is that sender's; agent-<id> a teammate's; team-<id> a team's;
 // task-<id> a subagent's. What a stranger wrote stays in its own
 // conversation: an owner's turn there would run with every tool beside
-// it.
+// it, and so would a schedule's, a command's ending or a subagent's
+// answer (NotOthers, which the endpoint and the way in both ask); a
+// stranger's message goes into no conversation but its own.
 package conversation
 
 import "strings"

@@ -53,3 +53,29 @@ func TestMayStart(t *testing.T) {
 		}
 	}
 }
+
+// TestNotOthers: a stranger's message goes only into the conversation
+// named as it; no other sender's into a stranger's; the rest are taken.
+func TestNotOthers(t *testing.T) {
+	for _, c := range []struct {
+		from, thread string
+		ok           bool
+	}{
+		{"stranger:webhook:ci", "webhook:ci", true},
+		{"schedule:j", "main", true},
+		{"run:aa", "work-1", true},
+		{"task-7", "task-7", true},
+		{"task-7", "main", true},
+		{"stranger:webhook:ci", "main", false},
+		{"stranger:webhook:ci", "webhook:cd", false},
+		{"stranger:main", "main", false},
+		{"schedule:j", "webhook:ci", false},
+		{"run:aa", "telegram:eve", false},
+		{"task-7", "webhook:ci", false},
+		{"agent-01", "webhook:ci", false},
+	} {
+		if why := NotOthers(c.from, c.thread); (why == "") != c.ok {
+			t.Errorf("NotOthers(%q, %q) = %q, want taken %v", c.from, c.thread, why, c.ok)
+		}
+	}
+}

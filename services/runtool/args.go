@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"lnk.dev/lnk/internal/jsonscan"
+	hstore "lnk.dev/lnk/services/harness/store"
 )
 
 // maxArgs bounds a call's arguments as they arrive: argv and a folder.
@@ -105,22 +106,16 @@ func validID(id string) bool {
 	return true
 }
 
-// maxThread bounds a conversation's name (_meta link.local/thread).
-const maxThread = 512
-
-// checkThread refuses a conversation name that is empty, long, or holds
-// a control character.
+// checkThread refuses a call naming no conversation, or a name that is
+// no conversation's by the one rule Link Harness's store and the agent's
+// way in apply (store.CheckThread): an ending named so could never be
+// told.
 func checkThread(t string) error {
 	if t == "" {
 		return errors.New("the call names no conversation (_meta link.local/thread): a background command is its conversation's")
 	}
-	if len(t) > maxThread || !utf8.ValidString(t) {
-		return fmt.Errorf("the conversation's name is over %d bytes or not UTF-8", maxThread)
-	}
-	for _, r := range t {
-		if r < 0x20 || r == 0x7f {
-			return errors.New("the conversation's name holds a control character")
-		}
+	if err := hstore.CheckThread(t); err != nil {
+		return fmt.Errorf("the call's conversation is no conversation's name: %w", err)
 	}
 	return nil
 }

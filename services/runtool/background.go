@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"lnk.dev/lnk/internal/conversation"
 	"lnk.dev/lnk/internal/ownerfile"
 	"lnk.dev/lnk/internal/procstat"
 	"lnk.dev/lnk/internal/resolve"
@@ -45,6 +46,9 @@ func (a *Agent) Start(thread string, hops int, c Call, supervisor []string) (*Re
 		return nil, err
 	}
 	lim := comp.Limits.Run
+	if err := checkEndingGoes(thread, hops, comp.Limits.Scheduler.Hops); err != nil {
+		return nil, err
+	}
 	if err := checkCommand(c.Argv, comp.Commands); err != nil {
 		return nil, &Refusal{Reason: err.Error(), Hint: "lnk agent allow " + a.Name + " --command " + c.Argv[0]}
 	}
@@ -112,6 +116,24 @@ func (a *Agent) Start(thread string, hops int, c Call, supervisor []string) (*Re
 		return nil, err
 	}
 	return s.read(id)
+}
+
+// checkEndingGoes refuses a start whose ending, a message from run:<id>
+// into thread one hop past the start, the agent's way in would refuse
+// (services/wayin): past the agent's hop cap, or into a stranger's
+// conversation (internal/conversation's rule), where no message from the
+// agent's own commands goes. Such an ending would never be told, and be
+// handed again at every delivery; refused at its start, as the
+// scheduler refuses a job past the cap, nothing runs without a way back.
+func checkEndingGoes(thread string, hops, maxHops int) error {
+	if conversation.Strangers(thread) {
+		return &Refusal{Reason: fmt.Sprintf("the call's conversation %q is a stranger's conversation: a background command's ending never goes there, so none is started", thread)}
+	}
+	if hops+1 > maxHops {
+		return &Refusal{Reason: fmt.Sprintf("this turn is at hop %d: a background command's ending would be hop %d, past the agent's cap ([tool.scheduler] hops = %d), so none is started", hops, hops+1, maxHops),
+			Hint: "raise [tool.scheduler] hops in the agent's Config/sandbox.toml"}
+	}
+	return nil
 }
 
 func newID() string {

@@ -12,8 +12,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/conversation"
 	"lnk.dev/lnk/internal/linkmeta"
 	"lnk.dev/lnk/internal/refusal"
+	"lnk.dev/lnk/internal/textsafe"
 	"lnk.dev/lnk/services/harness/store"
 )
 
@@ -103,7 +105,7 @@ func checkCaller(thread string, hopsOK bool) error {
 		return &refusal.Refusal{Reason: "the call names no conversation (_meta link.local/thread): the scheduler answers nothing to it", Hint: "the harness names each call's conversation in _meta"}
 	case store.CheckThread(thread) != nil:
 		return refusal.New("the call's conversation " + fmt.Sprintf("%q", thread) + " is not a conversation's name")
-	case strings.HasPrefix(thread, "webhook:") || strings.HasPrefix(thread, "stranger:"):
+	case conversation.Strangers(thread): // the one rule: named as its sender, whatever the kind
 		return refusal.New("a stranger's conversation can't use the scheduler: through it the agent acts as itself")
 	case !hopsOK:
 		return &refusal.Refusal{Reason: "the call's _meta link.local/hops is not a whole number from 0 to 1024", Hint: "the harness names each call's hops in _meta"}
@@ -117,7 +119,9 @@ func (s *Server) refused(tool string, err error) string {
 		msg += "\nhint: " + r.Hint
 	}
 	if s.Log != nil {
-		fmt.Fprintf(s.Log, "lnk-scheduler-tool: refused %s: %s\n", tool, strings.ReplaceAll(err.Error(), "\n", " "))
+		// One printable line, whatever of the model's words the reason
+		// holds (a \r, LS or escape as much as a \n).
+		fmt.Fprintf(s.Log, "lnk-scheduler-tool: refused %s: %s\n", tool, textsafe.Line(strings.ReplaceAll(err.Error(), "\n", " ")))
 	}
 	return msg
 }
@@ -180,7 +184,7 @@ func (s *Server) add(c caller, raw json.RawMessage) (string, error) {
 		}
 		next, ok := c.Next(now, s.Zone)
 		if !ok {
-			return "", refusal.New("cron " + a.Cron + " names no time in the next five years")
+			return "", refusal.New(fmt.Sprintf("cron %q names no time in the next five years", a.Cron))
 		}
 		j.Cron, j.Next = strings.Join(strings.Fields(a.Cron), " "), next.UTC()
 	}

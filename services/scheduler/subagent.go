@@ -42,8 +42,9 @@ type startArgs struct {
 // agent's supervisor fires through its way in (services/wayin, which
 // caps the subagents at once and a day). Its tools are the parent's or
 // fewer: the parent's list only from the harness's _meta (link.local/
-// tools), or, given none, the agent's whole list; a tool the call names
-// that the parent lacks is refused, never added. Its model is the
+// tools), within the agent's whole list (a name past it is refused), or,
+// given none, the agent's whole list; a tool the call names that the
+// parent lacks is refused, never added. Its model is the
 // call's, if the parent's or one [model] allow names, else the parent's
 // (_meta link.local/model), else the agent's own.
 func (s *Server) startSubagent(c caller, raw json.RawMessage) (string, error) {
@@ -57,6 +58,15 @@ func (s *Server) startSubagent(c caller, raw json.RawMessage) (string, error) {
 	}
 	if !given {
 		parent = s.Parent.Tools
+	}
+	// The harness says what its conversation has; what the agent has is
+	// its grants', read before confinement: a list naming more is
+	// refused, never passed on to a subagent.
+	for _, n := range parent {
+		if !slices.Contains(s.Parent.Tools, n) {
+			return "", &refusal.Refusal{Reason: fmt.Sprintf("the call's _meta link.local/tools names %q, which is not among the agent's tools (%s): a subagent has its parent's tools or fewer, so none is started", n, strings.Join(s.Parent.Tools, ", ")),
+				Hint: "lnk agent allow AGENT --tool " + n + " grants the agent a tool"}
+		}
 	}
 	metaModel, ok := linkmeta.CallModel(c.req)
 	if !ok {

@@ -62,9 +62,6 @@ func checkMessage(m Message, hops int) (kind, error) {
 		}
 	case strings.HasPrefix(m.From, FromWebhook):
 		k = kindWebhook
-		if want := strings.TrimPrefix(m.From, "stranger:"); m.Thread != want {
-			return 0, refusal.New("a stranger's message goes only to its own conversation (" + want + "), not " + m.Thread)
-		}
 	default:
 		// A teammate's message needs a team, which Link doesn't build yet:
 		// no command would allow it, so the refusal names none.
@@ -73,8 +70,8 @@ func checkMessage(m Message, hops int) (kind, error) {
 	if k != kindTask && m.Task != nil {
 		return 0, refusal.New("only a subagent's start (task-<id>) carries a tool list")
 	}
-	if k != kindWebhook && k != kindTask && conversation.Strangers(m.Thread) {
-		return 0, refusal.New("a message from " + m.From + " never goes to a stranger's conversation (" + m.Thread + ")")
+	if why := conversation.NotOthers(m.From, m.Thread); why != "" {
+		return 0, refusal.New(why) // the one rule, the harness's endpoint's too
 	}
 	if m.Hops > hops {
 		return 0, &refusal.Refusal{Reason: fmt.Sprintf("hop %d is past the agent's cap ([tool.scheduler] hops = %d): a chain of messages ends there", m.Hops, hops),
@@ -93,7 +90,7 @@ func checkTask(t *Task) error {
 		return refusal.New("a subagent's start carries no tool list: it is never handed on with every tool")
 	case store.CheckThread(t.Parent) != nil:
 		return refusal.New("a subagent's start names no conversation its answer goes back to")
-	case strings.HasPrefix(t.Parent, "webhook:") || strings.HasPrefix(t.Parent, "stranger:"):
+	case conversation.Strangers(t.Parent):
 		return refusal.New("a subagent's answer never goes to a stranger's conversation (" + t.Parent + ")")
 	}
 	return nil

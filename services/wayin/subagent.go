@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"lnk.dev/lnk/internal/conversation"
 	"lnk.dev/lnk/internal/refusal"
 	"lnk.dev/lnk/services/harness/store"
 )
@@ -72,7 +73,7 @@ func checkEnding(m Message, hops int) error {
 		return refusal.New("a subagent's ending comes from task-<id>, and carries no tool list")
 	case store.CheckThread(m.Thread) != nil:
 		return refusal.New("a subagent's ending names no conversation")
-	case strings.HasPrefix(m.Thread, "webhook:") || strings.HasPrefix(m.Thread, "stranger:"):
+	case conversation.Strangers(m.Thread):
 		return refusal.New("a subagent's answer never goes to a stranger's conversation (" + m.Thread + ")")
 	case m.Hops > hops:
 		return &refusal.Refusal{Reason: fmt.Sprintf("hop %d is past the agent's cap ([tool.scheduler] hops = %d): the subagent's answer is not told", m.Hops, hops),

@@ -56,6 +56,7 @@ func TestSubagentWithoutListRefused(t *testing.T) {
 		{Message{From: "task-aa", Thread: "task-aa", Text: "x", Hops: 1}, "carries no tool list"},
 		{Message{From: "task-aa", Thread: "task-aa", Text: "x", Hops: 1, Task: &Task{Parent: "main"}}, "carries no tool list"},
 		{Message{From: "task-aa", Thread: "task-aa", Text: "x", Hops: 1, Task: &Task{Parent: "webhook:gh", Tools: []string{}}}, "never goes to a stranger's conversation"},
+		{Message{From: "task-aa", Thread: "task-aa", Text: "x", Hops: 1, Task: &Task{Parent: "telegram:eve", Tools: []string{}}}, "never goes to a stranger's conversation"},
 		{Message{From: "schedule:j", Thread: "main", Text: "x", Hops: 1, Task: &Task{Parent: "main", Tools: []string{}}}, "only a subagent's start"},
 	} {
 		if _, err := w.send(c.m); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -131,4 +132,18 @@ func TestSubagentRefusedByTheHarnessToldToParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.waitAnswered("task-dd", 1)
+}
+
+// TestEndingNeverToAStranger: a subagent's ending is refused into any
+// conversation named as its sender (internal/conversation's rule), a
+// webhook's or another kind's; the control, into main, is handed.
+func TestEndingNeverToAStranger(t *testing.T) {
+	for _, th := range []string{"webhook:gh", "telegram:eve", "x:y"} {
+		if err := checkEnding(Message{From: "task-aa", Thread: th, Text: "x", Hops: 2}, 8); err == nil || !strings.Contains(err.Error(), "stranger's conversation") {
+			t.Errorf("an ending into %s: %v", th, err)
+		}
+	}
+	if err := checkEnding(Message{From: "task-aa", Thread: "main", Text: "x", Hops: 2}, 8); err != nil {
+		t.Fatalf("an ending into main: %v", err)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"lnk.dev/lnk/helpers/keybroker/proof"
+	"lnk.dev/lnk/internal/conversation"
 	"lnk.dev/lnk/internal/jsonscan"
 	"lnk.dev/lnk/internal/textsafe"
 )
@@ -232,6 +233,12 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 			s.refuse(w, r, http.StatusForbidden, err.Error())
 			return
 		}
+	} else if why := conversation.NotOthers(from, req.Thread); why != "" {
+		// Whoever holds the key: a stranger's words stay in their own
+		// conversation, and no other sender's turn (with every tool)
+		// runs beside them.
+		s.refuse(w, r, http.StatusForbidden, why)
+		return
 	}
 	msg := Message{Thread: req.Thread, Text: req.Text, New: req.New, From: from, Hops: hops, Subagent: sub}
 	var release func()

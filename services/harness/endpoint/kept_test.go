@@ -16,7 +16,8 @@ import (
 // turn, and logged once; main is made at need; the owner's message with
 // new starts one (the positive control), which then takes messages from
 // the owner, a schedule and a command's ending; new where one is kept is
-// 409; a subagent's start and a stranger's post start their own; only
+// 409; a subagent's start and a stranger's post start their own (one
+// into another's is refused 403 by its rule: TestOthersOnlyIntoTheirOwn); only
 // the owner's message carries new; what can't be learned refuses 503.
 func TestMissingConversationRefused(t *testing.T) {
 	a := newAgent(idA, "ana", "alpha", "alpha")
@@ -38,7 +39,6 @@ func TestMissingConversationRefused(t *testing.T) {
 		{Thread: "gone", Text: "stand up", From: "schedule:0123", Hops: 1},
 		{Thread: "gone", Text: "ended", From: "run:0123", Hops: 1},
 		{Thread: "gone", Text: "the subagent's answer", From: "task-7", Hops: 2},
-		{Thread: "webhook:cd", Text: "a stranger's, not its own", From: "stranger:webhook:ci"},
 	} {
 		err := sendM(m)
 		if !errors.Is(err, conversation.ErrMissing) || status(err) != http.StatusNotFound || !strings.Contains(err.Error(), "conversation "+m.Thread+" doesn't exist") {
@@ -48,7 +48,7 @@ func TestMissingConversationRefused(t *testing.T) {
 	if n := a.turn.count(); n != 0 {
 		t.Fatalf("%d turns ran for messages into no conversation", n)
 	}
-	if l := logged(); len(l) != 5 || strings.Count(strings.Join(l, "\n"), "work-1 doesn't exist") != 1 {
+	if l := logged(); len(l) != 4 || strings.Count(strings.Join(l, "\n"), "work-1 doesn't exist") != 1 {
 		t.Fatalf("logged:\n%s", strings.Join(l, "\n"))
 	}
 

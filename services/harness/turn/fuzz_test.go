@@ -16,7 +16,8 @@ import (
 // next message that isn't one, and every tool message answers a call of
 // the assistant message before it; with none offered, no tool message or
 // call is sent; a message from others or a tool's answer written into the
-// text never has a line that isn't quoted after its first.
+// text never has a line that isn't quoted after its first, wherever a
+// line breaks (anyBreak: \r, NEL, LS … too).
 func FuzzMessages(f *testing.F) {
 	f.Add([]byte(`[{"seq":1,"kind":"message","text":"run ls"},{"seq":2,"kind":"answer","calls":[{"id":"a","name":"run__command"}]},{"seq":3,"kind":"tool_result","from":"run","call_id":"a","text":"x\ny"}]`), true)
 	f.Add([]byte(`[{"seq":1,"kind":"tool_result","call_id":"zz","text":"orphan"},{"seq":2,"kind":"answer","calls":[{"id":"a","name":"n"},{"id":"a","name":"n"}]},{"seq":3,"kind":"message","from":"schedule:x","text":"a\nb"}]`), true)
@@ -52,7 +53,7 @@ func FuzzMessages(f *testing.F) {
 				}
 			}
 			if m.Role == model.User && (strings.HasPrefix(m.Text, "A message from ") || strings.HasPrefix(m.Text, "The tool ")) {
-				lines := strings.Split(m.Text, "\n")
+				lines := anyBreak(m.Text)
 				for _, l := range lines[1:] {
 					if !strings.HasPrefix(l, "> ") {
 						t.Fatalf("an unquoted line %q in %q", l, m.Text)

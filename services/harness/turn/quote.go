@@ -4,11 +4,20 @@ import (
 	"strings"
 )
 
-// quoteLines is text with each line quoted ("> "), so none of it reads as
-// a paragraph of the one who quotes it.
+// lineBreaks are the breaks a reader may take to start a line, each made
+// \n before quoting: \r\n and \r (Markdown's line endings), Unicode's
+// other mandatory breaks (\v, \f, NEL, LS, PS) and the separators some
+// splitters break at (FS, GS, RS). Split at \n alone, a \r in others'
+// words would start a line of theirs unquoted.
+var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\v", "\n", "\f", "\n",
+	"\x1c", "\n", "\x1d", "\n", "\x1e", "\n", "\u0085", "\n", "\u2028", "\n", "\u2029", "\n")
+
+// quoteLines is text with each line quoted ("> "), wherever it breaks
+// (lineBreaks), so none of it reads as a paragraph of the one who quotes
+// it.
 func quoteLines(text string) string {
 	var b strings.Builder
-	for i, l := range strings.Split(text, "\n") {
+	for i, l := range strings.Split(lineBreaks.Replace(text), "\n") {
 		if i > 0 {
 			b.WriteByte('\n')
 		}

@@ -25,6 +25,7 @@ import (
 
 	"lnk.dev/lnk/internal/linkmeta"
 	"lnk.dev/lnk/internal/refusal"
+	"lnk.dev/lnk/internal/textsafe"
 	"lnk.dev/lnk/internal/toolrefusal"
 	"lnk.dev/lnk/services/runtool"
 )
@@ -69,7 +70,7 @@ func (s *Server) deliver() {
 	go func() {
 		defer s.delivering.Unlock()
 		if err := s.Deliver(context.Background()); err != nil && s.Log != nil {
-			fmt.Fprintf(s.Log, "lnk-run-tool: agent %s: the endings stay to be told: %s\n", s.Agent.Name, strings.ReplaceAll(err.Error(), "\n", " "))
+			fmt.Fprintf(s.Log, "lnk-run-tool: agent %s: the endings stay to be told: %s\n", s.Agent.Name, textsafe.Line(strings.ReplaceAll(err.Error(), "\n", " ")))
 		}
 	}()
 }
@@ -127,7 +128,9 @@ func (s *Server) refused(tool string, err error) string {
 		msg += "\nhint: " + r.Hint
 	}
 	if s.Log != nil {
-		fmt.Fprintf(s.Log, "lnk-run-tool: refused %s for agent %s: %s\n", tool, s.Agent.Name, strings.ReplaceAll(err.Error(), "\n", " "))
+		// One printable line, whatever of the model's words the reason
+		// holds (a \r, LS or escape as much as a \n).
+		fmt.Fprintf(s.Log, "lnk-run-tool: refused %s for agent %s: %s\n", tool, s.Agent.Name, textsafe.Line(strings.ReplaceAll(err.Error(), "\n", " ")))
 	}
 	return msg
 }

@@ -58,6 +58,7 @@ var (
 
 	// Names.
 	ErrBadName       = rule("bad-name", "a name is letters, digits, '-', '_' and '.' only, at most 64")
+	ErrBadModel      = rule("bad-model", "a model's name is 1 to 256 bytes of printable ASCII without a space (internal/toolname)")
 	ErrNamespaceName = rule("namespace-name", "a namespace's name (task, tool, file, agent) is Link's and no grant takes it")
 	ErrOwnTool       = rule("link-tool", "Link's own tools (memory-<id>, scheduler-<id>, run-<id>, file-<id>) are handed only to their agent's harness")
 	ErrStrangerTool  = rule("stranger-tool", "a stranger's message can't be given the scheduler or run: through them the agent acts as itself")

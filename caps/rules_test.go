@@ -188,7 +188,10 @@ func TestGrantRules(t *testing.T) {
 		{"negative notes", Spec{Tool: &ToolLimitsSpec{Memory: &MemoryLimitsSpec{Notes: -5}}}, ErrBadLimit},
 		{"a team folder read inside written", Spec{Teams: map[string]TeamGrant{"t": {Read: []string{"docs"}, Write: []string{"."}}}}, ErrReadInsideWrite},
 		{"a team folder two levels down", Spec{Teams: map[string]TeamGrant{"t": {Read: []string{"a/b"}}}}, ErrBadName},
-		{"a model with a newline", Spec{Model: &ModelSpec{Allow: []string{"gpt\n"}}}, ErrBadName},
+		{"a model with a newline", Spec{Model: &ModelSpec{Allow: []string{"gpt\n"}}}, ErrBadModel},
+		{"a model with a space", Spec{Model: &ModelSpec{Allow: []string{"gpt 4"}}}, ErrBadModel},
+		{"a model past ASCII", Spec{Model: &ModelSpec{Allow: []string{"modèle"}}}, ErrBadModel},
+		{"a model as providers name them", Spec{Model: &ModelSpec{Allow: []string{"anthropic/claude-3.5:beta", "gpt-4o-mini"}}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := CompileSpec(home, "", &tc.spec)

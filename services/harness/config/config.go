@@ -17,6 +17,7 @@ import (
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/jsonscan"
 	"lnk.dev/lnk/internal/ownerfile"
+	"lnk.dev/lnk/internal/toolname"
 )
 
 // File is config.json's name in the harness's home; MaxSize the largest
@@ -166,8 +167,8 @@ func (m *Model) check(what string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return fmt.Errorf("%w: %s base_url %q is not an http(s) URL without user, query or fragment", ErrBad, what, m.BaseURL)
 	}
-	if m.Model == "" || len(m.Model) > 256 || strings.ContainsFunc(m.Model, func(r rune) bool { return r <= 0x20 || r == 0x7f }) {
-		return fmt.Errorf("%w: %s model %q is empty, too long or holds a space or control character", ErrBad, what, m.Model)
+	if err := toolname.CheckModel(m.Model); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrBad, what, err)
 	}
 	if len(m.Key) > 4096 || strings.ContainsAny(m.Key, "\r\n\x00") {
 		return fmt.Errorf("%w: %s key is too long or holds a line break", ErrBad, what)

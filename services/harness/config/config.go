@@ -71,8 +71,7 @@ var ErrNoKey = errors.New("config.json names no endpoint key: every request is r
 var ErrBad = errors.New("config.json refused")
 
 var (
-	toolVar  = regexp.MustCompile(`^LNK_TOOL_[A-Z0-9_]{1,64}$`)
-	toolName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+	toolVar = regexp.MustCompile(`^LNK_TOOL_[A-Z0-9_]{1,64}$`)
 )
 
 // Parse reads config.json's bytes strictly: one JSON object, no unknown,
@@ -134,13 +133,16 @@ func (c *Config) Check() error {
 		}
 	}
 	for name, v := range c.Tools {
-		if !toolName.MatchString(name) || !toolVar.MatchString(v) {
-			return bad("tool %q → %q: a tool's name and a LNK_TOOL_ variable are letters, digits, '_', '.', '-'", name, v)
+		if err := toolname.CheckTool(name); err != nil {
+			return bad("tools: %v", err)
+		}
+		if !toolVar.MatchString(v) {
+			return bad("tool %q → %q: a LNK_TOOL_ variable is LNK_TOOL_ and 1 to 64 of A-Z, 0-9 and _", name, v)
 		}
 	}
 	for _, m := range c.Models {
-		if m == "" || len(m) > 256 || strings.ContainsFunc(m, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			return bad("models names %q: a model's name is 1 to 256 bytes with no control character", m)
+		if err := toolname.CheckModel(m); err != nil {
+			return bad("models: %v", err)
 		}
 	}
 	for _, name := range c.Strangers {

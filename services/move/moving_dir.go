@@ -15,6 +15,8 @@ import (
 // exclusively, taken without waiting: it is removed only while no other
 // receive holds it. One that opened it just as it went finds it
 // unlinked (no links left) once it holds its lock, and makes it again.
+// Two receives ending at once may each find the other's lock and leave
+// .moving empty: the next receive's end removes it.
 
 // openMoving makes or opens .moving in agents (0700, the owner's, never
 // through a link) and holds a shared lock on it, closed with its handle.

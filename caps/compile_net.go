@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"lnk.dev/lnk/internal/toolname"
 )
 
 // compileNet joins [internet], [localhost], [lan], [network] and
@@ -161,8 +163,8 @@ func compileTools(out *Compiled, layers []*Layer) error {
 		}
 		if s.Model != nil {
 			for _, m := range s.Model.Allow {
-				if m == "" || len(m) > 200 || strings.ContainsFunc(m, unicode.IsControl) {
-					return at(ErrBadName, quote(m))
+				if toolname.CheckModel(m) != nil {
+					return at(ErrBadModel, "[model] allow "+quote(m), "name each model of [model] allow in the agent's Config/sandbox.toml as its provider does")
 				}
 				out.Models = appendNew(out.Models, m)
 			}

@@ -58,6 +58,8 @@ var (
 
 	// Names.
 	ErrBadName       = rule("bad-name", "a name is letters, digits, '-', '_' and '.' only, at most 64")
+	ErrBadToolName   = rule("bad-tool-name", "a tool's name is letters, digits, - and _, at most 61, starting with a letter or digit, with no -- or __ and ending in neither - nor _ (internal/toolname: what a provider takes, with room for __<call>)")
+	ErrBadModel      = rule("bad-model", "a model's name is 1 to 256 bytes of printable ASCII without a space (internal/toolname)")
 	ErrNamespaceName = rule("namespace-name", "a namespace's name (task, tool, file, agent) is Link's and no grant takes it")
 	ErrOwnTool       = rule("link-tool", "Link's own tools (memory-<id>, scheduler-<id>, run-<id>, file-<id>) are handed only to their agent's harness")
 	ErrStrangerTool  = rule("stranger-tool", "a stranger's message can't be given the scheduler or run: through them the agent acts as itself")

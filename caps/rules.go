@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"lnk.dev/lnk/internal/toolname"
 )
 
 // checker holds what the rules compare a path against: the owner's
@@ -140,11 +142,17 @@ var namespaceNames = map[string]bool{"task": true, "tool": true, "file": true, "
 // linkToolPrefixes are Link's own tools, each <prefix>-<agent id>.
 var linkToolPrefixes = []string{"memory", "scheduler", "run", "file"}
 
-// CheckToolName refuses a tool grant's name that isn't a name, or that is
-// a namespace's or one of Link's own tools (any agent's).
+// CheckToolName refuses a tool grant's name that isn't a name, breaks
+// the rule of a tool's name, or is a namespace's or one of Link's own
+// tools (any agent's).
 func CheckToolName(name string) error {
 	if err := CheckName(name); err != nil {
 		return err
+	}
+	// The one rule of a tool's name (internal/toolname): one Link
+	// Harness would never offer is refused where it is granted.
+	if why := toolname.ToolRefusal(name); why != "" {
+		return at(ErrBadToolName, quote(name)+" ("+why+")", "grant the tool under a name of letters, digits, - and _ (at most 61, starting with a letter or digit, no -- or __)")
 	}
 	lower := strings.ToLower(name)
 	if namespaceNames[lower] {

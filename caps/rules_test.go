@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"lnk.dev/lnk/internal/refusal"
@@ -156,6 +157,10 @@ func TestGrantRules(t *testing.T) {
 		{"namespace task", Spec{Tools: &ToolsSpec{Grant: map[string]ToolSpec{"task": {}}}}, ErrNamespaceName},
 		{"namespace agent", Spec{Tools: &ToolsSpec{Grant: map[string]ToolSpec{"Agent": {}}}}, ErrNamespaceName},
 		{"memory of an agent", Spec{Tools: &ToolsSpec{Grant: map[string]ToolSpec{"memory-0123456789abcdef0123456789abcdef": {}}}}, ErrOwnTool},
+		{"a tool with a dot", Spec{Tools: &ToolsSpec{Grant: map[string]ToolSpec{"my.tool": {}}}}, ErrBadToolName},
+		{"a tool past 61", Spec{Tools: &ToolsSpec{Grant: map[string]ToolSpec{strings.Repeat("t", 62): {}}}}, ErrBadToolName},
+		{"a tool with __", Spec{Tools: &ToolsSpec{Grant: map[string]ToolSpec{"gh__x": {}}}}, ErrBadToolName},
+		{"a tool of 61 the harness offers", Spec{Tools: &ToolsSpec{Grant: map[string]ToolSpec{strings.Repeat("t", 61): {}, "git-hub_2": {}}}}, nil},
 		{"run of an agent", Spec{Tools: &ToolsSpec{Grant: map[string]ToolSpec{"run-x": {}}}}, ErrOwnTool},
 		{"scheduler", Spec{Tools: &ToolsSpec{Grant: map[string]ToolSpec{"scheduler-x": {}}}}, ErrOwnTool},
 		{"file of an agent", Spec{Tools: &ToolsSpec{Grant: map[string]ToolSpec{"file-x": {}}}}, ErrOwnTool},
@@ -188,7 +193,10 @@ func TestGrantRules(t *testing.T) {
 		{"negative notes", Spec{Tool: &ToolLimitsSpec{Memory: &MemoryLimitsSpec{Notes: -5}}}, ErrBadLimit},
 		{"a team folder read inside written", Spec{Teams: map[string]TeamGrant{"t": {Read: []string{"docs"}, Write: []string{"."}}}}, ErrReadInsideWrite},
 		{"a team folder two levels down", Spec{Teams: map[string]TeamGrant{"t": {Read: []string{"a/b"}}}}, ErrBadName},
-		{"a model with a newline", Spec{Model: &ModelSpec{Allow: []string{"gpt\n"}}}, ErrBadName},
+		{"a model with a newline", Spec{Model: &ModelSpec{Allow: []string{"gpt\n"}}}, ErrBadModel},
+		{"a model with a space", Spec{Model: &ModelSpec{Allow: []string{"gpt 4"}}}, ErrBadModel},
+		{"a model past ASCII", Spec{Model: &ModelSpec{Allow: []string{"modèle"}}}, ErrBadModel},
+		{"a model as providers name them", Spec{Model: &ModelSpec{Allow: []string{"anthropic/claude-3.5:beta", "gpt-4o-mini"}}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := CompileSpec(home, "", &tc.spec)

@@ -27,6 +27,17 @@ func init() {
 				if err := caps.CheckName(args[0]); err != nil {
 					return agentErr(err, args[0])
 				}
+				// Nor while a receive of that name is between its own
+				// check and its journal's head: the name's lock keeps the
+				// two apart (move.LockName).
+				unlock, err := move.LockName(os.Getenv("HOME"), args[0])
+				if err != nil {
+					if perr := placingErr(err, args[0]); perr != nil {
+						err = perr
+					}
+					return auditRefusal("agent create", args[0], err)
+				}
+				defer unlock()
 				if err := move.CheckNameFree(os.Getenv("HOME"), args[0], ""); err != nil {
 					if perr := placingErr(err, args[0]); perr != nil {
 						err = perr

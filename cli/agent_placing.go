@@ -52,6 +52,9 @@ func placingErr(err error, name string) error {
 	case errors.Is(err, move.ErrNameCutShort):
 		return Refused(fmt.Errorf("%s: nothing was made or put in place", textLine(err.Error())),
 			"lnk agent list names it; lnk agent recover "+name+" undoes one cut short (one under way: wait for its end), then try again")
+	case errors.Is(err, move.ErrNameBusy):
+		return Refused(fmt.Errorf("%s: nothing was made or put in place", textLine(err.Error())),
+			"wait for it to end (lnk agent list shows the agent once it is made), then try again")
 	case errors.Is(err, move.ErrPlacingLeft):
 		return Fail(ExitFailure, fmt.Errorf("%s", textLine(err.Error())),
 			"lnk agent start "+name+" tries the undo again; lnk agent status "+name+" shows what is left")

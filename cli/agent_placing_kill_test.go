@@ -2,12 +2,9 @@ package cli
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +15,7 @@ import (
 	"lnk.dev/lnk/helpers/keybroker/secrets"
 	"lnk.dev/lnk/internal/secret"
 	"lnk.dev/lnk/internal/testenv"
+	"lnk.dev/lnk/services/move/placedstate"
 )
 
 // The placing journal's crash tests: a real lnk agent receive or restore,
@@ -31,38 +29,6 @@ func lnkIn(lnk, home string, args ...string) *exec.Cmd {
 	c := exec.Command(lnk, args...)
 	c.Env = []string{"HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin"}
 	return c
-}
-
-// agentState is what a placing may change in home: agent name's whole
-// folder, its folder in ~/.lnk/agents, the moved notes and each secret
-// (its name, agents, host and value's hash).
-func agentState(t *testing.T, home, name string) string {
-	t.Helper()
-	l := caps.Layout{Home: home}
-	sf, err := secrets.Load(home)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sf.Destroy()
-	var sec []string
-	for n, e := range sf.Secrets {
-		sec = append(sec, fmt.Sprintf("%s %v %s %x", n, e.Agents, e.InternetHost, sha256.Sum256(e.Value.Bytes())))
-	}
-	sort.Strings(sec)
-	var notes []string
-	paths, _ := filepath.Glob(filepath.Join(l.Settings(), "moved", "*.toml"))
-	for _, p := range paths {
-		b, _ := os.ReadFile(p)
-		notes = append(notes, filepath.Base(p)+" "+string(b))
-	}
-	treeOf := func(root string) string {
-		if _, err := os.Lstat(root); os.IsNotExist(err) {
-			return "(none)"
-		}
-		return tree(t, root)
-	}
-	return treeOf(l.AgentDir(name)) + "\n--- settings\n" + treeOf(filepath.Join(l.Settings(), "agents", name)) +
-		"\n--- moved\n" + strings.Join(notes, "\n") + "\n--- secrets\n" + strings.Join(sec, "\n")
 }
 
 // killAtStep runs cmd with the placing hook set at step n in home: it
@@ -214,7 +180,7 @@ func TestReceiveKilledWhilePlacingIsUndone(t *testing.T) {
 	if err := caps.WriteMovedNote(to, a, "box"); err != nil {
 		t.Fatal(err)
 	}
-	before := agentState(t, to, "main")
+	before := placedstate.State(t, to, "main")
 	journal := filepath.Join(to, ".lnk", "moving", a.ID+".placing")
 	staging := filepath.Join(lt.Agents(), ".moving", a.ID)
 
@@ -235,7 +201,7 @@ func TestReceiveKilledWhilePlacingIsUndone(t *testing.T) {
 		if _, err := os.Lstat(journal); err != nil {
 			t.Fatalf("step %d: killed, no journal left: %v (%s)", n, err, out)
 		}
-		if agentState(t, to, "main") != before {
+		if placedstate.State(t, to, "main") != before {
 			changed++ // what the kill left is part new: the recovery must undo it
 		}
 		st := lnkIn(lnk, to, "agent", "status", "main")
@@ -247,7 +213,7 @@ func TestReceiveKilledWhilePlacingIsUndone(t *testing.T) {
 		if start.ProcessState.ExitCode() != ExitRefused || !strings.Contains(string(sout), "is undone") || !strings.Contains(string(sout), "moved") {
 			t.Fatalf("step %d: lnk agent start after the kill: %v:\n%s", n, err, sout)
 		}
-		if after := agentState(t, to, "main"); after != before {
+		if after := placedstate.State(t, to, "main"); after != before {
 			t.Fatalf("step %d: after the recovery the agent is not as it was:\n%s\n--- was\n%s", n, after, before)
 		}
 		for _, p := range []string{journal, staging} {
@@ -298,7 +264,7 @@ func TestReceiveKilledWhilePlacingIsUndone(t *testing.T) {
 		c.Stdin = f
 		return c
 	}
-	before = agentState(t, fresh, "main")
+	before = placedstate.State(t, fresh, "main")
 	journal = filepath.Join(fresh, ".lnk", "moving", a.ID+".placing")
 	staging = filepath.Join(caps.Layout{Home: fresh}.Agents(), ".moving", a.ID)
 	for n = 0; ; n++ {
@@ -314,7 +280,7 @@ func TestReceiveKilledWhilePlacingIsUndone(t *testing.T) {
 		if start.ProcessState.ExitCode() == 0 || !strings.Contains(string(sout), "is removed") {
 			t.Fatalf("new here, step %d: lnk agent start after the kill:\n%s", n, sout)
 		}
-		if after := agentState(t, fresh, "main"); after != before {
+		if after := placedstate.State(t, fresh, "main"); after != before {
 			t.Fatalf("new here, step %d: after the recovery:\n%s\n--- was\n%s", n, after, before)
 		}
 		for _, p := range []string{journal, staging} {
@@ -385,7 +351,7 @@ func TestRestoreKilledWhilePlacingIsUndone(t *testing.T) {
 	write(filepath.Join(l.OwnDir("main"), "chats", "c2.jsonl"), "{\"t\":\"after too\"}\n")
 	os.RemoveAll(filepath.Join(l.OwnDir("main"), "instructions"))
 	write(filepath.Join(l.OwnDir("main"), "skills", "other", "SKILL.md"), "# other\n")
-	before := agentState(t, home, "main")
+	before := placedstate.State(t, home, "main")
 	journal := filepath.Join(home, ".lnk", "moving", a.ID+".placing")
 	archive := filepath.Join(l.FilesDir("main"), ".lnk-backup", "Agent.tar")
 	tar, err := os.ReadFile(archive)
@@ -409,7 +375,7 @@ func TestRestoreKilledWhilePlacingIsUndone(t *testing.T) {
 		if _, err := os.Lstat(journal); err != nil {
 			t.Fatalf("step %d: killed, no journal left: %v (%s)", n, err, out)
 		}
-		if agentState(t, home, "main") != before {
+		if placedstate.State(t, home, "main") != before {
 			changed++
 		}
 		if out, _ := lnkIn(lnk, home, "agent", "status", "main").CombinedOutput(); !strings.Contains(string(out), "CUT SHORT") {
@@ -428,7 +394,7 @@ func TestRestoreKilledWhilePlacingIsUndone(t *testing.T) {
 		if r.ProcessState.ExitCode() != ExitRefused || !strings.Contains(string(rout), "is undone") || !strings.Contains(string(rout), "last backup") {
 			t.Fatalf("step %d: lnk agent restore after the kill:\n%s", n, rout)
 		}
-		if after := agentState(t, home, "main"); after != before {
+		if after := placedstate.State(t, home, "main"); after != before {
 			t.Fatalf("step %d: after the recovery the agent is not as it was:\n%s\n--- was\n%s", n, after, before)
 		}
 		if _, err := os.Lstat(journal); !os.IsNotExist(err) {

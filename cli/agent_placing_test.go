@@ -8,6 +8,7 @@ import (
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/testenv"
+	"lnk.dev/lnk/services/move/placedstate"
 )
 
 // TestAJournalLinkCannotReadIsRefused: a placing journal that is not one
@@ -38,7 +39,7 @@ func TestAJournalLinkCannotReadIsRefused(t *testing.T) {
 		} else {
 			os.WriteFile(jp, []byte("{\"format\":\"lnk-placing/v1\",\"kind\":\"other\"}\n"), 0o600)
 		}
-		before := agentState(t, home, "main")
+		before := placedstate.State(t, home, "main")
 		for _, args := range [][]string{{"agent", "restore", "main", "--local"}, {"agent", "start", "main"}} {
 			c := lnkIn(lnk, home, args...)
 			out, _ := c.CombinedOutput()
@@ -47,7 +48,7 @@ func TestAJournalLinkCannotReadIsRefused(t *testing.T) {
 				t.Errorf("%s journal, lnk %v: exit %d:\n%s", bad, args, c.ProcessState.ExitCode(), out)
 			}
 		}
-		if after := agentState(t, home, "main"); after != before {
+		if after := placedstate.State(t, home, "main"); after != before {
 			t.Errorf("%s journal: the agent changed:\n%s\n--- was\n%s", bad, after, before)
 		}
 	}

@@ -26,14 +26,15 @@ fi
 for d in $(find . -path ./node_modules -prune -o -type d -path '*/testdata/npm' -print); do
   if [ ! -d "$d/node_modules" ]; then
     echo "npm test peers in $d"
-    # npm ci installs exactly the lock; where this npm refuses a lock it
-    # reads as out of sync (npm 11 and an optional dependency of another
-    # platform), say so in one line and install from package.json.
-    (cd "$d" && {
-      log=$(npm ci --no-audit --no-fund --loglevel=error 2>&1) || {
-        echo "npm ci refused the lock in $d ($(printf '%s\n' "$log" | grep -m1 -E 'Missing:|Invalid:|in sync|ERR!' | sed 's/^npm error //')); npm install instead"
-        npm install --no-save --no-audit --no-fund --loglevel=error
-      }
-    })
+    # npm ci installs exactly the lock, never a newer version of any
+    # package; where it refuses (a lock out of step with package.json),
+    # stop with its reason: installing from package.json instead would
+    # test against versions nobody reviewed.
+    if ! log=$(cd "$d" && npm ci --no-audit --no-fund --loglevel=error 2>&1); then
+      why=$(printf '%s\n' "$log" | grep -m1 -E 'Missing:|Invalid:' || printf '%s\n' "$log" | grep -m1 -E 'npm (error|ERR!)' || true)
+      echo "install-deps: npm ci refused the lock in $d: ${why#npm error }" >&2
+      echo "hint: run npm install --package-lock-only in $d, check the versions in its diff, and commit the lock" >&2
+      exit 1
+    fi
   fi
 done

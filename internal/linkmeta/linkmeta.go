@@ -15,6 +15,8 @@ import (
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lnk.dev/lnk/internal/toolname"
 )
 
 // The _meta keys every call of Link Harness carries.
@@ -103,8 +105,8 @@ func CallTools(req *mcp.CallToolRequest) (tools []string, given, ok bool) {
 }
 
 // CallModel is the model a call's _meta names (link.local/model), "" for
-// none. ok is false for a value that is not a clean name (a string of at
-// most MaxName bytes, no space or control character).
+// none. ok is false for a value that is not a model's name
+// (internal/toolname: 1 to 256 bytes of printable ASCII, no space).
 func CallModel(req *mcp.CallToolRequest) (model string, ok bool) {
 	if req == nil || req.Params == nil {
 		return "", true
@@ -114,7 +116,7 @@ func CallModel(req *mcp.CallToolRequest) (model string, ok bool) {
 		return "", true
 	}
 	s, isStr := v.(string)
-	if !isStr || !cleanName(s) {
+	if !isStr || toolname.CheckModel(s) != nil {
 		return "", false
 	}
 	return s, true

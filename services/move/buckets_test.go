@@ -172,7 +172,8 @@ func TestHostileBucketsPlaceNothing(t *testing.T) {
 		t.Run("here-"+name, func(t *testing.T) {
 			to := receiverWith(t, id)
 			l := caps.Layout{Home: to}
-			os.Mkdir(filepath.Join(l.Agents(), ".moving"), 0o700) // Link's own, made by a receive
+			// No .moving before, none after: a receive removes the one it
+			// made and left empty.
 			before := snapshot(t, l.Link()) + snapshot(t, filepath.Join(to, ".lnk", "agents"))
 			r := &move.Receive{Home: to, Key: priv}
 			if _, err := r.Run(context.Background(), bytes.NewReader(seal(t, pub, movetest.WithBuckets(id, "main", blob).B.Bytes()))); err == nil {

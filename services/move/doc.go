@@ -58,7 +58,9 @@
 // the name and ID its head recorded (lnk agent list, lnk agent recover),
 // so an agent new here whose receive was killed before it was made is
 // found without a lookup by name; [CheckNameFree] refuses making another
-// agent of that name meanwhile.
+// agent of that name meanwhile, and [LockName], taken by lnk agent
+// create and by a receive around their checks, keeps the two from
+// making one name at once.
 //
 // # Backups and restores
 //

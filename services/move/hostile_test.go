@@ -80,9 +80,8 @@ func TestHostileStreamsPlaceNothing(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			to := receiverWith(t, id)
 			l := caps.Layout{Home: to}
-			// ~/Link/Agents/.moving, Link's own, out of every harness's
-			// reach, may be made: what it holds is checked below.
-			os.Mkdir(filepath.Join(l.Agents(), ".moving"), 0o700)
+			// ~/Link/Agents/.moving, Link's own, is made by a receive and
+			// removed with its staging folder: none before, none after.
 			before := snapshot(t, l.Link()) + snapshot(t, filepath.Join(to, ".lnk", "secrets.toml"))
 			r := &move.Receive{Home: to, Key: priv}
 			if _, err := r.Run(context.Background(), bytes.NewReader(data)); err == nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"lnk.dev/lnk/internal/ownerdir"
 	"lnk.dev/lnk/internal/ownerfile"
 )
 
@@ -16,6 +17,8 @@ import (
 // there to be killed. Number len(steps) is the end: every step taken,
 // the journal not yet removed. "head" is the journal's head written, no
 // step yet: for a receive of an agent new here, before it is made.
+// "checked" is a receive's name checked free, under the name's lock,
+// before anything is unpacked (pauseChecked).
 //
 // It is compiled in but inert: with no such file (the one open per
 // placing finds none) nothing changes. It cannot widen anything: it lives
@@ -28,6 +31,7 @@ const (
 	pauseName  = "placing-pause"
 	pausedName = "placing-paused"
 	pauseHead  = -2 // the hook's "head"
+	pauseCheck = -3 // the hook's "checked"
 )
 
 // pauseStep reads the hook's step from ~/.lnk/moving (dir); -1: none.
@@ -36,8 +40,11 @@ func pauseStep(dir int) int {
 	if err != nil { // none (or not the owner's own: not the hook)
 		return -1
 	}
-	if strings.TrimSpace(string(b)) == "head" {
+	switch strings.TrimSpace(string(b)) {
+	case "head":
 		return pauseHead
+	case "checked":
+		return pauseCheck
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil || n < 0 {
@@ -56,6 +63,25 @@ func (p *placing) pauseAt(n int) {
 		mark = "head"
 	}
 	if err := ownerfile.WriteAtomic(p.j.dir, pausedName, []byte(mark), ownerfile.Write{}); err != nil {
+		return
+	}
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+// pauseChecked waits to be killed when the hook names "checked": a
+// receive's name checked free and its lock held, nothing unpacked yet.
+func pauseChecked(home string) {
+	d, err := ownerdir.Open(home, ".lnk", "moving")
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	if pauseStep(int(d.Fd())) != pauseCheck {
+		return
+	}
+	if err := ownerfile.WriteAtomic(int(d.Fd()), pausedName, []byte("checked"), ownerfile.Write{}); err != nil {
 		return
 	}
 	for {

@@ -3,13 +3,9 @@ package move_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
 
 	"lnk.dev/lnk/caps"
@@ -17,35 +13,10 @@ import (
 	"lnk.dev/lnk/internal/secret"
 	"lnk.dev/lnk/internal/testenv"
 	"lnk.dev/lnk/services/move"
+	"lnk.dev/lnk/services/move/placedstate"
 )
 
 var errInjected = errors.New("a failure injected at a placing step")
-
-// placedState is what a receive may change in home: agent name's whole
-// folder, its folder in ~/.lnk/agents, its moved note, and each secret
-// (its name, agents, host and value's hash).
-func placedState(t *testing.T, home, name string) string {
-	t.Helper()
-	l := caps.Layout{Home: home}
-	sf, err := secrets.Load(home)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sf.Destroy()
-	var sec []string
-	for n, e := range sf.Secrets {
-		sec = append(sec, fmt.Sprintf("%s %v %s %x", n, e.Agents, e.InternetHost, sha256.Sum256(e.Value.Bytes())))
-	}
-	sort.Strings(sec)
-	var notes []string
-	paths, _ := filepath.Glob(filepath.Join(l.Settings(), "moved", "*.toml"))
-	for _, p := range paths {
-		b, _ := os.ReadFile(p)
-		notes = append(notes, filepath.Base(p)+" "+string(b))
-	}
-	return snapshot(t, l.AgentDir(name)) + "\n--- settings\n" + snapshot(t, filepath.Join(l.Settings(), "agents", name)) +
-		"\n--- moved\n" + strings.Join(notes, "\n") + "\n--- secrets\n" + strings.Join(sec, "\n")
-}
 
 // movingAgent makes agent main on from with files, a conversation,
 // memory, Link Harness's home and a secret.
@@ -128,7 +99,7 @@ func TestPlacingIsAllOrNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		before := placedState(t, to, "main")
+		before := placedstate.State(t, to, "main")
 		for n := 0; n < steps; n++ {
 			restore := move.SetPlaceFault(func(k int) error {
 				if k == n {
@@ -141,7 +112,7 @@ func TestPlacingIsAllOrNothing(t *testing.T) {
 			if !errors.Is(err, errInjected) {
 				t.Fatalf("back %v, step %d: %v, want the injected failure", back, n, err)
 			}
-			if after := placedState(t, to, "main"); after != before {
+			if after := placedstate.State(t, to, "main"); after != before {
 				t.Fatalf("back %v: a failure at step %d of %d left the agent changed:\n%s\n--- was\n%s", back, n, steps, after, before)
 			}
 			if _, err := os.Lstat(filepath.Join(caps.Layout{Home: to}.Agents(), ".moving", a.ID)); !os.IsNotExist(err) {
@@ -159,7 +130,7 @@ func TestPlacingIsAllOrNothing(t *testing.T) {
 		if !errors.Is(err, move.ErrNoAnswer) || !errors.Is(err, errInjected) {
 			t.Fatalf("back %v: a receive whose agent does not answer: %v", back, err)
 		}
-		if after := placedState(t, to, "main"); after != before {
+		if after := placedstate.State(t, to, "main"); after != before {
 			t.Fatalf("back %v: an agent that did not answer is left changed:\n%s\n--- was\n%s", back, after, before)
 		}
 		// The positive control: whole, as it came.

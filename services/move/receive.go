@@ -57,6 +57,7 @@ type Received struct {
 // staging is a receive's folder, ~/Link/Agents/.moving/<agent id>.
 type staging struct {
 	moving int    // ~/Link/Agents/.moving
+	agents int    // ~/Link/Agents (O_PATH) when moving is .moving; -1 for a restore's
 	id     string // its name there
 	rel    string // its path below ~/Link/Agents, for the placing journal
 	fd     int    // the folder
@@ -109,13 +110,21 @@ func (r *Receive) Run(ctx context.Context, in io.Reader) (*Received, error) {
 		r.Note(rec.String())
 	}
 	// Nor is it made while another agent's placing of its name is not
-	// undone: that undo would remove it, or leave two of one name.
+	// undone: that undo would remove it, or leave two of one name. The
+	// name's lock, held to the end, keeps lnk agent create of that name
+	// out from this check on (LockName).
+	unlockName, err := LockName(home, head.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer unlockName()
 	if err := CheckNameFree(home, head.Name, head.ID); err != nil {
 		return nil, err
 	}
 	if got.New, err = checkArrival(home, head); err != nil {
 		return nil, err
 	}
+	pauseChecked(home)
 	st, err := newStaging(home, head)
 	if err != nil {
 		return nil, err
@@ -174,27 +183,29 @@ func newStaging(home string, h *moveentry.Head) (*staging, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", l.Agents(), err)
 	}
-	defer unix.Close(agents)
-	moving, err := ownerfile.MakeDir(agents, ".moving", unix.O_RDONLY, ownerfile.PrivateDir)
+	moving, err := openMoving(agents)
 	if err != nil {
+		unix.Close(agents)
 		return nil, fmt.Errorf("opening %s/.moving: %w", l.Agents(), err)
 	}
-	if err := sweepStaging(home, moving, time.Now()); err != nil {
+	fail := func(err error) (*staging, error) {
 		unix.Close(moving)
+		unix.Close(agents)
 		return nil, err
+	}
+	if err := sweepStaging(home, moving, time.Now()); err != nil {
+		return fail(err)
 	}
 	// A receive cut short before left its folder: what it held is
 	// never built on.
 	if err := ownerfile.RemoveAll(moving, h.ID); err != nil {
-		unix.Close(moving)
-		return nil, err
+		return fail(err)
 	}
 	fd, err := ownerfile.MakeDir(moving, h.ID, unix.O_PATH, ownerfile.PrivateDir)
 	if err != nil {
-		unix.Close(moving)
-		return nil, err
+		return fail(err)
 	}
-	st := &staging{moving: moving, id: h.ID, rel: ".moving/" + h.ID, fd: fd, pfd: -1, buf: make([]byte, copyBuf)}
+	st := &staging{moving: moving, agents: agents, id: h.ID, rel: ".moving/" + h.ID, fd: fd, pfd: -1, buf: make([]byte, copyBuf)}
 	note, _ := json.Marshal(map[string]string{"id": h.ID, "name": h.Name, "copy_came": time.Now().UTC().Format(time.RFC3339)})
 	if err := ownerfile.WriteAtomic(fd, "move.json", note, ownerfile.Write{}); err != nil {
 		st.remove()
@@ -203,7 +214,8 @@ func newStaging(home string, h *moveentry.Head) (*staging, error) {
 	return st, nil
 }
 
-// remove removes the staging folder and closes its handles.
+// remove removes the staging folder and closes its handles; a receive's
+// .moving left empty goes too (removeMovingIfEmpty).
 func (s *staging) remove() {
 	if s.pfd >= 0 {
 		unix.Close(s.pfd)
@@ -214,6 +226,11 @@ func (s *staging) remove() {
 		s.fd = -1
 		ownerfile.RemoveAll(s.moving, s.id)
 		ownerfile.SyncDir(s.moving)
+		if s.agents >= 0 {
+			removeMovingIfEmpty(s.agents, s.moving)
+			unix.Close(s.agents)
+			s.agents = -1
+		}
 		unix.Close(s.moving)
 	}
 }

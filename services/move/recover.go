@@ -120,7 +120,8 @@ func openRecorded(agents int, rel string, want *fileID) (int, error) {
 }
 
 // removeStaging removes a recovered placing's staging folder (rel below
-// ~/Link/Agents, as the journal's head checked it), if still there.
+// ~/Link/Agents, as the journal's head checked it), if still there, and
+// a receive's .moving it left empty.
 func removeStaging(agents int, rel string) error {
 	dir, name := agents, rel
 	if parent, base, ok := strings.Cut(rel, "/"); ok {
@@ -137,7 +138,13 @@ func removeStaging(agents int, rel string) error {
 	if err := ownerfile.RemoveAll(dir, name); err != nil && !errors.Is(err, unix.ENOENT) {
 		return err
 	}
-	return ownerfile.SyncDir(dir)
+	if err := ownerfile.SyncDir(dir); err != nil {
+		return err
+	}
+	if dir != agents && strings.HasPrefix(rel, ".moving/") {
+		removeMovingIfEmpty(agents, dir) // a receive's: none left empty
+	}
+	return nil
 }
 
 // removeNewAgent removes the agent a receive made here, should its

@@ -54,7 +54,7 @@ func newRestoring(home string) (*staging, error) {
 		unix.Close(agents)
 		return nil, fmt.Errorf("opening %s/%s: %w", l.Agents(), name, err)
 	}
-	return &staging{moving: agents, id: name, rel: name, fd: fd, pfd: -1, buf: make([]byte, copyBuf)}, nil
+	return &staging{moving: agents, agents: -1, id: name, rel: name, fd: fd, pfd: -1, buf: make([]byte, copyBuf)}, nil
 }
 
 // SweepRestoring removes from ~/Link/Agents each .restoring-* folder a

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"lnk.dev/lnk/internal/jsonscan"
+	"lnk.dev/lnk/internal/toolname"
 )
 
 // Job is one job, Agent/schedule/<id>.json.
@@ -123,9 +124,12 @@ func (j *Job) check() error {
 		if t.Tools == nil || len(t.Tools) > maxTaskTools || j.Cron != "" {
 			return errors.New("a subagent's start names its tools (a list, at most 256) and fires once")
 		}
-		for _, n := range append([]string{t.Model}, t.Tools...) {
-			if len(n) > 256 || strings.ContainsFunc(n, func(r rune) bool { return r <= 0x20 || r == 0x7f }) {
-				return errors.New("a subagent's tool or model name is over 256 bytes or holds a space or control character")
+		if err := toolname.CheckTools(t.Tools); err != nil {
+			return fmt.Errorf("a subagent's start: %w", err)
+		}
+		if t.Model != "" {
+			if err := toolname.CheckModel(t.Model); err != nil {
+				return fmt.Errorf("a subagent's start: %w", err)
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/linkmeta"
 	"lnk.dev/lnk/internal/refusal"
+	"lnk.dev/lnk/internal/toolname"
 )
 
 // Parent is what start_subagent knows of the agent, read from its
@@ -85,6 +86,10 @@ func (s *Server) startSubagent(c caller, raw json.RawMessage) (string, error) {
 	}
 	model := metaModel
 	if a.Model != "" {
+		if err := toolname.CheckModel(a.Model); err != nil {
+			return "", &refusal.Refusal{Reason: "start_subagent's model: " + err.Error(),
+				Hint: "name a model as the agent's [model] allow names it"}
+		}
 		if !caps.SubagentModelAllowed(s.Parent.Models, metaModel, a.Model) {
 			return "", &refusal.Refusal{Reason: fmt.Sprintf("model %q is neither this conversation's nor one the agent's [model] allow names: a subagent runs only on one of those", a.Model),
 				Hint: "add it to [model] allow in the agent's Config/sandbox.toml"}
@@ -133,12 +138,15 @@ func (s *Server) startSubagent(c caller, raw json.RawMessage) (string, error) {
 // narrow is the subagent's tools: the parent's, or those of them the
 // call names (a tool's granted name, or Link's own by its short name:
 // run for run-<agent id>). A name the parent lacks is refused: a
-// subagent never has more than its parent.
+// subagent never has more than its parent. A name that breaks the rule
+// of a tool's name (internal/toolname) is refused where the call names
+// it, and left out of the parent's list: Link Harness never offers it,
+// and its endpoint would refuse the start that named it.
 func (s *Server) narrow(parent []string, asked *[]string) ([]string, error) {
 	out := []string{}
 	if asked == nil {
 		for _, p := range parent {
-			if !slices.Contains(out, p) {
+			if toolname.CheckTool(p) == nil && !slices.Contains(out, p) {
 				out = append(out, p)
 			}
 		}
@@ -146,6 +154,10 @@ func (s *Server) narrow(parent []string, asked *[]string) ([]string, error) {
 		return out, nil
 	}
 	for _, n := range *asked {
+		if err := toolname.CheckTool(n); err != nil {
+			return nil, &refusal.Refusal{Reason: "start_subagent's tools: " + err.Error() + ": Link Harness never offers it, so no subagent is started with it",
+				Hint: "name the tools as this conversation has them (letters, digits, - and _)"}
+		}
 		found := ""
 		for _, p := range parent {
 			if p == n || (s.Parent.AgentID != "" && p == n+"-"+s.Parent.AgentID) {

@@ -23,8 +23,10 @@
 // proof uses. "again" says the harness had taken that message already
 // (a background command's ending, which speaks once). "task" is a
 // subagent's start's {"parent", "tools", "model"}: only a task-<id>
-// message carries one, and it must (a list, never null); the way in
-// hands the list and model on (Link-Tools, Link-Model), gathers the
+// message carries one, and it must (a list, never null, each tool's
+// and the model's name by internal/toolname's rule, the one the harness
+// checks them by); the way in hands the list and model on (Link-Tools,
+// Link-Model), gathers the
 // subagent's answer, and hands it, or why the subagent never ran (the
 // way in's caps, or the harness's refusal by a rule before it took the
 // start: never one for now, which is handed again), to the parent

@@ -6,6 +6,7 @@ import (
 
 	"lnk.dev/lnk/internal/conversation"
 	"lnk.dev/lnk/internal/refusal"
+	"lnk.dev/lnk/internal/toolname"
 	"lnk.dev/lnk/services/harness/endpoint"
 	"lnk.dev/lnk/services/harness/store"
 )
@@ -82,8 +83,9 @@ func checkMessage(m Message, hops int) (kind, error) {
 
 // checkTask refuses a subagent's start with no tool list (a harness
 // that can't keep one is never sent a subagent, so one without a list
-// would have every tool it was meant not to), or with an answer bound
-// for a conversation a subagent's may not reach.
+// would have every tool it was meant not to), with an answer bound for
+// a conversation a subagent's may not reach, or with a tool's or a
+// model's name that breaks internal/toolname's rule.
 func checkTask(t *Task) error {
 	switch {
 	case t == nil || t.Tools == nil:
@@ -92,6 +94,16 @@ func checkTask(t *Task) error {
 		return refusal.New("a subagent's start names no conversation its answer goes back to")
 	case conversation.Strangers(t.Parent):
 		return refusal.New("a subagent's answer never goes to a stranger's conversation (" + t.Parent + ")")
+	}
+	// The names Link Harness would refuse are refused here, before the
+	// start counts against a cap or reaches the harness.
+	if err := toolname.CheckTools(t.Tools); err != nil {
+		return refusal.New("a subagent's start: " + err.Error())
+	}
+	if t.Model != "" {
+		if err := toolname.CheckModel(t.Model); err != nil {
+			return refusal.New("a subagent's start: " + err.Error())
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package wayin
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,16 +98,16 @@ func TestSubagentCapToldToParent(t *testing.T) {
 }
 
 // TestSubagentRefusedByTheHarnessToldToParent: a subagent's start the
-// real harness refuses before taking it (a tool's name longer than any
-// the harness takes in Link-Tools: its 400, a refusal by a rule as its
-// 403 and 404 are) is refused to the caller and
+// real harness refuses before taking it (more tools than the harness
+// takes in Link-Tools: its 400, a refusal by a rule as its 403 and 404
+// are) is refused to the caller and
 // told to the conversation that started it, once, as from the subagent,
 // with the harness's reason; the subagent's conversation is never made.
 // A start the harness takes is told its answer (the control,
 // TestSubagentAnswerReachesItsParentOnce).
 func TestSubagentRefusedByTheHarnessToldToParent(t *testing.T) {
 	w := newWorld(t, defaults, false)
-	_, err := w.send(Message{From: "task-cc", Thread: "task-cc", Text: "look", Hops: 1, Task: &Task{Parent: "main", Tools: []string{strings.Repeat("t", 70)}}})
+	_, err := w.send(Message{From: "task-cc", Thread: "task-cc", Text: "look", Hops: 1, Task: &Task{Parent: "main", Tools: manyTools(257)}})
 	if err == nil || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("the start: %v, want the harness's refusal", err)
 	}
@@ -117,7 +118,7 @@ func TestSubagentRefusedByTheHarnessToldToParent(t *testing.T) {
 			told = append(told, e.From+": "+e.Text)
 		}
 	}
-	if len(told) != 1 || !strings.HasPrefix(told[0], "task-cc: The subagent was not started: the agent's harness refused the message (400)") || !strings.Contains(told[0], "holds a name that is no tool's") {
+	if len(told) != 1 || !strings.HasPrefix(told[0], "task-cc: The subagent was not started: the agent's harness refused the message (400)") || !strings.Contains(told[0], "names more than 256 tools") {
 		t.Fatalf("the parent was told %q", told)
 	}
 	time.Sleep(300 * time.Millisecond)
@@ -146,4 +147,13 @@ func TestEndingNeverToAStranger(t *testing.T) {
 	if err := checkEnding(Message{From: "task-aa", Thread: "main", Text: "x", Hops: 2}, 8); err != nil {
 		t.Fatalf("an ending into main: %v", err)
 	}
+}
+
+// manyTools is n tool names that each keep the rule of a tool's name.
+func manyTools(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("tool-%d", i)
+	}
+	return out
 }

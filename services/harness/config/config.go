@@ -17,6 +17,7 @@ import (
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/jsonscan"
 	"lnk.dev/lnk/internal/ownerfile"
+	"lnk.dev/lnk/internal/toolname"
 )
 
 // File is config.json's name in the harness's home; MaxSize the largest
@@ -70,8 +71,7 @@ var ErrNoKey = errors.New("config.json names no endpoint key: every request is r
 var ErrBad = errors.New("config.json refused")
 
 var (
-	toolVar  = regexp.MustCompile(`^LNK_TOOL_[A-Z0-9_]{1,64}$`)
-	toolName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+	toolVar = regexp.MustCompile(`^LNK_TOOL_[A-Z0-9_]{1,64}$`)
 )
 
 // Parse reads config.json's bytes strictly: one JSON object, no unknown,
@@ -133,13 +133,16 @@ func (c *Config) Check() error {
 		}
 	}
 	for name, v := range c.Tools {
-		if !toolName.MatchString(name) || !toolVar.MatchString(v) {
-			return bad("tool %q → %q: a tool's name and a LNK_TOOL_ variable are letters, digits, '_', '.', '-'", name, v)
+		if err := toolname.CheckTool(name); err != nil {
+			return bad("tools: %v", err)
+		}
+		if !toolVar.MatchString(v) {
+			return bad("tool %q → %q: a LNK_TOOL_ variable is LNK_TOOL_ and 1 to 64 of A-Z, 0-9 and _", name, v)
 		}
 	}
 	for _, m := range c.Models {
-		if m == "" || len(m) > 256 || strings.ContainsFunc(m, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			return bad("models names %q: a model's name is 1 to 256 bytes with no control character", m)
+		if err := toolname.CheckModel(m); err != nil {
+			return bad("models: %v", err)
 		}
 	}
 	for _, name := range c.Strangers {
@@ -166,8 +169,8 @@ func (m *Model) check(what string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return fmt.Errorf("%w: %s base_url %q is not an http(s) URL without user, query or fragment", ErrBad, what, m.BaseURL)
 	}
-	if m.Model == "" || len(m.Model) > 256 || strings.ContainsFunc(m.Model, func(r rune) bool { return r <= 0x20 || r == 0x7f }) {
-		return fmt.Errorf("%w: %s model %q is empty, too long or holds a space or control character", ErrBad, what, m.Model)
+	if err := toolname.CheckModel(m.Model); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrBad, what, err)
 	}
 	if len(m.Key) > 4096 || strings.ContainsAny(m.Key, "\r\n\x00") {
 		return fmt.Errorf("%w: %s key is too long or holds a line break", ErrBad, what)

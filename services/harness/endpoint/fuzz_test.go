@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"net/http"
 	"testing"
+
+	"lnk.dev/lnk/internal/toolname"
 )
 
 // The owner's client reads what answers the agent's port: a stream that
@@ -61,9 +63,12 @@ func FuzzSubagentHeaders(f *testing.F) {
 			t.Fatalf("taken %+v", s)
 		}
 		for _, n := range s.Tools {
-			if !subagentTool.MatchString(n) {
+			if toolname.CheckTool(n) != nil {
 				t.Fatalf("took %q", n)
 			}
+		}
+		if s.Model != "" && toolname.CheckModel(s.Model) != nil {
+			t.Fatalf("took model %q", s.Model)
 		}
 	})
 }

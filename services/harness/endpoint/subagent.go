@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"regexp"
 	"strings"
+
+	"lnk.dev/lnk/internal/toolname"
 )
 
 // Subagent is a subagent's start as the way in hands it: the granted
@@ -26,11 +27,6 @@ const (
 
 // maxSubagentTools bounds Link-Tools' names.
 const maxSubagentTools = 256
-
-var (
-	subagentTool  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-	subagentModel = regexp.MustCompile(`^[\x21-\x7e]{1,256}$`)
-)
 
 // subagentOf reads a request's Link-Tools and Link-Model: nil when it
 // carries neither. Either given needs Link-Tools exactly once, and a
@@ -66,8 +62,8 @@ func parseSubagent(tools string, model []string) (*Subagent, error) {
 		return nil, errors.New(HeaderTools + " names more than 256 tools")
 	}
 	for _, n := range names {
-		if !subagentTool.MatchString(n) {
-			return nil, errors.New(HeaderTools + " holds a name that is no tool's")
+		if err := toolname.CheckTool(n); err != nil {
+			return nil, errors.New(HeaderTools + ": " + err.Error())
 		}
 	}
 	s := &Subagent{Tools: names}
@@ -75,8 +71,8 @@ func parseSubagent(tools string, model []string) (*Subagent, error) {
 	case len(model) > 1:
 		return nil, errors.New("a subagent's message carries " + HeaderModel + " at most once")
 	case len(model) == 1:
-		if !subagentModel.MatchString(model[0]) {
-			return nil, errors.New(HeaderModel + " is not a model's name")
+		if err := toolname.CheckModel(model[0]); err != nil {
+			return nil, errors.New(HeaderModel + ": " + err.Error())
 		}
 		s.Model = model[0]
 	}

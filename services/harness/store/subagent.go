@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 
 	"lnk.dev/lnk/internal/jsonscan"
 	"lnk.dev/lnk/internal/ownerfile"
+	"lnk.dev/lnk/internal/toolname"
 )
 
 // SubagentFile is where a subagent's conversation (task-<id>) keeps its
@@ -22,11 +22,6 @@ const SubagentFile = "subagent.json"
 const (
 	maxSubagent      = 64 << 10
 	maxSubagentTools = 256
-)
-
-var (
-	subagentTool  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-	subagentModel = regexp.MustCompile(`^[\x21-\x7e]{0,256}$`)
 )
 
 // Subagent is what a subagent's conversation keeps: the granted names of
@@ -58,12 +53,14 @@ func (s *Subagent) check() error {
 		return errors.New("subagent.json names no tool list, or more than 256 tools")
 	}
 	for _, t := range s.Tools {
-		if !subagentTool.MatchString(t) {
-			return fmt.Errorf("subagent.json names %q, which is no tool's name", t)
+		if err := toolname.CheckTool(t); err != nil {
+			return fmt.Errorf("subagent.json: %w", err)
 		}
 	}
-	if !subagentModel.MatchString(s.Model) {
-		return errors.New("subagent.json's model is not a model's name")
+	if s.Model != "" {
+		if err := toolname.CheckModel(s.Model); err != nil {
+			return fmt.Errorf("subagent.json: %w", err)
+		}
 	}
 	return nil
 }

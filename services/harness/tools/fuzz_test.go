@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"lnk.dev/lnk/internal/toolname"
 )
 
 // FuzzOffers feeds a tool's list page, as a tool sends it, to the offers:
@@ -29,7 +30,7 @@ func FuzzOffers(f *testing.F) {
 		seen := map[string]bool{}
 		total := 0
 		for _, o := range offers {
-			if len(o.Name) > MaxName || !providerChars(o.Name) || o.Name[:len("tool__")] != "tool__" || seen[o.Name] {
+			if len(o.Name) > MaxName || !toolname.ProviderChars(o.Name) || o.Name[:len("tool__")] != "tool__" || seen[o.Name] {
 				t.Fatalf("name %q", o.Name)
 			}
 			seen[o.Name] = true

@@ -8,16 +8,22 @@ import (
 
 // TestStartSubagentNamesOneRule: start_subagent refuses a tool's or a
 // model's name Link Harness would refuse (internal/toolname), where the
-// call names it, saying why; the parent's list loses such a name rather
-// than carry it into a start the harness's endpoint would refuse later.
-// The same call naming a tool by a name that keeps the rule starts a
-// subagent with it.
+// call names it, saying why; a parent's list holding such a name is
+// refused whole, since no tool the agent has is named so
+// (TestSubagentListWithinTheAgents), never carried into a start the
+// harness's endpoint would refuse later. The same call naming a tool by
+// a name that keeps the rule starts a subagent with it.
 func TestStartSubagentNamesOneRule(t *testing.T) {
-	home, ag := newAgent(t, "")
+	home, ag := newAgent(t, "[tools.grant.ok-tool]\n")
 	p := connect(t, home)
 	file := "file-" + ag.ID
 	long := strings.Repeat("t", 62) // with "__" and a call: past 64
-	parent := []any{file, "my.tool", long, "ok-tool"}
+	parent := []any{file, "ok-tool"}
+	for _, bad := range []string{"my.tool", long} {
+		if out, isErr := p.call(meta("main", 0, append(slices.Clone(parent), bad), ""), "start_subagent", map[string]any{"task": "look"}); !isErr || !strings.Contains(out, "not among the agent's tools") {
+			t.Errorf("a parent's list naming %q: %q", bad, out)
+		}
+	}
 
 	for _, bad := range []string{"my.tool", long} {
 		out, isErr := p.call(meta("main", 0, parent, ""), "start_subagent", map[string]any{"task": "look", "tools": []string{bad}})

@@ -31,8 +31,8 @@
 // message (TestStdioTransportWrites, FuzzAppendResponse). The fast path
 // refuses nothing: a line it is not sure of is the go-sdk's, and a line
 // it takes is one the go-sdk decodes to the same call (FuzzPlainCall,
-// a differential target against the go-sdk's decoder; FuzzValidJSON
-// holds its JSON check, jsonscan.Valid, to encoding/json's). ReadAnswer trusts nothing
+// a differential target against the go-sdk's decoder; its JSON check is
+// jsonscan.Valid, held to encoding/json's by FuzzValid). ReadAnswer trusts nothing
 // a server answers: it refuses a line a reader might take two ways (a key
 // twice or in another case, members past JSON-RPC's at the top, an id a
 // float64 does not hold exactly, more after the object), and its fast

@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"lnk.dev/lnk/internal/jsonscan"
 )
 
 // maxSafeID is the largest integer a float64 holds exactly: the go-sdk
@@ -74,7 +76,7 @@ func compactCall(line []byte, names []string) (id jsonrpc.ID, name string, args 
 		}
 		ok = name != ""
 	}
-	if !ok || len(args) == 0 || isSpace(args[0]) || isSpace(args[len(args)-1]) || !ValidJSON(args) {
+	if !ok || len(args) == 0 || isSpace(args[0]) || isSpace(args[len(args)-1]) || !jsonscan.Valid(args) {
 		return id, "", nil, false
 	}
 	return id, name, args, true

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"lnk.dev/lnk/internal/mcpstdio"
+	"lnk.dev/lnk/internal/jsonscan"
 	"lnk.dev/lnk/internal/stdpipe"
 	"lnk.dev/lnk/internal/wire"
 )
@@ -253,7 +253,7 @@ func fastAnswer(line []byte) (a answer, taken, ok bool) {
 	if v, taken = bytes.CutSuffix(v, []byte("}")); !taken {
 		return answer{}, false, false
 	}
-	if v = bytes.TrimSpace(v); len(v) > 0 && !bytes.Equal(v, []byte("null")) && mcpstdio.ValidJSON(v) {
+	if v = bytes.TrimSpace(v); len(v) > 0 && !bytes.Equal(v, []byte("null")) && jsonscan.Valid(v) {
 		return answer{OK: v}, true, true
 	}
 	return answer{}, true, false

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,20 +12,6 @@ import (
 
 	"lnk.dev/lnk/internal/testenv"
 )
-
-// lockedLog is a child's stderr, read while it runs.
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 // TestRefusalLoggedOnOneLine: a refusal naming what the model wrote (a
 // program's name holding a \r, an LS and an escape) is logged by the
@@ -36,7 +21,7 @@ func TestRefusalLoggedOnOneLine(t *testing.T) {
 	a := testAgent(t, "")
 	cmd := exec.Command(testenv.Bin(t, "lnk-run-tool"), "serve", "--agent", a.Name)
 	cmd.Env = append(os.Environ(), "HOME="+a.Home)
-	log := &lockedLog{}
+	log := &testenv.SyncBuffer{}
 	cmd.Stderr = log
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,20 +11,6 @@ import (
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/testenv"
 )
-
-// syncBuf is a log the server writes from its handlers' goroutines.
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // TestRefusalLoggedOnOneLine: what the model wrote reaches a refusal's
 // log line only as one printable line: a cron line whose fields a \r or
@@ -43,7 +28,7 @@ func TestRefusalLoggedOnOneLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	log := &syncBuf{}
+	log := &testenv.SyncBuffer{}
 	srv := &Server{Store: st, Limits: caps.DefaultLimits.Scheduler, Zone: time.UTC, Log: log}
 	ct, stt := mcp.NewInMemoryTransports()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

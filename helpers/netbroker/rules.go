@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"lnk.dev/lnk/internal/netclass"
 	"lnk.dev/lnk/internal/refusal"
 )
 
@@ -147,9 +148,7 @@ func matchAny(ps []Pattern, h Host) bool {
 }
 
 // isLocalhostName reports names that mean this machine.
-func isLocalhostName(h Host) bool {
-	return !h.IsAddr() && (h.Name == "localhost" || strings.HasSuffix(h.Name, ".localhost"))
-}
+func isLocalhostName(h Host) bool { return netclass.IsLocalhostName(h) }
 
 // allowHost decides by name (or literal address) and port, before any
 // lookup: is the host granted at all on this port? It returns whether

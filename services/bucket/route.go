@@ -112,45 +112,37 @@ func (a *Agent) openRoute(ctx context.Context, e *entry) (*route, error) {
 }
 
 // checkAddrs resolves h once (an address is itself) and judges every
-// answer: all public and none of this machine's, or a refusal.
+// answer by netclass's one routine ([netclass.Resolve], the proxy's and
+// Link Web's too): all public and none of this machine's, or a refusal.
 func (a *Agent) checkAddrs(ctx context.Context, e *entry, h netclass.Host, own netclass.OwnSet) ([]netip.Addr, error) {
-	var addrs []netip.Addr
-	if h.IsAddr() {
-		addrs = []netip.Addr{h.Addr}
-	} else {
-		res := a.Resolver
-		if res == nil {
-			res = net.DefaultResolver
+	addrs, err := netclass.Resolve(ctx, a.Resolver, own, h, func(ad netip.Addr, cl netclass.Class) error {
+		if cl == netclass.Public {
+			return nil
 		}
-		var err error
-		addrs, err = res.LookupNetIP(ctx, "ip", h.Name)
+		what := "resolves to " + cl.Article() + " " + cl.String() + " (" + ad.String() + ")"
+		if h.IsAddr() {
+			what = "is " + cl.Article() + " " + cl.String()
+		}
+		return a.refuseReach(e, h, what+", which is this machine or its network: a bucket's endpoint is reached only on the internet")
+	})
+	var unresolved *netclass.UnresolvedError
+	var unchecked *netclass.UncheckedError
+	switch {
+	case errors.As(err, &unresolved):
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if err != nil || len(addrs) == 0 {
-			why := "does not resolve"
-			if err != nil {
-				why += " (" + firstLine(err.Error()) + ")"
-			}
-			return nil, a.refuseReach(e, h, why+": what it would reach cannot be checked")
+		why := "does not resolve"
+		if unresolved.Err != nil {
+			why += " (" + firstLine(unresolved.Err.Error()) + ")"
 		}
+		return nil, a.refuseReach(e, h, why+": what it would reach cannot be checked")
+	case errors.As(err, &unchecked):
+		return nil, a.refuseReach(e, h, "cannot be checked: "+firstLine(unchecked.Err.Error()))
+	case err != nil:
+		return nil, err
 	}
-	out := make([]netip.Addr, 0, len(addrs))
-	for _, ad := range addrs {
-		cl, err := netclass.Judge(own, ad)
-		if err != nil {
-			return nil, a.refuseReach(e, h, "cannot be checked: "+firstLine(err.Error()))
-		}
-		if cl != netclass.Public {
-			what := "resolves to " + cl.Article() + " " + cl.String() + " (" + ad.String() + ")"
-			if h.IsAddr() {
-				what = "is " + cl.Article() + " " + cl.String()
-			}
-			return nil, a.refuseReach(e, h, what+", which is this machine or its network: a bucket's endpoint is reached only on the internet")
-		}
-		out = append(out, ad.Unmap().WithZone(""))
-	}
-	return out, nil
+	return addrs, nil
 }
 
 // refuseReach is the refusal of e's endpoint host h, saying why.

@@ -29,9 +29,9 @@ type New struct {
 	// network (private, CGNAT, link-local; never loopback, this
 	// machine's own or metadata): kept in Link's own settings.
 	PrivateHost bool
-	KeyID                            string
-	SecretKey                        *secret.Value
-	Password                         *secret.Value
+	KeyID       string
+	SecretKey   *secret.Value
+	Password    *secret.Value
 }
 
 // List is the agent's buckets, in name order, without a secret.

@@ -202,3 +202,35 @@ func proxyConnect(t *testing.T, proxy, target string) int {
 	resp.Body.Close()
 	return resp.StatusCode
 }
+
+// TestPrivateHostMarkLeavesWithTheAgent: an agent leaving (DeleteConf)
+// takes its --private-host marks away with its rclone.conf; a bucket
+// added without the flag at the same name takes a mark away too, and
+// one of another name keeps its own (the control).
+func TestPrivateHostMarkLeavesWithTheAgent(t *testing.T) {
+	a, _ := testAgent(t)
+	ctx := context.Background()
+	add := func(name string, private bool) {
+		t.Helper()
+		if _, err := a.Add(ctx, New{Name: name, Endpoint: "https://" + nasName, S3Bucket: testBucket, PrivateHost: private,
+			KeyID: s3peer.KeyID, SecretKey: value(t, s3peer.Secret)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	marks := filepath.Join(a.Home, ".lnk", "agents", a.ID, PrivateFile)
+	add("nas", true)
+	add("nas2", true)
+	if err := a.Remove("nas"); err != nil {
+		t.Fatal(err)
+	}
+	add("nas", false)
+	if got, err := os.ReadFile(marks); err != nil || string(got) != "nas2 https://"+nasName+"\n" {
+		t.Fatalf("the marks: %q, %v; want nas2's alone", got, err)
+	}
+	if err := a.DeleteConf(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(marks); err != nil || len(got) != 0 {
+		t.Fatalf("after the agent left, the marks: %q, %v; want none", got, err)
+	}
+}

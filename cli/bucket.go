@@ -25,15 +25,17 @@ func init() {
 	})
 	register("agent bucket", func() *cobra.Command {
 		var endpoint, s3Bucket, region string
-		var encrypt, askPassword bool
+		var encrypt, askPassword, privateHost bool
 		c := &cobra.Command{
-			Use:   "add AGENT NAME --s3 URL --bucket B [--region R] [--encrypt [--ask-password]]",
+			Use:   "add AGENT NAME --s3 URL --bucket B [--region R] [--encrypt [--ask-password]] [--private-host]",
 			Short: "Give AGENT bucket NAME; its access key pair is read from the terminal (echo off) or stdin, one a line",
 			Long: "Give AGENT a bucket NAME in an S3-compatible store, kept in its Config/rclone.conf (600), which none of its sandboxes reaches.\n" +
 				"The access key id and secret key are typed at the terminal with echo off, or piped on stdin, one a line; never given as flags.\n" +
 				"With --encrypt, what is pushed is encrypted (rclone crypt) with a password of 32 random bytes, or one asked with --ask-password\n" +
 				"(the third line on stdin), kept obscured as rclone keeps it, which isn't encryption: Config/rclone.conf is as secret as the keys.\n" +
-				"The endpoint is https://, or http:// only to 127.0.0.1 or [::1]. What is pushed goes under the agent's ID in the S3 bucket.",
+				"The endpoint is https://, or http:// only to 127.0.0.1 or [::1]. What is pushed goes under the agent's ID in the S3 bucket.\n" +
+				"Its name must resolve to public addresses at each push and pull; with --private-host, to your own network's too (private,\n" +
+				"CGNAT, link-local; never loopback, this machine's own or metadata), kept in ~/.lnk, never in the agent's folder nor carried by a move.",
 			Example: "  printf '%s\\n%s\\n' \"$KEY_ID\" \"$SECRET\" | lnk agent bucket add helper backup --s3 https://s3.eu-west-1.amazonaws.com --bucket my-backups --region eu-west-1 --encrypt",
 			Args:    cobra.ExactArgs(2),
 			RunE: func(c *cobra.Command, args []string) error {
@@ -65,7 +67,7 @@ func init() {
 				}
 				defer keys.destroy()
 				b, err := a.Add(c.Context(), bucket.New{Name: args[1], Endpoint: endpoint, S3Bucket: s3Bucket, Region: region, Encrypt: encrypt,
-					KeyID: keys.id, SecretKey: keys.secret, Password: keys.password})
+					KeyID: keys.id, SecretKey: keys.secret, Password: keys.password, PrivateHost: privateHost})
 				if err != nil {
 					return auditRefusal("agent bucket add", args[0], bucketErr(err, args[0]))
 				}
@@ -78,6 +80,7 @@ func init() {
 		c.Flags().StringVar(&region, "region", "", "the S3 region (rclone's default when none)")
 		c.Flags().BoolVar(&encrypt, "encrypt", false, "encrypt what is pushed (rclone crypt), with a password of 32 random bytes")
 		c.Flags().BoolVar(&askPassword, "ask-password", false, "with --encrypt, ask for the password (echo off; the third line on stdin)")
+		c.Flags().BoolVar(&privateHost, "private-host", false, "the endpoint's name may resolve to your own network (private, CGNAT, link-local): your store at home or work")
 		return c
 	})
 	register("agent bucket", func() *cobra.Command {
@@ -99,9 +102,9 @@ func init() {
 					return writeJSON(c.OutOrStdout(), l)
 				}
 				tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "NAME\tENDPOINT\tBUCKET\tFOLDER\tENCRYPTED")
+				fmt.Fprintln(tw, "NAME\tENDPOINT\tBUCKET\tFOLDER\tENCRYPTED\tPRIVATE HOST")
 				for _, b := range l {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", b.Name, b.Endpoint, b.S3Bucket, b.Folder, yesNo(b.Encrypted, "yes", "no"))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", b.Name, b.Endpoint, b.S3Bucket, b.Folder, yesNo(b.Encrypted, "yes", "no"), yesNo(b.PrivateHost, "yes", "no"))
 				}
 				return tw.Flush()
 			},
@@ -162,6 +165,9 @@ func describeBucket(b bucket.Bucket) string {
 	enc := "not encrypted"
 	if b.Encrypted {
 		enc = "encrypted"
+	}
+	if b.PrivateHost {
+		enc += ", its host may be on your own network (--private-host)"
 	}
 	return fmt.Sprintf("%s, S3 bucket %s, folder %s, %s", b.Endpoint, b.S3Bucket, b.Folder, enc)
 }

@@ -2,6 +2,7 @@ package netbroker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 
@@ -9,12 +10,10 @@ import (
 	"lnk.dev/lnk/internal/refusal"
 )
 
-// Resolver looks names up; *net.Resolver is one. Tests hand the proxy a
+// Resolver looks names up: [netclass.Resolver]. Tests hand the proxy a
 // resolver of their own that maps test names to loopback or namespace
 // addresses, so nothing is ever looked up off the machine.
-type Resolver interface {
-	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
-}
+type Resolver = netclass.Resolver
 
 // Checker turns a granted host into the addresses the proxy may dial:
 // it resolves a name once, judges every answer, refuses the whole name if
@@ -68,32 +67,21 @@ func (c *Checker) CheckPublic(ctx context.Context, h Host, port uint16) ([]netip
 	})
 }
 
-// resolve looks h up once (unless it is an address) and judges every
-// answer; one refused answer refuses the name.
+// resolve is [netclass.Resolve] (Link's one resolve-and-judge
+// routine) with the proxy's own set, its errors as the proxy's
+// refusals: a name that does not resolve is a 502, an answer that
+// cannot be judged a 403.
 func (c *Checker) resolve(ctx context.Context, h Host, port uint16, judge func(Class) error) ([]netip.AddrPort, error) {
-	var addrs []netip.Addr
-	var err error
+	addrs, err := netclass.Resolve(ctx, c.Resolver, c.Own, h, func(_ netip.Addr, cl Class) error { return judge(cl) })
+	var unresolved *netclass.UnresolvedError
+	var unchecked *netclass.UncheckedError
 	switch {
-	case h.IsAddr():
-		addrs = []netip.Addr{h.Addr}
-	case isLocalhostName(h):
-		addrs = []netip.Addr{netip.MustParseAddr("127.0.0.1")}
-	default:
-		addrs, err = c.Resolver.LookupNetIP(ctx, "ip", h.Name)
-		if err != nil || len(addrs) == 0 {
-			return nil, &Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: fmt.Sprintf("%s does not resolve", h)}}
-		}
+	case errors.As(err, &unresolved):
+		return nil, &Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: fmt.Sprintf("%s does not resolve", h)}}
+	case errors.As(err, &unchecked):
+		return nil, &Refusal{Status: 403, Class: Own, Refusal: refusal.Refusal{Rule: KindAddress, Reason: fmt.Sprintf("%s cannot be checked: %s", h, firstLine(unchecked.Err.Error()))}}
+	case err != nil:
+		return nil, err
 	}
-	out := make([]netip.AddrPort, 0, len(addrs))
-	for _, a := range addrs {
-		cl, err := c.classify(a)
-		if err != nil {
-			return nil, &Refusal{Status: 403, Class: Own, Refusal: refusal.Refusal{Rule: KindAddress, Reason: fmt.Sprintf("%s cannot be checked: %s", h, firstLine(err.Error()))}}
-		}
-		if err := judge(cl); err != nil {
-			return nil, err
-		}
-		out = append(out, netip.AddrPortFrom(a.Unmap().WithZone(""), port))
-	}
-	return out, nil
+	return netclass.WithPort(addrs, port), nil
 }

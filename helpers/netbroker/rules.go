@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"lnk.dev/lnk/internal/netclass"
 	"lnk.dev/lnk/internal/refusal"
 )
 
@@ -64,6 +65,7 @@ func (p Pattern) String() string {
 type endpoint struct {
 	host Pattern
 	port uint16
+	lan  bool // may reach a local-network address ([Rules.AddLANEndpoint])
 }
 
 // Rules are the network grants of one sandbox, compiled for the proxy.
@@ -122,7 +124,7 @@ func RulesFrom(c *Grants) (*Rules, error) {
 		if err != nil {
 			return nil, fmt.Errorf("[internet] tcp %q: %w", s, err)
 		}
-		r.tcp = append(r.tcp, endpoint{p, port})
+		r.tcp = append(r.tcp, endpoint{host: p, port: port})
 	}
 	for _, s := range c.LANHosts {
 		p, err := ParsePattern(s)
@@ -137,6 +139,16 @@ func RulesFrom(c *Grants) (*Rules, error) {
 	return r, nil
 }
 
+// AddLANEndpoint grants exactly h on port, and lets its answers be
+// local-network addresses (private, CGNAT, link-local: what a [lan]
+// host reaches), never loopback, this machine's own or metadata. No
+// sandbox's grants give it: only an owner's bucket marked
+// --private-host (services/bucket), whose proxy tunnels to that one
+// host and port. A [lan] host, by contrast, is granted on every port.
+func (r *Rules) AddLANEndpoint(h Host, port uint16) {
+	r.tcp = append(r.tcp, endpoint{host: Pattern{exact: h}, port: port, lan: true})
+}
+
 func matchAny(ps []Pattern, h Host) bool {
 	for _, p := range ps {
 		if p.Match(h) {
@@ -147,9 +159,7 @@ func matchAny(ps []Pattern, h Host) bool {
 }
 
 // isLocalhostName reports names that mean this machine.
-func isLocalhostName(h Host) bool {
-	return !h.IsAddr() && (h.Name == "localhost" || strings.HasSuffix(h.Name, ".localhost"))
-}
+func isLocalhostName(h Host) bool { return netclass.IsLocalhostName(h) }
 
 // allowHost decides by name (or literal address) and port, before any
 // lookup: is the host granted at all on this port? It returns whether
@@ -167,7 +177,7 @@ func (r *Rules) allowHost(h Host, port uint16) (lan bool, err error) {
 	}
 	for _, e := range r.tcp {
 		if e.port == port && e.host.Match(h) {
-			return false, nil
+			return e.lan, nil
 		}
 	}
 	if h.IsAddr() && Classify(h.Addr) == Loopback {

@@ -7,9 +7,14 @@
 // spelling of an IPv4 address a C library accepts is read as the
 // address it means).
 //
-// Both users hold one rule: the sandbox proxy (helpers/netbroker) dials
-// only what its grants allow of each class, and Link Web
-// (services/web) fetches only Public. Neither keeps a copy.
+// [Resolve] is Link's one resolve-and-judge routine: a name looked up
+// once, every answer judged, the name refused whole when one answer is
+// refused, and only the answers checked returned to dial. Every user
+// calls it with its own rule: the sandbox proxy (helpers/netbroker)
+// dials only what its grants allow of each class, Link Web
+// (services/web) fetches only Public (any class for a --private-host),
+// and a bucket's push and pull (services/bucket) reach only a Public
+// endpoint. None keeps a copy.
 //
 // # Security
 //

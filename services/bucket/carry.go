@@ -64,6 +64,11 @@ func (a *Agent) PutConf(data []byte) (func() error, error) {
 	if err := CheckConf(data, a.ID); err != nil {
 		return nil, err
 	}
+	// The owner's --private-host marks are for buckets the owner added
+	// here: a received conf's buckets reach only the internet.
+	if err := a.clearPrivateHosts(); err != nil {
+		return nil, err
+	}
 	cfg, err := a.configDir()
 	if err != nil {
 		return nil, err
@@ -126,7 +131,7 @@ func (a *Agent) DeleteConf() error {
 	if err := unix.Unlinkat(cfg, ConfName, 0); err != nil && !errors.Is(err, unix.ENOENT) {
 		return fmt.Errorf("removing agent %s's %s: %w", a.Name, ConfName, err)
 	}
-	return nil
+	return a.clearPrivateHosts()
 }
 
 // readAllAt is the whole of rclone.conf open as f, refused past maxConf.

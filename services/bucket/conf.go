@@ -31,6 +31,10 @@ type Bucket struct {
 	Region    string `json:"region,omitempty"`
 	Folder    string `json:"folder"` // the agent's ID: its folder in the S3 bucket
 	Encrypted bool   `json:"encrypted"`
+	// PrivateHost: the owner marked it --private-host (private.go), so
+	// its endpoint may be on the owner's own network. Never in
+	// rclone.conf: a move never carries it.
+	PrivateHost bool `json:"private_host"`
 }
 
 // entry is a bucket with its secrets: the access key pair and, when

@@ -49,7 +49,14 @@
 // HTTP_PROXY), granted the endpoint's exact host:port and answering its
 // name with the addresses checked (no second lookup); landlock lets the
 // child connect to that port alone. An endpoint at a loopback address
-// (only ever the owner's) is reached directly, on its port. Push never follows a link
+// (only ever the owner's) is reached directly, on its port. A bucket
+// the owner added --private-host (private.go: a mark of its name and
+// endpoint in ~/.lnk/agents/<agent id>/bucket-private-hosts, Link's
+// own setting, never in rclone.conf and never carried; a received conf
+// clears the marks) may also resolve to the owner's network (private,
+// CGNAT, link-local), its proxy granted that host:port alone as a LAN
+// endpoint; loopback, this machine's own and metadata stay refused.
+// Push never follows a link
 // (rclone without --links or --copy-links, and -x: no other file
 // system): each link in the files folder is left out and named. What
 // rclone pulls lands in a folder made new (700) for each pull,

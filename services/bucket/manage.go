@@ -25,9 +25,13 @@ var ErrExists = refusal.Sentinel("bucket-exists", "the agent has a bucket of tha
 type New struct {
 	Name, Endpoint, S3Bucket, Region string
 	Encrypt                          bool
-	KeyID                            string
-	SecretKey                        *secret.Value
-	Password                         *secret.Value
+	// PrivateHost lets the endpoint's name resolve to the owner's own
+	// network (private, CGNAT, link-local; never loopback, this
+	// machine's own or metadata): kept in Link's own settings.
+	PrivateHost bool
+	KeyID       string
+	SecretKey   *secret.Value
+	Password    *secret.Value
 }
 
 // List is the agent's buckets, in name order, without a secret.
@@ -40,9 +44,15 @@ func (a *Agent) List() ([]Bucket, error) {
 		f.Close()
 	}
 	defer c.destroy()
+	marks, err := a.privateHosts()
+	if err != nil {
+		return nil, err
+	}
 	out := []Bucket{}
 	for _, e := range c.entries {
-		out = append(out, e.Bucket)
+		b := e.Bucket
+		b.PrivateHost = marks[e.Name] == e.Endpoint
+		out = append(out, b)
 	}
 	return out, nil
 }
@@ -105,13 +115,20 @@ func (a *Agent) Add(ctx context.Context, n New) (Bucket, error) {
 		}
 		return Bucket{}, err
 	}
-	return e.Bucket, nil
+	// Set or taken away: a mark left from a bucket of this name before
+	// never carries over to this one.
+	if err := a.setPrivateHost(n.Name, ep, n.PrivateHost); err != nil {
+		return Bucket{}, fmt.Errorf("bucket %s was added, but its --private-host mark was not written (its endpoint reaches only the internet until it is): %w", n.Name, err)
+	}
+	b := e.Bucket
+	b.PrivateHost = n.PrivateHost
+	return b, nil
 }
 
 // Remove takes bucket name out of the agent's rclone.conf; what was
 // pushed there stays in the bucket.
 func (a *Agent) Remove(name string) error {
-	return a.change(func(c *conf) error {
+	err := a.change(func(c *conf) error {
 		i, e := c.find(name)
 		if e == nil {
 			return fmt.Errorf("%w: agent %s has no bucket %s", ErrNoBucket, a.Name, name)
@@ -120,6 +137,10 @@ func (a *Agent) Remove(name string) error {
 		e.destroy()
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return a.setPrivateHost(name, "", false)
 }
 
 // obscure is password (or, when nil, 32 random bytes as base64url)

@@ -72,11 +72,15 @@ func (a *Agent) openRoute(ctx context.Context, e *entry) (*route, error) {
 	if h.IsAddr() && netclass.Classify(h.Addr) == netclass.Loopback && h.Addr.Unmap().IsLoopback() {
 		return &route{port: port}, nil
 	}
+	private, err := a.isPrivateHost(e)
+	if err != nil {
+		return nil, a.refuseReach(e, h, "cannot be checked: the owner's --private-host marks: "+firstLine(err.Error()))
+	}
 	own, err := netclass.WatchOwnAddrs()
 	if err != nil {
 		return nil, a.refuseReach(e, h, "cannot be checked: "+err.Error())
 	}
-	addrs, err := a.checkAddrs(ctx, e, h, own)
+	addrs, err := a.checkAddrs(ctx, e, h, own, private)
 	if err != nil {
 		own.Close()
 		return nil, err
@@ -85,11 +89,19 @@ func (a *Agent) openRoute(ctx context.Context, e *entry) (*route, error) {
 	// One plain TCP endpoint, the internet off: the proxy tunnels to
 	// exactly the endpoint's host and port, no other host on any port
 	// (with the internet on and no hosts, any host would be granted).
-	rules, err := netbroker.RulesFrom(&netbroker.Grants{AgentName: a.Name,
-		Internet: netbroker.InternetGrants{TCP: []string{h.HostPort(port)}}})
+	// A --private-host bucket's endpoint is that one host and port too,
+	// its answers allowed on the local network as checked here.
+	g := &netbroker.Grants{AgentName: a.Name}
+	if !private {
+		g.Internet.TCP = []string{h.HostPort(port)}
+	}
+	rules, err := netbroker.RulesFrom(g)
 	if err != nil {
 		own.Close()
 		return nil, fmt.Errorf("bucket %s's proxy: %w", e.Name, err)
+	}
+	if private {
+		rules.AddLANEndpoint(h, port)
 	}
 	p, err := netbroker.New(netbroker.Config{Rules: rules, Resolver: pinned{name: h, addrs: addrs}, Own: own, Log: r.log})
 	if err != nil {
@@ -112,45 +124,43 @@ func (a *Agent) openRoute(ctx context.Context, e *entry) (*route, error) {
 }
 
 // checkAddrs resolves h once (an address is itself) and judges every
-// answer: all public and none of this machine's, or a refusal.
-func (a *Agent) checkAddrs(ctx context.Context, e *entry, h netclass.Host, own netclass.OwnSet) ([]netip.Addr, error) {
-	var addrs []netip.Addr
-	if h.IsAddr() {
-		addrs = []netip.Addr{h.Addr}
-	} else {
-		res := a.Resolver
-		if res == nil {
-			res = net.DefaultResolver
+// answer by netclass's one routine ([netclass.Resolve], the proxy's and
+// Link Web's too): all public and none of this machine's, or a refusal.
+// With private (the owner's --private-host mark), an answer on the
+// owner's own network (private, CGNAT, link-local) is allowed too;
+// never loopback, this machine's own, metadata or the rest.
+func (a *Agent) checkAddrs(ctx context.Context, e *entry, h netclass.Host, own netclass.OwnSet, private bool) ([]netip.Addr, error) {
+	addrs, err := netclass.Resolve(ctx, a.Resolver, own, h, func(ad netip.Addr, cl netclass.Class) error {
+		if cl == netclass.Public || private && localNetwork(cl) {
+			return nil
 		}
-		var err error
-		addrs, err = res.LookupNetIP(ctx, "ip", h.Name)
+		what := "resolves to " + cl.Article() + " " + cl.String() + " (" + ad.String() + ")"
+		if h.IsAddr() {
+			what = "is " + cl.Article() + " " + cl.String()
+		}
+		if localNetwork(cl) {
+			return a.refusePrivate(e, h, what+", which is this machine's network: a bucket's endpoint is reached only on the internet unless the owner added it --private-host")
+		}
+		return a.refuseReach(e, h, what+", which is this machine or its network: a bucket's endpoint is reached only on the internet")
+	})
+	var unresolved *netclass.UnresolvedError
+	var unchecked *netclass.UncheckedError
+	switch {
+	case errors.As(err, &unresolved):
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if err != nil || len(addrs) == 0 {
-			why := "does not resolve"
-			if err != nil {
-				why += " (" + firstLine(err.Error()) + ")"
-			}
-			return nil, a.refuseReach(e, h, why+": what it would reach cannot be checked")
+		why := "does not resolve"
+		if unresolved.Err != nil {
+			why += " (" + firstLine(unresolved.Err.Error()) + ")"
 		}
+		return nil, a.refuseReach(e, h, why+": what it would reach cannot be checked")
+	case errors.As(err, &unchecked):
+		return nil, a.refuseReach(e, h, "cannot be checked: "+firstLine(unchecked.Err.Error()))
+	case err != nil:
+		return nil, err
 	}
-	out := make([]netip.Addr, 0, len(addrs))
-	for _, ad := range addrs {
-		cl, err := netclass.Judge(own, ad)
-		if err != nil {
-			return nil, a.refuseReach(e, h, "cannot be checked: "+firstLine(err.Error()))
-		}
-		if cl != netclass.Public {
-			what := "resolves to " + cl.Article() + " " + cl.String() + " (" + ad.String() + ")"
-			if h.IsAddr() {
-				what = "is " + cl.Article() + " " + cl.String()
-			}
-			return nil, a.refuseReach(e, h, what+", which is this machine or its network: a bucket's endpoint is reached only on the internet")
-		}
-		out = append(out, ad.Unmap().WithZone(""))
-	}
-	return out, nil
+	return addrs, nil
 }
 
 // refuseReach is the refusal of e's endpoint host h, saying why.
@@ -161,6 +171,20 @@ func (a *Agent) refuseReach(e *entry, h netclass.Host, why string) error {
 		Hint:   "lnk agent bucket remove " + a.Name + " " + e.Name + ", then lnk agent bucket add " + a.Name + " " + e.Name + " --s3 https://PUBLIC-HOST --bucket B (for a store on this machine: --s3 http://127.0.0.1:PORT)",
 		Err:    ErrEndpointReach,
 	}
+}
+
+// localNetwork reports the classes an owner's --private-host bucket
+// may resolve to: those a sandbox's [lan] host reaches.
+func localNetwork(cl netclass.Class) bool {
+	return cl == netclass.Private || cl == netclass.CGNAT || cl == netclass.LinkLocal
+}
+
+// refusePrivate is the refusal of e's endpoint host h on the owner's
+// network, its hint the command that allows it.
+func (a *Agent) refusePrivate(e *entry, h netclass.Host, why string) error {
+	r := a.refuseReach(e, h, why).(*refusal.Refusal)
+	r.Hint = "lnk agent bucket remove " + a.Name + " " + e.Name + ", then lnk agent bucket add " + a.Name + " " + e.Name + " --s3 " + e.Endpoint + " --bucket " + e.S3Bucket + " --private-host (the owner's own store on this network; a received bucket is never so)"
+	return r
 }
 
 // env is the child's proxy variables: none when rclone connects itself.

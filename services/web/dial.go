@@ -15,39 +15,34 @@ import (
 )
 
 // check resolves t's host once (an address is itself) and judges every
-// answer by netclass's one rule: one that is not public refuses the host
-// whole, unless --private-host names it. It returns the addresses the
-// hop may dial, and only those are dialled: no second lookup between the
-// check and the connection (no DNS rebinding).
+// answer by netclass's one routine ([netclass.Resolve], the proxy's and
+// the buckets' too): one that is not public refuses the host whole,
+// unless --private-host names it, and one that cannot be judged (this
+// machine's own addresses unknown) refuses it even then. It returns the
+// addresses the hop may dial, and only those are dialled: no second
+// lookup between the check and the connection (no DNS rebinding).
 func (w *Web) check(ctx context.Context, t target) ([]netip.AddrPort, error) {
-	var addrs []netip.Addr
-	if t.host.IsAddr() {
-		addrs = []netip.Addr{t.host.Addr}
-	} else {
-		var err error
-		addrs, err = w.resolver.LookupNetIP(ctx, "ip", t.host.Name)
-		if err != nil || len(addrs) == 0 {
-			if cause := context.Cause(ctx); cause != nil {
-				return nil, cause
-			}
-			return nil, refusef("%s does not resolve", t.host)
-		}
-	}
 	private := w.private.has(t.host)
-	out := make([]netip.AddrPort, 0, len(addrs))
-	for _, a := range addrs {
-		if !private {
-			cl, err := netclass.Judge(w.cfg.Own, a)
-			if err != nil {
-				return nil, refusef("%s cannot be checked: %v", t.host, err)
-			}
-			if cl != netclass.Public {
-				return nil, w.refuseClass(t.host, a, cl)
-			}
+	addrs, err := netclass.Resolve(ctx, w.resolver, w.cfg.Own, t.host, func(a netip.Addr, cl netclass.Class) error {
+		if private || cl == netclass.Public {
+			return nil
 		}
-		out = append(out, netip.AddrPortFrom(a.Unmap().WithZone(""), t.port))
+		return w.refuseClass(t.host, a, cl)
+	})
+	var unresolved *netclass.UnresolvedError
+	var unchecked *netclass.UncheckedError
+	switch {
+	case errors.As(err, &unresolved):
+		if cause := context.Cause(ctx); cause != nil {
+			return nil, cause
+		}
+		return nil, refusef("%s does not resolve", t.host)
+	case errors.As(err, &unchecked):
+		return nil, refusef("%s cannot be checked: %v", t.host, unchecked.Err)
+	case err != nil:
+		return nil, err
 	}
-	return out, nil
+	return netclass.WithPort(addrs, t.port), nil
 }
 
 // refuseClass says why host is never fetched: what it is, or what it

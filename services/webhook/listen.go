@@ -106,6 +106,11 @@ func (l *Listener) Serve(ctx context.Context) error {
 // ServeOn serves on ln until ctx ends.
 func (l *Listener) ServeOn(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: l, ReadHeaderTimeout: l.limits.BodyTimeout, MaxHeaderBytes: 64 << 10}
+	// One post per connection: a connection kept idle for a next post
+	// would be bounded by no timeout (ReadHeaderTimeout starts at the
+	// next request's first byte), so anyone reaching the port could
+	// hold connections open without end after one unsigned 404.
+	srv.SetKeepAlivesEnabled(false)
 	go func() {
 		<-ctx.Done()
 		srv.Close()

@@ -381,3 +381,29 @@ func TestRefusalBodiesAreFixed(t *testing.T) {
 	r.h.fail = nil
 	want(t, "the post, taken", r.post(t, p, "f1", now, "application/json", body, r.secret), 202)
 }
+
+// TestListenerHoldsNoIdleConnection: a connection whose post was
+// answered is closed, never kept idle for a next post that may never
+// come: without it, anyone reaching the port (a public tunnel's
+// stranger too) holds as many connections open as it likes, each past
+// every timeout, after one request that needs no secret (a 404). The
+// positive control: the answer itself reaches the poster whole.
+func TestListenerHoldsNoIdleConnection(t *testing.T) {
+	lim := testLimits()
+	lim.BodyTimeout = 300 * time.Millisecond
+	r := newRig(t, lim)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(r.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /h/%s HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nhi", strings.Repeat("0", 32))
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatalf("the connection was kept open after its answer (%v); read %q", err, got)
+	}
+	if !strings.HasPrefix(string(got), "HTTP/1.1 404 ") || !strings.HasSuffix(string(got), http.StatusText(404)+"\n") {
+		t.Fatalf("the answer: %q", got)
+	}
+}

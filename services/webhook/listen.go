@@ -2,6 +2,8 @@ package webhook
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -187,10 +189,10 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if q, ok := questionOf(r, body); ok {
-		l.ask(w, *hook, v, q)
+		l.ask(w, *hook, v, q, body)
 		return
 	}
-	l.hand(w, r, *hook, v, text)
+	l.hand(w, r, *hook, v, text, body)
 }
 
 // readBody reads at most MaxBody bytes within BodyTimeout.
@@ -269,8 +271,8 @@ func contentOf(r *http.Request, body []byte) (string, int, string) {
 // not be reached, 202 once it took it and its id is on disk; 500 when it
 // took it but the id could not be written (still refused as a repeat
 // while the listener runs, and written with the next post's).
-func (l *Listener) hand(w http.ResponseWriter, r *http.Request, h Hook, v webhookcheck.Verdict, text string) {
-	key := h.ID + " " + v.ID
+func (l *Listener) hand(w http.ResponseWriter, r *http.Request, h Hook, v webhookcheck.Verdict, text string, body []byte) {
+	key := seenKey(h, v, body)
 	if err := l.seen.begin(key, l.now()); err != nil {
 		l.refuseUnseen(w, err)
 		return
@@ -285,6 +287,19 @@ func (l *Listener) hand(w http.ResponseWriter, r *http.Request, h Hook, v webhoo
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// seenKey is a post's key in the record of taken posts: the webhook's id
+// and the post's. Link's scheme signs the post's id, so it is the id; GitHub
+// signs the body alone, so its unsigned delivery id would let a signed
+// post be sent again under a fresh one: a GitHub post is keyed by its
+// body's SHA-256, the same signed body taken once whatever id it carries.
+func seenKey(h Hook, v webhookcheck.Verdict, body []byte) string {
+	if v.Scheme == "link" {
+		return h.ID + " " + v.ID
+	}
+	sum := sha256.Sum256(body)
+	return h.ID + " " + v.Scheme + "-sha256:" + hex.EncodeToString(sum[:])
 }
 
 // refuseUnseen answers a post the record would not take in flight: 401

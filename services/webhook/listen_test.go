@@ -247,6 +247,36 @@ func TestListenerGitHub(t *testing.T) {
 	want(t, "its repeat", send(t, mk("d1", gh)), 401)
 }
 
+// TestListenerGitHubReplayUnderANewDeliveryID: GitHub signs the body
+// alone, never its delivery id or a time, so whoever saw one signed post
+// (a tunnel's log, a proxy) could send it again under a fresh
+// X-GitHub-Delivery as often as they like. The record keys a GitHub
+// post by its body's digest, so the same signed body is taken once in
+// 30 days, whatever id it carries; another body (the positive control)
+// is taken.
+func TestListenerGitHubReplayUnderANewDeliveryID(t *testing.T) {
+	r := newRig(t, testLimits())
+	gh, _ := scheme.GitHubKey(append([]byte(nil), r.secret.Bytes()...))
+	defer gh.Destroy()
+	mk := func(delivery string, body []byte) *http.Request {
+		req, _ := http.NewRequest(http.MethodPost, r.base+"/h/"+r.hook.ID, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(scheme.GitHubHeader, scheme.SignGitHub(gh, body))
+		req.Header.Set("X-GitHub-Delivery", delivery)
+		return req
+	}
+	body := []byte(`{"action":"opened","number":1}`)
+	want(t, "signed by GitHub", send(t, mk("d1", body)), 202)
+	want(t, "the same body under a new delivery id", send(t, mk("d2", body)), 401)
+	want(t, "another body", send(t, mk("d3", []byte(`{"action":"opened","number":2}`))), 202)
+	if n := r.h.count(); n != 2 {
+		t.Fatalf("the harness took %d posts, want 2", n)
+	}
+	if !strings.Contains(r.log.String(), "webhook: refused 401: ") {
+		t.Fatalf("the replay's refusal not logged:\n%s", r.log)
+	}
+}
+
 // TestListenerRereadsSecretsAtEachPost: after a roll both secrets are
 // taken with no restart; after roll --done the previous one is refused;
 // after remove the address answers 404.

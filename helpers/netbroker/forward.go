@@ -65,11 +65,19 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, req *http.Request, raw 
 		p.refuse(c, ev, &Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: "sending the request upstream failed: " + firstLine(err.Error())}})
 		return
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(up), req)
+	// The answer's head is read under a cap, as a request's is: a
+	// server sending headers without end is cut, never held in memory.
+	head := &recordingReader{r: up, left: MaxAnswerHeader, stopped: true}
+	resp, err := http.ReadResponse(bufio.NewReader(head), req)
 	if err != nil {
-		p.refuse(c, ev, &Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: "malformed answer from upstream: " + firstLine(err.Error())}})
+		reason := "malformed answer from upstream: " + firstLine(err.Error())
+		if head.over {
+			reason = fmt.Sprintf("the upstream answer's status line and headers (its head) are over %d bytes", MaxAnswerHeader)
+		}
+		p.refuse(c, ev, &Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: reason}})
 		return
 	}
+	head.left = -1 // the body is streamed, not held
 	defer resp.Body.Close()
 	for _, h := range hopHeaders {
 		resp.Header.Del(h)
@@ -143,3 +151,6 @@ func filterLocalModel(req *http.Request, t Target) error {
 	req.TransferEncoding = nil
 	return nil
 }
+
+// MaxAnswerHeader bounds an upstream answer's status line and headers.
+const MaxAnswerHeader = 256 << 10

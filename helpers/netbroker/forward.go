@@ -8,8 +8,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/textproto"
 	"net/url"
+	"slices"
 	"strings"
 
 	"lnk.dev/lnk/internal/refusal"
@@ -127,6 +129,25 @@ func (p *Proxy) isLocalModel(t Target) bool {
 		}
 	}
 	return false
+}
+
+// checkLocalModel refuses a host that is not a local model's by name
+// (localhost, a loopback address: [Proxy.isLocalModel], whose requests
+// are filtered or refused before they are dialed) but whose checked
+// addresses reach a local model's port: a name resolving to loopback (a
+// [lan] host, a hostile DNS answer) would pass the model's admin API and
+// a CONNECT unfiltered. A local model is known by where the proxy
+// connects, never by the name a request gives alone.
+func (p *Proxy) checkLocalModel(h Host, port uint16, addrs []netip.AddrPort) error {
+	if len(p.cfg.LocalModelPorts) == 0 || p.isLocalModel(Target{Host: h, Port: port}) || !slices.Contains(p.cfg.LocalModelPorts, port) {
+		return nil
+	}
+	for _, a := range addrs {
+		if Classify(a.Addr()) == Loopback {
+			return &Refusal{Status: 403, Class: Loopback, Refusal: refusal.Refusal{Rule: KindRoute, Reason: fmt.Sprintf("%s resolves to loopback port %d, a local model's: reached as localhost:%d by plain http, for inference only", h, port, port)}}
+		}
+	}
+	return nil
 }
 
 // filterLocalModel passes a local model's inference calls only, reading

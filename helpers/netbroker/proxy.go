@@ -319,10 +319,14 @@ func (p *Proxy) log(ev Event) {
 	p.cfg.Log(ev)
 }
 
-// dial checks h:port and dials the first checked address that answers.
+// dial checks h:port (and that it reaches a local model only by its own
+// name: [Proxy.checkLocalModel]) and dials the first checked address that answers.
 func (p *Proxy) dial(ctx context.Context, h Host, port uint16) (net.Conn, netip.AddrPort, error) {
 	addrs, err := p.checker.Check(ctx, h, port)
 	if err != nil {
+		return nil, netip.AddrPort{}, err
+	}
+	if err := p.checkLocalModel(h, port, addrs); err != nil {
 		return nil, netip.AddrPort{}, err
 	}
 	if !p.limit.allow() {

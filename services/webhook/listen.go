@@ -27,12 +27,22 @@ type Limits struct {
 	BodyTimeout  time.Duration // 10 s to read a body
 	CheckTimeout time.Duration // 30 s for lnk-webhook's verdict
 	InFlight     int           // 64 posts at once
+	// Conns bounds the connections open at once, each a post's or one
+	// still sending its headers; past it a connection waits in the
+	// kernel's backlog until one closes. 0 is DefaultConns.
+	Conns int
 	// MaxSeen bounds hooks-seen.json's size, and so the ids of the last
 	// 30 days it keeps: past it a post is refused 503 before it is
 	// handed on. 0 (and anything larger) is 64 MiB, the most that is
 	// read when the listener starts.
 	MaxSeen int64
 }
+
+// DefaultConns is the connections open at once when Limits.Conns is 0:
+// four for each post taken at once, so posters still sending their
+// headers (each for at most BodyTimeout) never hold the listener's
+// memory without bound.
+const DefaultConns = 256
 
 // DefaultLimits are the spec's.
 var DefaultLimits = Limits{MaxBody: webhookcheck.MaxBody, BodyTimeout: 10 * time.Second, CheckTimeout: 30 * time.Second, InFlight: 64}
@@ -117,7 +127,11 @@ func (l *Listener) ServeOn(ctx context.Context, ln net.Listener) error {
 		<-ctx.Done()
 		srv.Close()
 	}()
-	err := srv.Serve(ln)
+	conns := l.limits.Conns
+	if conns <= 0 {
+		conns = DefaultConns
+	}
+	err := srv.Serve(newLimitListener(ln, conns))
 	if ctx.Err() != nil {
 		return nil
 	}

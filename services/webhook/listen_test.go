@@ -437,3 +437,62 @@ func TestListenerHoldsNoIdleConnection(t *testing.T) {
 		t.Fatalf("the answer: %q", got)
 	}
 }
+
+// TestListenerBoundsOpenConnections: connections still sending their
+// headers (a slowloris) hold at most Conns of the listener's slots; a
+// post past them waits in the kernel's backlog, taking nothing of the
+// listener's, until one closes, and is then taken (the positive
+// control): without the cap each such connection held a goroutine and
+// its buffers for its whole header time, however many were opened.
+func TestListenerBoundsOpenConnections(t *testing.T) {
+	lim := testLimits()
+	lim.BodyTimeout = 10 * time.Second
+	lim.Conns = 4
+	r := newRig(t, lim)
+	addr := strings.TrimPrefix(r.base, "http://")
+	var slow []net.Conn
+	for range lim.Conns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, "POST /h/"+r.hook.ID+" HTTP/1.1\r\nHost: x\r\n") // headers never ended
+		slow = append(slow, c)
+	}
+	req, _ := http.NewRequest(http.MethodPost, r.base+"/h/"+r.hook.ID, strings.NewReader("hi"))
+	req.Header.Set("Content-Type", "text/plain")
+	k := r.key(t, r.secret)
+	now := time.Now().Unix()
+	req.Header.Set("webhook-id", "c1")
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(now, 10))
+	req.Header.Set("webhook-signature", scheme.Sign(k, "c1", now, []byte("hi")))
+	k.Destroy()
+	got := make(chan int, 1)
+	go func() {
+		resp, err := testClient.Do(req)
+		if err != nil {
+			got <- -1
+			return
+		}
+		resp.Body.Close()
+		got <- resp.StatusCode
+	}()
+	select {
+	case status := <-got:
+		t.Fatalf("a post past %d connections still sending headers was answered %d at once", lim.Conns, status)
+	case <-time.After(time.Second):
+	}
+	if r.h.count() != 0 {
+		t.Fatal("a post past the connections' cap reached the harness while the cap was held")
+	}
+	for _, c := range slow {
+		c.Close()
+	}
+	select {
+	case status := <-got:
+		want(t, "the post once a connection closed", status, 202)
+	case <-time.After(9 * time.Second):
+		t.Fatal("the post was never taken after the connections closed")
+	}
+}

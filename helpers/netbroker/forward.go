@@ -67,6 +67,12 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, req *http.Request, raw 
 		p.refuse(c, ev, &Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: "sending the request upstream failed: " + firstLine(err.Error())}})
 		return
 	}
+	// The request is sent whole: what the client sends after it is never
+	// read as a request (one per connection), and its end is the client
+	// gone, which ends the forward, as an HTTP server takes a client's
+	// close for a cancel. Else a server that never answers would hold
+	// this connection's slot after its client gave up, without end.
+	go watchGone(c, up)
 	// The answer's head is read under a cap, as a request's is: a
 	// server sending headers without end is cut, never held in memory.
 	head := &recordingReader{r: up, left: MaxAnswerHeader, stopped: true}
@@ -89,6 +95,13 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, req *http.Request, raw 
 	resp.Write(down)
 	ev.Decision, ev.Status, ev.Up, ev.Down = "allow", resp.StatusCode, upCount.n, down.n
 	p.log(ev)
+}
+
+// watchGone closes up once the client c has ended (EOF, or an error:
+// c closed when the forward returns), discarding anything it sends.
+func watchGone(c, up net.Conn) {
+	io.Copy(io.Discard, c)
+	up.Close()
 }
 
 // checkHostHeader refuses an absolute-form request with two Host headers

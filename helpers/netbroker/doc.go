@@ -137,7 +137,11 @@
 // always; requests it cannot parse strictly; a SOCKS5 client without
 // the secret, and SOCKS5's BIND and UDP ASSOCIATE; headers over 32 KiB; a
 // client that takes over 10 s to send its headers; more than 256
-// connections at once. It never follows a redirect (the client's next
+// connections at once; a forwarded answer's head over 256 KiB; a local
+// model's port reached by a name that resolves to loopback (it is
+// reached as localhost or a loopback address alone). A forward ends
+// with its client, and a tunnel whose client ended ends once its server
+// is silent for 30 s. It never follows a redirect (the client's next
 // request is checked like any other), never logs a body, a header's
 // value, a query or a route's path, and links no os/exec.
 package netbroker

@@ -8,8 +8,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/textproto"
 	"net/url"
+	"slices"
 	"strings"
 
 	"lnk.dev/lnk/internal/refusal"
@@ -65,11 +67,25 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, req *http.Request, raw 
 		p.refuse(c, ev, &Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: "sending the request upstream failed: " + firstLine(err.Error())}})
 		return
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(up), req)
+	// The request is sent whole: what the client sends after it is never
+	// read as a request (one per connection), and its end is the client
+	// gone, which ends the forward, as an HTTP server takes a client's
+	// close for a cancel. Else a server that never answers would hold
+	// this connection's slot after its client gave up, without end.
+	go watchGone(c, up)
+	// The answer's head is read under a cap, as a request's is: a
+	// server sending headers without end is cut, never held in memory.
+	head := &recordingReader{r: up, left: MaxAnswerHeader, stopped: true}
+	resp, err := http.ReadResponse(bufio.NewReader(head), req)
 	if err != nil {
-		p.refuse(c, ev, &Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: "malformed answer from upstream: " + firstLine(err.Error())}})
+		reason := "malformed answer from upstream: " + firstLine(err.Error())
+		if head.over {
+			reason = fmt.Sprintf("the upstream answer's status line and headers (its head) are over %d bytes", MaxAnswerHeader)
+		}
+		p.refuse(c, ev, &Refusal{Status: 502, Refusal: refusal.Refusal{Rule: KindUpstream, Reason: reason}})
 		return
 	}
+	head.left = -1 // the body is streamed, not held
 	defer resp.Body.Close()
 	for _, h := range hopHeaders {
 		resp.Header.Del(h)
@@ -79,6 +95,13 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, req *http.Request, raw 
 	resp.Write(down)
 	ev.Decision, ev.Status, ev.Up, ev.Down = "allow", resp.StatusCode, upCount.n, down.n
 	p.log(ev)
+}
+
+// watchGone closes up once the client c has ended (EOF, or an error:
+// c closed when the forward returns), discarding anything it sends.
+func watchGone(c, up net.Conn) {
+	io.Copy(io.Discard, c)
+	up.Close()
 }
 
 // checkHostHeader refuses an absolute-form request with two Host headers
@@ -121,6 +144,25 @@ func (p *Proxy) isLocalModel(t Target) bool {
 	return false
 }
 
+// checkLocalModel refuses a host that is not a local model's by name
+// (localhost, a loopback address: [Proxy.isLocalModel], whose requests
+// are filtered or refused before they are dialed) but whose checked
+// addresses reach a local model's port: a name resolving to loopback (a
+// [lan] host, a hostile DNS answer) would pass the model's admin API and
+// a CONNECT unfiltered. A local model is known by where the proxy
+// connects, never by the name a request gives alone.
+func (p *Proxy) checkLocalModel(h Host, port uint16, addrs []netip.AddrPort) error {
+	if len(p.cfg.LocalModelPorts) == 0 || p.isLocalModel(Target{Host: h, Port: port}) || !slices.Contains(p.cfg.LocalModelPorts, port) {
+		return nil
+	}
+	for _, a := range addrs {
+		if Classify(a.Addr()) == Loopback {
+			return &Refusal{Status: 403, Class: Loopback, Refusal: refusal.Refusal{Rule: KindRoute, Reason: fmt.Sprintf("%s resolves to loopback port %d, a local model's: reached as localhost:%d by plain http, for inference only", h, port, port)}}
+		}
+	}
+	return nil
+}
+
 // filterLocalModel passes a local model's inference calls only, reading
 // the body (at most 8 MB) to filter it.
 func filterLocalModel(req *http.Request, t Target) error {
@@ -143,3 +185,6 @@ func filterLocalModel(req *http.Request, t Target) error {
 	req.TransferEncoding = nil
 	return nil
 }
+
+// MaxAnswerHeader bounds an upstream answer's status line and headers.
+const MaxAnswerHeader = 256 << 10

@@ -39,6 +39,10 @@ type Config struct {
 	HeaderTimeout time.Duration
 	// MaxHeaderBytes bounds a request line and headers (32 KiB if 0).
 	MaxHeaderBytes int
+	// DrainTimeout bounds how long a tunnel's server may stay silent
+	// once its client has ended (30 s if 0): read on while it sends,
+	// closed when it doesn't.
+	DrainTimeout time.Duration
 	// DialTimeout bounds each dial of a checked address (10 s if 0).
 	DialTimeout time.Duration
 	// Now is the clock for per_minute (time.Now if nil).
@@ -106,6 +110,9 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	if cfg.MaxHeaderBytes <= 0 {
 		cfg.MaxHeaderBytes = 32 << 10
+	}
+	if cfg.DrainTimeout <= 0 {
+		cfg.DrainTimeout = 30 * time.Second
 	}
 	if cfg.DialTimeout <= 0 {
 		cfg.DialTimeout = 10 * time.Second
@@ -319,10 +326,14 @@ func (p *Proxy) log(ev Event) {
 	p.cfg.Log(ev)
 }
 
-// dial checks h:port and dials the first checked address that answers.
+// dial checks h:port (and that it reaches a local model only by its own
+// name: [Proxy.checkLocalModel]) and dials the first checked address that answers.
 func (p *Proxy) dial(ctx context.Context, h Host, port uint16) (net.Conn, netip.AddrPort, error) {
 	addrs, err := p.checker.Check(ctx, h, port)
 	if err != nil {
+		return nil, netip.AddrPort{}, err
+	}
+	if err := p.checkLocalModel(h, port, addrs); err != nil {
 		return nil, netip.AddrPort{}, err
 	}
 	if !p.limit.allow() {

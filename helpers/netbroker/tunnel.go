@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync/atomic"
+	"time"
 
 	"lnk.dev/lnk/internal/refusal"
 )
@@ -45,7 +47,7 @@ func (p *Proxy) join(c net.Conn, br *bufio.Reader, up net.Conn, ev Event) {
 			return
 		}
 	}
-	upN, downN := copyBoth(c, up)
+	upN, downN := copyBoth(c, up, p.cfg.DrainTimeout)
 	ev.Decision, ev.Up, ev.Down = "allow", early+upN, downN
 	p.log(ev)
 }
@@ -54,18 +56,44 @@ type closeWriter interface{ CloseWrite() error }
 
 // copyBoth copies a→b and b→a until both directions end (pump.go),
 // passing each end's EOF on as a half-close, and returns the bytes each
-// way.
-func copyBoth(a, b net.Conn) (ab, ba int64) {
+// way. Once a (the client) has ended, b is read on only while it sends:
+// silent for drain, it is closed, so a server that neither answers nor
+// closes holds no connection after its client gave up.
+func copyBoth(a, b net.Conn, drain time.Duration) (ab, ba int64) {
+	src := &drainReader{Conn: b, idle: drain}
 	done := make(chan int64, 1)
 	go func() {
 		n, err := pump(b, a)
+		if err == nil {
+			src.arm()
+		}
 		halfClose(b, a, err)
 		done <- n
 	}()
-	ba, err := pump(a, b)
+	ba, err := pump(a, src)
 	halfClose(a, b, err)
 	ab = <-done
 	return ab, ba
+}
+
+// drainReader reads its conn; once armed, each read must come within
+// idle, or fails with the conn's timeout.
+type drainReader struct {
+	net.Conn
+	idle  time.Duration
+	armed atomic.Bool
+}
+
+func (d *drainReader) arm() {
+	d.armed.Store(true)
+	d.Conn.SetReadDeadline(time.Now().Add(d.idle))
+}
+
+func (d *drainReader) Read(b []byte) (int, error) {
+	if d.armed.Load() {
+		d.Conn.SetReadDeadline(time.Now().Add(d.idle))
+	}
+	return d.Conn.Read(b)
 }
 
 // halfClose ends writes to dst after its source src ended cleanly;

@@ -2,6 +2,8 @@ package webhook
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,12 +27,22 @@ type Limits struct {
 	BodyTimeout  time.Duration // 10 s to read a body
 	CheckTimeout time.Duration // 30 s for lnk-webhook's verdict
 	InFlight     int           // 64 posts at once
+	// Conns bounds the connections open at once, each a post's or one
+	// still sending its headers; past it a connection waits in the
+	// kernel's backlog until one closes. 0 is DefaultConns.
+	Conns int
 	// MaxSeen bounds hooks-seen.json's size, and so the ids of the last
 	// 30 days it keeps: past it a post is refused 503 before it is
 	// handed on. 0 (and anything larger) is 64 MiB, the most that is
 	// read when the listener starts.
 	MaxSeen int64
 }
+
+// DefaultConns is the connections open at once when Limits.Conns is 0:
+// four for each post taken at once, so posters still sending their
+// headers (each for at most BodyTimeout) never hold the listener's
+// memory without bound.
+const DefaultConns = 256
 
 // DefaultLimits are the spec's.
 var DefaultLimits = Limits{MaxBody: webhookcheck.MaxBody, BodyTimeout: 10 * time.Second, CheckTimeout: 30 * time.Second, InFlight: 64}
@@ -106,11 +118,20 @@ func (l *Listener) Serve(ctx context.Context) error {
 // ServeOn serves on ln until ctx ends.
 func (l *Listener) ServeOn(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: l, ReadHeaderTimeout: l.limits.BodyTimeout, MaxHeaderBytes: 64 << 10}
+	// One post per connection: a connection kept idle for a next post
+	// would be bounded by no timeout (ReadHeaderTimeout starts at the
+	// next request's first byte), so anyone reaching the port could
+	// hold connections open without end after one unsigned 404.
+	srv.SetKeepAlivesEnabled(false)
 	go func() {
 		<-ctx.Done()
 		srv.Close()
 	}()
-	err := srv.Serve(ln)
+	conns := l.limits.Conns
+	if conns <= 0 {
+		conns = DefaultConns
+	}
+	err := srv.Serve(newLimitListener(ln, conns))
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -182,10 +203,10 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if q, ok := questionOf(r, body); ok {
-		l.ask(w, *hook, v, q)
+		l.ask(w, *hook, v, q, body)
 		return
 	}
-	l.hand(w, r, *hook, v, text)
+	l.hand(w, r, *hook, v, text, body)
 }
 
 // readBody reads at most MaxBody bytes within BodyTimeout.
@@ -264,8 +285,8 @@ func contentOf(r *http.Request, body []byte) (string, int, string) {
 // not be reached, 202 once it took it and its id is on disk; 500 when it
 // took it but the id could not be written (still refused as a repeat
 // while the listener runs, and written with the next post's).
-func (l *Listener) hand(w http.ResponseWriter, r *http.Request, h Hook, v webhookcheck.Verdict, text string) {
-	key := h.ID + " " + v.ID
+func (l *Listener) hand(w http.ResponseWriter, r *http.Request, h Hook, v webhookcheck.Verdict, text string, body []byte) {
+	key := seenKey(h, v, body)
 	if err := l.seen.begin(key, l.now()); err != nil {
 		l.refuseUnseen(w, err)
 		return
@@ -280,6 +301,19 @@ func (l *Listener) hand(w http.ResponseWriter, r *http.Request, h Hook, v webhoo
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// seenKey is a post's key in the record of taken posts: the webhook's id
+// and the post's. Link's scheme signs the post's id, so it is the id; GitHub
+// signs the body alone, so its unsigned delivery id would let a signed
+// post be sent again under a fresh one: a GitHub post is keyed by its
+// body's SHA-256, the same signed body taken once whatever id it carries.
+func seenKey(h Hook, v webhookcheck.Verdict, body []byte) string {
+	if v.Scheme == "link" {
+		return h.ID + " " + v.ID
+	}
+	sum := sha256.Sum256(body)
+	return h.ID + " " + v.Scheme + "-sha256:" + hex.EncodeToString(sum[:])
 }
 
 // refuseUnseen answers a post the record would not take in flight: 401

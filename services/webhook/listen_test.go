@@ -247,6 +247,36 @@ func TestListenerGitHub(t *testing.T) {
 	want(t, "its repeat", send(t, mk("d1", gh)), 401)
 }
 
+// TestListenerGitHubReplayUnderANewDeliveryID: GitHub signs the body
+// alone, never its delivery id or a time, so whoever saw one signed post
+// (a tunnel's log, a proxy) could send it again under a fresh
+// X-GitHub-Delivery as often as they like. The record keys a GitHub
+// post by its body's digest, so the same signed body is taken once in
+// 30 days, whatever id it carries; another body (the positive control)
+// is taken.
+func TestListenerGitHubReplayUnderANewDeliveryID(t *testing.T) {
+	r := newRig(t, testLimits())
+	gh, _ := scheme.GitHubKey(append([]byte(nil), r.secret.Bytes()...))
+	defer gh.Destroy()
+	mk := func(delivery string, body []byte) *http.Request {
+		req, _ := http.NewRequest(http.MethodPost, r.base+"/h/"+r.hook.ID, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(scheme.GitHubHeader, scheme.SignGitHub(gh, body))
+		req.Header.Set("X-GitHub-Delivery", delivery)
+		return req
+	}
+	body := []byte(`{"action":"opened","number":1}`)
+	want(t, "signed by GitHub", send(t, mk("d1", body)), 202)
+	want(t, "the same body under a new delivery id", send(t, mk("d2", body)), 401)
+	want(t, "another body", send(t, mk("d3", []byte(`{"action":"opened","number":2}`))), 202)
+	if n := r.h.count(); n != 2 {
+		t.Fatalf("the harness took %d posts, want 2", n)
+	}
+	if !strings.Contains(r.log.String(), "webhook: refused 401: ") {
+		t.Fatalf("the replay's refusal not logged:\n%s", r.log)
+	}
+}
+
 // TestListenerRereadsSecretsAtEachPost: after a roll both secrets are
 // taken with no restart; after roll --done the previous one is refused;
 // after remove the address answers 404.
@@ -380,4 +410,89 @@ func TestRefusalBodiesAreFixed(t *testing.T) {
 	}
 	r.h.fail = nil
 	want(t, "the post, taken", r.post(t, p, "f1", now, "application/json", body, r.secret), 202)
+}
+
+// TestListenerHoldsNoIdleConnection: a connection whose post was
+// answered is closed, never kept idle for a next post that may never
+// come: without it, anyone reaching the port (a public tunnel's
+// stranger too) holds as many connections open as it likes, each past
+// every timeout, after one request that needs no secret (a 404). The
+// positive control: the answer itself reaches the poster whole.
+func TestListenerHoldsNoIdleConnection(t *testing.T) {
+	lim := testLimits()
+	lim.BodyTimeout = 300 * time.Millisecond
+	r := newRig(t, lim)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(r.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /h/%s HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nhi", strings.Repeat("0", 32))
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatalf("the connection was kept open after its answer (%v); read %q", err, got)
+	}
+	if !strings.HasPrefix(string(got), "HTTP/1.1 404 ") || !strings.HasSuffix(string(got), http.StatusText(404)+"\n") {
+		t.Fatalf("the answer: %q", got)
+	}
+}
+
+// TestListenerBoundsOpenConnections: connections still sending their
+// headers (a slowloris) hold at most Conns of the listener's slots; a
+// post past them waits in the kernel's backlog, taking nothing of the
+// listener's, until one closes, and is then taken (the positive
+// control): without the cap each such connection held a goroutine and
+// its buffers for its whole header time, however many were opened.
+func TestListenerBoundsOpenConnections(t *testing.T) {
+	lim := testLimits()
+	lim.BodyTimeout = 10 * time.Second
+	lim.Conns = 4
+	r := newRig(t, lim)
+	addr := strings.TrimPrefix(r.base, "http://")
+	var slow []net.Conn
+	for range lim.Conns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, "POST /h/"+r.hook.ID+" HTTP/1.1\r\nHost: x\r\n") // headers never ended
+		slow = append(slow, c)
+	}
+	req, _ := http.NewRequest(http.MethodPost, r.base+"/h/"+r.hook.ID, strings.NewReader("hi"))
+	req.Header.Set("Content-Type", "text/plain")
+	k := r.key(t, r.secret)
+	now := time.Now().Unix()
+	req.Header.Set("webhook-id", "c1")
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(now, 10))
+	req.Header.Set("webhook-signature", scheme.Sign(k, "c1", now, []byte("hi")))
+	k.Destroy()
+	got := make(chan int, 1)
+	go func() {
+		resp, err := testClient.Do(req)
+		if err != nil {
+			got <- -1
+			return
+		}
+		resp.Body.Close()
+		got <- resp.StatusCode
+	}()
+	select {
+	case status := <-got:
+		t.Fatalf("a post past %d connections still sending headers was answered %d at once", lim.Conns, status)
+	case <-time.After(time.Second):
+	}
+	if r.h.count() != 0 {
+		t.Fatal("a post past the connections' cap reached the harness while the cap was held")
+	}
+	for _, c := range slow {
+		c.Close()
+	}
+	select {
+	case status := <-got:
+		want(t, "the post once a connection closed", status, 202)
+	case <-time.After(9 * time.Second):
+		t.Fatal("the post was never taken after the connections closed")
+	}
 }

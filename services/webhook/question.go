@@ -41,8 +41,8 @@ func sandboxOf(h Hook) string { return "webhook:" + h.Name }
 // ask puts q in the owner's questions (~/.lnk/questions), never to the
 // agent, and answers 202 with its id. Its post's id is kept as any
 // taken post's, so a repeat asks nothing twice.
-func (l *Listener) ask(w http.ResponseWriter, h Hook, v webhookcheck.Verdict, q string) {
-	key := h.ID + " " + v.ID
+func (l *Listener) ask(w http.ResponseWriter, h Hook, v webhookcheck.Verdict, q string, body []byte) {
+	key := seenKey(h, v, body)
 	if err := l.seen.begin(key, l.now()); err != nil {
 		l.refuseUnseen(w, err)
 		return

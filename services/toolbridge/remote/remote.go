@@ -31,6 +31,7 @@ import (
 	"sync"
 	"time"
 
+	"lnk.dev/lnk/internal/textsafe"
 	"lnk.dev/lnk/services/toolbridge/tooldef"
 )
 
@@ -195,13 +196,19 @@ func (c *Client) relay(ctx context.Context, msg []byte, o *lines, gone func()) {
 	if err == nil {
 		return
 	}
-	fmt.Fprintln(os.Stderr, "lnk-mcp-remote:", err)
+	// The error may quote the server's own text: one printable line in
+	// the log, and JSON-encoded in the answer, so no byte of the
+	// server's breaks either (a line the bridge can't parse would leave
+	// the call unanswered).
+	why := textsafe.Line(err.Error())
+	fmt.Fprintln(os.Stderr, "lnk-mcp-remote:", why)
 	if errors.Is(err, ErrSessionGone) {
 		gone()
 		return
 	}
 	if id := idOf(msg); id != "" && !isAnswer(msg) {
-		fmt.Fprintf(o, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":%q}}`+"\n", id, err.Error())
+		text, _ := json.Marshal(why) // a string always encodes
+		fmt.Fprintf(o, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":%s}}`+"\n", id, text)
 	}
 }
 

@@ -11,3 +11,17 @@ import "slices"
 func SubagentModelAllowed(allow []string, own, m string) bool {
 	return m == "" || (own != "" && m == own) || slices.Contains(allow, m)
 }
+
+// BuiltinModelName is the name Link's built-in model answers to.
+const BuiltinModelName = "link-builtin"
+
+// HarnessModel is the model Link Harness runs the agent's conversations
+// on, as it names it (_meta link.local/model, the own of
+// SubagentModelAllowed): the built-in's name when agent.toml has no
+// [model] or a builtin one, else its model.
+func (a *Agent) HarnessModel() string {
+	if a.Model == nil || a.Model.Format == ModelBuiltin {
+		return BuiltinModelName
+	}
+	return a.Model.Model
+}

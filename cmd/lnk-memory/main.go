@@ -153,7 +153,7 @@ func serve(owner string, agents []string, idle time.Duration) error {
 			return err
 		}
 		defer a.Close()
-		a.Log = func(format string, args ...any) { fmt.Fprintf(log, "lnk-memory: "+format+"\n", args...) }
+		a.Log = func(format string, args ...any) { memory.LogLine(log, format, args...) }
 		a.Extract = func(kind string, doc []byte) (string, error) { return ext.Extract(kind, doc) }
 		if model != nil {
 			a.Embed = func(texts []string) ([][]float32, error) { return model.Embed(context.Background(), texts) }

@@ -138,7 +138,7 @@ func limits(home, name string) (caps.SchedulerLimits, scheduler.Parent, error) {
 		return l, p, err
 	}
 	l = comp.Limits.Scheduler
-	p = scheduler.Parent{LinkHarness: a.RunsLinkHarness(), AgentID: a.ID, Tools: []string{}, Models: comp.Models}
+	p = scheduler.Parent{LinkHarness: a.RunsLinkHarness(), AgentID: a.ID, Tools: []string{}, Models: comp.Models, Model: a.HarnessModel()}
 	if !a.NoSandbox {
 		for _, t := range []string{"run-", "file-", "memory-", "scheduler-"} {
 			p.Tools = append(p.Tools, t+a.ID)

@@ -28,12 +28,8 @@ const (
 	Model = "link.local/model"
 )
 
-// MaxTools bounds the tools a call's _meta may name, and MaxName a
-// tool's or a model's name.
-const (
-	MaxTools = 256
-	MaxName  = 256
-)
+// MaxTools bounds the tools a call's _meta may name.
+const MaxTools = 256
 
 // Call is a tool call's arguments and the conversation its _meta names
 // ("" for none).
@@ -78,9 +74,9 @@ const MaxHops = 1 << 10
 // granted names of the tools the calling conversation has. given is
 // false when the key is absent (a harness that names none). ok is false
 // for a value that is not a list of at most MaxTools names, each a
-// non-empty string of at most MaxName bytes with no space or control
-// character: a caller refuses such a call rather than read it as
-// "none" or "all". A JSON null is not a list.
+// tool's name by internal/toolname's rule (the one Link Harness offers
+// by, so it never sends another): a caller refuses such a call rather
+// than read it as "none" or "all". A JSON null is not a list.
 func CallTools(req *mcp.CallToolRequest) (tools []string, given, ok bool) {
 	if req == nil || req.Params == nil {
 		return nil, false, true
@@ -96,7 +92,7 @@ func CallTools(req *mcp.CallToolRequest) (tools []string, given, ok bool) {
 	tools = make([]string, 0, len(list))
 	for _, e := range list {
 		s, isStr := e.(string)
-		if !isStr || !cleanName(s) {
+		if !isStr || toolname.ToolRefusal(s) != "" {
 			return nil, true, false
 		}
 		tools = append(tools, s)
@@ -120,18 +116,4 @@ func CallModel(req *mcp.CallToolRequest) (model string, ok bool) {
 		return "", false
 	}
 	return s, true
-}
-
-// cleanName is a name of 1 to MaxName bytes with no space or control
-// character.
-func cleanName(s string) bool {
-	if s == "" || len(s) > MaxName {
-		return false
-	}
-	for _, r := range s {
-		if r <= 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return false
-		}
-	}
-	return true
 }

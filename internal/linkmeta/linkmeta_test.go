@@ -2,9 +2,12 @@ package linkmeta
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lnk.dev/lnk/internal/toolname"
 )
 
 // A call's conversation is its _meta's string; any other type, or no
@@ -56,9 +59,9 @@ func TestCallHops(t *testing.T) {
 
 // A call's tools are its _meta's list of names: absent is "not given"
 // (the scheduler then takes the parent's whole list); a list of names is
-// read as sent, [] as none; null, a string, a list holding a number, an
-// empty name or a name with a space is refused, never read as none or
-// all.
+// read as sent, [] as none; null, a string, a list holding a number, or
+// a name internal/toolname's rule refuses (empty, a space, a '.', a "__",
+// past toolname.MaxTool bytes) is refused, never read as none or all.
 func TestCallTools(t *testing.T) {
 	long := make([]any, MaxTools+1)
 	for i := range long {
@@ -77,6 +80,11 @@ func TestCallTools(t *testing.T) {
 		{mcp.Meta{Tools: []any{"run-1", 7.0}}, nil, true, false},
 		{mcp.Meta{Tools: []any{""}}, nil, true, false},
 		{mcp.Meta{Tools: []any{"a b"}}, nil, true, false},
+		{mcp.Meta{Tools: []any{"run-1", "my.tool"}}, nil, true, false},
+		{mcp.Meta{Tools: []any{"a__b"}}, nil, true, false},
+		{mcp.Meta{Tools: []any{"-a"}}, nil, true, false},
+		{mcp.Meta{Tools: []any{strings.Repeat("t", toolname.MaxTool+1)}}, nil, true, false},
+		{mcp.Meta{Tools: []any{strings.Repeat("t", toolname.MaxTool)}}, []string{strings.Repeat("t", toolname.MaxTool)}, true, true},
 		{mcp.Meta{Tools: long}, nil, true, false},
 	} {
 		req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Meta: c.meta}}

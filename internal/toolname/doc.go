@@ -2,8 +2,11 @@
 // model, as every layer that takes one checks it: Link Harness before it
 // offers a tool (services/harness/tools) or keeps a subagent's list
 // (services/harness/endpoint, services/harness/store), the scheduler
-// before it writes a subagent's start (services/scheduler), and the way
-// in before it hands a start on (services/wayin). A name one of them
+// before it writes a subagent's start (services/scheduler, and
+// internal/linkmeta reading the parent's list from a call's _meta), the
+// way in before it hands a start on (services/wayin), and the built-in
+// model's endpoint reading a request's functions (services/harness/
+// builtin: MaxOffered and ProviderChars). A name one of them
 // would refuse is refused by each, where it is first taken, so nothing
 // is accepted that fails later.
 //

@@ -23,7 +23,7 @@ import (
 const HarnessProgram = "lnk-harness"
 
 // BuiltinModel is the name the built-in model answers to.
-const BuiltinModel = "link-builtin"
+const BuiltinModel = caps.BuiltinModelName
 
 // placeholderKey is the model key Link Harness holds: with keys on the
 // wire the proxy adds the real one outside the sandbox; a local model

@@ -28,6 +28,9 @@ type Parent struct {
 	Tools []string `json:"tools"`
 	// Models are [model] allow.
 	Models []string `json:"models"`
+	// Model is the agent's own model as Link Harness names it
+	// (caps.Agent.HarnessModel): with Models, what a subagent may run on.
+	Model string `json:"model"`
 }
 
 var startSchema = json.RawMessage(`{"type":"object","properties":{"task":{"type":"string","description":"what the subagent is to do: its first message"},"tools":{"type":"array","items":{"type":"string"},"description":"the tools it gets, by name: this conversation's or fewer (none given: all of this conversation's)"},"model":{"type":"string","description":"the model it runs on: one the agent's [model] allow names (none given: this conversation's)"}},"required":["task"],"additionalProperties":false}`)
@@ -46,8 +49,10 @@ type startArgs struct {
 // tools), within the agent's whole list (a name past it is refused), or,
 // given none, the agent's whole list; a tool the call names that the
 // parent lacks is refused, never added. Its model is the
-// call's, if the parent's or one [model] allow names, else the parent's
-// (_meta link.local/model), else the agent's own.
+// call's, else the parent's (_meta link.local/model), else the agent's
+// own; the call's and the parent's are each held to the rule the harness
+// keeps (caps.SubagentModelAllowed: the agent's own or one [model] allow
+// names), one breaking it refused.
 func (s *Server) startSubagent(c caller, raw json.RawMessage) (string, error) {
 	if !s.Parent.LinkHarness {
 		return "", &refusal.Refusal{Reason: "the agent's harness can't keep a subagent's tool list with its conversation (Link Harness alone does), so no subagent is started: it would have every tool it was meant not to",
@@ -73,6 +78,14 @@ func (s *Server) startSubagent(c caller, raw json.RawMessage) (string, error) {
 	if !ok {
 		return "", &refusal.Refusal{Reason: "the call's _meta link.local/model is not a model's name", Hint: "the harness names each call's model in _meta"}
 	}
+	// The parent's model is the harness's word: a subagent started on it
+	// runs on it, so it is held to the rule the harness keeps at each of
+	// a subagent's turns (caps.SubagentModelAllowed), never recorded as
+	// it came.
+	if !caps.SubagentModelAllowed(s.Parent.Models, s.Parent.Model, metaModel) {
+		return "", &refusal.Refusal{Reason: fmt.Sprintf("the call's _meta link.local/model %q is neither the agent's own model (%s) nor one its [model] allow names: a subagent would run on a model the agent may not use, so none is started", metaModel, orNone(s.Parent.Model)),
+			Hint: "add it to [model] allow in the agent's Config/sandbox.toml"}
+	}
 	var a startArgs
 	if err := decodeStrict(raw, &a); err != nil {
 		return "", refusal.New("start_subagent's arguments: " + err.Error())
@@ -90,8 +103,8 @@ func (s *Server) startSubagent(c caller, raw json.RawMessage) (string, error) {
 			return "", &refusal.Refusal{Reason: "start_subagent's model: " + err.Error(),
 				Hint: "name a model as the agent's [model] allow names it"}
 		}
-		if !caps.SubagentModelAllowed(s.Parent.Models, metaModel, a.Model) {
-			return "", &refusal.Refusal{Reason: fmt.Sprintf("model %q is neither this conversation's nor one the agent's [model] allow names: a subagent runs only on one of those", a.Model),
+		if !caps.SubagentModelAllowed(s.Parent.Models, s.Parent.Model, a.Model) {
+			return "", &refusal.Refusal{Reason: fmt.Sprintf("model %q is neither the agent's own (%s) nor one its [model] allow names: a subagent runs only on one of those", a.Model, orNone(s.Parent.Model)),
 				Hint: "add it to [model] allow in the agent's Config/sandbox.toml"}
 		}
 		model = a.Model
@@ -175,4 +188,12 @@ func (s *Server) narrow(parent []string, asked *[]string) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// orNone is name, or "none known" for "".
+func orNone(name string) string {
+	if name == "" {
+		return "none known"
+	}
+	return name
 }

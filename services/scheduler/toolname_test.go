@@ -8,10 +8,11 @@ import (
 
 // TestStartSubagentNamesOneRule: start_subagent refuses a tool's or a
 // model's name Link Harness would refuse (internal/toolname), where the
-// call names it, saying why; a parent's list holding such a name is
-// refused whole, since no tool the agent has is named so
-// (TestSubagentListWithinTheAgents), never carried into a start the
-// harness's endpoint would refuse later. The same call naming a tool by
+// call names it, saying why; a parent's list (_meta link.local/tools)
+// holding such a name is refused whole where it is read
+// (linkmeta.CallTools keeps the same rule: Link Harness never sends
+// another), never carried into a start the harness's endpoint would
+// refuse later. The same call naming a tool by
 // a name that keeps the rule starts a subagent with it.
 func TestStartSubagentNamesOneRule(t *testing.T) {
 	home, ag := newAgent(t, "[tools.grant.ok-tool]\n")
@@ -20,7 +21,7 @@ func TestStartSubagentNamesOneRule(t *testing.T) {
 	long := strings.Repeat("t", 62) // with "__" and a call: past 64
 	parent := []any{file, "ok-tool"}
 	for _, bad := range []string{"my.tool", long} {
-		if out, isErr := p.call(meta("main", 0, append(slices.Clone(parent), bad), ""), "start_subagent", map[string]any{"task": "look"}); !isErr || !strings.Contains(out, "not among the agent's tools") {
+		if out, isErr := p.call(meta("main", 0, append(slices.Clone(parent), bad), ""), "start_subagent", map[string]any{"task": "look"}); !isErr || !strings.Contains(out, "not a list of tool names") {
 			t.Errorf("a parent's list naming %q: %q", bad, out)
 		}
 	}

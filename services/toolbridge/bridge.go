@@ -121,6 +121,9 @@ func (b *Bridge) Handle(ctx context.Context, tool, sessionID string, body []byte
 		b.log(tool, "", "refused: "+err.Error())
 		return text(http.StatusBadRequest, err.Error())
 	}
+	if sessionID == "" && m.Method == methodDiscover && m.isRequest() {
+		return notOffered(m)
+	}
 	// The file's identity is taken before it is read, so a change in
 	// between is read again at the next request (defcache.go).
 	digest, id, known := b.cachedDigest(tool)

@@ -197,6 +197,7 @@ func TestSandboxedClientCallsThroughTheBridge(t *testing.T) {
 		}
 	}
 	checkAuditLog(t, home)
+	checkOneRefusal(t, home, `"request":"mcp","route":"tool other (sandbox run-`, `"reason":"not granted"`)
 	if os.Getenv("LNK_TEST_SHOW") != "" {
 		b, _ := os.ReadFile(filepath.Join(home, ".lnk", "log", "audit.log"))
 		t.Logf("client:\n%s\naudit log:\n%s", out.String(), b)
@@ -218,6 +219,31 @@ func checkAuditLog(t *testing.T, home string) {
 	for _, arg := range []string{"argument-echo-7f3a", "argument-delete-9c1e", "/_link/s/"} {
 		if strings.Contains(log, arg) {
 			t.Errorf("the audit log holds %q:\n%s", arg, log)
+		}
+	}
+}
+
+// checkOneRefusal: the audit log's one refusal is the line holding each
+// of want: the go-sdk client's server/discover at every session's start
+// is no refusal (discover.go), while a real one is logged, once.
+func checkOneRefusal(t *testing.T, home string, want ...string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(home, ".lnk", "log", "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, `"kind":"refuse"`) {
+			refused = append(refused, l)
+		}
+	}
+	if len(refused) != 1 {
+		t.Fatalf("the audit log holds %d refusals, want 1 (the tool not granted):\n%s", len(refused), strings.Join(refused, "\n"))
+	}
+	for _, w := range want {
+		if !strings.Contains(refused[0], w) {
+			t.Errorf("the refusal logged lacks %s: %s", w, refused[0])
 		}
 	}
 }

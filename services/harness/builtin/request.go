@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"lnk.dev/lnk/internal/jsonscan"
+	"lnk.dev/lnk/internal/toolname"
 )
 
 // Request is a chat-completions request as the built-in reads it.
@@ -126,8 +126,12 @@ func badRequest(param, format string, args ...any) error {
 	return &RequestError{Param: param, Message: fmt.Sprintf(format, args...)}
 }
 
-// toolName is OpenAI's rule for a function's name.
-var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// offeredName is a function's name as a provider takes it and Link
+// Harness offers it: internal/toolname's rule (1 to MaxOffered letters,
+// digits, '_' or '-'), the one rule every layer keeps.
+func offeredName(n string) bool {
+	return n != "" && len(n) <= toolname.MaxOffered && toolname.ProviderChars(n)
+}
 
 // ParseRequest decodes body strictly: one JSON object, no member twice
 // or in another case, no field OpenAI doesn't document, messages with
@@ -221,8 +225,8 @@ func (r *Request) check() error {
 		if t.Type != "function" {
 			return badRequest(p+".type", "%s.type must be \"function\"", p)
 		}
-		if !toolName.MatchString(t.Function.Name) {
-			return badRequest(p+".function.name", "%s.function.name must be 1 to 64 letters, digits, '_' or '-'", p)
+		if !offeredName(t.Function.Name) {
+			return badRequest(p+".function.name", "%s.function.name must be 1 to %d letters, digits, '_' or '-'", p, toolname.MaxOffered)
 		}
 		if names[t.Function.Name] {
 			return badRequest(p+".function.name", "%s.function.name %q is offered twice", p, t.Function.Name)

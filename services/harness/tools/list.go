@@ -47,9 +47,9 @@ func (s *Set) list(ctx context.Context, t *toolState) (calls []*mcp.Tool, note s
 // ProtocolVersion is the MCP version the harness's sessions ask for: the
 // latest whose sessions start with initialize, as the tool bridge's do.
 // Left to its default, the go-sdk first asks a newer version's stateless
-// server/discover, which the bridge refuses (a session starts with
-// initialize): a request more through the proxy and the bridge at every
-// session's start, and a refusal in the audit log for each.
+// server/discover, which the bridge does not offer (a session starts with
+// initialize; it answers "method not found"): a request more through the
+// proxy and the bridge at every session's start.
 const ProtocolVersion = "2025-11-25"
 
 // connect opens a session with the tool at u, within the start timeout.

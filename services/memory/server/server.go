@@ -88,7 +88,7 @@ func (s *Server) refused(tool string, err error) string {
 		msg += "\nhint: " + h
 	}
 	if s.Log != nil {
-		fmt.Fprintf(s.Log, "lnk-memory: refused %s for agent %s: %s\n", tool, s.Agent.ID, strings.ReplaceAll(err.Error(), "\n", " "))
+		memory.LogLine(s.Log, "refused %s for agent %s: %s", tool, s.Agent.ID, err)
 	}
 	return msg
 }

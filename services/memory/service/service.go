@@ -257,7 +257,7 @@ func (s *Service) checkPeer(c *net.UnixConn) error {
 
 func (s *Service) logf(format string, args ...any) {
 	if s.Log != nil {
-		fmt.Fprintf(s.Log, "lnk-memory: "+format+"\n", args...)
+		memory.LogLine(s.Log, format, args...)
 	}
 }
 

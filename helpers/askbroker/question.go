@@ -85,17 +85,29 @@ func (q *Question) Clean() {
 	q.Call, q.Cut = call, q.Cut || cut || cut2
 }
 
-// Text is the question as every way shows it.
+// CallGutter starts each line of the call as a question shows it: the
+// call's lines (text the sandbox controls) can never pass for Link's own,
+// so a call holding "Link: … asks for …" or "Allow it once?" lines
+// forges no second question.
+const CallGutter = "  | "
+
+// Text is the question as every way shows it: who asks and for what, the
+// call, each line behind [CallGutter], and a last line that names again
+// what is allowed, so a call too long for the screen still ends in
+// Link's own words just above the answer.
 func (q *Question) Text() string {
 	var b strings.Builder
 	who := "sandbox " + q.Sandbox
 	if q.Agent != "" {
 		who += " (agent " + q.Agent + ")"
 	}
-	fmt.Fprintf(&b, "Link: %s asks for a %s:\n%s\n", who, q.What, q.Call)
+	fmt.Fprintf(&b, "Link: %s asks for a %s:\n", who, q.What)
+	for _, l := range strings.Split(q.Call, "\n") {
+		b.WriteString(CallGutter + l + "\n")
+	}
 	if q.Cut {
 		b.WriteString(CutNote + "\n")
 	}
-	fmt.Fprintf(&b, "Allow it once? Unanswered, it is refused. To allow it always: %s", q.Allow)
+	fmt.Fprintf(&b, "Allow this %s of %s once? Unanswered, it is refused. To allow it always: %s", q.What, who, q.Allow)
 	return b.String()
 }

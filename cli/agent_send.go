@@ -64,9 +64,11 @@ is kept already). "main" is always there.`,
 				}
 				out := c.OutOrStdout()
 				var text strings.Builder
+				// --json's answer is cleaned too: JSON escapes C0
+				// controls, never C1's nor a bidi override.
 				onText, flush := answerPrinter(out)
 				if asJSON {
-					onText = func(s string) { text.WriteString(s) }
+					onText, flush = answerPrinter(&text)
 				}
 				seq, err := cl.SendMessage(ctx, endpoint.Message{Thread: thread, Text: args[1], New: isNew}, nil, onText)
 				flush()

@@ -376,6 +376,11 @@ func TestAgentSendCleansTheAnswer(t *testing.T) {
 	if code != 0 || out != hostileAnswerShown {
 		t.Fatalf("send: exit %d, printed %q, want %q\n%s", code, out, hostileAnswerShown, errs)
 	}
+	code, out, errs = runLnk(t, "agent", "send", "pal", "--json", "hi")
+	var v struct{ Answer string }
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Answer+"\n" != hostileAnswerShown || strings.ContainsAny(out, "\u009d\u009c\u202e\u200b") {
+		t.Fatalf("send --json: exit %d, printed %q\n%s", code, out, errs)
+	}
 	cl, err := agentClient(home, "pal", "main", "")
 	if err != nil {
 		t.Fatal(err)

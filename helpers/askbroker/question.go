@@ -42,15 +42,19 @@ type AskRequest struct {
 }
 
 // Question checks r and returns it cleaned: what, sandbox, call and allow
-// may not be empty.
+// may not be empty, nor be once cleaned (a question showing nothing of
+// what it allows is never asked).
 func (r *AskRequest) Question() (*Question, error) {
-	for _, f := range []struct{ name, v string }{{"what", r.What}, {"sandbox", r.Sandbox}, {"call", r.Call}, {"allow", r.Allow}} {
-		if strings.TrimSpace(f.v) == "" {
-			return nil, fmt.Errorf("%w: field %q is empty", ErrBadQuestion, f.name)
-		}
-	}
 	q := &Question{What: r.What, Sandbox: r.Sandbox, Agent: r.Agent, Call: r.Call, Allow: r.Allow}
 	q.Clean()
+	for _, f := range []struct{ name, v, shown string }{{"what", r.What, q.What}, {"sandbox", r.Sandbox, q.Sandbox}, {"call", r.Call, q.Call}, {"allow", r.Allow, q.Allow}} {
+		switch {
+		case strings.TrimSpace(f.v) == "":
+			return nil, fmt.Errorf("%w: field %q is empty", ErrBadQuestion, f.name)
+		case strings.TrimSpace(f.shown) == "":
+			return nil, fmt.Errorf("%w: field %q shows nothing once control, bidi and invisible characters are removed", ErrBadQuestion, f.name)
+		}
+	}
 	return q, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/moveentry"
 	"lnk.dev/lnk/internal/ownerfile"
+	"lnk.dev/lnk/internal/textsafe"
 	"lnk.dev/lnk/services/agentlife"
 	"lnk.dev/lnk/services/move"
 )
@@ -120,7 +121,7 @@ func init() {
 					defer ar.Close()
 				}
 				r := &move.Restore{Home: home, Name: a.Name, Stopped: stopped,
-					Note: func(n string) { fmt.Fprintln(c.ErrOrStderr(), "lnk: "+textLine(n)) }}
+					Note: func(n string) { fmt.Fprintln(c.ErrOrStderr(), "lnk: "+textsafe.Line(n)) }}
 				got, err := r.Run(ctx, ar)
 				if err != nil {
 					return auditRefusal("agent restore", a.Name, backupErr(err, a.Name))
@@ -189,7 +190,7 @@ func backupErr(err error, name string) error {
 	case errors.Is(err, move.ErrNotArchive), errors.Is(err, move.ErrNotLastBackup), errors.Is(err, moveentry.ErrArchive),
 		errors.Is(err, moveentry.ErrArchiveLink), errors.Is(err, moveentry.ErrPath), errors.Is(err, moveentry.ErrDepth),
 		errors.Is(err, moveentry.ErrEntry), errors.Is(err, moveentry.ErrOrder), errors.Is(err, moveentry.ErrSize):
-		return Refused(fmt.Errorf("%s: nothing of it was put back", textLine(err.Error())),
+		return Refused(fmt.Errorf("%s: nothing of it was put back", textsafe.Line(err.Error())),
 			"lnk agent backup "+name+" writes a new backup; the agent's files folder, where it sits, is the agent's to write")
 	case errors.Is(err, move.ErrBusy):
 		return Refused(err, "wait for the other move, backup or restore to end; lnk agent status "+name+" shows the agent")

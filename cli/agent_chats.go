@@ -14,6 +14,7 @@ import (
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/conversation"
 	"lnk.dev/lnk/internal/ownerfile"
+	"lnk.dev/lnk/internal/textsafe"
 	"lnk.dev/lnk/services/agentlife"
 	"lnk.dev/lnk/services/harness/store"
 	"lnk.dev/lnk/services/scheduler"
@@ -203,7 +204,7 @@ func sweepDeleting(c *cobra.Command, a *caps.Agent) {
 		err = chats.SweepDeleting()
 	}
 	if err != nil {
-		fmt.Fprintln(c.ErrOrStderr(), "lnk: removing what a conversation's delete cut short left in its chats: "+textLine(err.Error()))
+		fmt.Fprintln(c.ErrOrStderr(), "lnk: removing what a conversation's delete cut short left in its chats: "+textsafe.Line(err.Error()))
 	}
 }
 

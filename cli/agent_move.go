@@ -15,6 +15,7 @@ import (
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/keybroker/stream"
 	"lnk.dev/lnk/internal/moveentry"
+	"lnk.dev/lnk/internal/textsafe"
 	"lnk.dev/lnk/services/agentlife"
 	"lnk.dev/lnk/services/move"
 )
@@ -123,7 +124,7 @@ func init() {
 				defer stop()
 				home := os.Getenv("HOME")
 				r := &move.Receive{Home: home, Key: key,
-					Note:    func(n string) { fmt.Fprintln(c.ErrOrStderr(), "lnk: "+textLine(n)) },
+					Note:    func(n string) { fmt.Fprintln(c.ErrOrStderr(), "lnk: "+textsafe.Line(n)) },
 					Stopped: func(name string) error { return stoppedForUndo(home, name) }}
 				if start {
 					r.Answer = func(got *move.Received) error { return answerHere(c, home, got) }
@@ -214,29 +215,19 @@ func printReceived(c *cobra.Command, got *move.Received, started bool) {
 	fmt.Fprintf(out, "agent %s (id %s) %s: %s put in place\n", got.Name, got.ID, how, strings.Join(got.Placed, ", "))
 	for _, a := range got.Allow {
 		if team, ok := strings.CutPrefix(a, "team:"); ok {
-			fmt.Fprintf(out, "  left out, team %s's shared folder: only this machine's team file ([teams.%s]) gives it\n", textLine(team), textLine(team))
+			fmt.Fprintf(out, "  left out, team %s's shared folder: only this machine's team file ([teams.%s]) gives it\n", textsafe.Line(team), textsafe.Line(team))
 			continue
 		}
-		fmt.Fprintf(out, "  left out: lnk agent allow %s %s\n", got.Name, textLine(a))
+		fmt.Fprintf(out, "  left out: lnk agent allow %s %s\n", got.Name, textsafe.Line(a))
 	}
 	for _, b := range got.Buckets {
-		fmt.Fprintf(out, "  left out, %s\n", textLine(b))
+		fmt.Fprintf(out, "  left out, %s\n", textsafe.Line(b))
 	}
 	if started {
 		fmt.Fprintf(out, "agent %s runs here\n", got.Name)
 		return
 	}
 	fmt.Fprintf(out, "lnk agent start %s runs it here\n", got.Name)
-}
-
-// textLine is a line from the stream as shown: no control characters.
-func textLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return '?'
-		}
-		return r
-	}, s)
 }
 
 // moveErr gives a move's error its exit code and hint.
@@ -252,11 +243,11 @@ func moveErr(err error, name string) error {
 		moveentry.ErrFormat, moveentry.ErrEntry, moveentry.ErrPath, moveentry.ErrDepth, moveentry.ErrHash,
 		moveentry.ErrOrder, moveentry.ErrEnd, moveentry.ErrSize, move.ErrNameHeld, move.ErrAreaLink} {
 		if errors.Is(err, r) {
-			return Refused(fmt.Errorf("%s: nothing of it was put in place", textLine(err.Error())), "lnk agent state-send NAME --to KEY on the machine the agent is on sends it whole (lnk agent list shows the agents here)")
+			return Refused(fmt.Errorf("%s: nothing of it was put in place", textsafe.Line(err.Error())), "lnk agent state-send NAME --to KEY on the machine the agent is on sends it whole (lnk agent list shows the agents here)")
 		}
 	}
 	if errors.Is(err, move.ErrNoAnswer) {
-		return Fail(ExitFailure, fmt.Errorf("%s: nothing of it is kept here", textLine(err.Error())), "lnk agent status NAME on the machine it came from shows it, still there")
+		return Fail(ExitFailure, fmt.Errorf("%s: nothing of it is kept here", textsafe.Line(err.Error())), "lnk agent status NAME on the machine it came from shows it, still there")
 	}
 	if errors.Is(err, move.ErrBusy) {
 		return Refused(err, "wait for the other move to end; lnk agent status "+name+" shows the agent")

@@ -17,6 +17,7 @@ import (
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/helpers/keybroker/stream"
+	"lnk.dev/lnk/internal/textsafe"
 	"lnk.dev/lnk/services/move"
 )
 
@@ -71,14 +72,14 @@ func init() {
 					Running bool   `json:"running"`
 				}
 				if json.Unmarshal(lastJSON(out), &st) != nil || st.ID != a.ID || !st.Running {
-					return Fail(ExitFailure, fmt.Errorf("agent %s arrived at %s but does not answer there running with its ID: everything stays here, stopped", a.Name, textLine(target)),
+					return Fail(ExitFailure, fmt.Errorf("agent %s arrived at %s but does not answer there running with its ID: everything stays here, stopped", a.Name, textsafe.Line(target)),
 						"lnk agent start "+a.Name+" runs it here again", "lnk agent move "+a.Name+" --ssh "+target+" tries again")
 				}
 				dest, err := leaveAfterMove(home, a.Name, target)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(c.OutOrStdout(), "agent %s moved to %s and runs there; here it is ended: its own folder and Home are in %s\n", a.Name, textLine(target), dest)
+				fmt.Fprintf(c.OutOrStdout(), "agent %s moved to %s and runs there; here it is ended: its own folder and Home are in %s\n", a.Name, textsafe.Line(target), dest)
 				return nil
 			},
 		}
@@ -104,7 +105,7 @@ func checkSSHTarget(t string) error {
 		return Usage("--ssh USER@HOST names the machine to move to")
 	}
 	if strings.HasPrefix(t, "-") || strings.ContainsAny(t, " \t\r\n'\"`$;&|<>\\") || strings.Count(t, "@") > 1 {
-		return Usage(fmt.Sprintf("--ssh %q is not USER@HOST", textLine(t)), "lnk agent move NAME --ssh user@box.example")
+		return Usage(fmt.Sprintf("--ssh %q is not USER@HOST", textsafe.Line(t)), "lnk agent move NAME --ssh user@box.example")
 	}
 	return nil
 }
@@ -143,7 +144,7 @@ func sendOverSSH(ctx context.Context, c *cobra.Command, home string, a *caps.Age
 			}
 			return readyToSwitch(home, a)
 		},
-		Note: func(n string) { fmt.Fprintln(c.ErrOrStderr(), "lnk: "+n) },
+		Note: func(n string) { fmt.Fprintln(c.ErrOrStderr(), "lnk: "+textsafe.Line(n)) },
 	}
 	serr := s.Run(ctx, in)
 	in.Close()
@@ -187,15 +188,8 @@ func lastJSON(out []byte) []byte {
 	return out[i:]
 }
 
-// textLines is the other machine's output as shown: no control
-// characters but newlines.
+// textLines is the other machine's output as shown: textsafe.Clean's,
+// each escape sequence removed whole, newlines and tabs kept.
 func textLines(s string) string {
-	var b strings.Builder
-	for _, l := range strings.SplitAfter(s, "\n") {
-		b.WriteString(textLine(strings.TrimSuffix(l, "\n")))
-		if strings.HasSuffix(l, "\n") {
-			b.WriteByte('\n')
-		}
-	}
-	return b.String()
+	return string(textsafe.Clean([]byte(s)))
 }

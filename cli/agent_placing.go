@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/textsafe"
 	"lnk.dev/lnk/services/agentlife"
 	"lnk.dev/lnk/services/move"
 )
@@ -47,16 +48,16 @@ func placingErr(err error, name string) error {
 	case errors.As(err, &ex):
 		return err
 	case errors.Is(err, move.ErrJournal):
-		return Refused(fmt.Errorf("%s: nothing was undone or put in place", textLine(err.Error())),
+		return Refused(fmt.Errorf("%s: nothing was undone or put in place", textsafe.Line(err.Error())),
 			"the journal in ~/.lnk/moving is Link's own and no agent can write it: check the agent's folder by hand (lnk agent status "+name+"), then remove that journal")
 	case errors.Is(err, move.ErrNameCutShort):
-		return Refused(fmt.Errorf("%s: nothing was made or put in place", textLine(err.Error())),
+		return Refused(fmt.Errorf("%s: nothing was made or put in place", textsafe.Line(err.Error())),
 			"lnk agent list names it; lnk agent recover "+name+" undoes one cut short (one under way: wait for its end), then try again")
 	case errors.Is(err, move.ErrNameBusy):
-		return Refused(fmt.Errorf("%s: nothing was made or put in place", textLine(err.Error())),
+		return Refused(fmt.Errorf("%s: nothing was made or put in place", textsafe.Line(err.Error())),
 			"wait for it to end (lnk agent list shows the agent once it is made), then try again")
 	case errors.Is(err, move.ErrPlacingLeft):
-		return Fail(ExitFailure, fmt.Errorf("%s", textLine(err.Error())),
+		return Fail(ExitFailure, fmt.Errorf("%s", textsafe.Line(err.Error())),
 			"lnk agent start "+name+" tries the undo again; lnk agent status "+name+" shows what is left")
 	}
 	return nil

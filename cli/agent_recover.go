@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/textsafe"
 	"lnk.dev/lnk/services/move"
 )
 
@@ -63,7 +64,7 @@ func recoverAgent(c *cobra.Command, home, name string) error {
 			return err
 		}
 		if rec != nil {
-			fmt.Fprintln(c.OutOrStdout(), textLine(rec.String()))
+			fmt.Fprintln(c.OutOrStdout(), textsafe.Line(rec.String()))
 			undone++
 		}
 	}
@@ -88,7 +89,7 @@ func printJournals(w io.Writer, home, prefix string) error {
 		switch {
 		case j.Err != nil:
 			fmt.Fprintf(w, "%sCUT SHORT  ~/.lnk/moving/%q: a placing journal Link cannot read (%s): check ~/Link/Agents by hand, then remove it\n",
-				prefix, j.File, textLine(j.Err.Error()))
+				prefix, j.File, textsafe.Line(j.Err.Error()))
 		case j.UnderWay:
 			fmt.Fprintf(w, "%sUNDER WAY  a %s of agent %s (id %s) is putting it in place\n", prefix, j.Kind, j.Name, j.ID)
 		case j.New:
@@ -107,7 +108,7 @@ func printJournals(w io.Writer, home, prefix string) error {
 func cutShortHint(home, name string) string {
 	js, err := move.Journals(home)
 	if err != nil {
-		return "lnk agent list names any receive of it cut short (~/.lnk/moving could not be read: " + textLine(err.Error()) + ")"
+		return "lnk agent list names any receive of it cut short (~/.lnk/moving could not be read: " + textsafe.Line(err.Error()) + ")"
 	}
 	for _, j := range move.JournalsOf(js, name) {
 		if j.Err == nil && !j.UnderWay {

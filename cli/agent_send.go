@@ -64,11 +64,14 @@ is kept already). "main" is always there.`,
 				}
 				out := c.OutOrStdout()
 				var text strings.Builder
-				onText := func(s string) { io.WriteString(out, s) }
+				// --json's answer is cleaned too: JSON escapes C0
+				// controls, never C1's nor a bidi override.
+				onText, flush := answerPrinter(out)
 				if asJSON {
-					onText = func(s string) { text.WriteString(s) }
+					onText, flush = answerPrinter(&text)
 				}
 				seq, err := cl.SendMessage(ctx, endpoint.Message{Thread: thread, Text: args[1], New: isNew}, nil, onText)
+				flush()
 				if err != nil {
 					return sendErr(err, args[0], thread)
 				}
@@ -219,7 +222,9 @@ func chat(ctx context.Context, cl *endpoint.Client, name, thread string, isNew b
 		cancelTurn = cancel
 		mu.Unlock()
 		fmt.Fprintf(out, "%s> ", name)
-		_, err := cl.SendMessage(tctx, endpoint.Message{Thread: thread, Text: line, New: isNew}, nil, func(s string) { io.WriteString(out, s) })
+		onText, flush := answerPrinter(out)
+		_, err := cl.SendMessage(tctx, endpoint.Message{Thread: thread, Text: line, New: isNew}, nil, onText)
+		flush()
 		var turnErr *endpoint.TurnError
 		if err == nil || errors.As(err, &turnErr) {
 			isNew = false // taken, so started: the next message goes on in it

@@ -345,3 +345,51 @@ func TestAgentChatNew(t *testing.T) {
 		t.Fatalf("chat --new answered:\n%s\n%s", out.String(), errw.String())
 	}
 }
+
+// hostileTurner answers with what a model led by a web page could write:
+// an OSC 52 clipboard write, a screen clear, a title change in 8-bit
+// form, a bidi override and a zero-width space, each escape cut across
+// two pieces of the stream, around ordinary text (accents, emoji, a
+// tab, a newline) that must show as written.
+type hostileTurner struct{}
+
+func (hostileTurner) Turn(ctx context.Context, m endpoint.Message, onText func(string)) (int64, error) {
+	for _, s := range []string{"héllo 🙂 ", "\x1b]52;c;", "cm0gLXJmIH4=\x07", "done\x1b[", "2J\tnext\n", "\u009d0;pwned\u009c", "ok\u202eevil\u200b.", "\x1b"} {
+		onText(s)
+	}
+	return 2, nil
+}
+
+// hostileAnswerShown is hostileTurner's answer as the owner's terminal
+// must show it.
+const hostileAnswerShown = "héllo 🙂 done\tnext\nokevil.\n"
+
+// TestAgentSendCleansTheAnswer: the agent's answer (text a model, a tool
+// or a page it read controls) reaches the owner's terminal with each
+// escape sequence removed whole, even cut across pieces of the stream,
+// and bidi and zero-width characters removed; accents, emoji, tabs and
+// newlines show as written (the positive control), in lnk agent send and
+// lnk agent chat alike.
+func TestAgentSendCleansTheAnswer(t *testing.T) {
+	home := chatAgent(t, "pal", hostileTurner{})
+	code, out, errs := runLnk(t, "agent", "send", "pal", "hi")
+	if code != 0 || out != hostileAnswerShown {
+		t.Fatalf("send: exit %d, printed %q, want %q\n%s", code, out, hostileAnswerShown, errs)
+	}
+	code, out, errs = runLnk(t, "agent", "send", "pal", "--json", "hi")
+	var v struct{ Answer string }
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Answer+"\n" != hostileAnswerShown || strings.ContainsAny(out, "\u009d\u009c\u202e\u200b") {
+		t.Fatalf("send --json: exit %d, printed %q\n%s", code, out, errs)
+	}
+	cl, err := agentClient(home, "pal", "main", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chatOut, errw strings.Builder
+	if err := chat(context.Background(), cl, "pal", "main", false, strings.NewReader("hi\n"), &chatOut, &errw); err != nil {
+		t.Fatalf("chat: %v\n%s", err, errw.String())
+	}
+	if want := "pal> " + hostileAnswerShown; chatOut.String() != want {
+		t.Fatalf("chat printed %q, want %q", chatOut.String(), want)
+	}
+}

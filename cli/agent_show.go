@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"lnk.dev/lnk/caps"
+	"lnk.dev/lnk/internal/textsafe"
 )
 
 // lnk agent show AGENT --permissions [--json]: both layers joined, each
@@ -68,8 +69,14 @@ func init() {
 }
 
 // tilde shows a path under home as ~/… (the table only; --json keeps it
-// absolute).
+// absolute), through textsafe.Line: a folder's name is anyone's text (an
+// agent made it, a stream or a harness named it), so no control, bidi or
+// zero-width character of it reaches the owner's terminal.
 func tilde(home, s string) string {
+	return textsafe.Line(tildePath(home, s))
+}
+
+func tildePath(home, s string) string {
 	home = strings.TrimSuffix(home, "/")
 	if home == "" {
 		return s

@@ -17,6 +17,7 @@ import (
 
 	"lnk.dev/lnk/caps"
 	"lnk.dev/lnk/internal/cloexec"
+	"lnk.dev/lnk/internal/textsafe"
 	"lnk.dev/lnk/services/agentlife"
 	"lnk.dev/lnk/services/move"
 )
@@ -156,7 +157,7 @@ func startAgent(c *cobra.Command, name string, program []string, f startFlags) e
 		}
 		return auditRefusal("agent start", name, agentErr(err, name))
 	} else if rec != nil {
-		fmt.Fprintln(c.ErrOrStderr(), "lnk: "+textLine(rec.String()))
+		fmt.Fprintln(c.ErrOrStderr(), "lnk: "+textsafe.Line(rec.String()))
 		if a, err = caps.LoadAgent(home, name); err != nil {
 			return agentErr(err, name)
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"lnk.dev/lnk/internal/refusal"
+	"lnk.dev/lnk/internal/textsafe"
 )
 
 // ExitError carries an exit code and hint lines with an error. Its
@@ -40,10 +41,13 @@ func Refused(err error, hints ...string) error {
 // Render formats err as the owner sees it: "lnk: why", then "  hint: …".
 // A refusal (a rule's, exit 3, or any in internal/refusal's one shape,
 // wherever it was made: caps, the kernel, a broker, a service) reads
-// "lnk: refused: why", the same way whichever part refused.
+// "lnk: refused: why", the same way whichever part refused. An error's
+// text often names what an agent or a tool made (a file name, a peer's
+// reason), so it and each hint print through textsafe.Line: one line, no
+// control, bidi or zero-width character reaches the owner's terminal.
 func Render(err error) string {
 	var b strings.Builder
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	msg := renderLine(err.Error())
 	if isRefusal(err) {
 		msg = "refused: " + strings.TrimPrefix(strings.TrimPrefix(msg, "refused: "), "refused ")
 	}
@@ -51,15 +55,21 @@ func Render(err error) string {
 	var ex *ExitError
 	if errors.As(err, &ex) {
 		for _, h := range ex.Hints {
-			fmt.Fprintf(&b, "  hint: %s\n", h)
+			fmt.Fprintf(&b, "  hint: %s\n", renderLine(h))
 		}
 	}
 	if ex == nil || len(ex.Hints) == 0 {
 		if h := hintOf(err); h != "" {
-			fmt.Fprintf(&b, "  hint: %s\n", h)
+			fmt.Fprintf(&b, "  hint: %s\n", renderLine(h))
 		}
 	}
 	return b.String()
+}
+
+// renderLine is s as Render prints it: newlines made spaces, then
+// textsafe.Line.
+func renderLine(s string) string {
+	return textsafe.Line(strings.ReplaceAll(s, "\n", " "))
 }
 
 // isRefusal reports whether err is a refusal: one of internal/refusal's

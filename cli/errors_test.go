@@ -66,3 +66,26 @@ func TestEveryRefusalRendersOneWay(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderCleansWhatTheErrorCarries: an error's text often names what
+// an agent or a tool made (a file name in a refusal, a harness's or a
+// peer's reason), so Render prints it and its hints through textsafe: no
+// escape (an OSC 8 link, an OSC 52 clipboard write, a CSI), no bidi
+// override or zero-width character, no newline forging a second "lnk:"
+// line reaches the owner's terminal; accents and emoji show as written
+// (the positive control).
+func TestRenderCleansWhatTheErrorCarries(t *testing.T) {
+	name := "r\x1b]8;;http://127.0.0.1/\x07eport\x1b]8;;\x07\x1b]52;c;cm0gLXJm\x07\u202etxt.exe\u200b\r\nlnk: refused: forged"
+	err := Refused(fmt.Errorf("open %s: permission denied", name), "lnk agent allow demo --file \x1b[31m"+name)
+	got := Render(err)
+	shown := "r]8;;http://127.0.0.1/eport]8;;]52;c;cm0gLXJmtxt.exe lnk: refused: forged"
+	want := "lnk: refused: open " + shown + ": permission denied\n" +
+		"  hint: lnk agent allow demo --file [31m" + shown + "\n"
+	if got != want {
+		t.Fatalf("Render printed\n%q\nwant\n%q", got, want)
+	}
+	plain := Refused(errors.New("open ~/Link/café/résumé 🙂.pdf: permission denied"), "lnk agent allow demo --file ~/Link/café")
+	if got, want := Render(plain), "lnk: refused: open ~/Link/café/résumé 🙂.pdf: permission denied\n  hint: lnk agent allow demo --file ~/Link/café\n"; got != want {
+		t.Fatalf("Render changed ordinary text:\n%q\nwant\n%q", got, want)
+	}
+}

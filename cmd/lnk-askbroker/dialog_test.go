@@ -67,7 +67,8 @@ func TestConfinement(t *testing.T) {
 
 // TestDialogUnderConfinement: the confined broker, through its confined
 // dialog launcher, shows a real zenity on a real X server (Xvfb, with a
-// session bus: testenv.Desktop), answered with xdotool.
+// session bus: testenv.Desktop), answered with xdotool: Allow once,
+// chosen on purpose (its default is Refuse).
 func TestDialogUnderConfinement(t *testing.T) {
 	desktop := testenv.Desktop(t)
 	cl := startBroker(t, nil, desktop...)
@@ -89,7 +90,8 @@ func TestDialogUnderConfinement(t *testing.T) {
 	win = strings.Fields(win)[0]
 	for {
 		xdo("windowfocus", "--sync", win)
-		xdo("key", "--clearmodifiers", "Return")
+		// The dialog's default is Refuse: Tab moves to Allow once.
+		xdo("key", "--clearmodifiers", "Tab", "Return")
 		select {
 		case rep := <-got:
 			if !rep.Allow || rep.By != "dialog" {

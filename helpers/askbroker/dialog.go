@@ -98,7 +98,10 @@ func (d *Dialog) args(a *Asked) []string {
 		return []string{"--title", "Link asks", "--yes-label", "Allow once", "--no-label", "Refuse",
 			"--yesno", EscapeMarkup(text)}
 	}
-	return []string{"--question", "--no-markup", "--title=Link asks", "--width=640",
+	// --default-cancel: a key typed into the dialog as it takes the
+	// focus (Return, a space) refuses, never allows; Allow once is
+	// pressed on purpose.
+	return []string{"--question", "--no-markup", "--default-cancel", "--title=Link asks", "--width=640",
 		"--ok-label=Allow once", "--cancel-label=Refuse", "--text=" + text}
 }
 

@@ -42,15 +42,19 @@ type AskRequest struct {
 }
 
 // Question checks r and returns it cleaned: what, sandbox, call and allow
-// may not be empty.
+// may not be empty, nor be once cleaned (a question showing nothing of
+// what it allows is never asked).
 func (r *AskRequest) Question() (*Question, error) {
-	for _, f := range []struct{ name, v string }{{"what", r.What}, {"sandbox", r.Sandbox}, {"call", r.Call}, {"allow", r.Allow}} {
-		if strings.TrimSpace(f.v) == "" {
-			return nil, fmt.Errorf("%w: field %q is empty", ErrBadQuestion, f.name)
-		}
-	}
 	q := &Question{What: r.What, Sandbox: r.Sandbox, Agent: r.Agent, Call: r.Call, Allow: r.Allow}
 	q.Clean()
+	for _, f := range []struct{ name, v, shown string }{{"what", r.What, q.What}, {"sandbox", r.Sandbox, q.Sandbox}, {"call", r.Call, q.Call}, {"allow", r.Allow, q.Allow}} {
+		switch {
+		case strings.TrimSpace(f.v) == "":
+			return nil, fmt.Errorf("%w: field %q is empty", ErrBadQuestion, f.name)
+		case strings.TrimSpace(f.shown) == "":
+			return nil, fmt.Errorf("%w: field %q shows nothing once control, bidi and invisible characters are removed", ErrBadQuestion, f.name)
+		}
+	}
 	return q, nil
 }
 
@@ -85,17 +89,29 @@ func (q *Question) Clean() {
 	q.Call, q.Cut = call, q.Cut || cut || cut2
 }
 
-// Text is the question as every way shows it.
+// CallGutter starts each line of the call as a question shows it: the
+// call's lines (text the sandbox controls) can never pass for Link's own,
+// so a call holding "Link: … asks for …" or "Allow it once?" lines
+// forges no second question.
+const CallGutter = "  | "
+
+// Text is the question as every way shows it: who asks and for what, the
+// call, each line behind [CallGutter], and a last line that names again
+// what is allowed, so a call too long for the screen still ends in
+// Link's own words just above the answer.
 func (q *Question) Text() string {
 	var b strings.Builder
 	who := "sandbox " + q.Sandbox
 	if q.Agent != "" {
 		who += " (agent " + q.Agent + ")"
 	}
-	fmt.Fprintf(&b, "Link: %s asks for a %s:\n%s\n", who, q.What, q.Call)
+	fmt.Fprintf(&b, "Link: %s asks for a %s:\n", who, q.What)
+	for _, l := range strings.Split(q.Call, "\n") {
+		b.WriteString(CallGutter + l + "\n")
+	}
 	if q.Cut {
 		b.WriteString(CutNote + "\n")
 	}
-	fmt.Fprintf(&b, "Allow it once? Unanswered, it is refused. To allow it always: %s", q.Allow)
+	fmt.Fprintf(&b, "Allow this %s of %s once? Unanswered, it is refused. To allow it always: %s", q.What, who, q.Allow)
 	return b.String()
 }

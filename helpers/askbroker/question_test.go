@@ -13,6 +13,11 @@ func TestDecodeQuestion(t *testing.T) {
 	if err != nil || q.Sandbox != "work" || q.Call != "tools/call rm" {
 		t.Fatalf("DecodeQuestion(good) = %+v, %v", q, err)
 	}
+	// Accents and emoji are text, shown as written (the control).
+	q, err = DecodeQuestion([]byte(`{"what":"mcp call","sandbox":"café","agent":"","call":"🙂","allow":"lnk agent allow --tool x --allow é"}`))
+	if err != nil || q.Sandbox != "café" || q.Call != "🙂" || q.Allow != "lnk agent allow --tool x --allow é" {
+		t.Fatalf("DecodeQuestion(accents, emoji) = %+v, %v", q, err)
+	}
 	for _, tc := range []struct{ name, in string }{
 		{"not json", `hello`},
 		{"array", `["what"]`},
@@ -21,6 +26,10 @@ func TestDecodeQuestion(t *testing.T) {
 		{"repeated field", `{"what":"a","what":"b","sandbox":"b","agent":"","call":"c","allow":"d"}`},
 		{"not a string", `{"what":1,"sandbox":"b","agent":"","call":"c","allow":"d"}`},
 		{"empty call", `{"what":"a","sandbox":"b","agent":"","call":" ","allow":"d"}`},
+		// Empty once cleaned: a question showing nothing is never asked.
+		{"invisible call", `{"what":"a","sandbox":"b","agent":"","call":"\u200b\u202e\u001b\n\u00ad","allow":"d"}`},
+		{"invisible sandbox", `{"what":"a","sandbox":"\u2066\u2069","agent":"","call":"c","allow":"d"}`},
+		{"invisible allow", `{"what":"a","sandbox":"b","agent":"","call":"c","allow":"\ufeff"}`},
 		{"trailing data", good + `{}`},
 		{"too large", `{"what":"` + strings.Repeat("a", MaxQuestionBytes) + `"}`},
 	} {

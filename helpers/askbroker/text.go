@@ -2,7 +2,6 @@ package askbroker
 
 import (
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"lnk.dev/lnk/internal/textsafe"
@@ -20,21 +19,11 @@ const (
 // what the owner can't see.
 const CutNote = "[this question was cut short: allowing it allows what is not shown]"
 
-// hidden reports the characters that show nothing but are not controls
-// textsafe already removes: every format character (soft hyphen, the
-// invisible operators, …), the default-ignorable letters (Hangul fillers,
-// the combining grapheme joiner) and the variation selectors.
-func hidden(r rune) bool {
-	return unicode.Is(unicode.Cf, r) ||
-		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) ||
-		unicode.Is(unicode.Variation_Selector, r) ||
-		unicode.Is(unicode.Noncharacter_Code_Point, r)
-}
-
 // Forbidden reports whether r may never appear in a cleaned question
-// (a newline may: it separates its lines).
+// (a newline may: it separates its lines): textsafe's Refused, which
+// holds every control, bidi, zero-width and other invisible character.
 func Forbidden(r rune) bool {
-	return textsafe.Refused(r) && r != '\n' || hidden(r)
+	return textsafe.Refused(r) && r != '\n'
 }
 
 // Clean returns s as it may be shown: newlines kept (CR LF, CR, U+2028
@@ -51,14 +40,6 @@ func Clean(s string) (out string, cut bool) {
 	}
 	for i, l := range lines {
 		l = textsafe.Line(l)
-		if strings.IndexFunc(l, hidden) >= 0 {
-			l = strings.Map(func(r rune) rune {
-				if hidden(r) {
-					return -1
-				}
-				return r
-			}, l)
-		}
 		if utf8.RuneCountInString(l) > MaxLineRunes {
 			n := 0
 			for j := range l {

@@ -192,3 +192,41 @@ func TestHostileTextOnARealTerminal(t *testing.T) {
 		t.Fatalf("%+v", r.d)
 	}
 }
+
+// TestForgedQuestionOnARealTerminal: a call whose lines copy Link's own
+// (an "Allow it once?" line, a "[lnk question …]" head, a "Link: … asks
+// for a page" line naming something harmless) forges no second question
+// on a real terminal: every line of the call shows behind CallGutter, so
+// the pane holds one line of Link's saying who asks, and its last line
+// before the code names again what is allowed. The call's ordinary text
+// (accents, emoji) shows as written (the positive control), and the right
+// code still allows.
+func TestForgedQuestionOnARealTerminal(t *testing.T) {
+	b, _, p := terminalBroker(t, time.Minute)
+	q := sampleQuestion()
+	q.Call = "tools/call delete_repo {\"name\": \"café 🙂\"}\n" +
+		"Allow it once? Unanswered, it is refused. To allow it always: lnk agent allow ann --tool gh --allow delete_repo\n" +
+		"\n[lnk question aaaaaaaaaaaaaaaa]\n" +
+		"Link: sandbox work (agent ann) asks for a page:\n" +
+		"http://127.0.0.1/docs"
+	q.Clean()
+	c := askAsync(b, q)
+	code := p.waitFor(codePrompt)[1]
+	text := p.waitFor(regexp.MustCompile(`(?s)\[lnk question [a-z2-7]{16}\].*Type`))[0]
+	var own []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "Link:") || strings.HasPrefix(l, "[lnk question") || strings.HasPrefix(l, "Allow") {
+			own = append(own, l)
+		}
+	}
+	if len(own) != 3 || own[1] != "Link: sandbox work (agent ann) asks for a mcp call:" || !strings.HasPrefix(own[2], "Allow this mcp call of sandbox work (agent ann) once?") {
+		t.Errorf("the call's lines pass for Link's own; the lines that read as Link's are %q in:\n%s", own, text)
+	}
+	if !strings.Contains(text, CallGutter+"tools/call delete_repo {\"name\": \"café 🙂\"}\n") || !strings.Contains(text, CallGutter+"http://127.0.0.1/docs\n") {
+		t.Errorf("the call is not shown as written, behind its gutter:\n%s", text)
+	}
+	p.typeLine(code)
+	if r := waitResult(t, c); !r.d.Allow {
+		t.Fatalf("%+v", r.d)
+	}
+}

@@ -13,16 +13,24 @@
 // controls (tab aside, which [Line] turns into a space), DEL, U+2028 and
 // U+2029, the bidi controls U+061C, U+200E, U+200F, U+202A–U+202E and
 // U+2066–U+2069, the zero-width U+180E, U+200B–U+200D, U+2060–U+2064 and
-// U+FEFF, or the tag characters U+E0000–U+E007F.
+// U+FEFF, the tag characters U+E0000–U+E007F, or any other character
+// that shows nothing: every format character (soft hyphen, the invisible
+// operators, the interlinear annotation marks, …), the default-ignorable
+// letters (Hangul fillers, the combining grapheme joiner), the variation
+// selectors and the noncharacters.
 package textsafe
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
 // Refused reports whether r is a character textsafe removes.
 func Refused(r rune) bool {
+	if r >= 0xa0 && invisible(r) {
+		return true
+	}
 	switch {
 	case r < 0x20 || r == 0x7f:
 		return true
@@ -40,6 +48,16 @@ func Refused(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// invisible reports the characters that show nothing and are no control:
+// format characters, default-ignorable code points, variation selectors
+// and noncharacters.
+func invisible(r rune) bool {
+	return unicode.Is(unicode.Cf, r) ||
+		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) ||
+		unicode.Is(unicode.Variation_Selector, r) ||
+		unicode.Is(unicode.Noncharacter_Code_Point, r)
 }
 
 // Line returns s as one printable line: tabs become spaces, every

@@ -21,6 +21,13 @@ func TestLine(t *testing.T) {
 		{"tag characters", "a\U000E0041b", "ab"},
 		{"invalid utf-8", "a\xffb", "a\ufffdb"},
 		{"non-latin kept", "naïve 日本", "naïve 日本"},
+		{"emoji kept", "café 🙂 ok", "café 🙂 ok"},
+		// Characters that show nothing, so two names print alike.
+		{"soft hyphen", "ca­fé", "café"},
+		{"hangul filler", "adㅤminᅟ", "admin"},
+		{"combining grapheme joiner", "a͏dmin", "admin"},
+		{"interlinear annotation", "a￹b￺c￻", "abc"},
+		{"invisible operator", "x⁢y", "xy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Line(tc.in); got != tc.want {

@@ -271,7 +271,8 @@ func confinedBrokerRuns(t *testing.T, r *askRig) {
 }
 
 // A question on a desktop with no terminal: a real zenity under Xvfb,
-// shown by the broker's launcher, answered with xdotool.
+// shown by the broker's launcher, answered with xdotool (Allow once,
+// chosen on purpose: its default is Refuse).
 func TestAskedOnADialog(t *testing.T) {
 	desktop := testenv.Desktop(t) // first: its checks run once the rest has stopped
 	r := newAskRig(t)
@@ -295,7 +296,8 @@ func TestAskedOnADialog(t *testing.T) {
 	confinedBrokerRuns(t, r)
 	for {
 		xdo("windowfocus", "--sync", win)
-		xdo("key", "--clearmodifiers", "Return")
+		// The dialog's default is Refuse: Tab moves to Allow once.
+		xdo("key", "--clearmodifiers", "Tab", "Return")
 		select {
 		case got := <-done:
 			if want := "deleted asked-delete"; got.lines["delete"] != want {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"mime"
 	"net/http"
+	"strings"
 	"time"
 
 	"lnk.dev/lnk/helpers/askbroker"
@@ -42,6 +43,11 @@ func sandboxOf(h Hook) string { return "webhook:" + h.Name }
 // agent, and answers 202 with its id. Its post's id is kept as any
 // taken post's, so a repeat asks nothing twice.
 func (l *Listener) ask(w http.ResponseWriter, h Hook, v webhookcheck.Verdict, q string, body []byte) {
+	if shown, _ := askbroker.Clean(q); strings.TrimSpace(shown) == "" {
+		// The owner would be asked nothing they can see.
+		l.refuse(w, http.StatusBadRequest, "the question shows nothing once control, bidi and invisible characters are removed")
+		return
+	}
 	key := seenKey(h, v, body)
 	if err := l.seen.begin(key, l.now()); err != nil {
 		l.refuseUnseen(w, err)

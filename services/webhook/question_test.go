@@ -91,6 +91,24 @@ func TestWebhookQuestion(t *testing.T) {
 	if c := r.postRead(t, p, "q2", []byte(`{"question":"x","more":1}`)).code; c != 202 || r.h.count() != 1 {
 		t.Fatalf("more than a question: %d, the agent took %d", c, r.h.count())
 	}
+
+	// A question that shows nothing once cleaned (zero-width, bidi and
+	// control characters alone) is refused, never put to the owner as an
+	// empty one; accents and emoji are text, kept as written.
+	before, _ := store.List()
+	if c := r.postRead(t, p, "q3", []byte(`{"question":"\u200b\u202e\u001b\n"}`)).code; c != http.StatusBadRequest || r.h.count() != 1 {
+		t.Fatalf("an invisible question: %d, the agent took %d", c, r.h.count())
+	}
+	if after, _ := store.List(); len(after) != len(before) {
+		t.Fatalf("an invisible question was kept: %+v", after)
+	}
+	resp = r.postRead(t, p, "q4", []byte(`{"question":"déployer main 🙂?"}`))
+	if resp.code != 202 || json.Unmarshal(resp.body, &got) != nil {
+		t.Fatalf("a question in accents and emoji: %d %s", resp.code, resp.body)
+	}
+	if q, err := store.Read(got.Question); err != nil || q.Call != "déployer main 🙂?" {
+		t.Fatalf("the question kept: %+v %v", q, err)
+	}
 }
 
 type answer struct {

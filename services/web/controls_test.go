@@ -3,6 +3,7 @@ package web
 import (
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -37,5 +38,10 @@ func TestPlainTextControls(t *testing.T) {
 	}
 	if p := fetched(t, tool, "http://pub.example.com/html"); p.Text != "xyzw" {
 		t.Errorf("the HTML page came as %q, want %q", p.Text, "xyzw")
+	}
+	// A page nested past MaxDepth, given as plain text, the same.
+	deep := strings.Repeat("<div>", MaxDepth+10) + "x\x01y\x1bz"
+	if _, text := plainText([]byte(deep)); text != "xyz\n" {
+		t.Errorf("the deep page came as %q, want %q", text, "xyz\n")
 	}
 }

@@ -264,7 +264,7 @@ func plainText(body []byte) (title, text string) {
 		tt := z.Next()
 		switch tt {
 		case html.ErrorToken:
-			return oneLine(title), strings.ToValidUTF8(strings.TrimSpace(b.String()), "\uFFFD") + "\n"
+			return oneLine(title), validText([]byte(strings.TrimSpace(b.String()))) + "\n"
 		case html.StartTagToken, html.EndTagToken, html.SelfClosingTagToken:
 			name, _ := z.TagName()
 			a := atom.Lookup(name)

@@ -116,12 +116,25 @@ func readBody(resp *http.Response) ([]byte, error) {
 // firstRead is the buffer a body of no said length is read into first.
 const firstRead = 128 << 10
 
-// validText is b as a string, each invalid byte U+FFFD.
+// validText is b as a string, each invalid byte U+FFFD and each C0
+// control but tab, newline and CR removed: the one cleaning of what both
+// the text and the HTML path give the model (a NUL or an ESC in a page is
+// no text a reader of it saw).
 func validText(b []byte) string {
-	if utf8.Valid(b) {
+	if utf8.Valid(b) && bytes.IndexFunc(b, c0Control) < 0 {
 		return string(b)
 	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
+	return strings.Map(func(r rune) rune {
+		if c0Control(r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(string(b), "\uFFFD"))
+}
+
+// c0Control reports a C0 control but tab, newline and CR.
+func c0Control(r rune) bool {
+	return r < 0x20 && r != '\t' && r != '\n' && r != '\r'
 }
 
 // checkRedirect allows at most MaxRedirects redirects, never from

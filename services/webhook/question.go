@@ -81,7 +81,10 @@ func (l *Listener) putQuestion(h Hook, text string) (string, error) {
 }
 
 // questionStatus answers a signed GET of /h/<id>/questions/<q>: Link's
-// scheme over an empty body alone, and only this webhook's questions.
+// scheme over an empty body alone, its webhook-id the question's id (so
+// the signed text, id.timestamp., names the question: a GET signed for
+// one question is no GET of another within its 5 minutes), and only this
+// webhook's questions.
 func (l *Listener) questionStatus(w http.ResponseWriter, h Hook, v webhookcheck.Verdict, id string, body []byte) {
 	switch {
 	case v.Scheme != "link":
@@ -89,6 +92,9 @@ func (l *Listener) questionStatus(w http.ResponseWriter, h Hook, v webhookcheck.
 		return
 	case len(body) != 0:
 		l.refuse(w, http.StatusBadRequest, "a question's status is asked over an empty body")
+		return
+	case v.ID != id:
+		l.refuse(w, http.StatusUnauthorized, "a question's status GET is signed with the question's id as its webhook-id")
 		return
 	}
 	s, err := askbroker.OpenStore(l.agent.Home)

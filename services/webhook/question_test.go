@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,7 +49,7 @@ func TestWebhookQuestion(t *testing.T) {
 			k := r.key(t, r.secret)
 			defer k.Destroy()
 			ts := time.Now().Unix()
-			req.Header.Set("webhook-id", "get-"+strconv.FormatInt(time.Now().UnixNano(), 10))
+			req.Header.Set("webhook-id", id)
 			req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
 			req.Header.Set("webhook-signature", scheme.Sign(k, req.Header.Get("webhook-id"), ts, nil))
 		}
@@ -134,4 +135,62 @@ func (r *rig) postRead(t *testing.T, path, id string, body []byte) answer {
 	var b bytes.Buffer
 	b.ReadFrom(res.Body)
 	return answer{res.StatusCode, b.Bytes()}
+}
+
+// TestQuestionStatusReplayRefused: a status GET signed for one question,
+// replayed within its 5 minutes against the same webhook's other
+// question, is refused 401 and logged once with its reason; before, the
+// signature (over an empty body) named no question and the replay was
+// answered. A post id with a . (which would make the signed
+// id.timestamp.body ambiguous) is refused 400, logged once. The controls:
+// each question's own GET is answered, and a plain id's post is taken.
+func TestQuestionStatusReplayRefused(t *testing.T) {
+	r := newRig(t, testLimits())
+	p := "/h/" + r.hook.ID
+	var ids []string
+	for _, pid := range []string{"qa", "qb"} {
+		resp := r.postRead(t, p, pid, []byte(`{"question":"may I deploy `+pid+`?"}`))
+		var got struct{ Question string }
+		if resp.code != 202 || json.Unmarshal(resp.body, &got) != nil || got.Question == "" {
+			t.Fatalf("a question: %d %s", resp.code, resp.body)
+		}
+		ids = append(ids, got.Question)
+	}
+	k := r.key(t, r.secret)
+	defer k.Destroy()
+	ts := time.Now().Unix()
+	get := func(question, signedID, sig string) int {
+		req, _ := http.NewRequest(http.MethodGet, r.base+p+"/questions/"+question, nil)
+		req.Header.Set("webhook-id", signedID)
+		req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+		req.Header.Set("webhook-signature", sig)
+		return send(t, req)
+	}
+	sigA := scheme.Sign(k, ids[0], ts, nil)
+	if c := get(ids[0], ids[0], sigA); c != 200 {
+		t.Fatalf("the control, the first question's own GET: %d", c)
+	}
+	before := strings.Count(r.log.String(), "webhook: refused ")
+	if c := get(ids[1], ids[0], sigA); c != 401 {
+		t.Fatalf("the first question's GET replayed against the second: %d", c)
+	}
+	log := r.log.String()
+	if n := strings.Count(log, "webhook: refused ") - before; n != 1 || !strings.Contains(log, "signed with the question's id") {
+		t.Fatalf("the replay's refusal logged %d times:\n%s", n, log)
+	}
+	if c := get(ids[1], ids[1], scheme.Sign(k, ids[1], ts, nil)); c != 200 {
+		t.Fatalf("the control, the second question's own GET: %d", c)
+	}
+
+	before = strings.Count(r.log.String(), "webhook: refused ")
+	if c := r.post(t, p, "a.1", time.Now(), "text/plain", []byte("hi"), r.secret); c != 400 {
+		t.Fatalf("a post id with a dot: %d", c)
+	}
+	log = r.log.String()
+	if n := strings.Count(log, "webhook: refused ") - before; n != 1 || !strings.Contains(log, "webhook-id holds a byte") {
+		t.Fatalf("the dotted id's refusal logged %d times:\n%s", n, log)
+	}
+	if c := r.post(t, p, "a-1", time.Now(), "text/plain", []byte("hi"), r.secret); c != 202 {
+		t.Fatalf("the control, a plain id's post: %d", c)
+	}
 }

@@ -35,6 +35,9 @@ func Verify(keys Keys, h Headers, body []byte, now time.Time) error {
 	if len(h.ID) > maxID || len(h.Signature) > maxHeader || len(h.Timestamp) > 20 {
 		return ErrMalformed
 	}
+	if !validID(h.ID) {
+		return ErrBadID
+	}
 	ts, err := strconv.ParseInt(h.Timestamp, 10, 64)
 	if err != nil || ts < 0 {
 		return ErrMalformed
@@ -78,4 +81,17 @@ func Verify(keys Keys, h Headers, body []byte, now time.Time) error {
 		return ErrNoMatch
 	}
 	return nil
+}
+
+// validID reports an id of A-Z, a-z, 0-9, _ and - alone: the signed text
+// is id.timestamp.body, so an id holding a . could sign as another id and
+// timestamp would.
+func validID(id string) bool {
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -15,7 +15,9 @@
 // It trusts nothing in a post. It refuses, with a typed [Refusal] a caller
 // tells apart by errors.Is: a missing header ([ErrMissingHeader]), a
 // timestamp more than 5 minutes before or after now ([ErrTooOld],
-// [ErrTooNew]), a malformed header ([ErrMalformed]), and a post no held
+// [ErrTooNew]), a malformed header ([ErrMalformed]), a webhook-id with a
+// byte but A-Z, a-z, 0-9, _ and - (Standard Webhooks' ids, msg_…; a .
+// would let two posts sign the same text: [ErrBadID]), and a post no held
 // secret signed ([ErrNoMatch]). Every comparison is constant-time, and
 // every signature in a header is checked against every key, so the time
 // taken tells nothing of which one was close.
@@ -57,6 +59,7 @@ func refused(why string) *Refusal { return &Refusal{Reason: "webhook: " + why, R
 var (
 	ErrMissingHeader = refused("a signature header is missing")
 	ErrMalformed     = refused("a signature header is malformed")
+	ErrBadID         = refused("its webhook-id holds a byte but A-Z, a-z, 0-9, _ and - (a . would make the signed id.timestamp.body ambiguous)")
 	ErrTooOld        = refused("its timestamp is more than 5 minutes old")
 	ErrTooNew        = refused("its timestamp is more than 5 minutes ahead")
 	ErrNoMatch       = refused("no signature matches a secret of this webhook")

@@ -145,7 +145,7 @@ func verdictOf(err error) (Verdict, bool) {
 	switch {
 	case err == nil:
 		return Verdict{}, false
-	case errors.Is(err, scheme.ErrMalformed), errors.Is(err, scheme.ErrMissingHeader):
+	case errors.Is(err, scheme.ErrMalformed), errors.Is(err, scheme.ErrMissingHeader), errors.Is(err, scheme.ErrBadID):
 		return refuse(StatusBadRequest, err.Error()), true
 	}
 	return refuse(StatusUnauthorized, err.Error()), true

@@ -51,10 +51,23 @@ type Client struct {
 	Headers [][2]string
 	HTTP    *http.Client
 
-	mu       sync.Mutex // guards session and protocol: answers go beside requests
+	// CallTime bounds one request's call, its resumptions with it
+	// (DefaultCallTime where zero).
+	CallTime time.Duration
+
+	mu       sync.Mutex // guards session, protocol and calls: answers go beside requests
 	session  string
 	protocol string
+	calls    map[string]context.CancelCauseFunc // the request in flight, by id
 }
+
+// DefaultCallTime is a call's time where Client.CallTime is zero: the
+// HTTP client's own bound on one request.
+const DefaultCallTime = 10 * time.Minute
+
+// errCancelled ends a call whose request the bridge cancelled
+// (notifications/cancelled): a resumption of its stream stops.
+var errCancelled = errors.New("the call was cancelled: its answer's stream is no longer read")
 
 // FromEnv makes a client of url with the headers LNK_MCP_HEADER_1… hold.
 func FromEnv(url string, environ []string) (*Client, error) {
@@ -156,6 +169,9 @@ func (c *Client) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 				go func() {
 					defer beside.Done()
 					c.relay(ctx, msg, o, ended)
+					if rid := cancelledID(msg); rid != "" {
+						c.cancelCall(rid)
+					}
 				}()
 			} else {
 				prev, done := turn, make(chan struct{})
@@ -268,9 +284,62 @@ func (c *Client) request(ctx context.Context, method string, body []byte) (*http
 	return req, nil
 }
 
+// cancelledID is the request id a notifications/cancelled names, or "".
+func cancelledID(msg []byte) string {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method != "notifications/cancelled" || len(m.Params.RequestID) == 0 {
+		return ""
+	}
+	return string(m.Params.RequestID)
+}
+
+// callContext is ctx for the request id: ended by its time and by a
+// notifications/cancelled naming it. done forgets it.
+func (c *Client) callContext(ctx context.Context, id string) (_ context.Context, done func()) {
+	limit := c.CallTime
+	if limit <= 0 {
+		limit = DefaultCallTime
+	}
+	ctx, stop := context.WithTimeoutCause(ctx, limit, fmt.Errorf("the call took longer than %s: its answer's stream is no longer read", limit))
+	ctx, cancel := context.WithCancelCause(ctx)
+	c.mu.Lock()
+	if c.calls == nil {
+		c.calls = map[string]context.CancelCauseFunc{}
+	}
+	c.calls[id] = cancel
+	c.mu.Unlock()
+	return ctx, func() {
+		c.mu.Lock()
+		delete(c.calls, id)
+		c.mu.Unlock()
+		cancel(nil)
+		stop()
+	}
+}
+
+// cancelCall ends the call to request id, where it is in flight.
+func (c *Client) cancelCall(id string) {
+	c.mu.Lock()
+	cancel := c.calls[id]
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel(errCancelled)
+	}
+}
+
 // send POSTs one message and writes the messages of its answer. An
 // answer's event stream that ends before the answer is resumed (resume).
 func (c *Client) send(ctx context.Context, msg []byte, w io.Writer) error {
+	if id := idOf(msg); id != "" && !isAnswer(msg) {
+		var done func()
+		ctx, done = c.callContext(ctx, id)
+		defer done()
+	}
 	req, err := c.request(ctx, http.MethodPost, msg)
 	if err != nil {
 		return err
@@ -298,18 +367,22 @@ func (c *Client) send(ctx context.Context, msg []byte, w io.Writer) error {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return fmt.Errorf("the server answered %s: %s", resp.Status, strings.TrimSpace(string(b)))
 	}
-	body := io.LimitReader(resp.Body, MaxMessage+1)
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		id := ""
 		if !isAnswer(msg) {
 			id = idOf(msg) // a request's answer is awaited; a notification's none
 		}
-		st, err := copyEvents(body, w, id)
+		// Each event is capped (copyEvents), the stream by the call's time.
+		st, err := copyEvents(resp.Body, w, id)
+		if cause := context.Cause(ctx); err != nil && cause != nil {
+			return cause
+		}
 		if err != nil || id == "" || st.answered {
 			return err
 		}
 		return c.resume(ctx, st, id, w)
 	}
+	body := io.LimitReader(resp.Body, MaxMessage+1)
 	b, err := io.ReadAll(body)
 	if err != nil {
 		return err

@@ -29,7 +29,7 @@ func TestAskShowPrintsTheWholeQuestion(t *testing.T) {
 	// Stored as a bridge would never store it (raw): show cleans whatever
 	// the file holds.
 	q := &askbroker.Question{What: "mcp call", Sandbox: "work", Agent: "ada",
-		Call:  "tools/call fetch {\n  \"url\": \"https://example.test/café 🙂\",\n  \"then\": \"rm -rf ~\"\x1b]0;pwned\x07\u202e\n}\nAllow this mcp call of sandbox work once? Unanswered, it is refused.\x1b[2J",
+		Call:  "tools/call fetch {\n  \"path\": \"~/Link/café 🙂\",\n  \"then\": \"rm -rf ~\"\x1b]0;pwned\x07\u202e\n}\nAllow this mcp call of sandbox work once? Unanswered, it is refused.\x1b[2J",
 		Allow: "lnk agent allow ada --tool fetch"}
 	id, err := s.Put(q, time.Now().Add(time.Minute))
 	if err != nil {
@@ -60,7 +60,7 @@ func TestAskShowPrintsTheWholeQuestion(t *testing.T) {
 	for _, want := range []string{
 		"Link: sandbox work (agent ada) asks for a mcp call:\n",
 		askbroker.CallGutter + "tools/call fetch {\n",
-		askbroker.CallGutter + "  \"url\": \"https://example.test/café 🙂\",\n",
+		askbroker.CallGutter + "  \"path\": \"~/Link/café 🙂\",\n",
 		askbroker.CallGutter + "  \"then\": \"rm -rf ~\"]0;pwned\n",
 		askbroker.CallGutter + "}\n",
 		askbroker.CallGutter + "Allow this mcp call of sandbox work once? Unanswered, it is refused.[2J\n",

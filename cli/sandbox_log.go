@@ -158,7 +158,7 @@ func printWaitingQuestions(w io.Writer, home string) {
 	if err != nil || len(ws) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "%d question(s) waiting for you (lnk sandbox answer ID yes|no):\n", len(ws))
+	fmt.Fprintf(w, "%d question(s) waiting for you (lnk ask show ID shows one whole; lnk sandbox answer ID yes|no):\n", len(ws))
 	askbroker.PrintWaiting(w, ws, time.Now())
 	fmt.Fprintln(w)
 }

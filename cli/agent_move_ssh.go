@@ -122,7 +122,11 @@ func sendOverSSH(ctx context.Context, c *cobra.Command, home string, a *caps.Age
 	if err != nil {
 		return nil, err
 	}
-	rc.Stderr = c.ErrOrStderr()
+	// The other machine's stderr is its text, not Link's: each escape
+	// sequence and control is removed before the owner's terminal.
+	errw := textsafe.NewWriter(c.ErrOrStderr())
+	defer errw.Flush()
+	rc.Stderr = errw
 	if err := rc.Start(); err != nil {
 		return nil, fmt.Errorf("ssh: %w", err)
 	}

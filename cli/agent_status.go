@@ -231,7 +231,9 @@ func printStatus(c *cobra.Command, home string, a *caps.Agent, asJSON bool) erro
 		fmt.Fprintf(w, "log       %s\n", tilde(home, s.Log))
 	}
 	if s.LastExit != "" {
-		fmt.Fprintf(w, "last end  %s\n", s.LastExit)
+		// The record file is the supervisor's, but its words quote a
+		// harness's error: printed cleaned, as one line.
+		fmt.Fprintf(w, "last end  %s\n", textsafe.Line(s.LastExit))
 	}
 	if a.NoSandbox {
 		fmt.Fprintf(w, "enforces  nothing: the sandbox is off\n")

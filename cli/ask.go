@@ -10,12 +10,13 @@ import (
 	"lnk.dev/lnk/helpers/askbroker"
 )
 
-// lnk ask list [--json] and lnk ask answer ID yes|no (also lnk sandbox
-// answer): the owner's side of the waiting-question store
-// (helpers/askbroker).
+// lnk ask list [--json], lnk ask show ID and lnk ask answer ID yes|no
+// (also lnk sandbox answer): the owner's side of the waiting-question
+// store (helpers/askbroker).
 
 func init() {
 	register("ask", askListCmd)
+	register("ask", askShowCmd)
 	register("ask", askAnswerCmd)
 	register("sandbox", askAnswerCmd)
 }
@@ -59,11 +60,44 @@ func askListCmd() *cobra.Command {
 				return nil
 			}
 			askbroker.PrintWaiting(c.OutOrStdout(), ws, time.Now())
+			// The table shows a call's first line alone: the owner sees
+			// a question whole before allowing it.
+			fmt.Fprintln(c.OutOrStdout(), "lnk ask show ID shows a question whole (every line of its call) before you answer it")
 			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the questions as JSON")
 	return c
+}
+
+// askShowCmd prints one waiting question whole, as the dialog and the
+// terminal show it (askbroker's Question.Text: the call's lines behind
+// the gutter, the last line naming what is allowed and who asks), read
+// from the store and cleaned again whoever wrote it.
+func askShowCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a waiting question whole, every line of its call, as the dialog shows it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			s, err := openAskStore()
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			w, err := s.Read(args[0])
+			switch {
+			case errors.Is(err, askbroker.ErrNoQuestion):
+				return Fail(ExitMissing, err, "lnk ask list shows the questions waiting")
+			case errors.Is(err, askbroker.ErrLink), errors.Is(err, askbroker.ErrNotPrivate):
+				return Refused(err)
+			case err != nil:
+				return err
+			}
+			fmt.Fprintf(c.OutOrStdout(), "[lnk question %s]\n%s\nlnk ask answer %s yes allows it once; lnk ask answer %s no refuses it\n", w.ID, w.Question.Text(), w.ID, w.ID)
+			return nil
+		},
+	}
 }
 
 func askAnswerCmd() *cobra.Command {

@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -97,10 +99,10 @@ func printLogLine(w io.Writer, l []byte, asJSON bool) {
 	}
 	var b strings.Builder
 	b.WriteString(e.Time.Local().Format("2006-01-02 15:04:05"))
-	fmt.Fprintf(&b, " %-8s", e.Kind)
+	fmt.Fprintf(&b, " %-8s", logValue(string(e.Kind)))
 	field := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(&b, " %s=%s", k, v)
+			fmt.Fprintf(&b, " %s=%s", k, logValue(v))
 		}
 	}
 	field("agent", e.Agent)
@@ -123,6 +125,22 @@ func printLogLine(w io.Writer, l []byte, asJSON bool) {
 	fmt.Fprintln(w, textsafe.Line(b.String()))
 }
 
+// logValue is a field's value as the words show it: cleaned
+// (textsafe.Line), and quoted (strconv.Quote) when it holds a space, a
+// quote, a backslash, '=', '—' or a rune Go does not print as itself, so
+// a value (an agent's or a tool's name, a route: others' text) can never
+// read as another field, nor as the reason after " — ". A value of none
+// of those shows bare.
+func logValue(v string) string {
+	v = textsafe.Line(v)
+	if v == "" || strings.IndexFunc(v, func(r rune) bool {
+		return unicode.IsSpace(r) || r == '"' || r == '\\' || r == '=' || r == '—' || !strconv.IsPrint(r)
+	}) >= 0 {
+		return strconv.Quote(v)
+	}
+	return v
+}
+
 // printWaitingQuestions shows the questions waiting for the owner atop
 // the log (tools-and-asking.txt "A waiting question"), with the command
 // that answers them. A store that is not there yet has none.
@@ -140,7 +158,7 @@ func printWaitingQuestions(w io.Writer, home string) {
 	if err != nil || len(ws) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "%d question(s) waiting for you (lnk sandbox answer ID yes|no):\n", len(ws))
+	fmt.Fprintf(w, "%d question(s) waiting for you (lnk ask show ID shows one whole; lnk sandbox answer ID yes|no):\n", len(ws))
 	askbroker.PrintWaiting(w, ws, time.Now())
 	fmt.Fprintln(w)
 }

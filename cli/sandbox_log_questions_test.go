@@ -35,7 +35,7 @@ func TestWaitingQuestionsAtopTheLog(t *testing.T) {
 		t.Fatalf("code %d: %s", code, errb.String())
 	}
 	s := out.String()
-	if !strings.Contains(s, "1 question(s) waiting") || !strings.Contains(s, id) || !strings.Contains(s, "delete_repo") {
+	if !strings.Contains(s, "1 question(s) waiting") || !strings.Contains(s, "lnk ask show ID shows one whole") || !strings.Contains(s, id) || !strings.Contains(s, "delete_repo") {
 		t.Fatalf("the waiting question is not atop the log: %q", s)
 	}
 	if strings.ContainsAny(s, "\x1b\u202e") {

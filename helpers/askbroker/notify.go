@@ -51,15 +51,20 @@ func (n *Notifier) Program() string {
 // notifyText is the notification's summary and (escaped) body.
 func notifyText(a *Asked) (summary, body string) {
 	q := a.Question
-	call, _, _ := strings.Cut(q.Call, "\n")
+	call, _, more := strings.Cut(q.Call, "\n")
 	if utf8.RuneCountInString(call) > 200 {
-		call = string([]rune(call)[:200]) + " …"
+		call, more = string([]rune(call)[:200]), true
+	}
+	if more || q.Cut {
+		call += " …"
 	}
 	who := "sandbox " + q.Sandbox
 	if q.Agent != "" {
 		who += " (agent " + q.Agent + ")"
 	}
-	body = fmt.Sprintf("%s asks for a %s: %s\nlnk ask answer %s yes|no", who, q.What, call, a.ID)
+	// The body shows a call's first line alone: it names the command
+	// that shows the question whole before it is answered.
+	body = fmt.Sprintf("%s asks for a %s: %s\nlnk ask show %s shows it whole; lnk ask answer %s yes|no", who, q.What, call, a.ID, a.ID)
 	return "Link: a question is waiting", EscapeMarkup(body)
 }
 

@@ -105,6 +105,25 @@ func TestNotificationTextIsEscaped(t *testing.T) {
 	}
 }
 
+// TestNotificationNamesAskShow: a notification shows a call's first
+// line alone; a call of more lines ends it with " …", and the body names
+// lnk ask show ID, which shows the question whole, before lnk ask
+// answer. A one-line call with accents and an emoji shows whole and
+// as written (the positive control).
+func TestNotificationNamesAskShow(t *testing.T) {
+	q := sampleQuestion()
+	q.Call = "tools/call fetch {\n  \"then\": \"rm -rf ~\"\n}"
+	_, body := notifyText(&Asked{ID: "aaaaaaaaaaaaaaaa", Question: q})
+	if !strings.Contains(body, ": tools/call fetch { …\n") || strings.Contains(body, "rm -rf") ||
+		!strings.Contains(body, "lnk ask show aaaaaaaaaaaaaaaa shows it whole; lnk ask answer aaaaaaaaaaaaaaaa yes|no") {
+		t.Errorf("notification body: %q", body)
+	}
+	q.Call = "read ~/Link/café 🙂"
+	if _, body := notifyText(&Asked{ID: "aaaaaaaaaaaaaaaa", Question: q}); !strings.Contains(body, ": read ~/Link/café 🙂\n") {
+		t.Errorf("notification body: %q", body)
+	}
+}
+
 // waitLine reads lines until one contains want, for at most 30 seconds.
 func waitLine(t *testing.T, lines chan string, want string) {
 	t.Helper()

@@ -141,7 +141,7 @@ func TestLinkHarnessEndToEnd(t *testing.T) {
 		t.Fatalf("work/todo.md: %q, %v", b, err)
 	}
 	audit := w.auditLog()
-	for _, want := range []string{"request=mcp command route=tool run-" + w.id, "route=tool file-" + w.id} {
+	for _, want := range []string{"request=\"mcp command\" route=\"tool run-" + w.id, "route=\"tool file-" + w.id} {
 		if !strings.Contains(audit, want) {
 			t.Fatalf("the audit log lacks %q:\n%s", want, audit)
 		}
@@ -208,7 +208,7 @@ func TestInjectedToolAnswerCannotWiden(t *testing.T) {
 		t.Fatalf("a read outside the files folder answered:\n%s", out)
 	}
 	audit := w.auditLog()
-	if !strings.Contains(audit, "request=mcp command route=tool run-"+w.id) {
+	if !strings.Contains(audit, "request=\"mcp command\" route=\"tool run-"+w.id) {
 		t.Fatalf("the audit log lacks the run calls:\n%s", audit)
 	}
 	// The run and file tools' own refusals are in the audit log once
@@ -226,20 +226,20 @@ func TestInjectedToolAnswerCannotWiden(t *testing.T) {
 		}
 		return n
 	}
-	if n := count("refuse", "request=mcp command route=tool run-"+w.id, "curl: not in the agent's [commands]"); n != 1 {
+	if n := count("refuse", "request=\"mcp command\" route=\"tool run-"+w.id, "curl: not in the agent's [commands]"); n != 1 {
 		t.Errorf("the run tool's refusal of curl is in the audit log %d times, want 1:\n%s", n, audit)
 	}
-	if n := count("refuse", "request=mcp read route=tool file-"+w.id, "outside the files folder"); n != 1 {
+	if n := count("refuse", "request=\"mcp read\" route=\"tool file-"+w.id, "outside the files folder"); n != 1 {
 		t.Errorf("the file tool's refusal of /etc/passwd is in the audit log %d times, want 1:\n%s", n, audit)
 	}
-	if n := count("use", "request=mcp command route=tool run-"+w.id); n < 1 {
+	if n := count("use", "request=\"mcp command\" route=\"tool run-"+w.id); n < 1 {
 		t.Errorf("the allowed run call is not a use in the audit log:\n%s", audit)
 	}
 	for _, line := range strings.Split(audit, "\n") {
-		if strings.Contains(line, "route=tool scheduler-"+w.id) && !strings.Contains(line, "request=mcp add") && !strings.Contains(line, "request=mcp cancel") && !strings.Contains(line, "request=mcp list ") {
+		if strings.Contains(line, "route=\"tool scheduler-"+w.id) && !strings.Contains(line, "request=\"mcp add\"") && !strings.Contains(line, "request=\"mcp cancel\"") && !strings.Contains(line, "request=\"mcp list\" ") {
 			continue // the agent's own scheduler listed (its discovery, its session), never called
 		}
-		if strings.Contains(line, "route=tool ") && !strings.Contains(line, "route=tool run-"+w.id) && !strings.Contains(line, "route=tool file-"+w.id) && !strings.Contains(line, "route=tool memory-"+w.id) {
+		if strings.Contains(line, "route=\"tool ") && !strings.Contains(line, "route=\"tool run-"+w.id) && !strings.Contains(line, "route=\"tool file-"+w.id) && !strings.Contains(line, "route=\"tool memory-"+w.id) {
 			t.Fatalf("a call reached another tool: %s", line)
 		}
 	}

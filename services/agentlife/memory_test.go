@@ -68,7 +68,7 @@ func TestMemoryEndToEnd(t *testing.T) {
 	}
 
 	audit := w.auditLog()
-	if strings.Count(audit, "route=tool memory-"+w.id) < 3 {
+	if strings.Count(audit, "route=\"tool memory-"+w.id) < 3 {
 		t.Fatalf("the audit log lacks memory's calls:\n%s", audit)
 	}
 	code, stdout, stderr := w.lnkCmd("agent", "memory", "stop", w.agent)

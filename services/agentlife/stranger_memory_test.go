@@ -117,7 +117,7 @@ func TestStrangerCannotRemember(t *testing.T) {
 	if _, err := os.Stat(notes); !os.IsNotExist(err) {
 		t.Fatalf("notes.md after a stranger's remember, with memory: %v", err)
 	}
-	if audit := w.auditLog(); !strings.Contains(audit, "route=tool memory-"+w.id) {
+	if audit := w.auditLog(); !strings.Contains(audit, "route=\"tool memory-"+w.id) {
 		t.Fatalf("the audit log lacks the stranger's memory call:\n%s", audit)
 	}
 

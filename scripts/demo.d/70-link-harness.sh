@@ -27,7 +27,13 @@ holds "the note was not written by the file tool" "file answered: .*\"created\":
 shown cat "$HOME/Link/Agents/helper/Home/work/todo.md"
 holds "work/todo.md holds no note" "A note"
 step "$LNK sandbox log | grep 'mcp (command|write)'"
-shown_out=$("$LNK" sandbox log | grep -E 'agent=helper request="mcp (command|write)" ')
+# A call's line is written by the bridge as it passes the answer on, so
+# it can land a moment after the answer: look again for a few seconds.
+for _ in $(seq 50); do
+  shown_out=$("$LNK" sandbox log | grep -E 'agent=helper request="mcp (command|write)" ')
+  [ "$(grep -c 'passed' <<<"$shown_out")" -ge 2 ] && break
+  sleep 0.1
+done
 printf '%s\n' "$shown_out"
 holds "the audit log lacks the run call" 'request="mcp command" route="tool run-[0-9a-f]+ .* passed'
 holds "the audit log lacks the file call" 'request="mcp write" route="tool file-[0-9a-f]+ .* passed'
